@@ -1,0 +1,457 @@
+/* ulysim.h: the public API of libulysim, the analytic model of sequence
+ * parallelism (Ulysses all-to-all, ring attention, RSA, all-gather CP,
+ * Megatron TP+SP, USP hybrids) for one transformer layer on one rank.
+ *
+ * The library is pure: const specs in, results through out-pointers, status
+ * codes back. No I/O, no globals, no allocation on the evaluation path, so a
+ * search can price millions of layouts a second.
+ *
+ * Conventions (see shared/reference/model.md):
+ *   b micro-batch, N sequence tokens, L layers, h hidden, a query heads,
+ *   k KV heads, d head dim, f FFN hidden, V vocab, beta bytes per element.
+ *   "Bytes sent per rank" counts only bytes that leave the rank.
+ *   FLOPs: "model" FLOPs count fwd + 2x fwd for bwd, no recompute, causal
+ *   attention halved; "hardware" FLOPs add recompute and the attention
+ *   kernel's 2.5x backward. MFU uses model FLOPs, HFU hardware FLOPs.
+ */
+#ifndef ULYSIM_H
+#define ULYSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ULY_VERSION "0.1.0"
+
+typedef enum uly_status {
+    ULY_OK = 0,
+    ULY_EINVAL = 1,     /* a spec or argument is out of range */
+    ULY_EOVERFLOW = 2,  /* a size product does not fit in 63 bits */
+    ULY_ENOSPACE = 3,   /* an output buffer is too small */
+} uly_status;
+
+const char *uly_status_str(uly_status s);
+
+/* ------------------------------------------------------------------ specs */
+
+typedef enum uly_dtype { ULY_BF16 = 0, ULY_FP16 = 1, ULY_FP32 = 2, ULY_DTYPE_COUNT } uly_dtype;
+typedef enum uly_recompute { ULY_RECOMPUTE_NONE = 0, ULY_RECOMPUTE_SELECTIVE = 1, ULY_RECOMPUTE_FULL = 2 } uly_recompute;
+typedef enum uly_split { ULY_SPLIT_ZIGZAG = 0, ULY_SPLIT_CONTIGUOUS = 1 } uly_split;
+
+int uly_dtype_bytes(uly_dtype t);
+const char *uly_dtype_name(uly_dtype t);
+
+#define ULY_NAME_LEN 48
+
+typedef struct uly_model {
+    char name[ULY_NAME_LEN];
+    int64_t layers;      /* L */
+    int64_t hidden;      /* h = heads * head_dim */
+    int64_t heads;       /* a */
+    int64_t kv_heads;    /* k: a for MHA, < a for GQA, 1 for MQA */
+    int64_t head_dim;    /* d */
+    int64_t ffn_hidden;  /* f */
+    int64_t vocab;       /* V */
+    int swiglu;          /* 1: three h x f matrices; 0: two (GELU) */
+    int tied_embeddings; /* 1: output projection shares the embedding */
+    int dropout;         /* 1: dropout masks are stored (BERT/GPT-2 era) */
+} uly_model;
+
+typedef struct uly_workload {
+    int64_t seq;          /* N, tokens per sequence */
+    int64_t micro_batch;  /* b, sequences per model replica per micro-step */
+    int64_t global_batch; /* sequences per optimizer step; 0 = micro_batch * dp */
+    uly_dtype dtype;
+    int causal;
+    int flash;            /* 1: blockwise attention; 0: materialised scores */
+    uly_recompute recompute;
+    int zero_stage;       /* 0..3, over the data x sequence group */
+    uly_split split;      /* causal split of ring-style strategies */
+} uly_workload;
+
+/* An efficiency curve: fraction of peak as a function of a size x,
+ * interpolated linearly in log2(x), clamped at the ends. n == 0 means
+ * "use the fallback" (the GEMM curve for attention). */
+#define ULY_CURVE_MAX 8
+typedef struct uly_curve {
+    int n;
+    double x[ULY_CURVE_MAX];
+    double eff[ULY_CURVE_MAX];
+} uly_curve;
+
+double uly_curve_eval(const uly_curve *c, double x);
+
+typedef enum uly_topo { ULY_TOPO_FATTREE = 0, ULY_TOPO_RAIL = 1, ULY_TOPO_TORUS = 2, ULY_TOPO_COUNT } uly_topo;
+const char *uly_topo_name(uly_topo t);
+
+typedef struct uly_gpu {
+    char name[ULY_NAME_LEN];
+    double peak_flops[ULY_DTYPE_COUNT]; /* dense FLOP/s per dtype */
+    double hbm_bytes;                   /* usable device memory */
+    double hbm_bw_Bps;
+    double mem_eff;                     /* fraction of hbm_bw_Bps elementwise kernels reach */
+    uly_curve gemm_eff;                 /* x: cube root of m*n*k */
+    uly_curve attn_eff[2][2];           /* [causal][head_dim >= 128]; x: kv length of the block */
+    double reserved_bytes;              /* runtime, allocator and fragmentation held back */
+} uly_gpu;
+
+typedef struct uly_cluster {
+    char name[ULY_NAME_LEN];
+    uly_gpu gpu;
+    int64_t nodes;
+    int64_t gpus_per_node;
+    /* in-node fabric */
+    double intra_bw_Bps;     /* per GPU per direction */
+    double intra_lat_s;
+    int intra_switched;      /* 1: NVSwitch crossbar; 0: direct mesh (1/(g-1) per peer) */
+    /* between nodes */
+    double nic_bw_Bps;       /* per GPU per direction */
+    double nic_lat_s;
+    uly_topo topo;
+    double oversub;          /* fat tree: leaf uplink oversubscription rho >= 1 */
+    int64_t gpus_per_leaf;   /* fat tree: GPUs under one leaf switch */
+    int64_t torus_k;         /* torus: nodes per dimension */
+    int64_t torus_dims;      /* torus: dimensions */
+    double torus_link_bw_Bps;/* torus: one link, one direction */
+} uly_cluster;
+
+/* --------------------------------------------------------------- layouts */
+
+typedef enum uly_strategy_id {
+    ULY_STRAT_ULYSSES = 0,
+    ULY_STRAT_RING,
+    ULY_STRAT_RSA,
+    ULY_STRAT_ALLGATHER_CP,
+    ULY_STRAT_MEGATRON_SP,
+    ULY_STRAT_USP,
+    ULY_STRAT_COUNT
+} uly_strategy_id;
+
+/* Parallel groups, in the order they can appear in the rank order. */
+typedef enum uly_group {
+    ULY_GROUP_NONE = 0,
+    ULY_GROUP_TP,
+    ULY_GROUP_ULYSSES,
+    ULY_GROUP_RING,
+    ULY_GROUP_DP,
+    ULY_GROUP_ZERO, /* data x sequence (x ring x ulysses): where ZeRO shards */
+    ULY_GROUP_COUNT
+} uly_group;
+const char *uly_group_name(uly_group g);
+
+typedef struct uly_layout {
+    uly_strategy_id strategy;
+    int64_t ulysses; /* u */
+    int64_t ring;    /* r: context-parallel degree of ring, rsa, allgather-cp, usp */
+    int64_t tp;      /* t */
+    int64_t dp;      /* D */
+    int64_t pp;      /* fixed at 1 for now */
+    uly_group order[4]; /* innermost first: a permutation of TP, ULYSSES, RING, DP */
+} uly_layout;
+
+/* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP. */
+void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int64_t t, int64_t dp);
+int64_t uly_layout_gpus(const uly_layout *l);
+
+/* ----------------------------------------------------------------- plans */
+
+typedef enum uly_phase { ULY_PHASE_FWD = 0, ULY_PHASE_BWD = 1, ULY_PHASE_STEP = 2 } uly_phase;
+typedef enum uly_op_kind { ULY_OP_GEMM = 0, ULY_OP_ATTN, ULY_OP_ELEM, ULY_OP_COMM } uly_op_kind;
+typedef enum uly_coll {
+    ULY_COLL_NONE = 0,
+    ULY_COLL_ALLTOALL,
+    ULY_COLL_ALLGATHER,
+    ULY_COLL_REDUCE_SCATTER,
+    ULY_COLL_ALLREDUCE,
+    ULY_COLL_SENDRECV, /* one ring hop per step: send to next, receive from previous */
+    ULY_COLL_COUNT
+} uly_coll;
+const char *uly_coll_name(uly_coll c);
+const char *uly_phase_name(uly_phase p);
+const char *uly_op_kind_name(uly_op_kind k);
+
+enum { ULY_TIER_INTRA = 1, ULY_TIER_INTER = 2 };
+
+/* What an operation's cost scales with, for the schedule. */
+enum {
+    ULY_OVERLAP_NONE = -1,  /* on the critical path */
+    ULY_OVERLAP_PHASE = -2, /* background for the whole phase (ZeRO prefetch) */
+};
+
+typedef struct uly_op {
+    int32_t id;          /* index in the plan, stable across executors */
+    const char *name;    /* static string, e.g. "a2a_q", "attn_fwd" */
+    uly_phase phase;
+    uly_op_kind kind;
+    uly_coll coll;
+    uly_group group;
+    int32_t group_size;
+    int32_t group_stride;  /* rank distance between neighbours in the group */
+    int32_t steps;         /* ring hops or attention blocks; 1 otherwise */
+    uint8_t tiers;         /* ULY_TIER_* mask the traffic crosses */
+    uint8_t recompute;     /* re-runs a forward op inside backward */
+    uint8_t per_step;      /* once per optimizer step, not per micro-batch */
+    uint8_t per_model;     /* once per micro-batch for the whole model, not per layer */
+    int32_t overlaps;      /* op id whose compute hides this transfer, or ULY_OVERLAP_* */
+    int64_t bytes_sent;    /* per rank, all steps together */
+    int64_t elems;         /* comm: elements per rank in the collective's input buffer */
+    double flops;          /* hardware FLOPs this op executes (per rank) */
+    double bytes_touched;  /* HBM traffic for memory-bound ops */
+    double eff_size;       /* size fed to the efficiency curve */
+    double crit_factor;    /* critical rank's work / this rank's average (>= 1) */
+} uly_op;
+
+#define ULY_PLAN_MAX_OPS 80
+
+/* Shapes and derived sizes shared by every strategy. */
+typedef struct uly_dims {
+    int64_t cp;          /* context-parallel degree u*r: how many ways tokens split */
+    int64_t tokens;      /* N / cp: tokens a rank owns between attention blocks */
+    int64_t heads;       /* query heads this rank computes attention for */
+    int64_t kv_eff;      /* KV heads after replication for Ulysses (k_eff), else k */
+    int64_t kv_heads;    /* KV heads this rank computes attention with */
+    int64_t attn_q;      /* query rows per attention call */
+    int64_t attn_kv;     /* key rows per attention call (per block for rings) */
+    int64_t zero_group;  /* ranks ZeRO shards over */
+} uly_dims;
+
+typedef struct uly_plan {
+    uly_layout layout;
+    uly_dims dims;
+    int n_ops;
+    uly_op ops[ULY_PLAN_MAX_OPS];
+} uly_plan;
+
+/* ------------------------------------------------------------ feasibility */
+
+typedef enum uly_reason_code {
+    ULY_R_NONE = 0,
+    ULY_R_GPUS_MISMATCH,      /* v0 product of degrees, v1 gpus */
+    ULY_R_HEADS_NOT_DIVISIBLE,/* v0 heads, v1 degree */
+    ULY_R_DEGREE_GT_HEADS,    /* v0 degree, v1 heads */
+    ULY_R_KV_REPLICATED,      /* v0 k, v1 k_eff, v2 degree (assumption, not a failure) */
+    ULY_R_KV_EXPANDED,        /* v0 k, v1 k_eff = a, v2 degree: neither divides, KV expanded to MHA */
+    ULY_R_SEQ_NOT_DIVISIBLE,  /* v0 N, v1 divisor needed */
+    ULY_R_OUT_OF_MEMORY,      /* v0 need bytes, v1 have bytes, v2 largest term index */
+    ULY_R_BATCH_NOT_DIVISIBLE,/* v0 global batch, v1 micro*dp */
+    ULY_R_TP_SPANS_NODES,     /* v0 t, v1 gpus per node (assumption) */
+    ULY_R_GPUS_NOT_NODE_MULTIPLE, /* v0 gpus, v1 gpus per node */
+    ULY_R_GPUS_EXCEED_CLUSTER,/* v0 gpus, v1 gpus in the cluster */
+    ULY_R_NO_FLASH,           /* RSA materialises scores (assumption) */
+    ULY_R_CAUSAL_IMBALANCE,   /* v0 critical/average work of the contiguous split */
+    ULY_R_UNEVEN_HEADS,       /* v0 heads, v1 degree, v2 imbalance: padded heads */
+    ULY_R_PP_UNSUPPORTED,     /* v0 pp */
+    ULY_R_CODE_COUNT
+} uly_reason_code;
+
+typedef struct uly_reason {
+    uly_reason_code code;
+    int fatal;        /* 1: makes the plan infeasible; 0: an assumption */
+    double v[3];
+} uly_reason;
+
+#define ULY_MAX_REASONS 8
+
+/* --------------------------------------------------------------- results */
+
+typedef enum uly_mem_term {
+    ULY_MEM_WEIGHTS = 0,
+    ULY_MEM_GRADS,
+    ULY_MEM_OPTIM,
+    ULY_MEM_ACTIV,       /* saved activations over all layers */
+    ULY_MEM_WORKING,     /* one layer's live tensors during its backward */
+    ULY_MEM_SCORES,      /* materialised attention scores (non-flash, RSA) */
+    ULY_MEM_COMM,        /* ring double buffers, all-to-all staging, gathered K,V */
+    ULY_MEM_ZERO_GATHER, /* ZeRO-3 gathered layer weights (current + prefetch) */
+    ULY_MEM_LOGITS,      /* logits and loss of this rank's tokens */
+    ULY_MEM_RESERVED,    /* runtime and allocator */
+    ULY_MEM_TERM_COUNT
+} uly_mem_term;
+const char *uly_mem_term_name(uly_mem_term t);
+
+typedef struct uly_memory {
+    double term_bytes[ULY_MEM_TERM_COUNT];
+    double total_bytes;
+    double capacity_bytes;
+    int largest;         /* uly_mem_term with the most bytes */
+    int fits;
+} uly_memory;
+
+typedef struct uly_timing {
+    double layer_fwd_s;        /* one layer, one micro-batch, critical path */
+    double layer_bwd_s;        /* includes recompute */
+    double compute_s;          /* per layer fwd+bwd compute on the critical path */
+    double comm_exposed_s;     /* per layer fwd+bwd communication not hidden */
+    double comm_overlapped_s;  /* per layer fwd+bwd communication hidden under compute */
+    double model_s;            /* per micro-batch, outside the layers (embedding, logits, loss) */
+    double step_fixed_s;       /* per step: optimizer, DP gradient reduction exposed */
+    double step_s;             /* one optimizer step */
+    int64_t micro_steps;       /* micro-batches per step per replica */
+    double tokens_per_s;       /* global tokens per second */
+    double model_flops;        /* per step, all GPUs */
+    double hw_flops;           /* per step, all GPUs */
+    double tflops_per_gpu;     /* model FLOPs / step_s / gpus / 1e12 */
+    double mfu;
+    double hfu;
+} uly_timing;
+
+typedef struct uly_result {
+    uly_layout layout;
+    int64_t micro_batch;
+    int feasible;
+    int n_reasons;
+    uly_reason reasons[ULY_MAX_REASONS];
+    int64_t comm_fwd_bytes;    /* per rank, one layer, one micro-batch: strategy ops of phase fwd */
+    int64_t comm_bwd_bytes;    /* the same for bwd, recompute included */
+    int64_t comm_recompute_bytes; /* the part of comm_bwd_bytes that re-runs forward ops */
+    int64_t zero_bytes;        /* per rank, one layer: ZeRO/DP traffic per micro-batch */
+    uint8_t comm_tiers;        /* ULY_TIER_* mask of the strategy's traffic */
+    uly_memory mem;
+    uly_timing time;
+    double op_time_s[ULY_PLAN_MAX_OPS];    /* priced time of each op (all steps) */
+    double op_exposed_s[ULY_PLAN_MAX_OPS]; /* part of it on the critical path */
+} uly_result;
+
+/* ------------------------------------------------------------- functions */
+
+/* Validation: ULY_OK, or ULY_EINVAL with a one-line reason naming the field
+ * and value written to why (may be NULL). */
+uly_status uly_model_check(const uly_model *m, char *why, size_t why_len);
+uly_status uly_workload_check(const uly_workload *w, char *why, size_t why_len);
+uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t why_len);
+uly_status uly_layout_check(const uly_layout *l, char *why, size_t why_len);
+
+/* Parses a size: 131072, 128K, 1M, 1G (powers of 1024), 1e6 (must be an
+ * integer), 2^40. Rejects 0, negatives, fractions, overflow and garbage. */
+uly_status uly_size_parse(const char *s, int64_t *out, char *why, size_t why_len);
+
+/* The strategy registry: one entry per file in model/strategy/. */
+typedef struct uly_strategy {
+    uly_strategy_id id;
+    const char *name;          /* contract name: "ulysses", "ring", ... */
+    const char *summary;
+    /* Which degrees the strategy uses (the rest must be 1, except dp). */
+    int uses_ulysses, uses_ring, uses_tp;
+    /* Appends this strategy's per-layer ops (fwd, then bwd with recompute). */
+    uly_status (*build)(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *p,
+                        uly_reason *reasons, int *n_reasons);
+} uly_strategy;
+
+const uly_strategy *uly_strategy_get(uly_strategy_id id);
+const uly_strategy *uly_strategy_find(const char *name);
+
+/* Builds the plan of one layer (fwd and bwd) plus the per-step DP/ZeRO ops.
+ * Shape problems that make the layout impossible are reported as fatal
+ * reasons, not errors: the status is ULY_OK and the plan is partial. */
+uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                          const uly_layout *l, uly_plan *plan,
+                          uly_reason *reasons, int *n_reasons);
+
+/* Link tiers a group of the layout crosses, and how it spreads over nodes. */
+typedef struct uly_group_place {
+    int64_t size;      /* ranks in the group */
+    int64_t stride;    /* rank distance between members */
+    int64_t per_node;  /* members that share a node */
+    int64_t nodes;     /* nodes the group spans */
+    uint8_t tiers;
+} uly_group_place;
+uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_group g,
+                               uly_group_place *out);
+
+/* Collective time on the cluster for n bytes sent per rank (all steps of a
+ * ring together when steps > 1) over a placed group. */
+double uly_cost_collective(const uly_cluster *c, uly_coll coll, const uly_group_place *gp,
+                           double bytes_sent, int steps, int64_t concurrent_groups_per_node);
+
+/* Minimum ring block (tokens) whose compute hides its transfer: c >= F/B, the
+ * Ring Attention rule, with F in FLOP/s and B in bytes/s per direction. */
+double uly_ring_min_block_tokens(double flops_per_s, double bw_Bps);
+
+/* Prices one plan: schedule, per-layer and per-step time. */
+uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                          const uly_plan *plan, uly_result *res);
+
+/* Memory per GPU of a plan. */
+uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           const uly_plan *plan, uly_memory *out);
+
+/* Activation terms of one layer, in bytes per rank, split by what they are.
+ * tokens: the rank's sequence share for token-local tensors; seq_full: the
+ * length attention sees; t: tensor-parallel ways; sp: 1 if Megatron sequence
+ * parallelism splits the non-TP regions; cp: context-parallel ways. */
+typedef struct uly_act_terms {
+    double ln;          /* layer-norm inputs */
+    double attn_in;     /* input of the QKV projection */
+    double qkv;         /* Q, K, V */
+    double scores;      /* softmax output (materialised only) */
+    double score_masks; /* dropout mask and output of the scores */
+    double lse;         /* flash: log-sum-exp per query row */
+    double attn_out;    /* input of the output projection */
+    double attn_drop;   /* dropout mask after attention */
+    double mlp_in;      /* input of the first MLP GEMM(s) */
+    double act_in;      /* activation function input(s) */
+    double act_out;     /* activation output (second GEMM input) */
+    double mlp_drop;    /* dropout mask after the MLP */
+    double total;
+} uly_act_terms;
+void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
+                         int64_t t, int sp, int64_t cp, int selective, uly_act_terms *out);
+
+/* Total parameters of the model and of one layer. */
+double uly_model_params(const uly_model *m);
+double uly_layer_params(const uly_model *m);
+
+/* FLOPs per iteration in the Megatron/Ulysses accounting of model.md sec. 3:
+ * 96 B N L h^2 (1 + N/(6h) + V/(16 L h)) with full recompute, 72 and
+ * V/(12 L h) without; attention counted non-causal, MHA, f = 4h. */
+double uly_flops_megatron(const uly_model *m, int64_t global_batch, int64_t seq, int recompute_full);
+
+/* Full evaluation: build, memory, price. */
+uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *scratch, uly_result *res);
+
+/* Writes a one-line human description of a reason. */
+size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- search */
+
+typedef struct uly_search_opts {
+    uint32_t strategies;      /* bit per uly_strategy_id; 0 = all */
+    int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
+    int both_placements;      /* also try the sequence group outside DP etc. */
+    int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
+} uly_search_opts;
+
+typedef struct uly_search_stats {
+    uint64_t evaluated;
+    uint64_t feasible;
+} uly_search_stats;
+
+/* Best layout of one strategy on `gpus` GPUs: the feasible result with the
+ * highest tokens/s (equal to shortest step time at a fixed global batch);
+ * when none is feasible, the "closest" one (least memory over capacity)
+ * with its reasons. Returns ULY_EINVAL when no layout has valid shapes. */
+uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                           uly_result *best, uly_search_stats *stats);
+
+/* Longest sequence (a multiple of `granule`, at most seq_hi) the strategy
+ * fits on `gpus` GPUs; 0 when none fits. */
+uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                              int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                              int64_t seq_hi, int64_t *max_seq, uly_result *at);
+
+/* Fewest GPUs (a multiple of gpus_per_node once past one node, at most
+ * gpus_hi) on which the strategy fits the workload; 0 when none. */
+uly_status uly_search_min_gpus(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                               uly_strategy_id s, const uly_search_opts *o,
+                               int64_t gpus_hi, int64_t *min_gpus, uly_result *at);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ULYSIM_H */

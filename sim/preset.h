@@ -1,0 +1,27 @@
+/* preset.h: model and cluster presets (JSON, cJSON) for the ulysim command.
+ * A preset is a shipped file under presets/models or presets/clusters, or a
+ * user file given by path; both use one schema, validated field by field.
+ * Messages written to `why` are one line and name the file, the field and the
+ * offending value. */
+#ifndef SIM_PRESET_H
+#define SIM_PRESET_H
+
+#include <stddef.h>
+#include "ulysim.h"
+
+/* The preset directory: $ULYSIM_PRESETS if set, else the source tree's when
+ * it exists (running from a build tree), else the installed one. */
+const char *sim_preset_dir(void);
+
+/* name_or_path: a preset name ("llama3-8b") or a path to a .json file.
+ * Returns 0, or 2 (bad input) with a reason in why. */
+int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len);
+int sim_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
+
+/* Calls fn once per preset of a kind ("models" or "clusters"), sorted by name,
+ * with its name and the "description" and "source" fields. Returns the count,
+ * or -1 when the directory cannot be read. */
+typedef void (*sim_preset_fn)(const char *name, const char *description, const char *source, void *ctx);
+int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx);
+
+#endif
