@@ -221,6 +221,15 @@ typedef struct uly_dims {
 typedef struct uly_plan {
     uly_layout layout;
     uly_dims dims;
+    double comm_buf_bytes;   /* largest communication buffers live at once (strategy's own) */
+    int64_t act_tokens;      /* tokens of token-local activations per rank (N/cp, or N/t for TP+SP) */
+    int64_t act_cp;          /* context-parallel ways for the activation model */
+    int64_t act_tp;          /* tensor-parallel ways for the activation model */
+    int act_sp;              /* Megatron SP: non-TP regions split t ways too */
+    int act_flash;           /* scores are not materialised */
+    int64_t logit_tokens;    /* tokens whose logits this rank computes */
+    int64_t logit_vocab;     /* vocabulary columns this rank computes */
+    int64_t weight_split;    /* t: how many ways the layer weights are split */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;

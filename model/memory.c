@@ -1,0 +1,102 @@
+/* memory.c: bytes per GPU. Model states follow mixed-precision Adam, 16
+ * bytes per parameter (2 weights + 2 grads + 12 fp32 master, m, v; fp32
+ * training: 4 + 4 + 8), sharded by ZeRO over the data x sequence group.
+ * Activations follow Korthikanti et al. 2022 term by term (generalised to
+ * GQA, SwiGLU, flash attention and context parallelism), so their formulas
+ * (none, TP, TP+SP, TP+SP+selective) come out exactly for GPT-style models. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
+                         int64_t t, int sp, int64_t cp, int selective, uly_act_terms *o)
+{
+    const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
+    const double s = (double)seq_full, T = s / (double)cp; /* this rank's tokens */
+    const double h = (double)m->hidden, a = (double)m->heads, k = (double)m->kv_heads;
+    const double d = (double)m->head_dim, f = (double)m->ffn_hidden, tt = (double)t;
+    const double nt = sp ? tt : 1.0; /* the non-TP regions split only under SP */
+    const double drop = m->dropout ? 1.0 : 0.0;
+    memset(o, 0, sizeof *o);
+    o->ln = 2.0 * beta * b * T * h / nt;
+    o->attn_in = beta * b * T * h / nt;
+    o->qkv = beta * b * T * (a + 2.0 * k) * d / tt;
+    if (!w->flash && !selective) {
+        /* a/t heads of T queries against all s keys: a s^2 / (cp t) per batch */
+        const double sc = b * a * T * s / tt;
+        o->scores = beta * sc;
+        o->score_masks = drop * (1.0 + beta) * sc;
+    }
+    if (w->flash) o->lse = 4.0 * b * a * T / tt; /* fp32 per query row and head */
+    o->attn_out = beta * b * T * a * d / tt;
+    o->attn_drop = drop * b * T * h / nt;
+    o->mlp_in = beta * b * T * h / nt;
+    o->act_in = beta * b * T * f * (m->swiglu ? 2.0 : 1.0) / tt;
+    o->act_out = beta * b * T * f / tt;
+    o->mlp_drop = drop * b * T * h / nt;
+    o->total = o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
+               o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
+}
+
+uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           const uly_plan *plan, uly_memory *out)
+{
+    if (!m || !w || !c || !plan || !out) return ULY_EINVAL;
+    memset(out, 0, sizeof *out);
+    double *tb = out->term_bytes;
+    const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
+    const double tsplit = (double)plan->weight_split;
+    const double G = (double)plan->dims.zero_group;
+    const double params = uly_model_params(m) / tsplit;
+    const double opt_bytes = w->dtype == ULY_FP32 ? 8.0 : 12.0;
+
+    tb[ULY_MEM_WEIGHTS] = beta * params / (w->zero_stage >= 3 ? G : 1.0);
+    tb[ULY_MEM_GRADS] = beta * params / (w->zero_stage >= 2 ? G : 1.0);
+    tb[ULY_MEM_OPTIM] = opt_bytes * params / (w->zero_stage >= 1 ? G : 1.0);
+
+    uly_workload wa = *w;
+    wa.flash = plan->act_flash;
+    uly_act_terms full;
+    uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
+    const double scores = full.scores + full.score_masks;
+    const double L = (double)m->layers;
+    const double grads_live = full.act_in + full.act_out; /* largest activation gradients in flight */
+    switch (w->recompute) {
+    case ULY_RECOMPUTE_NONE:
+        tb[ULY_MEM_ACTIV] = L * (full.total - scores);
+        tb[ULY_MEM_SCORES] = L * scores;
+        tb[ULY_MEM_WORKING] = grads_live;
+        break;
+    case ULY_RECOMPUTE_SELECTIVE:
+        tb[ULY_MEM_ACTIV] = L * (full.total - scores);
+        tb[ULY_MEM_SCORES] = scores; /* recomputed for one layer at a time */
+        tb[ULY_MEM_WORKING] = grads_live;
+        break;
+    case ULY_RECOMPUTE_FULL:
+        /* each layer keeps its input; the layer in backward rebuilds the rest */
+        tb[ULY_MEM_ACTIV] = L * beta * b * (double)plan->act_tokens * (double)m->hidden;
+        tb[ULY_MEM_SCORES] = scores;
+        tb[ULY_MEM_WORKING] = full.total - scores + grads_live;
+        break;
+    }
+    tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
+    if (w->zero_stage >= 3 && G > 1) {
+        /* the layer being computed and the one prefetched, or the embedding */
+        const double layer = 2.0 * uly_layer_params(m), emb = (double)m->vocab * (double)m->hidden;
+        tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb) / tsplit;
+    }
+    /* fp32 logits of this rank's tokens; their gradient reuses the buffer */
+    tb[ULY_MEM_LOGITS] = 4.0 * b * (double)plan->logit_tokens * (double)plan->logit_vocab;
+    tb[ULY_MEM_RESERVED] = c->gpu.reserved_bytes;
+
+    out->total_bytes = 0;
+    out->largest = 0;
+    for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
+        out->total_bytes += tb[i];
+        if (tb[i] > tb[out->largest]) out->largest = i;
+    }
+    out->capacity_bytes = c->gpu.hbm_bytes;
+    out->fits = out->total_bytes <= out->capacity_bytes;
+    return ULY_OK;
+}

@@ -1,0 +1,463 @@
+/* plan.c: the plan container, the op emitters, the shared transformer-layer
+ * driver, the strategy registry, and the per-step data-parallel/ZeRO ops that
+ * every strategy gets. A strategy file only describes its attention section
+ * (and, for Megatron SP, the comm around the GEMM regions). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---------------------------------------------------------------- registry */
+
+extern const uly_strategy uly_strategy_ulysses;
+extern const uly_strategy uly_strategy_ring;
+extern const uly_strategy uly_strategy_rsa;
+extern const uly_strategy uly_strategy_allgather_cp;
+extern const uly_strategy uly_strategy_megatron_sp;
+extern const uly_strategy uly_strategy_usp;
+
+/* Adding a strategy: one file in strategy/ and one line here. */
+static const uly_strategy *const registry[ULY_STRAT_COUNT] = {
+    [ULY_STRAT_ULYSSES] = &uly_strategy_ulysses,
+    [ULY_STRAT_RING] = &uly_strategy_ring,
+    [ULY_STRAT_RSA] = &uly_strategy_rsa,
+    [ULY_STRAT_ALLGATHER_CP] = &uly_strategy_allgather_cp,
+    [ULY_STRAT_MEGATRON_SP] = &uly_strategy_megatron_sp,
+    [ULY_STRAT_USP] = &uly_strategy_usp,
+};
+
+const uly_strategy *uly_strategy_get(uly_strategy_id id)
+{
+    if ((int)id < 0 || id >= ULY_STRAT_COUNT) return NULL;
+    return registry[id];
+}
+
+const uly_strategy *uly_strategy_find(const char *name)
+{
+    if (!name) return NULL;
+    for (int i = 0; i < ULY_STRAT_COUNT; i++)
+        if (registry[i] && strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ emitters */
+
+void uly_reason_add(uly_bctx *x, uly_reason_code code, int fatal, double v0, double v1, double v2)
+{
+    for (int i = 0; i < *x->n_reasons; i++)
+        if (x->reasons[i].code == code) return; /* one of each is enough */
+    if (*x->n_reasons >= ULY_MAX_REASONS) return;
+    uly_reason *r = &x->reasons[(*x->n_reasons)++];
+    r->code = code;
+    r->fatal = fatal;
+    r->v[0] = v0;
+    r->v[1] = v1;
+    r->v[2] = v2;
+}
+
+int uly_has_fatal(const uly_bctx *x)
+{
+    for (int i = 0; i < *x->n_reasons; i++)
+        if (x->reasons[i].fatal) return 1;
+    return 0;
+}
+
+int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+{
+    int64_t acc = 1;
+    for (int i = 0; i < n; i++) {
+        if (f[i] < 0 || __builtin_mul_overflow(acc, f[i], &acc)) {
+            x->overflow = 1;
+            return 0;
+        }
+    }
+    return acc;
+}
+
+uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, int recompute)
+{
+    static _Thread_local uly_op sink; /* absorbs writes once the plan is full */
+    uly_plan *p = x->p;
+    if (p->n_ops >= ULY_PLAN_MAX_OPS) {
+        x->overflow = 1;
+        memset(&sink, 0, sizeof sink);
+        return &sink;
+    }
+    uly_op *o = &p->ops[p->n_ops];
+    memset(o, 0, sizeof *o);
+    o->id = p->n_ops++;
+    o->name = name;
+    o->phase = ph;
+    o->kind = kind;
+    o->recompute = (uint8_t)(recompute != 0);
+    o->steps = 1;
+    o->overlaps = ULY_OVERLAP_NONE;
+    o->crit_factor = 1.0;
+    o->group_size = 1;
+    o->group_stride = 1;
+    return o;
+}
+
+uly_op *uly_emit_gemm(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+                      double m, double n, double k, double mult)
+{
+    uly_op *o = uly_emit(x, name, ph, ULY_OP_GEMM, recompute);
+    o->flops = 2.0 * m * n * k * mult;
+    o->eff_size = cbrt(m * n * k);
+    /* operands read once, result written once (dgrad/wgrad: twice each) */
+    o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
+    return o;
+}
+
+uly_op *uly_emit_elem(uly_bctx *x, const char *name, uly_phase ph, int recompute, double bytes)
+{
+    uly_op *o = uly_emit(x, name, ph, ULY_OP_ELEM, recompute);
+    o->bytes_touched = bytes;
+    return o;
+}
+
+uly_op *uly_emit_comm(uly_bctx *x, const char *name, uly_phase ph, int recompute, uly_coll coll,
+                      uly_group g, int64_t bytes_sent, int64_t elems, int steps)
+{
+    uly_op *o = uly_emit(x, name, ph, ULY_OP_COMM, recompute);
+    o->coll = coll;
+    o->group = g;
+    o->bytes_sent = bytes_sent;
+    o->elems = elems;
+    o->steps = steps > 0 ? steps : 1;
+    return o;
+}
+
+uly_op *uly_emit_attn(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+                      int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
+                      int flash, int backward)
+{
+    uly_op *o = uly_emit(x, name, ph, ULY_OP_ATTN, recompute);
+    const double d = (double)x->m->head_dim;
+    const double b = (double)x->b;
+    double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks;
+    if (flash) {
+        o->flops = fwd * frac * (backward ? 2.5 : 1.0);
+    } else {
+        /* materialised: every score is computed (masking does not skip work);
+         * the softmax reads and writes the b*heads*q*kv score block */
+        o->flops = fwd * (backward ? 2.0 : 1.0);
+        double scores = b * (double)heads * (double)q * (double)kv * (double)blocks;
+        o->bytes_touched = (double)x->beta * scores * (backward ? 4.0 : 2.0);
+    }
+    o->steps = blocks;
+    o->eff_size = (double)kv;
+    o->crit_factor = crit;
+    o->elems = flash ? 1 : 0; /* the executor's kernel choice */
+    return o;
+}
+
+/* ------------------------------------------------------------ layer driver */
+
+double uly_attn_params(const uly_model *m)
+{
+    /* Wq, Wo: h x a*d; Wk, Wv: h x k*d */
+    return (double)m->hidden * (double)m->head_dim * (double)(2 * m->heads + 2 * m->kv_heads);
+}
+
+double uly_mlp_params(const uly_model *m)
+{
+    return (double)m->hidden * (double)m->ffn_hidden * (m->swiglu ? 3.0 : 2.0);
+}
+
+static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, uly_phase ph, int rc)
+{
+    const uly_model *m = x->m;
+    const double b = (double)x->b, beta = (double)x->beta;
+    const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
+    const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
+    const double qkv_cols = (double)(m->heads + 2 * m->kv_heads) * (double)m->head_dim / t;
+    /* residual add + norm: read x and the branch, write x' and the norm */
+    uly_emit_elem(x, "ln1", ph, rc, 4.0 * beta * b * tn * hid);
+    if (h->enter_tp) h->enter_tp(x, ph, rc, 0, h->ctx);
+    uly_emit_gemm(x, "qkv_proj", ph, rc, b * tg, qkv_cols, hid, 1.0);
+    h->attn_fwd(x, rc, h->ctx);
+    uly_emit_gemm(x, "out_proj", ph, rc, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    if (h->leave_tp) h->leave_tp(x, ph, rc, 0, h->ctx);
+    uly_emit_elem(x, "ln2", ph, rc, 4.0 * beta * b * tn * hid);
+    if (h->enter_tp) h->enter_tp(x, ph, rc, 1, h->ctx);
+    uly_emit_gemm(x, "mlp_up", ph, rc, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
+    uly_emit_elem(x, "mlp_act", ph, rc, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0));
+    uly_emit_gemm(x, "mlp_down", ph, rc, b * tg, hid, f / t, 1.0);
+    if (h->leave_tp) h->leave_tp(x, ph, rc, 1, h->ctx);
+}
+
+static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
+{
+    const uly_model *m = x->m;
+    const uly_phase ph = ULY_PHASE_BWD;
+    const double b = (double)x->b, beta = (double)x->beta;
+    const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
+    const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
+    const double qkv_cols = (double)(m->heads + 2 * m->kv_heads) * (double)m->head_dim / t;
+    /* the mirror of each forward comm is the same collective reversed
+     * (all-gather <-> reduce-scatter): hooks are called in reverse order */
+    if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->ctx);
+    uly_emit_gemm(x, "mlp_down_bwd", ph, 0, b * tg, hid, f / t, 2.0);
+    uly_emit_elem(x, "mlp_act_bwd", ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0));
+    uly_emit_gemm(x, "mlp_up_bwd", ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->ctx);
+    uly_emit_elem(x, "ln2_bwd", ph, 0, 6.0 * beta * b * tn * hid);
+    if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->ctx);
+    uly_emit_gemm(x, "out_proj_bwd", ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0);
+    h->attn_bwd(x, h->ctx);
+    uly_emit_gemm(x, "qkv_proj_bwd", ph, 0, b * tg, qkv_cols, hid, 2.0);
+    if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->ctx);
+    uly_emit_elem(x, "ln1_bwd", ph, 0, 6.0 * beta * b * tn * hid);
+}
+
+void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
+{
+    layer_fwd(x, h, ULY_PHASE_FWD, ULY_RC_NONE);
+    if (x->w->recompute == ULY_RECOMPUTE_FULL)
+        layer_fwd(x, h, ULY_PHASE_BWD, ULY_RC_FULL);
+    else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
+        h->attn_fwd(x, ULY_RC_SELECTIVE, h->ctx);
+    layer_bwd(x, h);
+}
+
+/* ------------------------------------------------------------ shape checks */
+
+int64_t uly_kv_eff(uly_bctx *x, int64_t u)
+{
+    const int64_t k = x->m->kv_heads, a = x->m->heads;
+    if (u <= 1 || k % u == 0) return k;
+    if (u % k == 0) {
+        uly_reason_add(x, ULY_R_KV_REPLICATED, 0, (double)k, (double)u, (double)u);
+        return u;
+    }
+    uly_reason_add(x, ULY_R_KV_EXPANDED, 0, (double)k, (double)a, (double)u);
+    return a;
+}
+
+void uly_check_heads(uly_bctx *x, int64_t degree)
+{
+    const int64_t a = x->m->heads;
+    if (degree <= 1) return;
+    if (degree > a) {
+        uly_reason_add(x, ULY_R_DEGREE_GT_HEADS, 1, (double)degree, (double)a, 0);
+        return;
+    }
+    if (a % degree != 0) {
+        /* uneven heads would run at ceil/floor imbalance; we do not model it */
+        double imb = (double)((a + degree - 1) / degree) / (double)(a / degree);
+        uly_reason_add(x, ULY_R_HEADS_NOT_DIVISIBLE, 1, (double)a, (double)degree, imb);
+    }
+}
+
+void uly_check_seq(uly_bctx *x, int64_t div)
+{
+    if (div > 1 && x->w->seq % div != 0)
+        uly_reason_add(x, ULY_R_SEQ_NOT_DIVISIBLE, 1, (double)x->w->seq, (double)div, 0);
+}
+
+double uly_causal_crit(const uly_workload *w, int64_t ways)
+{
+    if (!w->causal || ways <= 1 || w->split == ULY_SPLIT_ZIGZAG) return 1.0;
+    /* contiguous: the last rank sees (ways - 1/2) blocks, the average ways/2 */
+    return (2.0 * (double)ways - 1.0) / (double)ways;
+}
+
+/* --------------------------------------------------------- group placement */
+
+static int64_t layout_degree(const uly_layout *l, uly_group g)
+{
+    switch (g) {
+    case ULY_GROUP_TP: return l->tp;
+    case ULY_GROUP_ULYSSES: return l->ulysses;
+    case ULY_GROUP_RING: return l->ring;
+    case ULY_GROUP_DP: return l->dp;
+    default: return 1;
+    }
+}
+
+uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_group g,
+                               uly_group_place *out)
+{
+    const int64_t gpus = uly_layout_gpus(l);
+    const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
+    if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
+    if (g == ULY_GROUP_ZERO) {
+        /* everything but TP: its members in a node are the node's ranks over
+         * the TP ranks sharing that node */
+        uly_group_place tp;
+        uly_group_place_get(l, c, ULY_GROUP_TP, &tp);
+        out->size = gpus / l->tp;
+        out->stride = l->order[0] == ULY_GROUP_TP ? l->tp : 1;
+        out->per_node = gpn / tp.per_node;
+        if (out->per_node < 1) out->per_node = 1;
+        if (out->per_node > out->size) out->per_node = out->size;
+    } else {
+        int64_t stride = 1;
+        int i;
+        for (i = 0; i < 4 && l->order[i] != g; i++) stride *= layout_degree(l, l->order[i]);
+        out->size = layout_degree(l, g);
+        out->stride = stride;
+        if (stride >= gpn) out->per_node = 1;
+        else out->per_node = gpn / stride < out->size ? gpn / stride : out->size;
+        if (out->per_node < 1) out->per_node = 1;
+    }
+    out->nodes = (out->size + out->per_node - 1) / out->per_node;
+    out->tiers = 0;
+    if (out->size > 1) {
+        if (out->per_node > 1) out->tiers |= ULY_TIER_INTRA;
+        if (out->nodes > 1) out->tiers |= ULY_TIER_INTER;
+    }
+    return ULY_OK;
+}
+
+/* --------------------------------------------------------------- plan build */
+
+static void emit_model_ops(uly_bctx *x)
+{
+    /* per micro-batch, outside the layers: embedding lookup, final norm,
+     * logits GEMM (vocab-parallel under TP) and the cross-entropy */
+    const uly_plan *p = x->p;
+    const double b = (double)x->b, beta = (double)x->beta, hid = (double)x->m->hidden;
+    const double tl = (double)p->logit_tokens, vl = (double)p->logit_vocab;
+    uly_op *o;
+    o = uly_emit_elem(x, "embed", ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid);
+    o->per_model = 1;
+    o = uly_emit_gemm(x, "logits", ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
+    o->per_model = 1;
+    o = uly_emit_elem(x, "loss", ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
+    o->per_model = 1;
+    o = uly_emit_gemm(x, "logits_bwd", ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
+    o->per_model = 1;
+}
+
+/* Data-parallel gradient reduction and ZeRO traffic over the data x sequence
+ * group (model.md sec. 2, "Data parallel and ZeRO"). */
+static void emit_zero_ops(uly_bctx *x)
+{
+    const uly_workload *w = x->w;
+    const uly_plan *p = x->p;
+    const int64_t g = p->dims.zero_group;
+    if (g <= 1) return;
+    const int64_t t = p->weight_split;
+    const int64_t beta = x->beta;
+    const int64_t layer = (int64_t)ceil(uly_layer_params(x->m) / (double)t);
+    const int64_t model = (int64_t)ceil(uly_model_params(x->m) / (double)t);
+    const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
+    const int64_t model_sh = (model + g - 1) / g;
+    uly_op *o;
+    if (w->zero_stage >= 3) {
+        /* gather each layer's weights before its forward and again before its
+         * backward, reduce-scatter its grads; prefetch hides them (phase) */
+        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
+        o->overlaps = ULY_OVERLAP_PHASE;
+        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
+        o->overlaps = ULY_OVERLAP_PHASE;
+    }
+    if (w->zero_stage >= 2) {
+        o = uly_emit_comm(x, "zero_rs_grad", ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
+                          ULY_PROD(x, g - 1, layer_sh, beta), ULY_PROD(x, layer_sh, g), 1);
+        o->overlaps = ULY_OVERLAP_PHASE;
+    }
+    if (w->zero_stage <= 1) {
+        /* one all-reduce (ZeRO-0) or reduce-scatter (ZeRO-1) of all grads per
+         * step, bucketed under the last micro-batch's backward */
+        if (w->zero_stage == 0)
+            o = uly_emit_comm(x, "dp_allreduce_grad", ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_ZERO,
+                              ULY_PROD(x, 2, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
+        else
+            o = uly_emit_comm(x, "zero_rs_grad", ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
+                              ULY_PROD(x, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
+        o->per_step = 1;
+        o->per_model = 1;
+        o->overlaps = ULY_OVERLAP_PHASE;
+    }
+    if (w->zero_stage == 1 || w->zero_stage == 2) {
+        /* updated shards are all-gathered once per step */
+        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_STEP, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+                          ULY_PROD(x, g - 1, model_sh, beta), model_sh, 1);
+        o->per_step = 1;
+        o->per_model = 1;
+    }
+}
+
+static void emit_optimizer(uly_bctx *x)
+{
+    const uly_plan *p = x->p;
+    double params = uly_model_params(x->m) / (double)p->weight_split;
+    if (x->w->zero_stage >= 1) params /= (double)p->dims.zero_group;
+    /* Adam reads weights, grads, master, m, v and writes four of them:
+     * about 32 bytes per parameter it owns */
+    uly_op *o = uly_emit_elem(x, "optimizer", ULY_PHASE_STEP, 0, 32.0 * params);
+    o->per_step = 1;
+    o->per_model = 1;
+}
+
+uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                          const uly_layout *l, uly_plan *plan,
+                          uly_reason *reasons, int *n_reasons)
+{
+    if (!m || !w || !c || !l || !plan || !reasons || !n_reasons) return ULY_EINVAL;
+    const uly_strategy *s = uly_strategy_get(l->strategy);
+    if (!s) return ULY_EINVAL;
+    if (l->ulysses < 1 || l->ring < 1 || l->tp < 1 || l->dp < 1 || l->pp < 1) return ULY_EINVAL;
+    memset(plan, 0, offsetof(uly_plan, ops));
+    plan->layout = *l;
+    *n_reasons = 0;
+    uly_bctx x;
+    uly_bctx_init(&x, m, w, c, l, plan, reasons, n_reasons);
+
+    int64_t gpus = 1;
+    if (__builtin_mul_overflow(l->ulysses, l->ring, &gpus) || __builtin_mul_overflow(gpus, l->tp, &gpus) ||
+        __builtin_mul_overflow(gpus, l->dp, &gpus))
+        return ULY_EOVERFLOW;
+    if (l->pp != 1) uly_reason_add(&x, ULY_R_PP_UNSUPPORTED, 1, (double)l->pp, 0, 0);
+    if (!s->uses_ulysses && l->ulysses != 1) return ULY_EINVAL;
+    if (!s->uses_ring && l->ring != 1) return ULY_EINVAL;
+    if (!s->uses_tp && l->tp != 1) return ULY_EINVAL;
+    int64_t cluster_gpus;
+    if (__builtin_mul_overflow(c->nodes, c->gpus_per_node, &cluster_gpus)) cluster_gpus = INT64_MAX;
+    if (gpus > cluster_gpus)
+        uly_reason_add(&x, ULY_R_GPUS_EXCEED_CLUSTER, 1, (double)gpus, (double)cluster_gpus, 0);
+    if (gpus > c->gpus_per_node && gpus % c->gpus_per_node != 0)
+        uly_reason_add(&x, ULY_R_GPUS_NOT_NODE_MULTIPLE, 1, (double)gpus, (double)c->gpus_per_node, 0);
+    if (w->global_batch > 0) {
+        int64_t per = 0;
+        if (__builtin_mul_overflow(w->micro_batch, l->dp, &per) || w->global_batch % per != 0)
+            uly_reason_add(&x, ULY_R_BATCH_NOT_DIVISIBLE, 1, (double)w->global_batch,
+                           (double)w->micro_batch * (double)l->dp, 0);
+    }
+
+    plan->dims.zero_group = gpus / l->tp;
+    plan->weight_split = l->tp;
+    plan->act_tp = 1;
+    plan->act_cp = 1;
+    plan->act_flash = w->flash;
+    plan->logit_vocab = m->vocab;
+
+    uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
+    if (st != ULY_OK) return st;
+    if (plan->dims.cp < 1) plan->dims.cp = 1;
+    if (plan->act_tokens <= 0) plan->act_tokens = w->seq / plan->dims.cp;
+    if (plan->logit_tokens <= 0) plan->logit_tokens = plan->act_tokens;
+
+    emit_model_ops(&x);
+    emit_zero_ops(&x);
+    emit_optimizer(&x);
+    if (x.overflow) return ULY_EOVERFLOW;
+
+    /* where each collective's traffic goes */
+    uly_group_place gp[ULY_GROUP_COUNT];
+    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) uly_group_place_get(l, c, (uly_group)g, &gp[g]);
+    for (int i = 0; i < plan->n_ops; i++) {
+        uly_op *o = &plan->ops[i];
+        if (o->kind != ULY_OP_COMM) continue;
+        const uly_group_place *q = &gp[o->group];
+        o->group_size = (int32_t)q->size;
+        o->group_stride = (int32_t)q->stride;
+        o->tiers = q->tiers;
+    }
+    return ULY_OK;
+}

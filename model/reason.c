@@ -1,0 +1,73 @@
+/* reason.c: one-line descriptions of feasibility reasons, for people. */
+#include <stdio.h>
+
+#include "ulysim.h"
+
+static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+
+size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, size_t n)
+{
+    const double *v = r->v;
+    int k = 0;
+    switch (r->code) {
+    case ULY_R_GPUS_MISMATCH:
+        k = snprintf(buf, n, "degrees multiply to %.0f GPUs, not %.0f", v[0], v[1]);
+        break;
+    case ULY_R_HEADS_NOT_DIVISIBLE:
+        k = snprintf(buf, n,
+                     "%.0f heads do not split evenly %.0f ways (uneven heads would run at %.2fx imbalance; not modelled)",
+                     v[0], v[1], v[2]);
+        break;
+    case ULY_R_DEGREE_GT_HEADS:
+        k = snprintf(buf, n, "degree %.0f exceeds the %.0f attention heads: each rank needs at least one head",
+                     v[0], v[1]);
+        break;
+    case ULY_R_KV_REPLICATED:
+        k = snprintf(buf, n, "%.0f KV heads replicated to %.0f so each of %.0f ranks owns one (%.1fx K,V traffic)",
+                     v[0], v[1], v[2], v[1] / v[0]);
+        break;
+    case ULY_R_KV_EXPANDED:
+        k = snprintf(buf, n, "%.0f KV heads and degree %.0f do not divide each other: KV expanded to %.0f heads (MHA)",
+                     v[0], v[2], v[1]);
+        break;
+    case ULY_R_SEQ_NOT_DIVISIBLE:
+        k = snprintf(buf, n, "sequence %.0f is not divisible by %.0f", v[0], v[1]);
+        break;
+    case ULY_R_OUT_OF_MEMORY: {
+        int t = (int)v[2];
+        k = snprintf(buf, n, "out of memory: needs %.1f GiB of %.1f GiB (%.1f GiB over; largest term %s)", gib(v[0]),
+                     gib(v[1]), gib(v[0] - v[1]), uly_mem_term_name((uly_mem_term)t));
+        break;
+    }
+    case ULY_R_BATCH_NOT_DIVISIBLE:
+        k = snprintf(buf, n, "global batch %.0f is not a multiple of micro-batch x data-parallel = %.0f", v[0], v[1]);
+        break;
+    case ULY_R_TP_SPANS_NODES:
+        k = snprintf(buf, n, "tensor parallelism of %.0f spans nodes of %.0f GPUs (its collectives use the NICs)",
+                     v[0], v[1]);
+        break;
+    case ULY_R_GPUS_NOT_NODE_MULTIPLE:
+        k = snprintf(buf, n, "%.0f GPUs is not a whole number of %.0f-GPU nodes", v[0], v[1]);
+        break;
+    case ULY_R_GPUS_EXCEED_CLUSTER:
+        k = snprintf(buf, n, "%.0f GPUs exceed the cluster's %.0f", v[0], v[1]);
+        break;
+    case ULY_R_NO_FLASH:
+        k = snprintf(buf, n, "RSA materialises the score block (no flash attention)");
+        break;
+    case ULY_R_CAUSAL_IMBALANCE:
+        k = snprintf(buf, n, "contiguous causal split: the last rank does %.2fx the average attention work", v[0]);
+        break;
+    case ULY_R_UNEVEN_HEADS:
+        k = snprintf(buf, n, "%.0f heads padded over %.0f ranks: %.2fx imbalance", v[0], v[1], v[2]);
+        break;
+    case ULY_R_PP_UNSUPPORTED:
+        k = snprintf(buf, n, "pipeline degree %.0f: pipeline parallelism is not modelled yet", v[0]);
+        break;
+    default:
+        k = snprintf(buf, n, "unknown reason %d", (int)r->code);
+        break;
+    }
+    (void)m;
+    return k < 0 ? 0 : (size_t)k;
+}

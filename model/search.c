@@ -1,0 +1,231 @@
+/* search.c: layouts for a GPU count, the best plan of a strategy, the
+ * longest sequence that fits, and the fewest GPUs. Every valid split of the
+ * GPUs into the strategy's degrees x data parallel is tried, with the
+ * placements that matter (which group sits inside the node), and
+ * micro-batches when a global batch is fixed. */
+#include <string.h>
+
+#include "internal.h"
+
+#define MAX_DIV 256
+
+static int divisors(int64_t n, int64_t *out)
+{
+    int k = 0;
+    for (int64_t d = 1; d * d <= n && k < MAX_DIV - 1; d++) {
+        if (n % d) continue;
+        out[k++] = d;
+        if (d != n / d && k < MAX_DIV) out[k++] = n / d;
+    }
+    /* sort ascending (small lists) */
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int64_t t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return k;
+}
+
+/* Is a better than b? Feasible beats infeasible; among feasible, more
+ * tokens/s, then fewer bytes; among infeasible, memory-only failures beat
+ * shape failures, and less memory over capacity wins. */
+static int better(const uly_result *a, const uly_result *b)
+{
+    if (a->feasible != b->feasible) return a->feasible;
+    if (a->feasible) {
+        if (a->time.tokens_per_s != b->time.tokens_per_s) return a->time.tokens_per_s > b->time.tokens_per_s;
+        return a->comm_fwd_bytes + a->comm_bwd_bytes < b->comm_fwd_bytes + b->comm_bwd_bytes;
+    }
+    const int ao = a->mem.total_bytes > 0, bo = b->mem.total_bytes > 0; /* priced: only memory failed */
+    if (ao != bo) return ao;
+    if (ao) return a->mem.total_bytes / a->mem.capacity_bytes < b->mem.total_bytes / b->mem.capacity_bytes;
+    return 0;
+}
+
+typedef struct walk {
+    const uly_model *m;
+    const uly_workload *w;
+    const uly_cluster *c;
+    const uly_search_opts *o;
+    uly_plan plan;
+    uly_result cur;
+    uly_result *best;
+    int have;
+    uly_search_stats *stats;
+} walk;
+
+static void try_layout(walk *k, const uly_layout *l)
+{
+    uly_workload wb = *k->w;
+    int64_t bs[MAX_DIV];
+    int nb = 1;
+    bs[0] = k->w->micro_batch;
+    if (k->o && k->o->search_micro_batch && k->w->global_batch > 0 && k->w->global_batch % l->dp == 0)
+        nb = divisors(k->w->global_batch / l->dp, bs);
+    for (int i = 0; i < nb; i++) {
+        wb.micro_batch = bs[i];
+        if (uly_evaluate(k->m, &wb, k->c, l, &k->plan, &k->cur) != ULY_OK) continue;
+        if (k->stats) {
+            k->stats->evaluated++;
+            k->stats->feasible += (uint64_t)k->cur.feasible;
+        }
+        if (!k->have || better(&k->cur, k->best)) {
+            *k->best = k->cur;
+            k->have = 1;
+        }
+    }
+}
+
+static void try_orders(walk *k, uly_layout *l)
+{
+    const int both = k->o && k->o->both_placements;
+    uly_layout v = *l;
+    try_layout(k, &v);
+    if (!both) return;
+    if (l->ulysses > 1 && l->ring > 1) { /* ring inside the node, Ulysses across */
+        v.order[0] = ULY_GROUP_TP; v.order[1] = ULY_GROUP_RING; v.order[2] = ULY_GROUP_ULYSSES; v.order[3] = ULY_GROUP_DP;
+        try_layout(k, &v);
+    }
+    if (l->dp > 1 && l->ulysses * l->ring > 1) { /* data parallel inside, sequence across */
+        v.order[0] = ULY_GROUP_TP; v.order[1] = ULY_GROUP_DP; v.order[2] = ULY_GROUP_ULYSSES; v.order[3] = ULY_GROUP_RING;
+        try_layout(k, &v);
+    }
+}
+
+static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
+
+uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                           uly_result *best, uly_search_stats *stats)
+{
+    const uly_strategy *st = uly_strategy_get(s);
+    if (!m || !w || !c || !best || !st || gpus < 1) return ULY_EINVAL;
+    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .stats = stats};
+    const uly_search_opts none = {0};
+    if (!o) o = &none;
+    int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
+    const int nu = divisors(gpus, du);
+    for (int iu = 0; iu < nu; iu++) {
+        const int64_t u = du[iu];
+        if ((!st->uses_ulysses && u != 1) || !pinned_ok(o->pin_ulysses, u)) continue;
+        const int nr = divisors(gpus / u, dr);
+        for (int ir = 0; ir < nr; ir++) {
+            const int64_t r = dr[ir];
+            if ((!st->uses_ring && r != 1) || !pinned_ok(o->pin_ring, r)) continue;
+            const int nt = divisors(gpus / (u * r), dt);
+            for (int it = 0; it < nt; it++) {
+                const int64_t t = dt[it];
+                if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
+                uly_layout l;
+                uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
+                try_orders(&k, &l);
+            }
+        }
+    }
+    return k.have ? ULY_OK : ULY_EINVAL;
+}
+
+/* Smallest sequence step every check of the layout accepts. */
+static int64_t seq_granule(const uly_workload *w, const uly_layout *l)
+{
+    int64_t g = l->ulysses * l->ring * l->tp;
+    if (w->causal && l->ring > 1) g *= 2;
+    return g;
+}
+
+static int fits_at(walk *k, const uly_layout *l, int64_t seq)
+{
+    uly_workload ws = *k->w;
+    ws.seq = seq;
+    if (uly_evaluate(k->m, &ws, k->c, l, &k->plan, &k->cur) != ULY_OK) return 0;
+    if (k->stats) k->stats->evaluated++;
+    return k->cur.feasible;
+}
+
+uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                              int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                              int64_t seq_hi, int64_t *max_seq, uly_result *at)
+{
+    const uly_strategy *st = uly_strategy_get(s);
+    if (!m || !w || !c || !max_seq || !at || !st || gpus < 1 || seq_hi < 1) return ULY_EINVAL;
+    const uly_search_opts none = {0};
+    if (!o) o = &none;
+    walk k = {.m = m, .w = w, .c = c, .o = o};
+    int64_t best_seq = 0;
+    uly_layout best_l;
+    memset(&best_l, 0, sizeof best_l);
+    int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
+    const int nu = divisors(gpus, du);
+    for (int iu = 0; iu < nu; iu++) {
+        const int64_t u = du[iu];
+        if ((!st->uses_ulysses && u != 1) || !pinned_ok(o->pin_ulysses, u)) continue;
+        const int nr = divisors(gpus / u, dr);
+        for (int ir = 0; ir < nr; ir++) {
+            const int64_t r = dr[ir];
+            if ((!st->uses_ring && r != 1) || !pinned_ok(o->pin_ring, r)) continue;
+            const int nt = divisors(gpus / (u * r), dt);
+            for (int it = 0; it < nt; it++) {
+                const int64_t t = dt[it];
+                if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
+                uly_layout l;
+                uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
+                const int64_t g = seq_granule(w, &l);
+                if (g > seq_hi || !fits_at(&k, &l, g)) continue;
+                /* memory grows with N: double until it fails, then bisect */
+                int64_t lo = 1, hi = 2; /* in granules: lo fits, hi unknown */
+                const int64_t top = seq_hi / g;
+                while (hi <= top && fits_at(&k, &l, hi * g)) {
+                    lo = hi;
+                    if (hi > top / 2) { hi = top + 1; break; }
+                    hi *= 2;
+                }
+                if (hi > top + 1) hi = top + 1;
+                while (hi - lo > 1) {
+                    const int64_t mid = lo + (hi - lo) / 2;
+                    if (fits_at(&k, &l, mid * g)) lo = mid;
+                    else hi = mid;
+                }
+                if (lo * g > best_seq) {
+                    best_seq = lo * g;
+                    best_l = l;
+                }
+            }
+        }
+    }
+    *max_seq = best_seq;
+    if (best_seq > 0) {
+        uly_workload ws = *w;
+        ws.seq = best_seq;
+        uly_evaluate(m, &ws, c, &best_l, &k.plan, at);
+    } else {
+        memset(at, 0, sizeof *at);
+    }
+    return ULY_OK;
+}
+
+uly_status uly_search_min_gpus(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                               uly_strategy_id s, const uly_search_opts *o,
+                               int64_t gpus_hi, int64_t *min_gpus, uly_result *at)
+{
+    if (!m || !w || !c || !min_gpus || !at || !uly_strategy_get(s) || gpus_hi < 1) return ULY_EINVAL;
+    const int64_t gpn = c->gpus_per_node;
+    *min_gpus = 0;
+    int64_t g = 1;
+    while (g <= gpus_hi) {
+        uly_result r;
+        if (uly_search_best(m, w, c, g, s, o, &r, NULL) == ULY_OK && r.feasible) {
+            *min_gpus = g;
+            *at = r;
+            return ULY_OK;
+        }
+        /* within a node: powers of two; past it: whole nodes, then doubling
+         * once the node count is large enough that single steps cost too much */
+        if (g < gpn) g *= 2;
+        else if (g / gpn < 512) g += gpn;
+        else g *= 2;
+        if (g > gpn && g % gpn) g = (g / gpn + 1) * gpn;
+    }
+    memset(at, 0, sizeof *at);
+    return ULY_OK;
+}

@@ -1,0 +1,223 @@
+/* spec.c: names of the enums, and validation of model, workload, cluster and
+ * layout. Each check writes one line naming the field, its value and what
+ * would be valid; limits are generous but finite so no later product can
+ * overflow silently (sizes are also checked where they are multiplied). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ulysim.h"
+
+const char *uly_status_str(uly_status s)
+{
+    switch (s) {
+    case ULY_OK: return "ok";
+    case ULY_EINVAL: return "invalid input";
+    case ULY_EOVERFLOW: return "size overflow";
+    case ULY_ENOSPACE: return "buffer too small";
+    }
+    return "unknown status";
+}
+
+int uly_dtype_bytes(uly_dtype t) { return t == ULY_FP32 ? 4 : 2; }
+
+const char *uly_dtype_name(uly_dtype t)
+{
+    static const char *const n[] = {"bf16", "fp16", "fp32"};
+    return (unsigned)t < ULY_DTYPE_COUNT ? n[t] : "?";
+}
+
+const char *uly_topo_name(uly_topo t)
+{
+    static const char *const n[] = {"fat-tree", "rail", "torus"};
+    return (unsigned)t < ULY_TOPO_COUNT ? n[t] : "?";
+}
+
+const char *uly_group_name(uly_group g)
+{
+    static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero"};
+    return (unsigned)g < ULY_GROUP_COUNT ? n[g] : "?";
+}
+
+const char *uly_coll_name(uly_coll c)
+{
+    static const char *const n[] = {"none", "alltoall", "allgather", "reduce_scatter", "allreduce", "sendrecv"};
+    return (unsigned)c < ULY_COLL_COUNT ? n[c] : "?";
+}
+
+const char *uly_phase_name(uly_phase p)
+{
+    static const char *const n[] = {"fwd", "bwd", "step"};
+    return (unsigned)p <= ULY_PHASE_STEP ? n[p] : "?";
+}
+
+const char *uly_op_kind_name(uly_op_kind k)
+{
+    static const char *const n[] = {"gemm", "attn", "elem", "comm"};
+    return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
+}
+
+const char *uly_mem_term_name(uly_mem_term t)
+{
+    static const char *const n[] = {"weights", "grads", "optimizer", "activations", "working",
+                                    "scores", "comm_buffers", "zero3_gather", "logits", "reserved"};
+    return (unsigned)t < ULY_MEM_TERM_COUNT ? n[t] : "?";
+}
+
+void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int64_t t, int64_t dp)
+{
+    l->strategy = s;
+    l->ulysses = u;
+    l->ring = r;
+    l->tp = t;
+    l->dp = dp;
+    l->pp = 1;
+    l->order[0] = ULY_GROUP_TP;
+    l->order[1] = ULY_GROUP_ULYSSES;
+    l->order[2] = ULY_GROUP_RING;
+    l->order[3] = ULY_GROUP_DP;
+}
+
+int64_t uly_layout_gpus(const uly_layout *l)
+{
+    int64_t g = 1;
+    if (__builtin_mul_overflow(l->ulysses, l->ring, &g) || __builtin_mul_overflow(g, l->tp, &g) ||
+        __builtin_mul_overflow(g, l->dp, &g) || __builtin_mul_overflow(g, l->pp, &g))
+        return -1;
+    return g;
+}
+
+static uly_status fail(char *why, size_t n, const char *fmt, ...)
+{
+    if (why && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, n, fmt, ap);
+        va_end(ap);
+    }
+    return ULY_EINVAL;
+}
+
+#define RANGE_I(obj, field, lo, hi)                                                                      \
+    do {                                                                                                 \
+        if ((obj)->field < (lo) || (obj)->field > (hi))                                                  \
+            return fail(why, n, #field " = %lld: must be an integer in %lld..%lld", (long long)(obj)->field, \
+                        (long long)(lo), (long long)(hi));                                               \
+    } while (0)
+
+#define RANGE_D(obj, field, lo, hi)                                                                    \
+    do {                                                                                               \
+        if (!isfinite((obj)->field) || (obj)->field < (lo) || (obj)->field > (hi))                     \
+            return fail(why, n, #field " = %g: must be a number in %g..%g", (obj)->field, (double)(lo), \
+                        (double)(hi));                                                                 \
+    } while (0)
+
+uly_status uly_model_check(const uly_model *m, char *why, size_t n)
+{
+    if (!m) return fail(why, n, "model is missing");
+    RANGE_I(m, layers, 1, 100000);
+    RANGE_I(m, hidden, 1, 1 << 20);
+    RANGE_I(m, heads, 1, 1 << 14);
+    RANGE_I(m, kv_heads, 1, m->heads);
+    RANGE_I(m, head_dim, 1, 1 << 14);
+    RANGE_I(m, ffn_hidden, 1, 1 << 22);
+    RANGE_I(m, vocab, 1, 1 << 24);
+    if (m->heads * m->head_dim != m->hidden)
+        return fail(why, n, "heads x head_dim = %lld x %lld = %lld: must equal hidden = %lld", (long long)m->heads,
+                    (long long)m->head_dim, (long long)(m->heads * m->head_dim), (long long)m->hidden);
+    if (m->heads % m->kv_heads != 0)
+        return fail(why, n, "kv_heads = %lld: must divide heads = %lld", (long long)m->kv_heads,
+                    (long long)m->heads);
+    return ULY_OK;
+}
+
+uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
+{
+    if (!w) return fail(why, n, "workload is missing");
+    RANGE_I(w, seq, 1, (int64_t)1 << 40);
+    RANGE_I(w, micro_batch, 1, 1 << 20);
+    RANGE_I(w, global_batch, 0, (int64_t)1 << 40);
+    if ((unsigned)w->dtype >= ULY_DTYPE_COUNT) return fail(why, n, "dtype = %d: must be bf16, fp16 or fp32", w->dtype);
+    if ((unsigned)w->recompute > ULY_RECOMPUTE_FULL)
+        return fail(why, n, "recompute = %d: must be none, selective or full", w->recompute);
+    RANGE_I(w, zero_stage, 0, 3);
+    if (w->split != ULY_SPLIT_ZIGZAG && w->split != ULY_SPLIT_CONTIGUOUS)
+        return fail(why, n, "split = %d: must be zigzag or contiguous", w->split);
+    return ULY_OK;
+}
+
+static uly_status curve_check(const uly_curve *c, const char *name, char *why, size_t n)
+{
+    if (c->n < 0 || c->n > ULY_CURVE_MAX)
+        return fail(why, n, "%s: %d points: must be 0..%d", name, c->n, ULY_CURVE_MAX);
+    for (int i = 0; i < c->n; i++) {
+        if (!(c->x[i] > 0) || !isfinite(c->x[i]) || (i > 0 && !(c->x[i] > c->x[i - 1])))
+            return fail(why, n, "%s: x[%d] = %g: must be positive and increasing", name, i, c->x[i]);
+        if (!(c->eff[i] > 0 && c->eff[i] <= 1))
+            return fail(why, n, "%s: eff[%d] = %g: must be in (0, 1]", name, i, c->eff[i]);
+    }
+    return ULY_OK;
+}
+
+uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
+{
+    if (!c) return fail(why, n, "cluster is missing");
+    const uly_gpu *g = &c->gpu;
+    for (int t = 0; t < ULY_DTYPE_COUNT; t++)
+        if (!isfinite(g->peak_flops[t]) || g->peak_flops[t] <= 0 || g->peak_flops[t] > 1e18)
+            return fail(why, n, "gpu peak %s = %g FLOP/s: must be in (0, 1e18]", uly_dtype_name((uly_dtype)t),
+                        g->peak_flops[t]);
+    RANGE_D(g, hbm_bytes, 1e6, 1e15);
+    RANGE_D(g, hbm_bw_Bps, 1e6, 1e15);
+    RANGE_D(g, mem_eff, 0.01, 1.0);
+    RANGE_D(g, reserved_bytes, 0, g->hbm_bytes);
+    uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
+    if (s) return s;
+    if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            if ((s = curve_check(&g->attn_eff[i][j], "attn_eff", why, n))) return s;
+    RANGE_I(c, nodes, 1, 1 << 20);
+    RANGE_I(c, gpus_per_node, 1, 1 << 10);
+    RANGE_D(c, intra_bw_Bps, c->gpus_per_node > 1 ? 1e6 : 0, 1e15);
+    RANGE_D(c, intra_lat_s, 0, 1);
+    RANGE_D(c, nic_bw_Bps, c->nodes > 1 ? 1e6 : 0, 1e15);
+    RANGE_D(c, nic_lat_s, 0, 1);
+    if ((unsigned)c->topo >= ULY_TOPO_COUNT) return fail(why, n, "topology = %d: must be fat-tree, rail or torus", c->topo);
+    RANGE_D(c, oversub, 1, 1000);
+    RANGE_I(c, gpus_per_leaf, 1, (int64_t)1 << 30);
+    if (c->topo == ULY_TOPO_TORUS) {
+        RANGE_I(c, torus_k, 1, 1 << 16);
+        RANGE_I(c, torus_dims, 1, 8);
+        RANGE_D(c, torus_link_bw_Bps, 1e6, 1e15);
+    }
+    return ULY_OK;
+}
+
+uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
+{
+    if (!l) return fail(why, n, "layout is missing");
+    if ((unsigned)l->strategy >= ULY_STRAT_COUNT) return fail(why, n, "strategy = %d: unknown", l->strategy);
+    RANGE_I(l, ulysses, 1, 1 << 20);
+    RANGE_I(l, ring, 1, 1 << 20);
+    RANGE_I(l, tp, 1, 1 << 20);
+    RANGE_I(l, dp, 1, 1 << 20);
+    if (l->pp != 1) return fail(why, n, "pp = %lld: pipeline parallelism is not modelled yet; use 1", (long long)l->pp);
+    if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
+        return fail(why, n, "ulysses x ring x tp x dp: must be 1..%lld GPUs", (long long)1 << 24);
+    const uly_strategy *s = uly_strategy_get(l->strategy);
+    if (!s->uses_ulysses && l->ulysses != 1)
+        return fail(why, n, "ulysses = %lld: strategy %s has no Ulysses degree; use 1", (long long)l->ulysses, s->name);
+    if (!s->uses_ring && l->ring != 1)
+        return fail(why, n, "ring = %lld: strategy %s has no ring degree; use 1", (long long)l->ring, s->name);
+    if (!s->uses_tp && l->tp != 1)
+        return fail(why, n, "tp = %lld: strategy %s has no tensor-parallel degree; use 1", (long long)l->tp, s->name);
+    int seen = 0;
+    for (int i = 0; i < 4; i++) {
+        if (l->order[i] < ULY_GROUP_TP || l->order[i] > ULY_GROUP_DP || (seen & (1 << l->order[i])))
+            return fail(why, n, "order: must be a permutation of tp, ulysses, ring, dp");
+        seen |= 1 << l->order[i];
+    }
+    return ULY_OK;
+}

@@ -1,0 +1,106 @@
+/* megatron_sp.c: Megatron tensor parallelism with sequence parallelism
+ * (Korthikanti et al. 2022), degree t. Weights split t ways; layer norms and
+ * dropout run on N/t tokens; an all-gather of b x N x h enters each GEMM
+ * region (attention, MLP) and a reduce-scatter leaves it: 4(t-1)/t b N h
+ * bytes forward, the same backward with the collectives swapped. All on the
+ * critical path. */
+#include "../internal.h"
+
+typedef struct msp_ctx {
+    int64_t t;
+} msp_ctx;
+
+static const char *const ag_names[2][2] = {{"sp_ag_attn", "sp_ag_mlp"}, {"sp_ag_dattn", "sp_ag_dmlp"}};
+static const char *const rs_names[2][2] = {{"sp_rs_attn", "sp_rs_mlp"}, {"sp_rs_dattn", "sp_rs_dmlp"}};
+
+static void gather(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+{
+    const int64_t n = x->w->seq, h = x->m->hidden;
+    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, n / t, h, x->beta),
+                  ULY_PROD(x, x->b, n / t, h), 1);
+}
+
+static void scatter(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+{
+    const int64_t n = x->w->seq, h = x->m->hidden;
+    uly_emit_comm(x, name, ph, rc, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
+                  ULY_PROD(x, t - 1, x->b, n / t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
+}
+
+/* forward: gather in; backward (the same hook point walked in reverse):
+ * reduce-scatter the input's gradient */
+static void enter_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+{
+    const msp_ctx *s = ctx;
+    if (s->t <= 1) return;
+    const int bwd = ph == ULY_PHASE_BWD && !rc;
+    if (bwd) scatter(x, rs_names[1][which], ph, rc, s->t);
+    else gather(x, ag_names[0][which], ph, rc, s->t);
+}
+
+static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+{
+    const msp_ctx *s = ctx;
+    if (s->t <= 1) return;
+    const int bwd = ph == ULY_PHASE_BWD && !rc;
+    if (bwd) gather(x, ag_names[1][which], ph, rc, s->t);
+    else scatter(x, rs_names[0][which], ph, rc, s->t);
+}
+
+static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+{
+    const msp_ctx *s = ctx;
+    const int64_t n = x->w->seq;
+    uly_emit_attn(x, "attn_fwd", rc ? ULY_PHASE_BWD : ULY_PHASE_FWD, rc, x->m->heads / s->t, n, n, 1,
+                  x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
+}
+
+static void attn_bwd(uly_bctx *x, void *ctx)
+{
+    const msp_ctx *s = ctx;
+    const int64_t n = x->w->seq;
+    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+                  x->p->act_flash, 1);
+}
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *p, uly_reason *reasons, int *n_reasons)
+{
+    uly_bctx x;
+    uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
+    msp_ctx s = {.t = l->tp};
+    uly_check_heads(&x, s.t);
+    const int64_t kv_eff = uly_kv_eff(&x, s.t);
+    uly_check_seq(&x, s.t);
+    if (s.t > c->gpus_per_node)
+        uly_reason_add(&x, ULY_R_TP_SPANS_NODES, 0, (double)s.t, (double)c->gpus_per_node, 0);
+    p->dims.cp = 1;
+    p->dims.tokens = w->seq / s.t;
+    p->dims.heads = m->heads / s.t;
+    p->dims.kv_eff = kv_eff;
+    p->dims.kv_heads = kv_eff / s.t;
+    p->dims.attn_q = w->seq;
+    p->dims.attn_kv = w->seq;
+    p->act_tp = s.t;
+    p->act_sp = 1;
+    p->act_cp = 1;
+    p->act_tokens = w->seq / s.t;
+    p->logit_tokens = w->seq;
+    p->logit_vocab = (m->vocab + s.t - 1) / s.t;
+    /* the gathered b x N x h input and, in backward, its gradient */
+    p->comm_buf_bytes = s.t > 1 ? 2.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
+    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t,
+                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .enter_tp = enter_tp,
+                         .leave_tp = leave_tp, .ctx = &s};
+    uly_layer_emit(&x, &h);
+    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+}
+
+const uly_strategy uly_strategy_megatron_sp = {
+    .id = ULY_STRAT_MEGATRON_SP,
+    .name = "megatron-sp",
+    .summary = "Megatron TP+SP: all-gather / reduce-scatter of b N h around the GEMM regions",
+    .uses_tp = 1,
+    .build = build,
+};

@@ -1,0 +1,90 @@
+/* ring.c: ring attention / context-parallel P2P (Liu et al., Ring Attention;
+ * Megatron CP). Tokens split N/r; each step a rank runs flash attention of
+ * its queries against the K,V block it holds while sending that block to the
+ * next rank and receiving the previous rank's: a step costs
+ * max(compute, transfer). Causal masks: the zigzag split (2r chunks, rank i
+ * holds i and 2r-1-i) balances work; the contiguous split leaves the last
+ * rank (2r-1)/r times the average. */
+#include "../internal.h"
+#include "ring.h"
+
+static int64_t hop_elems(uly_bctx *x, const uly_ring_sec *s)
+{
+    return ULY_PROD(x, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim);
+}
+
+static int64_t ring_bytes(uly_bctx *x, const uly_ring_sec *s)
+{
+    return ULY_PROD(x, s->r - 1, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim, x->beta);
+}
+
+void uly_ring_fwd(uly_bctx *x, int rc, const uly_ring_sec *s)
+{
+    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    const uly_op *a = uly_emit_attn(x, "attn_fwd", ph, rc, s->heads, s->tokens, s->tokens, (int)s->r,
+                                    x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
+    if (s->r <= 1 || rc == ULY_RC_SELECTIVE) return;
+    const int32_t id = a->id;
+    uly_op *o = uly_emit_comm(x, "ring_kv", ph, rc, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
+                              hop_elems(x, s), (int)(s->r - 1));
+    o->overlaps = id;
+}
+
+void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s)
+{
+    const uly_op *a = uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, s->heads, s->tokens, s->tokens, (int)s->r,
+                                    x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
+    if (s->r <= 1) return;
+    const int32_t id = a->id;
+    uly_op *o = uly_emit_comm(x, "ring_kv", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
+                              ring_bytes(x, s), hop_elems(x, s), (int)(s->r - 1));
+    o->overlaps = id;
+    o = uly_emit_comm(x, "ring_dkv", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
+                      hop_elems(x, s), (int)(s->r - 1));
+    o->overlaps = id;
+}
+
+double uly_ring_buf_bytes(const uly_bctx *x, const uly_ring_sec *s)
+{
+    if (s->r <= 1) return 0;
+    return 8.0 * (double)x->beta * (double)x->b * (double)s->tokens * (double)s->kv_heads *
+           (double)x->m->head_dim;
+}
+
+static void attn_fwd(uly_bctx *x, int rc, void *ctx) { uly_ring_fwd(x, rc, ctx); }
+static void attn_bwd(uly_bctx *x, void *ctx) { uly_ring_bwd(x, ctx); }
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *p, uly_reason *reasons, int *n_reasons)
+{
+    uly_bctx x;
+    uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
+    const int64_t r = l->ring;
+    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
+    uly_check_seq(&x, zig ? 2 * r : r);
+    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
+        uly_reason_add(&x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
+    uly_ring_sec s = {.r = r, .tokens = w->seq / r, .heads = m->heads, .kv_heads = m->kv_heads};
+    p->dims.cp = r;
+    p->dims.tokens = s.tokens;
+    p->dims.heads = m->heads;
+    p->dims.kv_eff = m->kv_heads;
+    p->dims.kv_heads = m->kv_heads;
+    p->dims.attn_q = s.tokens;
+    p->dims.attn_kv = s.tokens;
+    p->act_cp = r;
+    p->comm_buf_bytes = uly_ring_buf_bytes(&x, &s);
+    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,
+                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
+    uly_layer_emit(&x, &h);
+    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+}
+
+const uly_strategy uly_strategy_ring = {
+    .id = ULY_STRAT_RING,
+    .name = "ring",
+    .summary = "ring attention: K,V blocks rotate P2P under blockwise flash attention",
+    .uses_ring = 1,
+    .build = build,
+};

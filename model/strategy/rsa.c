@@ -1,0 +1,91 @@
+/* rsa.c: Ring Self-Attention (Li et al., arXiv 2105.13120). Parameters are
+ * replicated and tokens split N/P. Forward: keys circulate round the ring
+ * (P-1 hops) to build the full (N/P) x N score block, which is materialised
+ * (no flash attention), then values circulate to form the output. Backward:
+ * the two rings again plus two all-reduces of the full-length dK and dV:
+ * 6(P-1) b (N/P) h bytes against the forward's 2(P-1) b (N/P) h. The paper's
+ * implementation does not overlap the rings with compute, so neither do we. */
+#include "../internal.h"
+
+typedef struct rsa_ctx {
+    int64_t p;      /* ring degree */
+    int64_t tokens; /* N/P */
+    int64_t kvd;    /* k d: width of K and V */
+} rsa_ctx;
+
+static void ring(uly_bctx *x, const char *name, uly_phase ph, int rc, const rsa_ctx *s)
+{
+    if (s->p <= 1) return;
+    uly_emit_comm(x, name, ph, rc, ULY_COLL_SENDRECV, ULY_GROUP_RING,
+                  ULY_PROD(x, s->p - 1, x->b, s->tokens, s->kvd, x->beta),
+                  ULY_PROD(x, x->b, s->tokens, s->kvd), (int)(s->p - 1));
+}
+
+static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+{
+    const rsa_ctx *s = ctx;
+    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    const double b = (double)x->b, a = (double)x->m->heads, d = (double)x->m->head_dim;
+    const double q = (double)s->tokens, n = (double)x->w->seq;
+    if (rc != ULY_RC_SELECTIVE) ring(x, "ring_k", ph, rc, s);
+    uly_emit_gemm(x, "rsa_qk", ph, rc, b * a * q, n, d, 1.0);
+    uly_emit_elem(x, "rsa_softmax", ph, rc, 2.0 * (double)x->beta * b * a * q * n);
+    if (rc != ULY_RC_SELECTIVE) ring(x, "ring_v", ph, rc, s);
+    uly_emit_gemm(x, "rsa_pv", ph, rc, b * a * q, d, n, 1.0);
+}
+
+static void attn_bwd(uly_bctx *x, void *ctx)
+{
+    const rsa_ctx *s = ctx;
+    const uly_phase ph = ULY_PHASE_BWD;
+    const double b = (double)x->b, a = (double)x->m->heads, d = (double)x->m->head_dim;
+    const double q = (double)s->tokens, n = (double)x->w->seq;
+    /* dP = dO V^T needs V again; dV = P^T dO is full length (all-reduced) */
+    ring(x, "ring_v", ph, 0, s);
+    uly_emit_gemm(x, "rsa_pv_bwd", ph, 0, b * a * q, d, n, 2.0);
+    uly_emit_elem(x, "rsa_softmax_bwd", ph, 0, 3.0 * (double)x->beta * b * a * q * n);
+    /* dQ = dS K needs K again; dK = dS^T Q is full length (all-reduced) */
+    ring(x, "ring_k", ph, 0, s);
+    uly_emit_gemm(x, "rsa_qk_bwd", ph, 0, b * a * q, n, d, 2.0);
+    if (s->p <= 1) return;
+    const int64_t full = ULY_PROD(x, x->b, x->w->seq, s->kvd);
+    const int64_t bytes = ULY_PROD(x, 2, s->p - 1, x->b, s->tokens, s->kvd, x->beta);
+    uly_emit_comm(x, "allreduce_dk", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
+    uly_emit_comm(x, "allreduce_dv", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
+}
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *p, uly_reason *reasons, int *n_reasons)
+{
+    uly_bctx x;
+    uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
+    rsa_ctx s = {.p = l->ring, .tokens = w->seq / l->ring, .kvd = m->kv_heads * m->head_dim};
+    uly_check_seq(&x, s.p);
+    uly_reason_add(&x, ULY_R_NO_FLASH, 0, 0, 0, 0);
+    p->act_flash = 0;
+    p->dims.cp = s.p;
+    p->dims.tokens = s.tokens;
+    p->dims.heads = m->heads;
+    p->dims.kv_eff = m->kv_heads;
+    p->dims.kv_heads = m->kv_heads;
+    p->dims.attn_q = s.tokens;
+    p->dims.attn_kv = w->seq;
+    p->act_cp = s.p;
+    /* full-length dK, dV for the all-reduces plus one K/V block in flight */
+    p->comm_buf_bytes = s.p > 1 ? (double)x.beta * (double)x.b * (double)s.kvd *
+                                      (2.0 * (double)w->seq + 2.0 * (double)s.tokens)
+                                : 0;
+    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,
+                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
+    uly_layer_emit(&x, &h);
+    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+}
+
+const uly_strategy uly_strategy_rsa = {
+    .id = ULY_STRAT_RSA,
+    .name = "rsa",
+    .summary = "Ring Self-Attention: K ring, materialised scores, V ring; all-reduced dK, dV",
+    .uses_ring = 1,
+    .build = build,
+};

@@ -1,0 +1,17 @@
+/* ulysses.h: the Ulysses all-to-all section, shared by ulysses.c and usp.c. */
+#ifndef ULY_STRATEGY_ULYSSES_H
+#define ULY_STRATEGY_ULYSSES_H
+#include "../internal.h"
+
+typedef struct uly_ulysses_sec {
+    int64_t u;       /* all-to-all degree */
+    int64_t tokens;  /* tokens per rank before the all-to-all: N/u (N/(u r) in USP) */
+    int64_t kv_eff;  /* KV heads after replication */
+} uly_ulysses_sec;
+
+void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, uly_ulysses_sec *s);
+void uly_ulysses_pre_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s);  /* a2a q, k, v */
+void uly_ulysses_post_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s); /* a2a o */
+void uly_ulysses_pre_bwd(uly_bctx *x, const uly_ulysses_sec *s);          /* a2a do */
+void uly_ulysses_post_bwd(uly_bctx *x, const uly_ulysses_sec *s);         /* a2a dq, dk, dv */
+#endif
