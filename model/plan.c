@@ -84,17 +84,9 @@ uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, 
         return &sink;
     }
     uly_op *o = &p->ops[p->n_ops];
-    memset(o, 0, sizeof *o);
-    o->id = p->n_ops++;
-    o->name = name;
-    o->phase = ph;
-    o->kind = kind;
-    o->recompute = (uint8_t)(recompute != 0);
-    o->steps = 1;
-    o->overlaps = ULY_OVERLAP_NONE;
-    o->crit_factor = 1.0;
-    o->group_size = 1;
-    o->group_stride = 1;
+    *o = (uly_op){.id = p->n_ops++, .name = name, .phase = ph, .kind = kind,
+                  .recompute = (uint8_t)(recompute != 0), .steps = 1, .overlaps = ULY_OVERLAP_NONE,
+                  .crit_factor = 1.0, .group_size = 1, .group_stride = 1};
     return o;
 }
 
@@ -103,7 +95,7 @@ uly_op *uly_emit_gemm(uly_bctx *x, const char *name, uly_phase ph, int recompute
 {
     uly_op *o = uly_emit(x, name, ph, ULY_OP_GEMM, recompute);
     o->flops = 2.0 * m * n * k * mult;
-    o->eff_size = cbrt(m * n * k);
+    o->eff_size = m * n * k; /* the curve reads its cube root */
     /* operands read once, result written once (dgrad/wgrad: twice each) */
     o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
     return o;
@@ -430,6 +422,9 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
                            (double)w->micro_batch * (double)l->dp, 0);
     }
 
+    memset(&plan->place[ULY_GROUP_NONE], 0, sizeof plan->place[0]);
+    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++)
+        if (uly_group_place_get(l, c, (uly_group)g, &plan->place[g]) != ULY_OK) return ULY_EINVAL;
     plan->dims.zero_group = gpus / l->tp;
     plan->weight_split = l->tp;
     plan->act_tp = 1;
@@ -449,12 +444,10 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (x.overflow) return ULY_EOVERFLOW;
 
     /* where each collective's traffic goes */
-    uly_group_place gp[ULY_GROUP_COUNT];
-    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) uly_group_place_get(l, c, (uly_group)g, &gp[g]);
     for (int i = 0; i < plan->n_ops; i++) {
         uly_op *o = &plan->ops[i];
         if (o->kind != ULY_OP_COMM) continue;
-        const uly_group_place *q = &gp[o->group];
+        const uly_group_place *q = &plan->place[o->group];
         o->group_size = (int32_t)q->size;
         o->group_stride = (int32_t)q->stride;
         o->tiers = q->tiers;

@@ -11,24 +11,36 @@
 
 #include "internal.h"
 
-static double compute_time(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_op *o)
+/* GEMM ops carry m*n*k; the curve is keyed by its cube root, taken only
+ * when the curve has more than one point */
+static double gemm_eff(const uly_curve *c, double volume)
 {
-    const uly_gpu *g = &c->gpu;
-    const double peak = g->peak_flops[w->dtype];
-    const double mem = o->bytes_touched / (g->hbm_bw_Bps * g->mem_eff);
+    return c->n <= 1 ? c->eff[0] : uly_curve_eval(c, cbrt(volume));
+}
+
+typedef struct rates {
+    double inv_peak;    /* s per FLOP at peak */
+    double inv_mem;     /* s per byte at achievable HBM bandwidth */
+    const uly_curve *gemm, *attn;
+    double head_dim;
+} rates;
+
+static double compute_time(const rates *r, const uly_op *o)
+{
+    const double mem = o->bytes_touched * r->inv_mem;
     double t = 0;
     switch (o->kind) {
     case ULY_OP_GEMM:
-        t = o->flops / (peak * uly_curve_eval(&g->gemm_eff, o->eff_size));
+        t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
         if (mem > t) t = mem;
         break;
     case ULY_OP_ATTN:
         if (o->elems) { /* flash */
-            const uly_curve *cv = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
-            double e = cv->n ? uly_curve_eval(cv, o->eff_size) : uly_curve_eval(&g->gemm_eff, o->eff_size);
-            t = o->flops / (peak * e);
+            const double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
+                                        : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            t = o->flops * r->inv_peak / e;
         } else { /* materialised: GEMMs plus the softmax's passes over the scores */
-            t = o->flops / (peak * uly_curve_eval(&g->gemm_eff, o->eff_size)) + mem;
+            t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim) + mem;
         }
         break;
     case ULY_OP_ELEM:
@@ -40,108 +52,108 @@ static double compute_time(const uly_model *m, const uly_workload *w, const uly_
     return t * o->crit_factor;
 }
 
-static int is_layer_op(const uly_op *o) { return !o->per_model && !o->per_step; }
-
 uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                           const uly_plan *plan, uly_result *res)
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     const int n = plan->n_ops;
     double *t = res->op_time_s, *ex = res->op_exposed_s;
-    uly_group_place gp[ULY_GROUP_COUNT];
-    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) uly_group_place_get(&plan->layout, c, (uly_group)g, &gp[g]);
-
-    for (int i = 0; i < n; i++) {
-        const uly_op *o = &plan->ops[i];
-        if (o->kind == ULY_OP_COMM)
-            t[i] = uly_cost_collective(c, o->coll, &gp[o->group], (double)o->bytes_sent, o->steps, 1);
-        else
-            t[i] = compute_time(m, w, c, o);
-        ex[i] = 0;
-    }
+    const uly_gpu *g = &c->gpu;
+    const rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
+                      .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
+                      .gemm = &g->gemm_eff,
+                      .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
+                      .head_dim = (double)m->head_dim};
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);
-    double phase_s[2] = {0, 0};
-    for (int ph = ULY_PHASE_FWD; ph <= ULY_PHASE_BWD; ph++) {
-        double crit = 0, bg = 0;
-        for (int i = 0; i < n; i++) {
-            const uly_op *o = &plan->ops[i];
-            if ((int)o->phase != ph || !is_layer_op(o)) continue;
-            if (o->kind != ULY_OP_COMM) {
-                crit += t[i];
-                ex[i] = t[i];
-                tm->compute_s += t[i];
-            } else if (o->overlaps == ULY_OVERLAP_NONE) {
-                crit += t[i];
-                ex[i] = t[i];
-                tm->comm_exposed_s += t[i];
-            } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                bg += t[i];
-            }
-        }
-        /* ring transfers: each attention op with the comm that hides under it */
-        for (int a = 0; a < n; a++) {
-            const uly_op *A = &plan->ops[a];
-            if ((int)A->phase != ph || A->kind != ULY_OP_ATTN) continue;
-            double tc = 0;
-            int hops = 0;
-            for (int i = 0; i < n; i++)
-                if (plan->ops[i].kind == ULY_OP_COMM && plan->ops[i].overlaps == a) {
-                    tc += t[i];
-                    if (plan->ops[i].steps > hops) hops = plan->ops[i].steps;
-                }
-            if (tc <= 0) continue;
-            const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-            double e = tc - (double)hops * blk;
-            if (e < 0) e = 0;
-            crit += e;
-            tm->comm_exposed_s += e;
-            tm->comm_overlapped_s += tc - e;
-            for (int i = 0; i < n; i++)
-                if (plan->ops[i].kind == ULY_OP_COMM && plan->ops[i].overlaps == a) ex[i] = t[i] * e / tc;
-        }
-        if (bg > 0) {
-            double e = bg > crit ? bg - crit : 0;
-            for (int i = 0; i < n; i++) {
-                const uly_op *o = &plan->ops[i];
-                if ((int)o->phase == ph && is_layer_op(o) && o->kind == ULY_OP_COMM &&
-                    o->overlaps == ULY_OVERLAP_PHASE)
-                    ex[i] = t[i] * e / bg;
-            }
-            crit += e;
-            tm->comm_exposed_s += e;
-            tm->comm_overlapped_s += bg - e;
-        }
-        phase_s[ph] = crit;
-    }
-    tm->layer_fwd_s = phase_s[0];
-    tm->layer_bwd_s = phase_s[1];
-
-    const double L = (double)m->layers;
-    double model_s = 0, step_fixed = 0, dp_grad = 0;
+    /* one pass: each op's time; the per-layer critical path of each phase;
+     * the background (ZeRO) totals; for each attention op the transfers that
+     * hide under it; the per-micro-batch and per-step extras */
+    double crit[2] = {0, 0}, bg[2] = {0, 0};
+    double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
+    int attn[ULY_PLAN_MAX_OPS], n_attn = 0;  /* attention ops with hidden transfers */
+    int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
+    double hid_s[ULY_PLAN_MAX_OPS];
+    int hops[ULY_PLAN_MAX_OPS];
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
-        if (is_layer_op(o)) continue;
-        if (!o->per_step) {
-            model_s += t[i];
-            ex[i] = t[i];
-        } else if (o->kind == ULY_OP_COMM && o->overlaps == ULY_OVERLAP_PHASE) {
-            dp_grad += t[i];
-        } else {
-            step_fixed += t[i];
-            ex[i] = t[i];
+        const int comm = o->kind == ULY_OP_COMM;
+        const double ti = comm ? uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent,
+                                                     o->steps, 1)
+                               : compute_time(&rt, o);
+        t[i] = ti;
+        ex[i] = ti;
+        hid_s[i] = 0;
+        hops[i] = 0;
+        if (o->per_step) {
+            if (comm && o->overlaps == ULY_OVERLAP_PHASE) {
+                dp_grad += ti;
+                late[n_late++] = i;
+            } else {
+                step_fixed += ti;
+            }
+            continue;
+        }
+        if (o->per_model) {
+            model_s += ti;
+            hw_model += o->flops;
+            continue;
+        }
+        hw_layer += o->flops;
+        if (!comm) {
+            crit[o->phase] += ti;
+            tm->compute_s += ti;
+        } else if (o->overlaps == ULY_OVERLAP_NONE) {
+            crit[o->phase] += ti;
+            tm->comm_exposed_s += ti;
+        } else if (o->overlaps == ULY_OVERLAP_PHASE) {
+            bg[o->phase] += ti;
+            late[n_late++] = i;
+        } else if (o->overlaps >= 0 && o->overlaps < i) {
+            const int a = o->overlaps;
+            if (hid_s[a] == 0) attn[n_attn++] = a;
+            hid_s[a] += ti;
+            if (o->steps > hops[a]) hops[a] = o->steps;
+            late[n_late++] = i;
         }
     }
-    if (dp_grad > 0) {
-        /* gradient buckets reduce while the last micro-batch's backward runs */
-        const double hide = L * tm->layer_bwd_s;
-        const double e = dp_grad > hide ? dp_grad - hide : 0;
-        for (int i = 0; i < n; i++) {
-            const uly_op *o = &plan->ops[i];
-            if (o->per_step && o->kind == ULY_OP_COMM && o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * e / dp_grad;
-        }
-        step_fixed += e;
+    /* ring transfers: a step costs max(block compute, hop) */
+    double frac[ULY_PLAN_MAX_OPS];
+    for (int j = 0; j < n_attn; j++) {
+        const int a = attn[j];
+        const uly_op *A = &plan->ops[a];
+        const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
+        double e = hid_s[a] - (double)hops[a] * blk;
+        if (e < 0) e = 0;
+        crit[A->phase] += e;
+        tm->comm_exposed_s += e;
+        tm->comm_overlapped_s += hid_s[a] - e;
+        frac[a] = e / hid_s[a];
+    }
+    /* ZeRO prefetch: only what outlasts the phase's critical path shows */
+    double bg_frac[2] = {0, 0};
+    for (int ph = 0; ph < 2; ph++) {
+        if (bg[ph] <= 0) continue;
+        const double e = bg[ph] > crit[ph] ? bg[ph] - crit[ph] : 0;
+        crit[ph] += e;
+        tm->comm_exposed_s += e;
+        tm->comm_overlapped_s += bg[ph] - e;
+        bg_frac[ph] = e / bg[ph];
+    }
+    tm->layer_fwd_s = crit[0];
+    tm->layer_bwd_s = crit[1];
+    const double L = (double)m->layers;
+    /* gradient buckets reduce while the last micro-batch's backward runs */
+    const double hide = L * tm->layer_bwd_s;
+    const double dp_e = dp_grad > hide ? dp_grad - hide : 0;
+    step_fixed += dp_e;
+    for (int j = 0; j < n_late; j++) {
+        const int i = late[j];
+        const uly_op *o = &plan->ops[i];
+        if (o->per_step) ex[i] = t[i] * dp_e / dp_grad;
+        else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
+        else ex[i] = t[i] * frac[o->overlaps];
     }
     tm->model_s = model_s;
     tm->step_fixed_s = step_fixed;
@@ -161,13 +173,6 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                          4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0);
     const double logits = 2.0 * N * (double)m->hidden * (double)m->vocab;
     tm->model_flops = 3.0 * seqs * ((double)m->layers * layer + logits);
-    double hw_layer = 0, hw_model = 0;
-    for (int i = 0; i < n; i++) {
-        const uly_op *o = &plan->ops[i];
-        if (o->per_step) continue;
-        if (o->per_model) hw_model += o->flops;
-        else hw_layer += o->flops;
-    }
     tm->hw_flops = (L * hw_layer + hw_model) * (double)tm->micro_steps * (double)gpus;
     const double peak = c->gpu.peak_flops[w->dtype];
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;

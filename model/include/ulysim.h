@@ -200,7 +200,7 @@ typedef struct uly_op {
     int64_t elems;         /* comm: elements per rank in the collective's input buffer */
     double flops;          /* hardware FLOPs this op executes (per rank) */
     double bytes_touched;  /* HBM traffic for memory-bound ops */
-    double eff_size;       /* size fed to the efficiency curve */
+    double eff_size;       /* efficiency-curve key: GEMM m*n*k (curve reads its cube root), attention kv rows */
     double crit_factor;    /* critical rank's work / this rank's average (>= 1) */
 } uly_op;
 
@@ -218,6 +218,16 @@ typedef struct uly_dims {
     int64_t zero_group;  /* ranks ZeRO shards over */
 } uly_dims;
 
+/* Where a group of the layout sits: how it spreads over nodes, which link
+ * tiers its traffic crosses. */
+typedef struct uly_group_place {
+    int64_t size;      /* ranks in the group */
+    int64_t stride;    /* rank distance between members */
+    int64_t per_node;  /* members that share a node */
+    int64_t nodes;     /* nodes the group spans */
+    uint8_t tiers;
+} uly_group_place;
+
 typedef struct uly_plan {
     uly_layout layout;
     uly_dims dims;
@@ -230,6 +240,7 @@ typedef struct uly_plan {
     int64_t logit_tokens;    /* tokens whose logits this rank computes */
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
+    uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;
@@ -360,14 +371,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
                           const uly_layout *l, uly_plan *plan,
                           uly_reason *reasons, int *n_reasons);
 
-/* Link tiers a group of the layout crosses, and how it spreads over nodes. */
-typedef struct uly_group_place {
-    int64_t size;      /* ranks in the group */
-    int64_t stride;    /* rank distance between members */
-    int64_t per_node;  /* members that share a node */
-    int64_t nodes;     /* nodes the group spans */
-    uint8_t tiers;
-} uly_group_place;
+/* Placement of group g of a layout on a cluster. */
 uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_group g,
                                uly_group_place *out);
 

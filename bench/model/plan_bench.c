@@ -1,0 +1,83 @@
+/* plan_bench.c: how long one plan evaluation (build, memory, price) takes for
+ * a 32-layer model, on one core. Target: under 2 us. Prints the median of
+ * several timed batches to damp the noise of a shared machine.
+ * Run: build/bench/model/plan_bench [evaluations per batch] */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ulysim.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    const long per_batch = argc > 1 ? atol(argv[1]) : 200000;
+    uly_model m = {.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
+                   .head_dim = 128, .ffn_hidden = 14336, .vocab = 128256, .swiglu = 1};
+    uly_workload w = {.seq = 1 << 20, .micro_batch = 1, .dtype = ULY_BF16, .causal = 1, .flash = 1,
+                      .recompute = ULY_RECOMPUTE_FULL, .zero_stage = 3};
+    uly_cluster c;
+    memset(&c, 0, sizeof c);
+    c.gpu.peak_flops[0] = c.gpu.peak_flops[1] = 989e12;
+    c.gpu.peak_flops[2] = 67e12;
+    c.gpu.hbm_bytes = 80e9;
+    c.gpu.hbm_bw_Bps = 3.35e12;
+    c.gpu.mem_eff = 0.8;
+    c.gpu.gemm_eff.n = 1;
+    c.gpu.gemm_eff.x[0] = 8192;
+    c.gpu.gemm_eff.eff[0] = 0.8;
+    c.nodes = 128;
+    c.gpus_per_node = 8;
+    c.intra_bw_Bps = 450e9;
+    c.intra_lat_s = 3e-6;
+    c.intra_switched = 1;
+    c.nic_bw_Bps = 48e9;
+    c.nic_lat_s = 5e-6;
+    c.oversub = 1;
+    c.gpus_per_leaf = 256;
+
+    uly_layout layouts[ULY_STRAT_COUNT];
+    uly_layout_init(&layouts[ULY_STRAT_ULYSSES], ULY_STRAT_ULYSSES, 32, 1, 1, 2);
+    uly_layout_init(&layouts[ULY_STRAT_RING], ULY_STRAT_RING, 1, 64, 1, 1);
+    uly_layout_init(&layouts[ULY_STRAT_RSA], ULY_STRAT_RSA, 1, 64, 1, 1);
+    uly_layout_init(&layouts[ULY_STRAT_ALLGATHER_CP], ULY_STRAT_ALLGATHER_CP, 1, 64, 1, 1);
+    uly_layout_init(&layouts[ULY_STRAT_MEGATRON_SP], ULY_STRAT_MEGATRON_SP, 1, 1, 8, 8);
+    uly_layout_init(&layouts[ULY_STRAT_USP], ULY_STRAT_USP, 8, 8, 1, 1);
+
+    static uly_plan plan;
+    static uly_result res;
+    printf("# one plan evaluation (uly_evaluate: build + memory + price), 32 layers, 1 core\n");
+    printf("# strategy      ops  median_us  min_us\n");
+    double sink = 0;
+    for (int s = 0; s < ULY_STRAT_COUNT; s++) {
+        double batch_us[7];
+        for (int k = 0; k < 7; k++) {
+            const double t0 = now_s();
+            for (long i = 0; i < per_batch; i++) {
+                w.seq = (1 << 20) + (i & 1) * 4096; /* defeat any caching of identical inputs */
+                uly_evaluate(&m, &w, &c, &layouts[s], &plan, &res);
+                sink += res.time.step_s;
+            }
+            batch_us[k] = (now_s() - t0) / (double)per_batch * 1e6;
+        }
+        qsort(batch_us, 7, sizeof batch_us[0], cmp);
+        printf("%-14s %4d  %9.3f  %6.3f\n", uly_strategy_get((uly_strategy_id)s)->name, plan.n_ops, batch_us[3],
+               batch_us[0]);
+    }
+    printf("# checksum %g\n", sink);
+    return 0;
+}
