@@ -43,8 +43,19 @@ static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_work
 void uly_reason_add(uly_bctx *x, uly_reason_code code, int fatal, double v0, double v1, double v2);
 int uly_has_fatal(const uly_bctx *x);
 
-/* Checked product of n factors; 0 (and x->overflow) on overflow. */
-int64_t uly_prod(uly_bctx *x, int n, const int64_t *f);
+/* Checked product of n factors; 0 (and x->overflow) on overflow or a
+ * negative factor. Inline so constant-length products unroll. */
+static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+{
+    int64_t acc = 1;
+    for (int i = 0; i < n; i++) {
+        if (f[i] < 0 || __builtin_mul_overflow(acc, f[i], &acc)) {
+            x->overflow = 1;
+            return 0;
+        }
+    }
+    return acc;
+}
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
 /* Appends an op; returns a scratch op (and marks overflow) when the plan is full. */

@@ -62,18 +62,6 @@ int uly_has_fatal(const uly_bctx *x)
     return 0;
 }
 
-int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
-{
-    int64_t acc = 1;
-    for (int i = 0; i < n; i++) {
-        if (f[i] < 0 || __builtin_mul_overflow(acc, f[i], &acc)) {
-            x->overflow = 1;
-            return 0;
-        }
-    }
-    return acc;
-}
-
 uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, int recompute)
 {
     static _Thread_local uly_op sink; /* absorbs writes once the plan is full */
@@ -203,11 +191,33 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     uly_emit_elem(x, "ln1_bwd", ph, 0, 6.0 * beta * b * tn * hid);
 }
 
+/* Full recompute re-runs the forward ops, unchanged but for their phase,
+ * at the start of backward: copied rather than rebuilt (the evaluation path
+ * is hot: a search prices millions of plans). */
+static void layer_recompute_copy(uly_bctx *x, int first, int end)
+{
+    uly_plan *p = x->p;
+    const int shift = p->n_ops - first;
+    if (p->n_ops + (end - first) > ULY_PLAN_MAX_OPS) {
+        x->overflow = 1;
+        return;
+    }
+    for (int i = first; i < end; i++) {
+        uly_op *o = &p->ops[p->n_ops];
+        *o = p->ops[i];
+        o->id = p->n_ops++;
+        o->phase = ULY_PHASE_BWD;
+        o->recompute = 1;
+        if (o->overlaps >= 0) o->overlaps += shift;
+    }
+}
+
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
+    const int first = x->p->n_ops;
     layer_fwd(x, h, ULY_PHASE_FWD, ULY_RC_NONE);
     if (x->w->recompute == ULY_RECOMPUTE_FULL)
-        layer_fwd(x, h, ULY_PHASE_BWD, ULY_RC_FULL);
+        layer_recompute_copy(x, first, x->p->n_ops);
     else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
         h->attn_fwd(x, ULY_RC_SELECTIVE, h->ctx);
     layer_bwd(x, h);
