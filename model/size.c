@@ -33,9 +33,10 @@ uly_status uly_size_parse(const char *s, int64_t *out, char *why, size_t n)
     int frac_digits = 0, seen_dot = 0;
     for (; isdigit((unsigned char)*p) || (*p == '.' && !seen_dot); p++) {
         if (*p == '.') { seen_dot = 1; continue; }
-        if (mant > ((unsigned __int128)1 << 100)) return bad(s, "too large", why, n);
+        if (mant > ((unsigned __int128)1 << 100)) return bad(s, "too large: at most 2^62", why, n);
         mant = mant * 10 + (unsigned)(*p - '0');
-        if (seen_dot) frac_digits++;
+        /* 10^30 still fits the 128-bit arithmetic below */
+        if (seen_dot && ++frac_digits > 30) return bad(s, "too many decimals: sizes are whole numbers", why, n);
     }
     unsigned __int128 v = mant;
     if (*p == '^') {

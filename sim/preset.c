@@ -1083,6 +1083,45 @@ static int parse_cluster_v(ctx *c, const cJSON *root, void *out)
     return 0;
 }
 
+static int parse_any(const char *text, size_t len, const char *shown, parse_fn parse, void *out, char *why,
+                     size_t why_len)
+{
+    char dummy[8];
+    if (!why || why_len == 0) {
+        why = dummy;
+        why_len = sizeof dummy;
+    }
+    why[0] = '\0';
+    ctx c = {shown ? shown : "(text)", why, why_len};
+    if (!text || len > PRESET_MAX_BYTES) return fail(&c, "text of %zu bytes: at most %d", len, PRESET_MAX_BYTES);
+    char *copy = malloc(len + 1); /* cJSON reads up to a NUL */
+    if (!copy) return fail(&c, "out of memory");
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    cJSON *root = parse_text(&c, copy, len);
+    int rc = root ? parse(&c, root, out) : 2;
+    cJSON_Delete(root);
+    free(copy);
+    return rc;
+}
+
+int sim_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len)
+{
+    uly_model m;
+    int rc = parse_any(text, len, shown, parse_model_v, &m, why, why_len);
+    if (rc == 0 && out) *out = m;
+    return rc;
+}
+
+int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why,
+                      size_t why_len)
+{
+    uly_cluster cl;
+    int rc = parse_any(text, len, shown, parse_cluster_v, &cl, why, why_len);
+    if (rc == 0 && out) *out = cl;
+    return rc;
+}
+
 int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
 {
     uly_model m;

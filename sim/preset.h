@@ -18,6 +18,12 @@ const char *sim_preset_dir(void);
 int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len);
 int sim_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
 
+/* The same schema and checks on text already in memory (a trace header, a
+ * fuzzer's input): len bytes of text, not necessarily NUL-terminated;
+ * `shown` names the source in messages. */
+int sim_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len);
+int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why, size_t why_len);
+
 /* Calls fn once per preset of a kind ("models" or "clusters"), sorted by name,
  * with its name and the "description" and "source" fields. Returns the count,
  * or -1 when the directory cannot be read. */

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined)
+# and runs each for a set time from its seed corpus in fuzz/corpus/.
+# Usage: scripts/fuzz.sh [seconds per target, default 60] [target...]
+# Prints each target's executions and findings; exits 1 on any finding.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}; shift || true
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace)
+out=build-fuzz; mkdir -p "$out"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Isim"
+model_src=$(ls model/*.c model/strategy/*.c)
+build() { # name sources...
+  local name=$1; shift
+  clang $cflags "$@" -o "$out/fuzz_$name" -lcjson -lm
+}
+total=0; bad=0
+for t in "${targets[@]}"; do
+  case $t in
+    size)   build size fuzz/fuzz_size.c $model_src ;;
+    preset) build preset fuzz/fuzz_preset.c sim/preset.c $model_src \
+              -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"" ;;
+    *) [ -f "fuzz/fuzz_$t.c" ] && [ -f "fuzz/$t.sources" ] || { echo "fuzz: no target '$t' yet, skipped"; continue; }
+       build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") $model_src ;;
+  esac
+  work="$out/corpus-$t"; mkdir -p "$work"
+  log="$out/$t.log"
+  set +e
+  (cd "$out" && ./fuzz_$t -max_total_time="$secs" -print_final_stats=1 "corpus-$t" "../fuzz/corpus/$t") >"$log" 2>&1
+  rc=$?
+  set -e
+  runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  runs=${runs:-0}; total=$((total + runs))
+  if [ $rc -ne 0 ]; then bad=$((bad + 1)); echo "fuzz $t: FINDING after $runs runs (see $log)"; grep -E 'ERROR|runtime error' "$log" | head -3
+  else echo "fuzz $t: $runs runs in ${secs}s, no finding"; fi
+done
+echo "fuzz: $total executions in total, $bad target(s) with findings"
+[ $bad = 0 ]
