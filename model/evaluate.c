@@ -22,18 +22,21 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     for (int i = 0; i < res->n_reasons; i++) fatal |= res->reasons[i].fatal;
     if (fatal) return ULY_OK; /* shapes are impossible: nothing to price */
 
+    int ovf = 0;
     for (int i = 0; i < scratch->n_ops; i++) {
         const uly_op *o = &scratch->ops[i];
         if (o->kind != ULY_OP_COMM || o->per_step || o->per_model) continue;
         if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-            res->zero_bytes += o->bytes_sent;
+            ovf |= __builtin_add_overflow(res->zero_bytes, o->bytes_sent, &res->zero_bytes);
             continue;
         }
         res->comm_tiers |= o->tiers;
-        if (o->phase == ULY_PHASE_FWD) res->comm_fwd_bytes += o->bytes_sent;
-        else res->comm_bwd_bytes += o->bytes_sent;
-        if (o->recompute) res->comm_recompute_bytes += o->bytes_sent;
+        if (o->phase == ULY_PHASE_FWD) ovf |= __builtin_add_overflow(res->comm_fwd_bytes, o->bytes_sent, &res->comm_fwd_bytes);
+        else ovf |= __builtin_add_overflow(res->comm_bwd_bytes, o->bytes_sent, &res->comm_bwd_bytes);
+        if (o->recompute)
+            ovf |= __builtin_add_overflow(res->comm_recompute_bytes, o->bytes_sent, &res->comm_recompute_bytes);
     }
+    if (ovf) return ULY_EOVERFLOW;
     uly_memory_eval(m, w, c, scratch, &res->mem);
     uly_plan_price(m, w, c, scratch, res);
     if (!res->mem.fits && res->n_reasons < ULY_MAX_REASONS) {

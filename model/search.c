@@ -8,6 +8,7 @@
 #include "internal.h"
 
 #define MAX_DIV 256
+#define MAX_MICRO 64
 
 static int divisors(int64_t n, int64_t *out)
 {
@@ -61,8 +62,14 @@ static void try_layout(walk *k, const uly_layout *l)
     int64_t bs[MAX_DIV];
     int nb = 1;
     bs[0] = k->w->micro_batch;
-    if (k->o && k->o->search_micro_batch && k->w->global_batch > 0 && k->w->global_batch % l->dp == 0)
-        nb = divisors(k->w->global_batch / l->dp, bs);
+    if (k->o && k->o->search_micro_batch && k->w->global_batch > 0 && k->w->global_batch % l->dp == 0) {
+        /* micro-batches dividing the replica's share, up to MAX_MICRO: long
+         * sequences leave no room for more, and the list stays short */
+        const int64_t share = k->w->global_batch / l->dp;
+        nb = 0;
+        for (int64_t b = 1; b <= share && b <= MAX_MICRO; b++)
+            if (share % b == 0) bs[nb++] = b;
+    }
     for (int i = 0; i < nb; i++) {
         wb.micro_batch = bs[i];
         if (uly_evaluate(k->m, &wb, k->c, l, &k->plan, &k->cur) != ULY_OK) continue;
