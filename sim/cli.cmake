@@ -1,0 +1,27 @@
+# The ulysim executable (included by sim/CMakeLists.txt). MPI stays behind
+# par_mpi.c / par_serial.c: exactly one of them is compiled in.
+set(ULYSIM_CLI_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/main.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/args.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/output.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_plan.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_maxseq.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_mingpus.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_sweep.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_presets.c)
+if(MPI_C_FOUND)
+  list(APPEND ULYSIM_CLI_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/par_mpi.c)
+else()
+  list(APPEND ULYSIM_CLI_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/par_serial.c)
+endif()
+
+add_executable(ulysim ${ULYSIM_CLI_SOURCES})
+target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(ulysim PRIVATE ulysim_presets libulysim PkgConfig::CJSON m)
+if(MPI_C_FOUND)
+  target_link_libraries(ulysim PRIVATE MPI::MPI_C)
+  set(ULYSIM_CLI_MPI ON CACHE INTERNAL "ulysim is built with MPI")
+else()
+  set(ULYSIM_CLI_MPI OFF CACHE INTERNAL "ulysim is built with MPI")
+endif()
+install(TARGETS ulysim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

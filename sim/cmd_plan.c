@@ -1,0 +1,469 @@
+/* cmd_plan.c: `ulysim [plan]`: the best layout of every strategy on --gpus
+ * at --seq, the recommendation and why it wins, and the per-layer operations
+ * of the recommendation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "output.h"
+#include "par.h"
+
+static int usable(const sim_summary *s)
+{
+    return s->status == SIM_ROW_OK && s->feasible;
+}
+
+/* Two strategies that reduce to one layout (usp with u = 1 is the ring). */
+static int equivalent(const sim_summary *a, const sim_summary *b)
+{
+    double ta = a->time.tokens_per_s, tb = b->time.tokens_per_s;
+    return a->layout.ulysses == b->layout.ulysses && a->layout.ring == b->layout.ring && a->layout.tp == b->layout.tp &&
+           a->layout.dp == b->layout.dp && a->micro_batch == b->micro_batch && fabs(ta - tb) <= 1e-9 * fabs(ta);
+}
+
+/* Components of a step, per token, for explaining a difference. */
+enum { COMP_COMPUTE, COMP_COMM, COMP_MODEL, COMP_FIXED, COMP_COUNT };
+static const char *const comp_words[COMP_COUNT] = {
+    "less compute on the critical path",
+    "less exposed communication",
+    "less embedding and logits time",
+    "less optimizer and gradient-synchronisation time",
+};
+
+static void components(const sim_ctx *c, const sim_summary *s, double out[COMP_COUNT])
+{
+    double L = (double)c->model.layers, ms = (double)(s->time.micro_steps > 0 ? s->time.micro_steps : 1);
+    out[COMP_COMPUTE] = s->time.compute_s * L * ms;
+    out[COMP_COMM] = s->time.comm_exposed_s * L * ms;
+    out[COMP_MODEL] = s->time.model_s * ms;
+    out[COMP_FIXED] = s->time.step_fixed_s;
+}
+
+static double tokens_per_step(const sim_summary *s)
+{
+    return s->time.tokens_per_s * s->time.step_s;
+}
+
+/* One sentence: why `win` beats `run` (the runner-up). */
+static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary *run, char *buf, size_t n)
+{
+    char dw[80], dr[80];
+    sim_degrees_words(&win->layout, dw, sizeof dw);
+    sim_degrees_words(&run->layout, dr, sizeof dr);
+    double ratio = run->time.tokens_per_s > 0 ? win->time.tokens_per_s / run->time.tokens_per_s : INFINITY;
+    double cw[COMP_COUNT], cr[COMP_COUNT];
+    components(c, win, cw);
+    components(c, run, cr);
+    double tw = tokens_per_step(win), tr = tokens_per_step(run);
+    int same_tokens = tw > 0 && tr > 0 && fabs(tw - tr) <= 1e-9 * tw;
+    int best = -1;
+    double best_d = 0;
+    for (int k = 0; k < COMP_COUNT; k++) {
+        double d = (tr > 0 ? cr[k] / tr : 0) - (tw > 0 ? cw[k] / tw : 0);
+        if (d > best_d) { best_d = d; best = k; }
+    }
+    size_t o = (size_t)snprintf(buf, n, "%.2fx the tokens/s of the runner-up, %s (%s)", ratio, sim_strategy_name(run->strategy), dr);
+    if (o >= n) return;
+    if (best < 0) {
+        snprintf(buf + o, n - o, "; it does no part of the step in less time per token");
+        return;
+    }
+    if (same_tokens)
+        snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per step", comp_words[best], cw[best], cr[best]);
+    else
+        snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per 1M tokens", comp_words[best],
+                 tw > 0 ? cw[best] / tw * 1048576.0 : 0, tr > 0 ? cr[best] / tr * 1048576.0 : 0);
+}
+
+/* The note on pure Ulysses over every GPU when it is not what the search chose. */
+static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summary *best_u, char *buf, size_t n)
+{
+    char reasons[600], dw[80];
+    int64_t g = pure->gpus;
+    buf[0] = 0;
+    if (usable(pure) && usable(best_u) && best_u->layout.ulysses == g) return;
+    sim_degrees_words(&best_u->layout, dw, sizeof dw);
+    if (!usable(pure)) {
+        sim_reasons_str(c, pure, 0, reasons, sizeof reasons);
+        if (!reasons[0]) snprintf(reasons, sizeof reasons, "%s", pure->note[0] ? pure->note : "no valid shapes");
+        size_t o = (size_t)snprintf(buf, n, "pure Ulysses over all %lld GPUs (u=%lld) is not possible: %s. ",
+                                    (long long)g, (long long)g, reasons);
+        if (o >= n) return;
+        if (best_u->status == SIM_ROW_OK && best_u->layout.ulysses == g) {
+            snprintf(buf + o, n - o, "No other Ulysses layout does better on %lld GPUs", (long long)g);
+        } else if (best_u->status == SIM_ROW_OK) {
+            char ur[400] = "";
+            sim_reasons_str(c, best_u, 0, ur, sizeof ur);
+            snprintf(buf + o, n - o, "Instead the best Ulysses layout is %s: all-to-all over %lld GPUs, data parallel over %lld groups%s%s%s",
+                     dw, (long long)best_u->layout.ulysses, (long long)best_u->layout.dp,
+                     usable(best_u) ? "" : ", which does not fit either",
+                     ur[0] ? "; " : "", ur);
+        } else {
+            snprintf(buf + o, n - o, "No Ulysses layout has valid shapes on %lld GPUs", (long long)g);
+        }
+    } else if (usable(best_u)) {
+        snprintf(buf, n, "pure Ulysses over all %lld GPUs (u=%lld) fits, but %s is faster (%.0f against %.0f tokens/s)",
+                 (long long)g, (long long)g, dw, best_u->time.tokens_per_s, pure->time.tokens_per_s);
+    }
+}
+
+#define WIDTH 120
+
+static void gib(char *b, size_t n, double v) { snprintf(b, n, "%.2f", v / 1073741824.0); }
+
+static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int rec, const char *why, const char *note, const uly_plan *plan, const uly_result *pres)
+{
+    const uly_model *m = &c->model;
+    const uly_cluster *cl = &c->cluster;
+    const uly_workload *w = &c->w;
+    FILE *f = stdout;
+    char b1[64], b2[64];
+    int64_t gpus = rows[0].gpus;
+    uint64_t evaluated = 0;
+    for (int i = 0; i < nrows; i++) evaluated += rows[i].evaluated;
+    static const char *const rec_names[] = {"none", "selective", "full"};
+
+    sim_size_str(w->seq, b1, sizeof b1);
+    fprintf(f, "# ulysim %s plan: %s on %s, %lld GPUs, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
+            (long long)gpus, b1, (long long)w->seq);
+    fprintf(f, "# model     L %lld, h %lld, a %lld heads, k %lld KV heads, d %lld, f %lld %s, V %lld; %.2f B parameters\n",
+            (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
+            (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
+            uly_model_params(m) / 1e9);
+    fprintf(f, "# cluster   %s: %lld nodes x %lld GPUs, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
+            cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node, cl->gpu.peak_flops[w->dtype] / 1e12,
+            uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
+            uly_topo_name(cl->topo));
+    if (w->global_batch)
+        snprintf(b2, sizeof b2, "global batch %lld", (long long)w->global_batch);
+    else
+        snprintf(b2, sizeof b2, "global batch micro-batch x dp");
+    fprintf(f, "# workload  micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split\n",
+            (long long)w->micro_batch, b2, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
+            w->flash ? "flash attention" : "materialised scores", rec_names[w->recompute <= 2 ? w->recompute : 0],
+            w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag");
+    fprintf(f, "# search    best layout per strategy over u x r x tp x dp, both placements%s; %llu layout(s) evaluated\n",
+            c->opts.search_micro_batch ? ", micro-batches" : "", (unsigned long long)evaluated);
+    fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");
+
+    static const char *const names[] = {"strategy", "u", "r", "tp", "dp", "mb", "fits", "mem_GiB", "mem_largest",
+                                        "fwd_MiB", "bwd_MiB", "link", "step_s", "tokens_per_s", "TFLOPs_gpu", "mfu_pct"};
+    sim_table t;
+    sim_table_init(&t, 16, names, "lrrrrrlrlrrlrrrr");
+    for (int i = 0; i < nrows; i++) {
+        const sim_summary *s = &rows[i];
+        const uly_layout *l = &s->layout;
+        sim_table_row(&t);
+        sim_table_cell(&t, "%s%s", sim_strategy_name(s->strategy), i == rec ? "*" : "");
+        sim_table_cell(&t, "%lld", (long long)l->ulysses);
+        sim_table_cell(&t, "%lld", (long long)l->ring);
+        sim_table_cell(&t, "%lld", (long long)l->tp);
+        sim_table_cell(&t, "%lld", (long long)l->dp);
+        if (!sim_has_numbers(s)) {
+            sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%s", sim_fit_tag(s));
+            for (int k = 0; k < 9; k++) sim_table_cell(&t, "%s", "");
+            continue;
+        }
+        sim_table_cell(&t, "%lld", (long long)s->micro_batch);
+        sim_table_cell(&t, "%s", sim_fit_tag(s));
+        gib(b1, sizeof b1, s->mem.total_bytes);
+        sim_table_cell(&t, "%s", b1);
+        sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
+        sim_table_cell(&t, "%.1f", (double)s->comm_fwd / 1048576.0);
+        sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
+        sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
+        sim_table_cell(&t, s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
+        sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
+        sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
+        sim_table_cell(&t, "%.1f", s->time.mfu * 100.0);
+    }
+    int bad = sim_table_print(&t, f);
+    sim_table_free(&t);
+
+    fprintf(f, "#\n# why not, and what was assumed:\n");
+    for (int i = 0; i < nrows; i++) {
+        char r[900], d[80];
+        sim_reasons_str(c, &rows[i], 0, r, sizeof r);
+        if (!r[0] && rows[i].note[0]) snprintf(r, sizeof r, "%s", rows[i].note);
+        if (!r[0]) continue;
+        sim_degrees_words(&rows[i].layout, d, sizeof d);
+        char line[1200];
+        snprintf(line, sizeof line, "%s (%s)%s: %s", sim_strategy_name(rows[i].strategy), d,
+                 rows[i].status == SIM_ROW_NOLAYOUT ? ", no layout has valid shapes; this one" : "", r);
+        sim_print_note(f, "#   ", "#       ", line, WIDTH);
+    }
+    if (note[0]) {
+        fprintf(f, "#\n");
+        sim_print_note(f, "# ", "#   ", note, WIDTH);
+    }
+    fprintf(f, "#\n");
+    if (rec < 0) {
+        char none[300];
+        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPUs at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
+                 (long long)gpus, (long long)w->seq);
+        sim_print_note(f, "# ", "#   ", none, WIDTH);
+        return bad;
+    }
+    char d[80];
+    sim_degrees_words(&rows[rec].layout, d, sizeof d);
+    char line[1200];
+    snprintf(line, sizeof line, "recommended: %s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", sim_strategy_name(rows[rec].strategy), d,
+             (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
+    sim_print_note(f, "# ", "#   ", line, WIDTH);
+
+    if (!plan) return bad;
+    fprintf(f, "\n\n# operations of the recommendation, %s (%s): one layer, one micro-batch, per rank; per-step ops last\n",
+            sim_strategy_name(rows[rec].strategy), d);
+    fprintf(f, "# overlap: exposed (on the critical path), hidden (under compute), partly; compute ops run on the critical path\n");
+    static const char *const onames[] = {"id", "op", "phase", "per", "kind", "group", "MiB_sent", "link", "time_ms",
+                                         "exposed_ms", "overlap"};
+    sim_table_init(&t, 11, onames, "rllllrrlrrl");
+    for (int i = 0; i < plan->n_ops && i < ULY_PLAN_MAX_OPS; i++) {
+        const uly_op *op = &plan->ops[i];
+        double tm = pres->op_time_s[i], ex = pres->op_exposed_s[i];
+        sim_table_row(&t);
+        sim_table_cell(&t, "%d", (int)op->id);
+        sim_table_cell(&t, "%s", op->name ? op->name : "?");
+        sim_table_cell(&t, "%s", op->recompute ? "recomp" : uly_phase_name(op->phase));
+        sim_table_cell(&t, "%s", op->per_step ? "step" : op->per_model ? "model" : "layer");
+        if (op->kind == ULY_OP_COMM) {
+            sim_table_cell(&t, "%s", uly_coll_name(op->coll));
+            sim_table_cell(&t, "%s%d", uly_group_name(op->group), (int)op->group_size);
+            sim_table_cell(&t, "%.2f", (double)op->bytes_sent / 1048576.0);
+            sim_table_cell(&t, "%s", sim_tiers_name(op->tiers));
+        } else {
+            sim_table_cell(&t, "%s", uly_op_kind_name(op->kind));
+            sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%s", "");
+        }
+        sim_table_cell(&t, "%.3f", tm * 1e3);
+        sim_table_cell(&t, "%.3f", ex * 1e3);
+        const char *ov = "compute";
+        if (op->kind == ULY_OP_COMM) {
+            if (tm <= 0) ov = "-";
+            else if (ex <= 1e-6 * tm) ov = "hidden";
+            else if (ex >= tm * (1 - 1e-6)) ov = "exposed";
+            else ov = "partly";
+        }
+        sim_table_cell(&t, "%s", ov);
+    }
+    bad |= sim_table_print(&t, f);
+    sim_table_free(&t);
+    fprintf(f, "# per layer: fwd %.3f ms, bwd %.3f ms (compute %.3f ms, comm exposed %.3f ms, hidden %.3f ms); per step: %lld micro-step(s), %.4g s\n",
+            pres->time.layer_fwd_s * 1e3, pres->time.layer_bwd_s * 1e3, pres->time.compute_s * 1e3,
+            pres->time.comm_exposed_s * 1e3, pres->time.comm_overlapped_s * 1e3, (long long)pres->time.micro_steps,
+            pres->time.step_s);
+    return bad;
+}
+
+static int print_csv(const sim_ctx *c, const sim_summary *rows, int nrows, int rec)
+{
+    static const char *const names[] = {"strategy", "ulysses", "ring", "tp", "dp", "pp", "gpus", "seq", "micro_batch",
+                                        "feasible", "fits", "mem_bytes", "mem_capacity_bytes", "mem_largest",
+                                        "comm_fwd_bytes", "comm_bwd_bytes", "comm_recompute_bytes", "zero_bytes",
+                                        "link", "step_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu",
+                                        "recommended", "reasons"};
+    sim_table t;
+    sim_table_init(&t, 26, names, "llllllllllllllllllllllllll");
+    for (int i = 0; i < nrows; i++) {
+        const sim_summary *s = &rows[i];
+        char r[900];
+        sim_table_row(&t);
+        sim_table_cell(&t, "%s", sim_strategy_name(s->strategy));
+        sim_table_cell(&t, "%lld", (long long)s->layout.ulysses);
+        sim_table_cell(&t, "%lld", (long long)s->layout.ring);
+        sim_table_cell(&t, "%lld", (long long)s->layout.tp);
+        sim_table_cell(&t, "%lld", (long long)s->layout.dp);
+        sim_table_cell(&t, "%lld", (long long)(s->layout.pp ? s->layout.pp : 1));
+        sim_table_cell(&t, "%lld", (long long)s->gpus);
+        sim_table_cell(&t, "%lld", (long long)s->seq);
+        sim_table_cell(&t, "%lld", (long long)s->micro_batch);
+        sim_table_cell(&t, "%d", usable(s));
+        sim_table_cell(&t, "%s", sim_fit_tag(s));
+        if (sim_has_numbers(s)) {
+            sim_table_cell(&t, "%.0f", s->mem.total_bytes);
+            sim_table_cell(&t, "%.0f", s->mem.capacity_bytes);
+            sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
+            sim_table_cell(&t, "%lld", (long long)s->comm_fwd);
+            sim_table_cell(&t, "%lld", (long long)s->comm_bwd);
+            sim_table_cell(&t, "%lld", (long long)s->comm_recompute);
+            sim_table_cell(&t, "%lld", (long long)s->zero_bytes);
+            sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
+            sim_table_cell(&t, "%.9g", s->time.step_s);
+            sim_table_cell(&t, "%.9g", s->time.tokens_per_s);
+            sim_table_cell(&t, "%.9g", s->time.tflops_per_gpu);
+            sim_table_cell(&t, "%.9g", s->time.mfu);
+            sim_table_cell(&t, "%.9g", s->time.hfu);
+        } else {
+            for (int k = 0; k < 13; k++) sim_table_cell(&t, "%s", "");
+        }
+        sim_table_cell(&t, "%d", i == rec);
+        sim_reasons_str(c, s, 0, r, sizeof r);
+        if (!r[0] && s->note[0]) snprintf(r, sizeof r, "%s", s->note);
+        sim_table_cell(&t, "%s", r);
+    }
+    int bad = sim_table_print_csv(&t, stdout);
+    sim_table_free(&t);
+    return bad;
+}
+
+static int print_json(const sim_ctx *c, const sim_summary *rows, int nrows, const sim_summary *pure, int rec,
+                      const char *why, const char *note, const uly_plan *plan, const uly_result *pres)
+{
+    int bad = 0;
+    cJSON *root = cJSON_CreateObject();
+    bad |= sim_json_add(root, "command", cJSON_CreateString("plan"));
+    cJSON *cfg = sim_json_config(c, "plan");
+    if (cfg) bad |= sim_json_add(cfg, "gpus", sim_json_int(rows[0].gpus));
+    bad |= sim_json_add(root, "config", cfg);
+    bad |= sim_json_add(root, "flop_convention", cJSON_CreateString(sim_flop_convention));
+    cJSON *plans = cJSON_CreateArray();
+    for (int i = 0; i < nrows; i++) bad |= sim_json_add(plans, NULL, sim_json_plan(c, &rows[i]));
+    bad |= sim_json_add(root, "plans", plans);
+    bad |= sim_json_add(root, "recommended", rec >= 0 ? sim_json_int(rec) : cJSON_CreateNull());
+    bad |= sim_json_add(root, "why", rec >= 0 ? cJSON_CreateString(why) : cJSON_CreateNull());
+    cJSON *notes = cJSON_CreateArray();
+    if (note[0]) bad |= sim_json_add(notes, NULL, cJSON_CreateString(note));
+    bad |= sim_json_add(root, "notes", notes);
+    if (pure) {
+        cJSON *pj = sim_json_plan(c, pure);
+        if (pj) bad |= sim_json_add(pj, "note", cJSON_CreateString(note));
+        bad |= sim_json_add(root, "pure_ulysses", pj);
+    }
+    if (plan && rec >= 0) {
+        cJSON *ops = cJSON_CreateObject();
+        bad |= sim_json_add(ops, "plan", sim_json_int(rec));
+        bad |= sim_json_add(ops, "ops", sim_json_ops(plan, pres));
+        bad |= sim_json_add(root, "operations", ops);
+    } else {
+        bad |= sim_json_add(root, "operations", cJSON_CreateNull());
+    }
+    if (bad) {
+        cJSON_Delete(root);
+        sim_err("out of memory building the JSON output");
+        return SIM_EXIT_INTERNAL;
+    }
+    return sim_json_print(root, stdout) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
+}
+
+int sim_cmd_plan(const sim_ctx *c)
+{
+    const sim_args *a = c->a;
+    char why[768];
+    int64_t gpus = a->gpus[0];
+    int rc = sim_check_pins_divide(c, gpus, why, sizeof why);
+    if (rc) {
+        sim_err("%s", why);
+        return rc;
+    }
+    int have_ulysses = 0;
+    for (int i = 0; i < c->n_strat; i++) have_ulysses |= c->strat[i] == ULY_STRAT_ULYSSES;
+    int want_pure = have_ulysses && !c->pinned;
+    int n = c->n_strat + (want_pure ? 1 : 0);
+    if (n <= 0) n = 1;
+    sim_summary *items = calloc((size_t)n, sizeof *items);
+    uly_plan *plan = malloc(sizeof *plan);
+    uly_result *pres = malloc(sizeof *pres);
+    if (!items || !plan || !pres) {
+        free(items);
+        free(plan);
+        free(pres);
+        sim_err("out of memory");
+        sim_par_abort(SIM_EXIT_INTERNAL);
+        return SIM_EXIT_INTERNAL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!sim_par_mine((size_t)i)) continue;
+        if (i < c->n_strat) {
+            sim_best(c, c->strat[i], gpus, c->w.seq, &items[i]);
+        } else {
+            /* pure Ulysses: every GPU in one all-to-all group */
+            sim_summary *s = &items[i];
+            memset(s, 0, sizeof *s);
+            s->strategy = ULY_STRAT_ULYSSES;
+            s->gpus = gpus;
+            s->seq = c->w.seq;
+            s->micro_batch = c->w.micro_batch;
+            uly_layout_init(&s->layout, ULY_STRAT_ULYSSES, gpus, 1, 1, 1);
+            uly_status st = sim_reevaluate(c, s, plan, pres);
+            if (st == ULY_OK) {
+                sim_summary_from_result(s, pres);
+                s->layout.ulysses = gpus;
+                s->status = SIM_ROW_OK;
+            } else {
+                s->status = st == ULY_EOVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
+                char w2[160] = "";
+                if (uly_layout_check(&s->layout, w2, sizeof w2) != ULY_OK && w2[0]) snprintf(s->note, sizeof s->note, "%s", w2);
+                else snprintf(s->note, sizeof s->note, "%s", uly_status_str(st));
+            }
+        }
+    }
+    if (sim_par_gather(items, sizeof *items, (size_t)n) != 0) {
+        sim_err("gathering the results across MPI ranks failed");
+        sim_par_abort(SIM_EXIT_INTERNAL);
+    }
+    rc = SIM_EXIT_OK;
+    if (sim_par_rank() != 0) goto out;
+    for (int i = 0; i < n; i++) {
+        if (items[i].status == SIM_ROW_ERROR) {
+            sim_err("internal: %s", items[i].note);
+            rc = SIM_EXIT_INTERNAL;
+            goto out;
+        }
+    }
+    int nrows = c->n_strat;
+    int rec = -1, run = -1;
+    for (int i = 0; i < nrows; i++)
+        if (usable(&items[i]) && (rec < 0 || items[i].time.tokens_per_s > items[rec].time.tokens_per_s)) rec = i;
+    /* the runner-up: the best of the others, leaving out those whose best
+     * layout is the recommendation's own (usp with u = 1 is the ring) */
+    char same[200] = "";
+    for (int i = 0; rec >= 0 && i < nrows; i++) {
+        if (i == rec || !usable(&items[i])) continue;
+        if (equivalent(&items[i], &items[rec])) {
+            size_t l = strlen(same);
+            snprintf(same + l, sizeof same - l, "%s%s", l ? ", " : "", sim_strategy_name(items[i].strategy));
+            continue;
+        }
+        if (run < 0 || items[i].time.tokens_per_s > items[run].time.tokens_per_s) run = i;
+    }
+    char whytxt[800] = "", note[1400] = "";
+    if (rec >= 0) {
+        if (run >= 0) why_wins(c, &items[rec], &items[run], whytxt, sizeof whytxt);
+        else if (nrows > 1 && !same[0]) snprintf(whytxt, sizeof whytxt, "the only strategy that fits");
+        else if (nrows > 1) snprintf(whytxt, sizeof whytxt, "no other layout fits");
+        else snprintf(whytxt, sizeof whytxt, "the only strategy asked for");
+        if (same[0]) {
+            size_t l = strlen(whytxt);
+            snprintf(whytxt + l, sizeof whytxt - l, " (%s: the same layout and speed here)", same);
+        }
+    }
+    const sim_summary *pure = want_pure ? &items[n - 1] : NULL;
+    if (pure) {
+        for (int i = 0; i < nrows; i++)
+            if (c->strat[i] == ULY_STRAT_ULYSSES) pure_note(c, pure, &items[i], note, sizeof note);
+    }
+    const uly_plan *pp = NULL;
+    if (rec >= 0) {
+        uly_status st = sim_reevaluate(c, &items[rec], plan, pres);
+        if (st != ULY_OK) {
+            sim_err("internal: re-evaluating the recommended layout failed: %s", uly_status_str(st));
+            rc = SIM_EXIT_INTERNAL;
+            goto out;
+        }
+        pp = plan;
+    }
+    switch (a->format) {
+    case SIM_FMT_JSON: rc = print_json(c, items, nrows, pure, rec, whytxt, note, pp, pres); break;
+    case SIM_FMT_CSV: rc = print_csv(c, items, nrows, rec) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
+    default: rc = print_table(c, items, nrows, rec, whytxt, note, pp, pres) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
+    }
+out:
+    free(items);
+    free(plan);
+    free(pres);
+    return rc;
+}

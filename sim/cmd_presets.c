@@ -1,0 +1,92 @@
+/* cmd_presets.c: `ulysim presets`: the model and cluster presets with their
+ * description and source. */
+#include <string.h>
+
+#include "args.h"
+#include "output.h"
+#include "par.h"
+#include "preset.h"
+
+typedef struct list_ctx {
+    sim_table *t;
+    const char *kind;
+    cJSON *arr;
+    int bad;
+} list_ctx;
+
+static void add(const char *name, const char *description, const char *source, void *vctx)
+{
+    list_ctx *x = vctx;
+    if (x->arr) {
+        cJSON *o = cJSON_CreateObject();
+        x->bad |= sim_json_add(o, "name", cJSON_CreateString(name ? name : ""));
+        x->bad |= sim_json_add(o, "description", cJSON_CreateString(description ? description : ""));
+        x->bad |= sim_json_add(o, "source", cJSON_CreateString(source ? source : ""));
+        x->bad |= sim_json_add(x->arr, NULL, o);
+        return;
+    }
+    sim_table_row(x->t);
+    sim_table_cell(x->t, "%s", x->kind);
+    sim_table_cell(x->t, "%s", name ? name : "");
+    sim_table_cell(x->t, "%s", description ? description : "");
+    sim_table_cell(x->t, "%s", source ? source : "");
+}
+
+int sim_cmd_presets(const sim_args *a)
+{
+    if (sim_par_rank() != 0) return SIM_EXIT_OK;
+    static const char *const kinds[] = {"models", "clusters"};
+    static const char *const kind1[] = {"model", "cluster"};
+    if (a->format == SIM_FMT_JSON) {
+        int bad = 0;
+        cJSON *root = cJSON_CreateObject();
+        bad |= sim_json_add(root, "command", cJSON_CreateString("presets"));
+        bad |= sim_json_add(root, "dir", cJSON_CreateString(sim_preset_dir()));
+        for (int k = 0; k < 2; k++) {
+            list_ctx x = {NULL, kind1[k], cJSON_CreateArray(), 0};
+            if (sim_preset_list(kinds[k], add, &x) < 0) {
+                cJSON_Delete(x.arr);
+                cJSON_Delete(root);
+                sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind1[k], sim_preset_dir());
+                return SIM_EXIT_INTERNAL;
+            }
+            bad |= x.bad;
+            bad |= sim_json_add(root, kinds[k], x.arr);
+        }
+        if (bad) {
+            cJSON_Delete(root);
+            sim_err("out of memory building the JSON output");
+            return SIM_EXIT_INTERNAL;
+        }
+        return sim_json_print(root, stdout) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
+    }
+    static const char *const names[] = {"kind", "name", "description", "source"};
+    sim_table t;
+    sim_table_init(&t, 4, names, "llll");
+    for (int k = 0; k < 2; k++) {
+        list_ctx x = {&t, kind1[k], NULL, 0};
+        if (sim_preset_list(kinds[k], add, &x) < 0) {
+            sim_table_free(&t);
+            sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind1[k], sim_preset_dir());
+            return SIM_EXIT_INTERNAL;
+        }
+    }
+    int bad;
+    if (a->format == SIM_FMT_CSV) {
+        bad = sim_table_print_csv(&t, stdout);
+    } else {
+        printf("# ulysim %s presets from %s (--model NAME, --cluster NAME; or a FILE.json of the same schema)\n",
+               ULY_VERSION, sim_preset_dir());
+        /* descriptions have spaces: one preset per line, the description and source after the name */
+        bad = 0;
+        for (int r = 0; r < t.rows; r++) {
+            const char *const *row = (const char *const *)&t.cells[(size_t)r * 4];
+            printf("%-8s %-16s %s\n", row[0] ? row[0] : "", row[1] ? row[1] : "", row[2] ? row[2] : "");
+            if (row[3] && row[3][0]) printf("%-8s %-16s   source: %s\n", "", "", row[3]);
+        }
+        bad = ferror(stdout) ? 1 : 0;
+        bad |= t.oom;
+    }
+    sim_table_free(&t);
+    return bad ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
+}

@@ -1,0 +1,90 @@
+/* output.h: what ulysim prints. Tables are for people and gnuplot alike:
+ * '#' lines for headers and notes, whitespace-separated columns whose names
+ * carry their units, '-' for a missing value, blocks separated by two blank
+ * lines (gnuplot's `index`). CSV has one header line and RFC 4180 quoting.
+ * JSON is one cJSON document with a stable key order; integers are printed
+ * as integers (int64 exactly), other numbers round-trip. */
+#ifndef SIM_OUTPUT_H
+#define SIM_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "args.h"
+#include "ulysim.h"
+
+/* ----------------------------------------------------------------- tables */
+
+typedef struct sim_table {
+    int ncols;
+    const char *const *names;
+    const char *align;  /* one char per column: 'l' or 'r' */
+    char **cells;       /* rows x ncols, owned */
+    int rows, cap, col, oom;
+    int gap_every;      /* table print: a blank line after every gap_every rows (0: none) */
+    int block_every;    /* and two blank lines (a gnuplot index) after every block_every rows */
+} sim_table;
+
+void sim_table_init(sim_table *t, int ncols, const char *const *names, const char *align);
+void sim_table_row(sim_table *t);
+void sim_table_cell(sim_table *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Return 0, or 1 when a cell could not be stored (out of memory). */
+int sim_table_print(const sim_table *t, FILE *f);
+int sim_table_print_csv(const sim_table *t, FILE *f);
+void sim_table_free(sim_table *t);
+
+/* ------------------------------------------------------------- formatting */
+
+const char *sim_tiers_name(int tiers);       /* "intra", "inter", "intra+inter", "none" */
+const char *sim_strategy_name(int id);
+/* "u32.dp2", "u8.r8", "tp8.dp8": the degrees above 1 (dp always when > 1). */
+void sim_degrees_str(const uly_layout *l, char *buf, size_t n);
+/* "u32 x dp2"-style words for sentences. */
+void sim_degrees_words(const uly_layout *l, char *buf, size_t n);
+/* Fatal reasons (or all when none is fatal) of a summary, "; "-separated. */
+void sim_reasons_str(const sim_ctx *c, const sim_summary *s, int fatal_only, char *buf, size_t n);
+/* 1 when the summary carries priced numbers (a layout with valid shapes). */
+int sim_has_numbers(const sim_summary *s);
+/* Short infeasibility tag for a table column: "yes", or "no:oom", "no:heads", ... */
+const char *sim_fit_tag(const sim_summary *s);
+/* Prints text as '#' comment lines of at most `width` columns: the first
+ * starts with `first`, the rest with `cont`; breaks at spaces. */
+void sim_print_note(FILE *f, const char *first, const char *cont, const char *text, int width);
+/* 1.50M, 128K, 131073: a token count the way people write it. */
+void sim_size_str(int64_t v, char *buf, size_t n);
+/* The same, rounded when not a whole multiple: 2.41M. */
+void sim_size_approx(int64_t v, char *buf, size_t n);
+
+/* ------------------------------------------------------------------- rows */
+
+/* Rows of summaries, the output of max-seq, min-gpus and sweep. */
+typedef enum sim_rows_kind { SIM_ROWS_SWEEP = 0, SIM_ROWS_MAXSEQ, SIM_ROWS_MINGPUS } sim_rows_kind;
+/* Table or CSV. best: per-row flag (sweep: best at its point) or NULL.
+ * gap_every/block_every: see sim_table. Returns 0, or 1 on failure. */
+int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows_kind kind, const unsigned char *best,
+                   int gap_every, int block_every, FILE *f);
+
+/* max-seq and min-gpus output (cmd_maxseq.c): one row per strategy with the
+ * limit found (value), below `bound`. Rank 0 only. Returns an exit code. */
+int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind kind, int64_t bound);
+
+/* ------------------------------------------------------------------- JSON */
+
+cJSON *sim_json_int(int64_t v);
+cJSON *sim_json_num(double v);
+/* Adds, returning 0, or 1 on out of memory (the item is freed). */
+int sim_json_add(cJSON *obj, const char *key, cJSON *item);
+cJSON *sim_json_config(const sim_ctx *c, const char *command);
+cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s);
+/* The per-op breakdown of a plan with its priced result. */
+cJSON *sim_json_ops(const uly_plan *p, const uly_result *r);
+extern const char sim_flop_convention[];
+/* Prints and frees. Returns 0, or 1 on failure. */
+int sim_json_print(cJSON *root, FILE *f);
+
+#endif
