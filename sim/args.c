@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "preset.h"
 
 const char *sim_cmd_name(sim_cmd c)
@@ -203,6 +204,15 @@ static const char *const cmd_names[] = {"plan", "max-seq", "min-gpus", "sweep", 
 
 void sim_args_help(FILE *f)
 {
+    /* the registry's commands (commands.c), one line each */
+    char extra[2048] = "";
+    size_t used = 0;
+    for (int i = 0; i < sim_command_count() && used < sizeof extra; i++) {
+        const sim_command *c = sim_command_at(i);
+        int k = snprintf(extra + used, sizeof extra - used, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary,
+                         c->name);
+        if (k > 0) used += (size_t)k;
+    }
     fprintf(f,
 "usage: ulysim [COMMAND] [OPTIONS]\n"
 "\n"
@@ -220,6 +230,7 @@ void sim_args_help(FILE *f)
 "             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
 "                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
 "  presets    list the model and cluster presets with description and source\n"
+"%s"
 "\n"
 "options (sizes accept 131072, 128K, 1M, 1G, 1e6, 2^20; K, M, G are powers of 1024):\n"
 "  --gpus N             GPUs in total [count; default %d]\n"
@@ -253,7 +264,7 @@ void sim_args_help(FILE *f)
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
 "rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else the\n"
 "source tree's sim/presets, else the installed share/ulysim/presets.\n",
-        SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
+        extra, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)

@@ -8,7 +8,12 @@ set(ULYSIM_CLI_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cmd_maxseq.c
   ${CMAKE_CURRENT_SOURCE_DIR}/cmd_mingpus.c
   ${CMAKE_CURRENT_SOURCE_DIR}/cmd_sweep.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_presets.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/cmd_presets.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/commands.c)
+# Subcommands of the registry in commands.c: every other cmd_*.c.
+file(GLOB ULYSIM_CMD_EXTRA CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmd_*.c)
+list(APPEND ULYSIM_CLI_SOURCES ${ULYSIM_CMD_EXTRA})
+list(REMOVE_DUPLICATES ULYSIM_CLI_SOURCES)
 if(MPI_C_FOUND)
   list(APPEND ULYSIM_CLI_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/par_mpi.c)
 else()

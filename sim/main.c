@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "commands.h"
 #include "output.h"
 #include "par.h"
 
@@ -197,6 +198,16 @@ out:
 
 int main(int argc, char **argv)
 {
+    /* commands with arguments of their own run without MPI */
+    const sim_command *cmd = argc > 1 ? sim_command_find(argv[1]) : NULL;
+    if (cmd) {
+        int rc = cmd->run(argc - 1, argv + 1);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "ulysim: cannot write the output: %s\n", strerror(errno));
+            rc = SIM_EXIT_INTERNAL;
+        }
+        return rc;
+    }
     if (sim_par_init(&argc, &argv) != 0) {
         fprintf(stderr, "ulysim: MPI initialisation failed\n");
         return SIM_EXIT_INTERNAL;
