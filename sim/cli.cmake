@@ -21,6 +21,10 @@ else()
 endif()
 
 add_executable(ulysim ${ULYSIM_CLI_SOURCES})
+# Where `ulysim plot` finds its gnuplot scripts (plots/*.gp).
+target_compile_definitions(ulysim PRIVATE
+  ULY_PLOT_DIR_SOURCE="${CMAKE_SOURCE_DIR}/plots"
+  ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots")
 target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(ulysim PRIVATE ulysim_presets libulysim PkgConfig::CJSON m)
 if(MPI_C_FOUND)
