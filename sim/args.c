@@ -446,6 +446,16 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     lib[0] = 0;
     if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
         return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");
+    /* A preset's node count is a planning default, not a limit: --gpus beyond
+     * it adds nodes of the same kind (a torus keeps its shape). */
+    int64_t want = 0;
+    for (int i = 0; a->gpus_set && i < a->n_gpus; i++)
+        if (a->gpus[i] > want) want = a->gpus[i];
+    const int64_t gpn = c->cluster.gpus_per_node;
+    if (c->cluster.topo != ULY_TOPO_TORUS && want > c->cluster.nodes * gpn) {
+        c->preset_nodes = c->cluster.nodes;
+        c->cluster.nodes = (want + gpn - 1) / gpn;
+    }
 
     uly_workload *w = &c->w;
     w->seq = a->seq[0];

@@ -74,6 +74,7 @@ typedef struct sim_ctx {
     int n_strat;
     int strat_explicit;      /* --strategy given */
     int pinned;              /* any of --ulysses/--ring/--tp given */
+    int64_t preset_nodes;    /* the preset's node count, when --gpus needed more */
 } sim_ctx;
 
 /* Loads presets, builds and checks the workload, picks the strategies.

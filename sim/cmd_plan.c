@@ -135,6 +135,9 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node, cl->gpu.peak_flops[w->dtype] / 1e12,
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
+    if (c->preset_nodes)
+        fprintf(f, "#           (the preset has %lld nodes; nodes of the same kind were added for --gpus)\n",
+                (long long)c->preset_nodes);
     if (w->global_batch)
         snprintf(b2, sizeof b2, "global batch %lld", (long long)w->global_batch);
     else
