@@ -1,0 +1,457 @@
+/* repro_check.c: checks of `ulysim reproduce` (issue 8).
+ *
+ * The tolerances are the test's own, given on the command line by
+ * CMakeLists.txt (10% for Tables 2-3 and Table 4, 20% for the headline
+ * ratios, 5% for the median): a number the command prints is never trusted
+ * for its own check. A row the model cannot meet yet is run with --xfail:
+ * the check must then FAIL (exit 0, "XFAIL", with the numbers), and a pass
+ * is reported as an error ("XPASS": remove the mark), so the marks cannot go
+ * stale.
+ *
+ *   repro_check JSON row EXP ID within TOL [--xfail]   |pred/pub - 1| <= TOL
+ *   repro_check JSON row EXP ID atleast TOL [--xfail]  pred >= pub (1 - TOL)
+ *   repro_check JSON row EXP ID same [--xfail]         pred == pub
+ *   repro_check JSON median EXP SUFFIX TOL [--xfail]   median |error| of rows ID*SUFFIX <= TOL
+ *   repro_check JSON published DIR                     published numbers = DIR's CSV files
+ *   repro_check cli ULYSIM                             formats, subsets, bad input
+ *   repro_check plots ULYSIM DIR                       -o DIR writes data and images (77: no gnuplot)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        size_t k = fread(b + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0) break;
+        if (n + 1 >= cap) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+static cJSON *load_json(const char *path)
+{
+    char *s = slurp(path, NULL);
+    if (!s) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return NULL;
+    }
+    cJSON *j = cJSON_Parse(s);
+    free(s);
+    if (!j) fprintf(stderr, "%s is not JSON\n", path);
+    return j;
+}
+
+static const cJSON *find_exp(const cJSON *root, const char *exp)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "experiments"))
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        if (cJSON_IsString(id) && strcmp(id->valuestring, exp) == 0) return e;
+    }
+    return NULL;
+}
+
+static const cJSON *find_row(const cJSON *root, const char *exp, const char *id)
+{
+    const cJSON *e = find_exp(root, exp), *r;
+    if (!e) return NULL;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(e, "rows"))
+    {
+        const cJSON *i = cJSON_GetObjectItemCaseSensitive(r, "id");
+        if (cJSON_IsString(i) && strcmp(i->valuestring, id) == 0) return r;
+    }
+    return NULL;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* 0: the check passed, 1: it failed (the reason printed) */
+static int check_row(const cJSON *r, const char *kind, double tol)
+{
+    const double pred = num(r, "predicted"), pub = num(r, "published");
+    printf("%s: %s\n  published %g %s, predicted %g; setup: %s\n", str(r, "id"), str(r, "label"), pub, str(r, "unit"),
+           pred, str(r, "setup"));
+    if (str(r, "note")[0]) printf("  note: %s\n", str(r, "note"));
+    if (isnan(pub)) {
+        printf("  no published number\n");
+        return 1;
+    }
+    if (isnan(pred)) {
+        printf("  no prediction: the model cannot evaluate this configuration\n");
+        return 1;
+    }
+    if (strcmp(kind, "within") == 0) {
+        const double e = pred / pub - 1.0;
+        printf("  error %+.2f%% (tolerance %.0f%%)\n", 100 * e, 100 * tol);
+        return fabs(e) <= tol + 1e-12 ? 0 : 1;
+    }
+    if (strcmp(kind, "atleast") == 0) {
+        printf("  predicted / published %.3f (at least %.2f)\n", pred / pub, 1 - tol);
+        return pred >= pub * (1 - tol) ? 0 : 1;
+    }
+    if (strcmp(kind, "same") == 0) return pred == pub ? 0 : 1;
+    fprintf(stderr, "unknown check '%s'\n", kind);
+    return 2;
+}
+
+static int verdict(int failed, int xfail)
+{
+    if (failed == 2) return 1;
+    if (!xfail) {
+        printf(failed ? "FAIL\n" : "PASS\n");
+        return failed;
+    }
+    if (failed) {
+        printf("XFAIL: expected failure, the model does not meet this yet (see tests/sim/reproduce/CMakeLists.txt)\n");
+        return 0;
+    }
+    printf("XPASS: the model now meets this check: remove its --xfail mark in tests/sim/reproduce/CMakeLists.txt\n");
+    return 1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------ published numbers */
+
+/* Splits a CSV line (no quoted commas in these files) into at most n fields. */
+static int split(char *line, char **f, int n)
+{
+    int k = 0;
+    char *p = line;
+    while (k < n) {
+        f[k++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = 0;
+        p = c + 1;
+    }
+    char *nl = strpbrk(f[k - 1], "\r\n");
+    if (nl) *nl = 0;
+    return k;
+}
+
+static int same_num(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1.0, fabs(b)); }
+
+static int expect_pub(const cJSON *root, const char *exp, const char *id, double want, int *bad)
+{
+    const cJSON *r = find_row(root, exp, id);
+    if (!r) {
+        printf("missing row %s/%s\n", exp, id);
+        (*bad)++;
+        return 1;
+    }
+    const double got = num(r, "published");
+    if (!(isnan(want) && isnan(got)) && !same_num(got, want)) {
+        printf("%s/%s: published %.10g in the output, %.10g in the CSV\n", exp, id, got, want);
+        (*bad)++;
+        return 1;
+    }
+    return 0;
+}
+
+static void seq_name(long long v, char *b, size_t n)
+{
+    if (v % 1048576 == 0) snprintf(b, n, "%lldM", v / 1048576);
+    else if (v % 1024 == 0) snprintf(b, n, "%lldK", v / 1024);
+    else snprintf(b, n, "%lld", v);
+}
+
+static int published(const cJSON *root, const char *dir)
+{
+    int bad = 0, rows = 0;
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/ulysses_tables_2_3.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("cannot read %s\n", path);
+        return 1;
+    }
+    int header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        if (!header++) continue;
+        char *c[8];
+        if (split(line, c, 8) != 5) continue;
+        char s[32], id[96];
+        seq_name(atoll(c[1]), s, sizeof s);
+        snprintf(id, sizeof id, "%s.%s.%sgpus.iter_time", c[0], s, c[2]);
+        expect_pub(root, "ulysses.tables", id, atof(c[3]) / 1e3, &bad);
+        snprintf(id, sizeof id, "%s.%s.%sgpus.tflops", c[0], s, c[2]);
+        expect_pub(root, "ulysses.tables", id, atof(c[4]), &bad);
+        rows++;
+    }
+    fclose(f);
+    if (rows != 6) {
+        printf("%s: %d rows, expected 6\n", path, rows);
+        bad++;
+    }
+    snprintf(path, sizeof path, "%s/rsa_table4_weak_scaling.csv", dir);
+    f = fopen(path, "r");
+    if (!f) {
+        printf("cannot read %s\n", path);
+        return 1;
+    }
+    header = 0;
+    rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        if (!header++) continue;
+        char *c[8];
+        if (split(line, c, 8) != 7) continue;
+        char tag[64], id[96];
+        snprintf(tag, sizeof tag, "P%s.b%s.n%s", c[0], c[1], c[2]);
+        snprintf(id, sizeof id, "%s.tp_mem", tag);
+        if (c[3][0]) expect_pub(root, "rsa.table4", id, atof(c[3]), &bad);
+        else expect_pub(root, "rsa.table4", id, 1.0, &bad); /* empty cell: out of memory, "yes" */
+        snprintf(id, sizeof id, "%s.sp_mem", tag);
+        expect_pub(root, "rsa.table4", id, atof(c[5]), &bad);
+        snprintf(id, sizeof id, "%s.tokens_ratio", tag);
+        expect_pub(root, "rsa.table4", id, c[4][0] && c[6][0] ? atof(c[6]) / atof(c[4]) : NAN, &bad);
+        rows++;
+    }
+    fclose(f);
+    if (rows != 8) {
+        printf("%s: %d rows, expected 8\n", path, rows);
+        bad++;
+    }
+    if (bad) printf("FAIL: %d mismatches\n", bad);
+    else printf("PASS: the published numbers of the output are those of %s\n", dir);
+    return bad ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------- cli */
+
+/* Output files per mode: the cli and plots tests may run at once in one directory. */
+static const char *run_tag = "repro";
+
+static int run(const char *cmd, char *out, size_t out_n, char *err, size_t err_n)
+{
+    char full[8192], fo[64], fe[64];
+    snprintf(fo, sizeof fo, "%s_out.txt", run_tag);
+    snprintf(fe, sizeof fe, "%s_err.txt", run_tag);
+    snprintf(full, sizeof full, "%s >%s 2>%s", cmd, fo, fe);
+    int st = system(full);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    size_t n;
+    char *s = slurp(fo, &n);
+    snprintf(out, out_n, "%s", s ? s : "");
+    free(s);
+    s = slurp(fe, &n);
+    snprintf(err, err_n, "%s", s ? s : "");
+    free(s);
+    return rc;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static int cli(const char *exe)
+{
+    static char out[1 << 20], err[1 << 16];
+    char cmd[4200];
+    int bad = 0;
+    /* table: default set is all, both papers' sections and the acceptance */
+    snprintf(cmd, sizeof cmd, "'%s' reproduce", exe);
+    int rc = run(cmd, out, sizeof out, err, sizeof err);
+    if (rc != 0 || !strstr(out, "Tables 2 and 3") || !strstr(out, "Table 4") || !strstr(out, "# acceptance")) {
+        printf("reproduce (table): exit %d, output lacks a section\n%s\n", rc, err);
+        bad++;
+    }
+    /* csv: a header and one line per compared number */
+    snprintf(cmd, sizeof cmd, "'%s' reproduce ulysses --format csv", exe);
+    rc = run(cmd, out, sizeof out, err, sizeof err);
+    if (rc != 0 || strncmp(out, "experiment,id,label,unit,predicted,published,error_pct,", 55) != 0 ||
+        strstr(out, "rsa.") || count_lines(out) < 20) {
+        printf("reproduce ulysses --format csv: exit %d, unexpected output:\n%.400s\n", rc, out);
+        bad++;
+    }
+    /* json: only the chosen paper; Tables 2-3 rows name the searched layout */
+    snprintf(cmd, sizeof cmd, "'%s' reproduce rsa --format=json", exe);
+    rc = run(cmd, out, sizeof out, err, sizeof err);
+    cJSON *j = rc == 0 ? cJSON_Parse(out) : NULL;
+    if (!j || find_exp(j, "ulysses.tables") || !find_exp(j, "rsa.table4") || !find_exp(j, "rsa.claims")) {
+        printf("reproduce rsa --format=json: exit %d, not the rsa experiments only\n", rc);
+        bad++;
+    }
+    cJSON_Delete(j);
+    snprintf(cmd, sizeof cmd, "'%s' reproduce ulysses --format json", exe);
+    rc = run(cmd, out, sizeof out, err, sizeof err);
+    j = rc == 0 ? cJSON_Parse(out) : NULL;
+    const cJSON *e = j ? find_exp(j, "ulysses.tables") : NULL, *r;
+    int n_rows = 0;
+    if (e) cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(e, "rows"))
+        {
+            const char *id = str(r, "id");
+            if (!strstr(id, ".iter_time")) continue;
+            n_rows++;
+            if (strncmp(str(r, "setup"), "ulysses u", 9) != 0) {
+                printf("%s: setup '%s' does not name the searched Ulysses layout\n", id, str(r, "setup"));
+                bad++;
+            }
+        }
+    if (n_rows != 6) {
+        printf("reproduce ulysses --format json: %d iteration-time rows, expected 6\n", n_rows);
+        bad++;
+    }
+    cJSON_Delete(j);
+    /* help */
+    snprintf(cmd, sizeof cmd, "'%s' reproduce --help", exe);
+    rc = run(cmd, out, sizeof out, err, sizeof err);
+    if (rc != 0 || !strstr(out, "usage: ulysim reproduce")) {
+        printf("reproduce --help: exit %d\n", rc);
+        bad++;
+    }
+    /* bad input: exit 2, one line on stderr naming the value */
+    static const struct {
+        const char *args, *names;
+    } cases[] = {
+        {"frob", "'frob'"},           {"--format xml", "'xml'"}, {"--bogus", "'--bogus'"},
+        {"ulysses rsa", "'rsa'"},     {"-o", "-o"},              {"--format", "--format"},
+        {"all -o \"\"", "-o"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' reproduce %s", exe, cases[i].args);
+        rc = run(cmd, out, sizeof out, err, sizeof err);
+        if (rc != 2 || count_lines(err) != 1 || !strstr(err, cases[i].names) || out[0]) {
+            printf("reproduce %s: exit %d (want 2), stderr '%s', stdout %zu bytes\n", cases[i].args, rc, err,
+                   strlen(out));
+            bad++;
+        }
+    }
+    printf(bad ? "FAIL\n" : "PASS\n");
+    return bad ? 1 : 0;
+}
+
+static int plots(const char *exe, const char *dir)
+{
+    if (system("command -v \"${GNUPLOT:-gnuplot}\" >/dev/null 2>&1") != 0) {
+        printf("SKIP: no gnuplot\n");
+        return 77;
+    }
+    static char out[1 << 20], err[1 << 16];
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) return 1;
+    snprintf(cmd, sizeof cmd, "'%s' reproduce all -o '%s'", exe, dir);
+    int rc = run(cmd, out, sizeof out, err, sizeof err), bad = rc != 0;
+    if (rc) printf("reproduce -o: exit %d: %s\n", rc, err);
+    static const char *const names[] = {"reproduce_ulysses", "reproduce_rsa", "reproduce_claims"};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            char p[4400];
+            snprintf(p, sizeof p, "%s/%s.%s", dir, names[i], k ? "png" : "dat");
+            struct stat st;
+            if (stat(p, &st) != 0 || st.st_size < 100) {
+                printf("missing or empty: %s\n", p);
+                bad++;
+            }
+        }
+    printf(bad ? "FAIL\n" : "PASS\n");
+    return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "cli") == 0) {
+        run_tag = "cli";
+        return cli(argv[2]);
+    }
+    if (argc >= 4 && strcmp(argv[1], "plots") == 0) {
+        run_tag = "plots";
+        return plots(argv[2], argv[3]);
+    }
+    if (argc < 3) {
+        fprintf(stderr, "usage: see the comment at the top of repro_check.c\n");
+        return 2;
+    }
+    cJSON *root = load_json(argv[1]);
+    if (!root) return 1;
+    const char *mode = argv[2];
+    int xfail = strcmp(argv[argc - 1], "--xfail") == 0;
+    int rc;
+    if (strcmp(mode, "row") == 0 && argc >= 6) {
+        const cJSON *r = find_row(root, argv[3], argv[4]);
+        if (!r) {
+            printf("no row %s/%s in the output\n", argv[3], argv[4]);
+            rc = 1;
+        } else {
+            const double tol = strcmp(argv[5], "same") ? atof(argc > 6 ? argv[6] : "nan") : 0;
+            rc = verdict(check_row(r, argv[5], tol), xfail);
+        }
+    } else if (strcmp(mode, "median") == 0 && argc >= 6) {
+        const cJSON *e = find_exp(root, argv[3]), *r;
+        double errs[64];
+        int n = 0, missing = 0;
+        const size_t sl = strlen(argv[4]);
+        if (e) cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(e, "rows"))
+            {
+                const char *id = str(r, "id");
+                const size_t il = strlen(id);
+                if (il < sl || strcmp(id + il - sl, argv[4]) != 0) continue;
+                const double p = num(r, "predicted"), q = num(r, "published");
+                if (isnan(p) || isnan(q) || n >= 64) missing++;
+                else errs[n++] = fabs(p / q - 1.0);
+            }
+        int failed;
+        if (n == 0 || missing) {
+            printf("%d rows without a prediction\n", missing);
+            failed = 1;
+        } else {
+            qsort(errs, (size_t)n, sizeof errs[0], cmp_d);
+            const double med = n % 2 ? errs[n / 2] : 0.5 * (errs[n / 2 - 1] + errs[n / 2]);
+            printf("median |error| of %d rows: %.2f%% (at most %.0f%%)\n", n, 100 * med, 100 * atof(argv[5]));
+            failed = med > atof(argv[5]) + 1e-12;
+        }
+        rc = verdict(failed, xfail);
+    } else if (strcmp(mode, "published") == 0 && argc >= 4) {
+        rc = published(root, argv[3]);
+    } else {
+        fprintf(stderr, "bad arguments\n");
+        rc = 2;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
