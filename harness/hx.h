@@ -1,0 +1,274 @@
+/* hx.h: ulyharness internals (prefix hx_). The harness executes the plan that
+ * libulysim builds, op by op, with real MPI collectives and real kernels,
+ * counts the bytes it hands to MPI, times every op and checks the result
+ * against a single-rank float64 reference. Not installed; one program. */
+#ifndef HX_H
+#define HX_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <mpi.h>
+
+#include "kern_attn.h"
+#include "ulysim.h"
+
+#define HX_TRACE_FORMAT "ulysim-trace"
+#define HX_TRACE_VERSION 1
+
+/* ------------------------------------------------------------- options */
+
+typedef struct hx_opts {
+    const char *strategy;  /* contract name */
+    int64_t ulysses, ring, tp; /* 0 = pick (the strategy's degree = P / dp) */
+    int64_t dp;            /* 0 = what remains */
+    int64_t seq;           /* 0 = 128 * P */
+    int64_t heads, kv_heads, head_dim, ffn, batch, vocab, layers;
+    int swiglu;
+    int causal;
+    uly_split split;
+    uly_recompute recompute;
+    int zero;
+    const char *kernel;    /* "ref" | "flash" */
+    int threads;           /* OpenBLAS and flash worker threads per rank */
+    int warmup, reps;
+    const char *out;       /* trace file; NULL = none */
+    const char *cluster;   /* preset name or JSON path for the trace header */
+    uint64_t seed;
+    double timeout_s;      /* watchdog: an op making no progress this long aborts the job */
+    int microbench;
+    int64_t mb_min, mb_max; /* micro-benchmark message sizes (bytes) */
+    int print_plan;
+    int quiet;
+    /* hidden fault and error injection (tests) */
+    int inject_error;      /* perturb one element of the distributed result */
+    int inject_fail_rank, inject_fail_op;   /* -1 = off; op -1 = first comm op */
+    int inject_hang_rank, inject_hang_op;
+    int inject_kill_rank, inject_kill_op;
+    int no_check;          /* skip the reference (benchmarks) */
+} hx_opts;
+
+/* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
+int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
+void hx_args_defaults(hx_opts *o);
+
+/* ------------------------------------------------------- MPI and faults */
+
+extern int hx_world_rank, hx_world_size;
+
+/* Prints "ulyharness: rank R: <reason>" and aborts the whole job (MPI_Abort
+ * makes every rank exit non-zero). Removes this rank's temporary trace. */
+void hx_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Checks an MPI return code; on failure names the call and the MPI error. */
+int hx_mpi_check(int rc, const char *what, const char *file, int line);
+void hx_in_mpi(int in); /* for the watchdog's message: blocked in MPI, or hung outside it */
+#define HX_MPI(call) (hx_in_mpi(1), hx_mpi_check((call), #call, __FILE__, __LINE__), hx_in_mpi(0))
+void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; dies on failure */
+float *hx_falloc(int64_t n, const char *what);
+
+/* The watchdog: a thread that aborts the job when the current op has made
+ * no progress for timeout_s seconds, naming this rank and the op. */
+void hx_watchdog_start(double timeout_s);
+void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
+void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
+void hx_trace_tmp_register(const char *path); /* removed by hx_die on rank 0 */
+
+/* A group communicator and where this rank sits in it. */
+typedef struct hx_group {
+    MPI_Comm comm;
+    int size, rank;
+    int next, prev; /* ring neighbours */
+} hx_group;
+
+/* Byte-counting collective wrappers. Every count is what this rank hands to
+ * MPI; *bytes grows by what leaves the rank: alltoall count*(p-1)*4,
+ * allgather count*(p-1)*4, reduce-scatter block*(p-1)*4, the ring
+ * all-reduce (reduce-scatter then all-gather) 2*block*(p-1)*4, send count*4. */
+void hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+void hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+void hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes);
+void hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes);
+void hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
+              int64_t *bytes);
+void hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req);
+void hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
+                 int64_t *bytes);
+void hx_waitall(int n, MPI_Request *reqs);
+int hx_count(int64_t n, const char *what); /* int count for MPI or die */
+
+double hx_now(void);
+
+/* ------------------------------------------------------------- the run */
+
+typedef enum hx_mode {
+    HX_MODE_TOK = 0, /* attention on this rank's tokens (ring; ulysses/usp with u = 1; agcp with r = 1) */
+    HX_MODE_ULY,     /* Ulysses all-to-all around the attention (ulysses, usp) */
+    HX_MODE_AG,      /* all-gather K,V (allgather-cp) */
+    HX_MODE_RSA,     /* materialised ring self-attention */
+    HX_MODE_TP,      /* Megatron TP+SP: heads split, gathers around GEMM regions */
+} hx_mode;
+
+/* A contiguous run of positions of one sequence, stored head-major
+ * [H][len][d] at row offset `base` of an attention-side buffer. */
+typedef struct hx_seg {
+    int64_t batch, off, len, base;
+} hx_seg;
+
+#define HX_MAX_SEGS 64
+typedef struct hx_segs {
+    int n;
+    int64_t rows; /* sum of len */
+    hx_seg s[HX_MAX_SEGS];
+} hx_segs;
+
+/* per-op measurements */
+typedef struct hx_opstat {
+    int64_t bytes;       /* bytes handed to MPI that leave the rank, pass 0 */
+    int64_t bytes_pass;  /* the same, in the pass being executed */
+    double t_pass;       /* time in the pass being executed */
+    double *t;           /* per timed rep */
+    int done;            /* executed this pass (fused ring comm ops) */
+} hx_opstat;
+
+struct hx_ctx;
+typedef void (*hx_handler)(struct hx_ctx *c, const uly_op *op);
+
+typedef struct hx_ctx {
+    hx_opts o;
+    const uly_strategy *strat;
+    uly_model m;
+    uly_workload w;
+    uly_cluster cl;
+    uly_layout l;
+    uly_plan plan;
+    uly_reason reasons[ULY_MAX_REASONS];
+    int n_reasons;
+    char cluster_src[512];  /* where the cluster profile came from */
+    void *cluster_json;     /* cJSON * of the preset file (rank 0), or NULL */
+    int cluster_adjusted;   /* gpus_per_node raised to the rank count */
+    int64_t cluster_orig_gpn, cluster_orig_nodes;
+
+    hx_group g[ULY_GROUP_COUNT];
+    int P;
+    hx_mode mode;
+    const struct kern_attn_impl *kern;
+
+    /* shapes */
+    int64_t b, N, a, k, d, h, f, f1, V;
+    int64_t u, r, t, dp;
+    int ui, ri, ti, di;      /* coordinates */
+    int zig;                 /* zigzag causal split of the ring part */
+    int64_t T;               /* token-side tokens per sequence on this rank */
+    int64_t Tg;              /* GEMM-side tokens per sequence (N for TP) */
+    int64_t Rt, Rg;          /* rows: b*T, b*Tg */
+    int64_t Hq, Hkv;         /* attention-side heads (query, kv) */
+    int64_t kv_eff;          /* KV heads after replication (Ulysses, TP) */
+    int64_t qc, kc;          /* GEMM-side Q and K (=V) columns */
+    int64_t hq0, hk0;        /* first global query head / eff kv head of the GEMM side */
+    int64_t fl;              /* f / t: local FFN width (per half for SwiGLU) */
+    int64_t *tpos, *tbat;    /* [Rt] token-side row -> position, batch */
+    int64_t *gpos, *gbat;    /* [Rg] GEMM-side row -> position, batch */
+    hx_segs qs;              /* attention-side query segments (own ring part) */
+    int64_t *uly_map;        /* ULY: [u][Rt] peer row -> attention-side row index (seg base + idx) */
+    int64_t *g2a;            /* TOK, AG, TP: [Rg] GEMM-side row -> attention-side row */
+
+    /* parameters: flat layout [Wqkv | Wo | W1 | W2 | g1 | g2] of this TP rank */
+    int64_t off_wqkv, off_wo, off_w1, off_w2, off_g1, off_g2, n_real;
+    int64_t layer_flat, layer_sh, model_flat, model_sh, zg; /* ZeRO sizes (plan's accounting) */
+    int64_t n_alloc;
+    float *wt, *gwt;         /* weights and grads (model-level prefix = this layer) */
+    float *wshard, *gshard;  /* ZeRO-3 layer shard, ZeRO-2/3 layer grad shard */
+    float *gmshard, *wmshard;/* ZeRO-1/2 model-level shards */
+    float *master, *adam_m, *adam_v;
+    int64_t n_opt;
+    float *rs_tmp;           /* all-reduce scratch block */
+    int64_t rs_tmp_n;
+
+    /* token side [Rt][h] */
+    float *X, *Y1, *X1, *Y2, *G, *dY1, *dX1, *dY2, *dX, *rms1, *rms2;
+    /* GEMM side */
+    float *Y1g, *Y2g, *Zg, *Ug, *Ag, *Mg, *Gg, *dX1g, *dAg, *dUg, *dY2g, *dY1g;
+    float *Qg, *Kg, *Vg, *Og, *dOg, *dQg, *dKg, *dVg; /* [Rg][qc], [Rg][kc] */
+    float *Z, *M;            /* token side results of out_proj / mlp_down (TP: after RS) */
+    /* attention side */
+    float *qa, *oa, *lsea, *doa, *dqa;       /* [qs.rows][Hq][d] */
+    float *kv_own, *dkv_own;                 /* [K | V], [dK | dV]: [2][rows][Hkv][d] */
+    int64_t kv_rows;                         /* rows of one KV block */
+    float *rot[2], *accs[2], *accr[2];       /* ring double buffers */
+    float *tmp_o, *tmp_lse;
+    uint8_t *has;                            /* per q seg: accumulator filled */
+    /* a2a buffers (ULY) */
+    float *s_q, *r_q, *s_k, *r_k, *s_v, *r_v, *s_o, *r_o;
+    float *s_do, *r_do, *s_dq, *r_dq, *s_dk, *r_dk, *s_dv, *r_dv;
+    /* AG: gathered K, V [r][Rt][kc] and full attention side K,V [b][Hkv][N][d] */
+    float *kg_all, *vg_all, *kfull, *vfull, *dkfull, *dvfull, *rs_dk_in, *rs_dv_in;
+    hx_segs fulls;
+    /* RSA: full K, V [r][Rt][kc]; scores [b][a][T][N] */
+    float *k_all, *v_all, *S, *dP, *dk_all, *dv_all, *Drow;
+    /* per-model ops */
+    int64_t lt, lv;          /* logit tokens and vocab columns */
+    float *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
+    int64_t *tok_ids;
+
+    /* execution */
+    hx_opstat st[ULY_PLAN_MAX_OPS];
+    hx_handler handler[ULY_PLAN_MAX_OPS];
+    int fuse_kv[ULY_PLAN_MAX_OPS];  /* attention op id -> its overlapped ring_kv op id, or -1 */
+    int fuse_dkv[ULY_PLAN_MAX_OPS]; /* attention op id -> its ring_dkv op id, or -1 */
+    int order[ULY_PLAN_MAX_OPS]; /* execution order (plan ids) */
+    int n_order;
+    int pass;                    /* 0: checked pass; then warm-up, then timed */
+    int timed_rep;               /* -1 when not timed */
+    int inject_fail_id, inject_hang_id, inject_kill_id;
+
+    /* results */
+    double err[5];               /* O, dQ, dK, dV, dX max relative error */
+    double tol;
+    const char *tol_reason;
+    int check_ok, bytes_ok;
+    double t_total;
+} hx_ctx;
+
+/* setup: plan, communicators, shapes, buffers, weights (collective) */
+int hx_setup(hx_ctx *c, const hx_opts *o); /* 0 ok; 2 bad input (reason printed on rank 0) */
+/* execution order, handlers, fused ops, injection targets */
+void hx_schedule(hx_ctx *c);
+/* runs pass 0 (checked), warm-up and timed passes */
+void hx_run(hx_ctx *c);
+/* executes one op of the plan (dispatch by name) */
+void hx_exec_op(hx_ctx *c, int id);
+/* check against the float64 reference on rank 0; returns 1 if ok (on every rank) */
+int hx_check(hx_ctx *c);
+/* trace */
+int hx_trace_write(hx_ctx *c, const char *path);
+int hx_microbench(const hx_opts *o);
+void hx_print_plan(const hx_ctx *c, FILE *fp);
+
+/* seeded inputs */
+float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
+enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
+       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT };
+float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
+
+/* layer pieces used by the executor and the reference */
+void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
+void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
+hx_handler hx_find_handler(const char *name); /* layer, model, comm ops; then hx_attn_find */
+hx_handler hx_attn_find(const char *name);   /* attention, ring and RSA ops */
+double hx_median(double *v, int n);          /* sorts v */
+const char *hx_mode_name(hx_mode m);
+
+/* GEMM: row-major C = alpha op(A) op(B) + beta C; dies on error */
+void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+             const float *b, int64_t ldb, float beta, float *cc, int64_t ldc);
+
+/* attention-side helpers */
+int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos) */
+void hx_attn_init(hx_ctx *c);
+void hx_stage_qkv(hx_ctx *c);     /* after the qkv GEMMs */
+void hx_stage_o_in(hx_ctx *c);    /* before out_proj: O token-major */
+void hx_stage_do(hx_ctx *c);      /* after out_proj_bwd: dO to where attention reads it */
+void hx_stage_dqkv_in(hx_ctx *c); /* before qkv_proj_bwd: dQ, dK, dV token-major */
+void hx_seg_ring_part(const hx_ctx *c, int ring_rank, int64_t b, hx_segs *out);
+int64_t hx_ring_part_pos(const hx_ctx *c, int ring_rank, int64_t idx);
+
+#endif

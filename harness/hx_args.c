@@ -1,0 +1,261 @@
+/* hx_args.c: ulyharness command line. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hx.h"
+
+static const char usage[] =
+    "usage: mpirun -np P ulyharness --strategy S [options]\n"
+    "Executes the plan libulysim builds for one transformer layer (forward and\n"
+    "backward, plus the per-step DP/ZeRO ops) with real MPI collectives and CPU\n"
+    "kernels; counts the bytes handed to MPI per op, times every op and checks\n"
+    "the output and gradients against a float64 single-rank reference.\n"
+    "\n"
+    "  --strategy S        ulysses | ring | rsa | allgather-cp | megatron-sp | usp\n"
+    "  --ulysses U --ring R --tp T   degrees (default: the strategy's degree = P;\n"
+    "                      usp: U = 2 when P >= 4, R = P / U); DP = P / (U R T)\n"
+    "  --seq N             tokens (default 128 * P; K/M suffixes are powers of 1024)\n"
+    "  --heads A --kv-heads K --head-dim D   (default 8, 8, 32)\n"
+    "  --ffn F             FFN hidden (default 4 * A * D)   --swiglu: SwiGLU MLP\n"
+    "  --batch B           micro-batch (default 1)\n"
+    "  --vocab V --layers L   model size for the per-model and per-step ops (1024, 1)\n"
+    "  --causal | --no-causal   (default causal)\n"
+    "  --split zigzag|contiguous   causal split of ring-style strategies (zigzag)\n"
+    "  --recompute none|full   (default none)\n"
+    "  --zero 0..3         ZeRO stage over the data x sequence group (default 3)\n"
+    "  --kernel ref|flash  attention kernel (default flash)\n"
+    "  --threads N         OpenBLAS / flash threads per rank (default 1)\n"
+    "  --warmup W --reps R timing passes after the checked pass (default 1, 5)\n"
+    "  --out FILE          write the trace (JSON lines) to FILE\n"
+    "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
+    "                      --cluster-file is the same flag)\n"
+    "  --seed S            input seed (default 1)\n"
+    "  --timeout SEC       watchdog: abort when an op makes no progress this long (default 20)\n"
+    "  --microbench        collective micro-benchmark instead of a plan\n"
+    "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling)\n"
+    "  --print-plan        print the plan and exit\n"
+    "  --quiet             only errors and the one-line result\n"
+    "  --help\n";
+
+void hx_args_defaults(hx_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->heads = 8;
+    o->kv_heads = 0;
+    o->head_dim = 32;
+    o->batch = 1;
+    o->vocab = 1024;
+    o->layers = 1;
+    o->causal = 1;
+    o->split = ULY_SPLIT_ZIGZAG;
+    o->recompute = ULY_RECOMPUTE_NONE;
+    o->zero = 3;
+    o->kernel = "flash";
+    o->threads = 1;
+    o->warmup = 1;
+    o->reps = 5;
+    o->cluster = "cpu-local";
+    o->seed = 1;
+    o->timeout_s = 20;
+    o->mb_min = 1024;
+    o->mb_max = 16 << 20;
+    o->inject_fail_rank = o->inject_hang_rank = o->inject_kill_rank = -1;
+    o->inject_fail_op = o->inject_hang_op = o->inject_kill_op = -1;
+}
+
+static int bad(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(int rank, const char *fmt, ...)
+{
+    if (rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "ulyharness: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n");
+        va_end(ap);
+    }
+    return 2;
+}
+
+static int parse_size(const char *flag, const char *s, int64_t *out, int rank)
+{
+    char why[200];
+    if (uly_size_parse(s, out, why, sizeof why) != ULY_OK)
+        return bad(rank, "%s %s: not a positive size (131072, 128K, 1M)", flag, s);
+    return 0;
+}
+
+static int parse_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, int rank)
+{
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi)
+        return bad(rank, "%s %s: must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
+    *out = v;
+    return 0;
+}
+
+/* "R" or "R:OP" */
+static int parse_inject(const char *flag, const char *s, int *rank_out, int *op_out, int rank)
+{
+    char *end = NULL;
+    long r = strtol(s, &end, 10);
+    if (end == s || r < 0) return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+    long op = -1;
+    if (*end == ':') {
+        char *e2 = NULL;
+        op = strtol(end + 1, &e2, 10);
+        if (e2 == end + 1 || *e2 || op < 0) return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+    } else if (*end) {
+        return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+    }
+    *rank_out = (int)r;
+    *op_out = (int)op;
+    return 0;
+}
+
+int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
+{
+    hx_args_defaults(o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t x = 0;
+#define NEED()                                                              \
+    do {                                                                    \
+        if (!v) return bad(rank, "%s: needs a value", a);             \
+        i++;                                                                \
+    } while (0)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            if (rank == 0) fputs(usage, stdout);
+            return 1;
+        } else if (!strcmp(a, "--strategy")) {
+            NEED();
+            if (!uly_strategy_find(v))
+                return bad(rank, "--strategy %s: unknown; valid: %s", v,
+                           "ulysses, ring, rsa, allgather-cp, megatron-sp, usp");
+            o->strategy = v;
+        } else if (!strcmp(a, "--ulysses")) {
+            NEED();
+            if (parse_int(a, v, 1, 1 << 20, &o->ulysses, rank)) return 2;
+        } else if (!strcmp(a, "--ring")) {
+            NEED();
+            if (parse_int(a, v, 1, 1 << 20, &o->ring, rank)) return 2;
+        } else if (!strcmp(a, "--tp")) {
+            NEED();
+            if (parse_int(a, v, 1, 1 << 20, &o->tp, rank)) return 2;
+        } else if (!strcmp(a, "--seq")) {
+            NEED();
+            if (parse_size(a, v, &o->seq, rank)) return 2;
+        } else if (!strcmp(a, "--heads")) {
+            NEED();
+            if (parse_int(a, v, 1, 4096, &o->heads, rank)) return 2;
+        } else if (!strcmp(a, "--kv-heads")) {
+            NEED();
+            if (parse_int(a, v, 1, 4096, &o->kv_heads, rank)) return 2;
+        } else if (!strcmp(a, "--head-dim")) {
+            NEED();
+            if (parse_int(a, v, 1, 4096, &o->head_dim, rank)) return 2;
+        } else if (!strcmp(a, "--ffn")) {
+            NEED();
+            if (parse_size(a, v, &o->ffn, rank)) return 2;
+        } else if (!strcmp(a, "--batch")) {
+            NEED();
+            if (parse_int(a, v, 1, 1024, &o->batch, rank)) return 2;
+        } else if (!strcmp(a, "--vocab")) {
+            NEED();
+            if (parse_size(a, v, &o->vocab, rank)) return 2;
+        } else if (!strcmp(a, "--layers")) {
+            NEED();
+            if (parse_int(a, v, 1, 1000, &o->layers, rank)) return 2;
+        } else if (!strcmp(a, "--swiglu")) {
+            o->swiglu = 1;
+        } else if (!strcmp(a, "--causal")) {
+            o->causal = 1;
+        } else if (!strcmp(a, "--no-causal")) {
+            o->causal = 0;
+        } else if (!strcmp(a, "--split")) {
+            NEED();
+            if (!strcmp(v, "zigzag")) o->split = ULY_SPLIT_ZIGZAG;
+            else if (!strcmp(v, "contiguous")) o->split = ULY_SPLIT_CONTIGUOUS;
+            else return bad(rank, "--split %s: must be zigzag or contiguous", v);
+        } else if (!strcmp(a, "--recompute")) {
+            NEED();
+            if (!strcmp(v, "none")) o->recompute = ULY_RECOMPUTE_NONE;
+            else if (!strcmp(v, "full")) o->recompute = ULY_RECOMPUTE_FULL;
+            else if (!strcmp(v, "selective"))
+                return bad(rank, "--recompute %s: not executed by the harness (the model keeps all K,V "
+                                 "blocks for it); use none or full", v);
+            else return bad(rank, "--recompute %s: must be none or full", v);
+        } else if (!strcmp(a, "--zero")) {
+            NEED();
+            if (parse_int(a, v, 0, 3, &x, rank)) return 2;
+            o->zero = (int)x;
+        } else if (!strcmp(a, "--kernel")) {
+            NEED();
+            if (strcmp(v, "ref") && strcmp(v, "flash")) return bad(rank, "--kernel %s: must be ref or flash", v);
+            o->kernel = v;
+        } else if (!strcmp(a, "--threads")) {
+            NEED();
+            if (parse_int(a, v, 1, 256, &x, rank)) return 2;
+            o->threads = (int)x;
+        } else if (!strcmp(a, "--warmup")) {
+            NEED();
+            if (parse_int(a, v, 0, 100000, &x, rank)) return 2;
+            o->warmup = (int)x;
+        } else if (!strcmp(a, "--reps")) {
+            NEED();
+            if (parse_int(a, v, 1, 100000, &x, rank)) return 2;
+            o->reps = (int)x;
+        } else if (!strcmp(a, "--out")) {
+            NEED();
+            o->out = v;
+        } else if (!strcmp(a, "--cluster") || !strcmp(a, "--cluster-file")) {
+            NEED();
+            o->cluster = v;
+        } else if (!strcmp(a, "--seed")) {
+            NEED();
+            if (parse_int(a, v, 0, INT64_MAX, &x, rank)) return 2;
+            o->seed = (uint64_t)x;
+        } else if (!strcmp(a, "--timeout")) {
+            NEED();
+            char *end = NULL;
+            double t = strtod(v, &end);
+            if (!*v || *end || !(t >= 0) || t > 1e6) return bad(rank, "--timeout %s: seconds >= 0 (0: off)", v);
+            o->timeout_s = t;
+        } else if (!strcmp(a, "--microbench")) {
+            o->microbench = 1;
+        } else if (!strcmp(a, "--mb-min")) {
+            NEED();
+            if (parse_size(a, v, &o->mb_min, rank)) return 2;
+        } else if (!strcmp(a, "--mb-max")) {
+            NEED();
+            if (parse_size(a, v, &o->mb_max, rank)) return 2;
+        } else if (!strcmp(a, "--print-plan")) {
+            o->print_plan = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "--no-check")) {
+            o->no_check = 1;
+        } else if (!strcmp(a, "--inject-error")) {
+            o->inject_error = 1;
+        } else if (!strcmp(a, "--inject-fail")) {
+            NEED();
+            if (parse_inject(a, v, &o->inject_fail_rank, &o->inject_fail_op, rank)) return 2;
+        } else if (!strcmp(a, "--inject-hang")) {
+            NEED();
+            if (parse_inject(a, v, &o->inject_hang_rank, &o->inject_hang_op, rank)) return 2;
+        } else if (!strcmp(a, "--inject-kill")) {
+            NEED();
+            if (parse_inject(a, v, &o->inject_kill_rank, &o->inject_kill_op, rank)) return 2;
+        } else {
+            return bad(rank, "%s: unknown option (see --help)", a);
+        }
+#undef NEED
+    }
+    if (!o->microbench && !o->strategy)
+        return bad(rank, "--strategy is required (or --microbench); see --help");
+    if (o->mb_min > o->mb_max) return bad(rank, "--mb-min must not exceed --mb-max");
+    return 0;
+}

@@ -1,0 +1,609 @@
+/* hx_attn.c: the attention section of each strategy, executed for real.
+ *
+ * Two layouts meet here. The GEMM side is token-major ([rows][heads*d], the
+ * projections' output); the kernels want head-major blocks: an
+ * "attention-side" buffer is a list of segments (contiguous position runs of
+ * one sequence), each stored [H][len][d]. The layout changes happen inside
+ * compute ops (projection epilogues, attention prologues/epilogues), so the
+ * communication ops hand MPI exactly the buffers they send, with nothing
+ * copied inside them.
+ *
+ * Attention over segments: one kernel call per (query segment, key segment)
+ * pair of the same sequence, with the segments' global positions as the
+ * causal offsets; pairs the causal mask hides completely are skipped; the
+ * partial results are merged by log-sum-exp. Ring attention is the same
+ * over the blocks that rotate round the ring (contiguous or zigzag split).
+ *
+ * Ring backward (ours, as model/strategy/ring.c names it): K,V rotate again
+ * (r-1 hops) and a dK,dV accumulator for each block travels r-1 hops: it is
+ * started by the first rank after the owner, each rank adds its share and
+ * forwards it, and the last one sends it home, where the owner adds its own
+ * share. Both transfers of a step are posted before the step's compute and
+ * waited for after it. */
+#include <math.h>
+#include <string.h>
+
+#include "hx.h"
+
+#define TAG_KV 11
+#define TAG_DKV 12
+
+static inline int64_t att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t H, int64_t d)
+{
+    int i = 0;
+    while (i + 1 < ss->n && ss->s[i + 1].base <= ar) i++;
+    const hx_seg *s = &ss->s[i];
+    return (s->base * H + hh * s->len + (ar - s->base)) * d;
+}
+
+void hx_attn_init(hx_ctx *c)
+{
+    if (c->mode == HX_MODE_RSA || c->mode == HX_MODE_ULY) return;
+    c->g2a = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "attention map");
+    for (int64_t gr = 0; gr < c->Rg; gr++) c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr]);
+}
+
+/* token-major src [R][ld] (heads h0.. of width d) <-> attention side [rows][H][d] */
+static void tok_to_att(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
+                       int64_t ld, int64_t H, float *dst)
+{
+    const int64_t d = c->d;
+    for (int64_t row = 0; row < R; row++)
+        for (int64_t hh = 0; hh < H; hh++)
+            memcpy(dst + att_off(ss, map[row], hh, H, d), src + row * ld + hh * d, sizeof(float) * (size_t)d);
+}
+
+static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
+                       int64_t H, float *dst, int64_t ld)
+{
+    const int64_t d = c->d;
+    for (int64_t row = 0; row < R; row++)
+        for (int64_t hh = 0; hh < H; hh++)
+            memcpy(dst + row * ld + hh * d, src + att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
+}
+
+/* Ulysses: token-major [Rt][Htot*d] -> all-to-all send [peer][Rt][Htot/u][d]
+ * (head group p to peer p); eff heads map to source heads e / rep. */
+static void uly_pack_heads(const hx_ctx *c, const float *src, int64_t src_heads, int64_t Htot, float *dst)
+{
+    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / src_heads;
+    for (int64_t p = 0; p < c->u; p++)
+        for (int64_t row = 0; row < c->Rt; row++)
+            for (int64_t j = 0; j < Hp; j++) {
+                const int64_t e = p * Hp + j;
+                memcpy(dst + ((p * c->Rt + row) * Hp + j) * d, src + row * src_heads * d + (e / rep) * d,
+                       sizeof(float) * (size_t)d);
+            }
+}
+
+/* Ulysses: all-to-all receive [head group q][Rt][Htot/u][d] -> token-major
+ * [Rt][dst_heads*d], summing the replicas of an eff head into its source head */
+static void uly_unpack_heads(const hx_ctx *c, const float *src, int64_t Htot, float *dst, int64_t dst_heads)
+{
+    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / dst_heads;
+    if (rep > 1) memset(dst, 0, sizeof(float) * (size_t)(c->Rt * dst_heads * d));
+    for (int64_t q = 0; q < c->u; q++)
+        for (int64_t row = 0; row < c->Rt; row++)
+            for (int64_t j = 0; j < Hp; j++) {
+                const int64_t e = q * Hp + j;
+                const float *s = src + ((q * c->Rt + row) * Hp + j) * d;
+                float *o = dst + row * dst_heads * d + (e / rep) * d;
+                if (rep > 1)
+                    for (int64_t x = 0; x < d; x++) o[x] += s[x];
+                else
+                    memcpy(o, s, sizeof(float) * (size_t)d);
+            }
+}
+
+/* Ulysses: all-to-all receive [peer][Rt][H][d] (peer's tokens, my heads) <->
+ * attention side over the ring part */
+static void uly_recv_to_att(const hx_ctx *c, const float *src, int64_t H, float *dst)
+{
+    const int64_t d = c->d;
+    for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
+        for (int64_t j = 0; j < H; j++)
+            memcpy(dst + att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d, sizeof(float) * (size_t)d);
+}
+
+static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float *dst)
+{
+    const int64_t d = c->d;
+    for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
+        for (int64_t j = 0; j < H; j++)
+            memcpy(dst + (pr * H + j) * d, src + att_off(&c->qs, c->uly_map[pr], j, H, d), sizeof(float) * (size_t)d);
+}
+
+/* ------------------------------------------------------------ staging */
+
+void hx_stage_qkv(hx_ctx *c)
+{
+    const int64_t kvb = c->kv_rows * c->Hkv * c->d;
+    switch (c->mode) {
+    case HX_MODE_ULY:
+        uly_pack_heads(c, c->Qg, c->a, c->a, c->s_q);
+        uly_pack_heads(c, c->Kg, c->k, c->kv_eff, c->s_k);
+        uly_pack_heads(c, c->Vg, c->k, c->kv_eff, c->s_v);
+        break;
+    case HX_MODE_TOK:
+    case HX_MODE_TP:
+        tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Qg, c->qc, c->Hq, c->qa);
+        tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Kg, c->kc, c->Hkv, c->kv_own);
+        tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Vg, c->kc, c->Hkv, c->kv_own + kvb);
+        break;
+    case HX_MODE_AG:
+        /* K, V stay token-major: they are the all-gathers' inputs */
+        tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Qg, c->qc, c->Hq, c->qa);
+        break;
+    case HX_MODE_RSA: {
+        const int64_t blk = c->Rt * c->kc;
+        memcpy(c->k_all + c->ri * blk, c->Kg, sizeof(float) * (size_t)blk);
+        memcpy(c->v_all + c->ri * blk, c->Vg, sizeof(float) * (size_t)blk);
+        break;
+    }
+    }
+}
+
+void hx_stage_o_in(hx_ctx *c)
+{
+    if (c->mode == HX_MODE_ULY) uly_unpack_heads(c, c->r_o, c->a, c->Og, c->a);
+}
+
+void hx_stage_do(hx_ctx *c)
+{
+    if (c->mode == HX_MODE_ULY) uly_pack_heads(c, c->dOg, c->a, c->a, c->s_do);
+    else if (c->mode != HX_MODE_RSA) tok_to_att(c, &c->qs, c->g2a, c->Rg, c->dOg, c->qc, c->Hq, c->doa);
+}
+
+void hx_stage_dqkv_in(hx_ctx *c)
+{
+    if (c->mode == HX_MODE_ULY) {
+        uly_unpack_heads(c, c->r_dq, c->a, c->dQg, c->a);
+        uly_unpack_heads(c, c->r_dk, c->kv_eff, c->dKg, c->k);
+        uly_unpack_heads(c, c->r_dv, c->kv_eff, c->dVg, c->k);
+    } else if (c->mode == HX_MODE_RSA) {
+        const int64_t blk = c->Rt * c->kc;
+        memcpy(c->dKg, c->dk_all + c->ri * blk, sizeof(float) * (size_t)blk);
+        memcpy(c->dVg, c->dv_all + c->ri * blk, sizeof(float) * (size_t)blk);
+    }
+    /* TOK, TP: attn_bwd wrote them; AG: the reduce-scatters did */
+}
+
+/* ------------------------------------------------------- segment pairs */
+
+static struct kern_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
+{
+    struct kern_attn_desc ds;
+    memset(&ds, 0, sizeof ds);
+    ds.heads = (int)c->Hq;
+    ds.kv_heads = (int)c->Hkv;
+    ds.n_q = (int)q->len;
+    ds.n_kv = (int)kv->len;
+    ds.d = (int)c->d;
+    ds.scale = (float)(1.0 / sqrt((double)c->d));
+    ds.causal = c->w.causal != 0;
+    ds.q_off = q->off;
+    ds.kv_off = kv->off;
+    ds.acc = KERN_ACC_F32;
+    ds.threads = c->o.threads;
+    return ds;
+}
+
+static int hidden(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
+{
+    return q->batch != kv->batch || (c->w.causal && kv->off > q->off + q->len - 1);
+}
+
+static void kcheck(kern_status s, const char *what)
+{
+    if (s != KERN_OK) hx_die("kernel %s: %s", what, kern_status_str(s));
+}
+
+/* (oa, lsea) += attention of the query segments over the key segments ks */
+static void pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb)
+{
+    const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
+    for (int i = 0; i < c->qs.n; i++) {
+        const hx_seg *q = &c->qs.s[i];
+        for (int j = 0; j < ks->n; j++) {
+            const hx_seg *kv = &ks->s[j];
+            if (hidden(c, q, kv)) continue;
+            struct kern_attn_desc ds = desc_for(c, q, kv);
+            const float *qp = c->qa + q->base * Hq * d;
+            const float *kp = kb + kv->base * Hk * d, *vp = vb + kv->base * Hk * d;
+            float *op = c->oa + q->base * Hq * d, *lp = c->lsea + q->base * Hq;
+            if (!c->has[i]) {
+                kcheck(c->kern->fwd(&ds, qp, kp, vp, op, lp), "forward");
+                c->has[i] = 1;
+            } else {
+                float *to = c->tmp_o + q->base * Hq * d, *tl = c->tmp_lse + q->base * Hq;
+                kcheck(c->kern->fwd(&ds, qp, kp, vp, to, tl), "forward");
+                kcheck(kern_attn_merge((int)Hq, (int)q->len, (int)d, op, lp, to, tl), "merge");
+            }
+        }
+    }
+}
+
+static void fwd_begin(hx_ctx *c) { memset(c->has, 0, (size_t)HX_MAX_SEGS); }
+
+static void fwd_end(hx_ctx *c)
+{
+    const int64_t d = c->d, Hq = c->Hq;
+    for (int i = 0; i < c->qs.n; i++) {
+        if (c->has[i]) continue;
+        const hx_seg *q = &c->qs.s[i];
+        memset(c->oa + q->base * Hq * d, 0, sizeof(float) * (size_t)(Hq * q->len * d));
+        for (int64_t x = 0; x < Hq * q->len; x++) c->lsea[q->base * Hq + x] = -INFINITY;
+    }
+}
+
+/* dqa, dk, dv += gradient through the key segments ks */
+static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb, float *dkb, float *dvb)
+{
+    const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
+    for (int i = 0; i < c->qs.n; i++) {
+        const hx_seg *q = &c->qs.s[i];
+        for (int j = 0; j < ks->n; j++) {
+            const hx_seg *kv = &ks->s[j];
+            if (hidden(c, q, kv)) continue;
+            struct kern_attn_desc ds = desc_for(c, q, kv);
+            const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
+            kcheck(c->kern->bwd(&ds, c->qa + qo, kb + ko, vb + ko, c->oa + qo, c->lsea + q->base * Hq, c->doa + qo,
+                                c->dqa + qo, dkb + ko, dvb + ko),
+                   "backward");
+        }
+    }
+}
+
+/* ---------------------------------------------------------- ring loops */
+
+static void ring_fwd(hx_ctx *c, int attn_id)
+{
+    const hx_group *g = &c->g[ULY_GROUP_RING];
+    const int r = g->size, ri = g->rank;
+    const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
+    const int kv_id = c->fuse_kv[attn_id];
+    if (kv_id < 0) hx_die("plan: attention op %d has no ring_kv op to overlap", attn_id);
+    hx_opstat *sk = &c->st[kv_id];
+    double t_wait = 0;
+    const float *cur = c->kv_own;
+    for (int s = 0; s < r; s++) {
+        MPI_Request rq[2];
+        int nrq = 0;
+        float *nxt = c->rot[s % 2];
+        if (s < r - 1) {
+            hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[nrq++]);
+            hx_isend(g, cur, blk, g->next, TAG_KV, &rq[nrq++], &sk->bytes_pass);
+        }
+        hx_segs ks;
+        hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
+        pairs_fwd(c, &ks, cur, cur + half);
+        double tw = hx_now();
+        hx_waitall(nrq, rq);
+        t_wait += hx_now() - tw;
+        hx_beat(attn_id, "attn_fwd ring step");
+        cur = nxt;
+    }
+    sk->done = 1;
+    sk->t_pass = t_wait;
+}
+
+static void ring_bwd(hx_ctx *c, int attn_id)
+{
+    const hx_group *g = &c->g[ULY_GROUP_RING];
+    const int r = g->size, ri = g->rank;
+    const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
+    const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
+    if (kv_id < 0 || dkv_id < 0) hx_die("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
+    hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
+    double w_kv = 0, w_dkv = 0, tw;
+    MPI_Request acc_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Request acc_recv = MPI_REQUEST_NULL; /* posted last step, added this step */
+    const float *cur = c->kv_own;
+    for (int s = 0; s < r; s++) {
+        MPI_Request rq[2];
+        int nrq = 0;
+        float *nxt = c->rot[s % 2];
+        if (s < r - 1) {
+            hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[nrq++]);
+            hx_isend(g, cur, blk, g->next, TAG_KV, &rq[nrq++], &sk->bytes_pass);
+        }
+        MPI_Request acc_in = acc_recv;
+        const float *acc_in_buf = c->accr[(s + 1) % 2];
+        acc_recv = MPI_REQUEST_NULL;
+        /* step s >= 1 receives the accumulator it adds at s+1 (the last: its own block's, home) */
+        if (s >= 1) hx_irecv(g, c->accr[s % 2], blk, g->prev, TAG_DKV, &acc_recv);
+        float *tgt = s == 0 ? c->dkv_own : c->accs[s % 2];
+        if (s >= 1) {
+            tw = hx_now();
+            hx_waitall(1, &acc_send[s % 2]); /* this buffer's send from step s-2 */
+            w_dkv += hx_now() - tw;
+            memset(tgt, 0, sizeof(float) * (size_t)blk);
+        }
+        hx_segs ks;
+        hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
+        pairs_bwd(c, &ks, cur, cur + half, tgt, tgt + half);
+        if (s >= 1) {
+            if (s >= 2) {
+                tw = hx_now();
+                hx_waitall(1, &acc_in);
+                w_dkv += hx_now() - tw;
+                for (int64_t x = 0; x < blk; x++) tgt[x] += acc_in_buf[x];
+            }
+            hx_isend(g, tgt, blk, g->next, TAG_DKV, &acc_send[s % 2], &sd->bytes_pass);
+        }
+        tw = hx_now();
+        hx_waitall(nrq, rq);
+        w_kv += hx_now() - tw;
+        hx_beat(attn_id, "attn_bwd ring step");
+        cur = nxt;
+    }
+    if (r > 1) {
+        /* my own block's accumulator comes home */
+        tw = hx_now();
+        hx_waitall(1, &acc_recv);
+        hx_waitall(2, acc_send);
+        w_dkv += hx_now() - tw;
+        const float *home = c->accr[(r - 1) % 2];
+        for (int64_t x = 0; x < blk; x++) c->dkv_own[x] += home[x];
+    }
+    sk->done = sd->done = 1;
+    sk->t_pass = w_kv;
+    sd->t_pass = w_dkv;
+}
+
+/* ------------------------------------------------------------ handlers */
+
+static int ringed(const hx_ctx *c)
+{
+    return c->r > 1 && (c->mode == HX_MODE_TOK || c->mode == HX_MODE_ULY);
+}
+
+static void ag_assemble(hx_ctx *c, const float *all, float *dst)
+{
+    /* gathered [rank j][Rt][kc] -> full attention side [b][Hkv][N][d] */
+    const int64_t d = c->d;
+    for (int64_t j = 0; j < c->r; j++)
+        for (int64_t bb = 0; bb < c->b; bb++)
+            for (int64_t i = 0; i < c->T; i++) {
+                const int64_t pos = hx_ring_part_pos(c, (int)j, i);
+                const int64_t ar = bb * c->N + pos;
+                const float *src = all + (j * c->Rt + bb * c->T + i) * c->kc;
+                for (int64_t hh = 0; hh < c->Hkv; hh++)
+                    memcpy(dst + att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
+            }
+}
+
+static void ag_scatter_in(hx_ctx *c, const float *src, float *all)
+{
+    const int64_t d = c->d;
+    for (int64_t j = 0; j < c->r; j++)
+        for (int64_t bb = 0; bb < c->b; bb++)
+            for (int64_t i = 0; i < c->T; i++) {
+                const int64_t ar = bb * c->N + hx_ring_part_pos(c, (int)j, i);
+                float *dst = all + (j * c->Rt + bb * c->T + i) * c->kc;
+                for (int64_t hh = 0; hh < c->Hkv; hh++)
+                    memcpy(dst + hh * d, src + att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
+            }
+}
+
+static void h_attn_fwd(hx_ctx *c, const uly_op *op)
+{
+    const int64_t kvb = c->kv_rows * c->Hkv * c->d;
+    /* prologue: inputs to the attention side */
+    if (c->mode == HX_MODE_ULY) {
+        uly_recv_to_att(c, c->r_q, c->Hq, c->qa);
+        uly_recv_to_att(c, c->r_k, c->Hkv, c->kv_own);
+        uly_recv_to_att(c, c->r_v, c->Hkv, c->kv_own + kvb);
+    } else if (c->mode == HX_MODE_AG) {
+        ag_assemble(c, c->kg_all, c->kv_own);
+        ag_assemble(c, c->vg_all, c->kv_own + kvb);
+    }
+    fwd_begin(c);
+    if (ringed(c)) {
+        ring_fwd(c, op->id);
+    } else {
+        const hx_segs *ks = c->mode == HX_MODE_AG ? &c->fulls : &c->qs;
+        pairs_fwd(c, ks, c->kv_own, c->kv_own + kvb);
+    }
+    fwd_end(c);
+    /* epilogue: output to where out_proj (or a2a_o) reads it */
+    if (c->mode == HX_MODE_ULY) uly_att_to_send(c, c->oa, c->Hq, c->s_o);
+    else att_to_tok(c, &c->qs, c->g2a, c->Rg, c->oa, c->Hq, c->Og, c->qc);
+}
+
+static void h_attn_bwd(hx_ctx *c, const uly_op *op)
+{
+    const int64_t kvb = c->kv_rows * c->Hkv * c->d;
+    if (c->mode == HX_MODE_ULY) uly_recv_to_att(c, c->r_do, c->Hq, c->doa);
+    memset(c->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d));
+    memset(c->dkv_own, 0, sizeof(float) * (size_t)(2 * kvb));
+    if (ringed(c)) {
+        ring_bwd(c, op->id);
+    } else {
+        const hx_segs *ks = c->mode == HX_MODE_AG ? &c->fulls : &c->qs;
+        pairs_bwd(c, ks, c->kv_own, c->kv_own + kvb, c->dkv_own, c->dkv_own + kvb);
+    }
+    switch (c->mode) {
+    case HX_MODE_ULY:
+        uly_att_to_send(c, c->dqa, c->Hq, c->s_dq);
+        uly_att_to_send(c, c->dkv_own, c->Hkv, c->s_dk);
+        uly_att_to_send(c, c->dkv_own + kvb, c->Hkv, c->s_dv);
+        break;
+    case HX_MODE_AG:
+        att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dqa, c->Hq, c->dQg, c->qc);
+        ag_scatter_in(c, c->dkv_own, c->rs_dk_in);
+        ag_scatter_in(c, c->dkv_own + kvb, c->rs_dv_in);
+        break;
+    default:
+        att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dqa, c->Hq, c->dQg, c->qc);
+        att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dkv_own, c->Hkv, c->dKg, c->kc);
+        att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dkv_own + kvb, c->Hkv, c->dVg, c->kc);
+        break;
+    }
+}
+
+/* fused into the attention op that they overlap */
+static void h_ring_fused(hx_ctx *c, const uly_op *op)
+{
+    if (!c->st[op->id].done)
+        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, op->name, op->overlaps);
+}
+
+/* ------------------------------------------------------------------ RSA */
+
+static float rsa_scale(const hx_ctx *c) { return (float)(1.0 / sqrt((double)c->d)); }
+
+static void h_rsa_ring(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_RING];
+    const int r = g->size, ri = g->rank;
+    float *all = !strcmp(op->name, "ring_k") ? c->k_all : c->v_all;
+    const int64_t blk = c->Rt * c->kc;
+    for (int s = 1; s < r; s++) {
+        const int send_blk = (ri - s + 1 + r) % r, recv_blk = (ri - s + r) % r;
+        hx_sendrecv(g, all + send_blk * blk, g->next, all + recv_blk * blk, g->prev, blk, 13,
+                    &c->st[op->id].bytes_pass);
+    }
+}
+
+/* S[bb][hh][T][N] */
+static float *S_at(const hx_ctx *c, float *S, int64_t bb, int64_t hh) { return S + ((bb * c->a + hh) * c->T) * c->N; }
+
+static void h_rsa_qk(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t j = 0; j < c->r; j++)
+                hx_gemm(0, 1, T, T, c->d, rsa_scale(c), c->Qg + bb * T * c->qc + hh * c->d, c->qc,
+                        c->k_all + j * blk + bb * T * c->kc + (hh / grp) * c->d, c->kc, 0.0f,
+                        S_at(c, c->S, bb, hh) + j * T, c->N);
+}
+
+static void h_rsa_softmax(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t N = c->N;
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t i = 0; i < c->T; i++) {
+                float *s = S_at(c, c->S, bb, hh) + i * N;
+                const int64_t vis = c->w.causal ? c->ri * c->T + i + 1 : N;
+                float mx = -INFINITY;
+                for (int64_t j = 0; j < vis; j++) mx = s[j] > mx ? s[j] : mx;
+                double sum = 0;
+                for (int64_t j = 0; j < vis; j++) {
+                    s[j] = expf(s[j] - mx);
+                    sum += s[j];
+                }
+                const float inv = (float)(1.0 / sum);
+                for (int64_t j = 0; j < vis; j++) s[j] *= inv;
+                for (int64_t j = vis; j < N; j++) s[j] = 0.0f;
+            }
+}
+
+static void h_rsa_pv(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t j = 0; j < c->r; j++)
+                hx_gemm(0, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N,
+                        c->v_all + j * blk + bb * T * c->kc + (hh / grp) * c->d, c->kc, j ? 1.0f : 0.0f,
+                        c->Og + bb * T * c->qc + hh * c->d, c->qc);
+}
+
+static void h_rsa_pv_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    memset(c->dv_all, 0, sizeof(float) * (size_t)(c->r * blk));
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t j = 0; j < c->r; j++) {
+                const float *dO = c->dOg + bb * T * c->qc + hh * c->d;
+                const int64_t ko = j * blk + bb * T * c->kc + (hh / grp) * c->d;
+                /* dP = dO V^T */
+                hx_gemm(0, 1, T, T, c->d, 1.0f, dO, c->qc, c->v_all + ko, c->kc, 0.0f, S_at(c, c->dP, bb, hh) + j * T,
+                        c->N);
+                /* dV += P^T dO (full length: summed over the ring by allreduce_dv) */
+                hx_gemm(1, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N, dO, c->qc, 1.0f, c->dv_all + ko,
+                        c->kc);
+            }
+}
+
+static void h_rsa_softmax_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t N = c->N, d = c->d;
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t i = 0; i < c->T; i++) {
+                const float *o = c->Og + (bb * c->T + i) * c->qc + hh * d;
+                const float *g = c->dOg + (bb * c->T + i) * c->qc + hh * d;
+                double D = 0;
+                for (int64_t e = 0; e < d; e++) D += (double)o[e] * g[e];
+                const float Df = (float)D;
+                const float *p = S_at(c, c->S, bb, hh) + i * N;
+                float *dp = S_at(c, c->dP, bb, hh) + i * N;
+                for (int64_t j = 0; j < N; j++) dp[j] = p[j] * (dp[j] - Df);
+            }
+}
+
+static void h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    memset(c->dk_all, 0, sizeof(float) * (size_t)(c->r * blk));
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t hh = 0; hh < c->a; hh++)
+            for (int64_t j = 0; j < c->r; j++) {
+                const int64_t ko = j * blk + bb * T * c->kc + (hh / grp) * c->d;
+                const float *dS = S_at(c, c->dP, bb, hh) + j * T;
+                /* dQ = scale dS K */
+                hx_gemm(0, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->k_all + ko, c->kc, j ? 1.0f : 0.0f,
+                        c->dQg + bb * T * c->qc + hh * c->d, c->qc);
+                /* dK += scale dS^T Q */
+                hx_gemm(1, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->Qg + bb * T * c->qc + hh * c->d, c->qc, 1.0f,
+                        c->dk_all + ko, c->kc);
+            }
+}
+
+static void h_rsa_allreduce(hx_ctx *c, const uly_op *op)
+{
+    float *buf = !strcmp(op->name, "allreduce_dk") ? c->dk_all : c->dv_all;
+    hx_allreduce_ring(&c->g[ULY_GROUP_RING], buf, c->rs_tmp, c->r * c->Rt * c->kc, &c->st[op->id].bytes_pass);
+}
+
+/* ------------------------------------------------------------ table */
+
+typedef struct hx_entry {
+    const char *name;
+    hx_handler fn;
+} hx_entry;
+
+static const hx_entry attn_table[] = {
+    {"attn_fwd", h_attn_fwd},
+    {"attn_bwd", h_attn_bwd},
+    {"ring_kv", h_ring_fused},
+    {"ring_dkv", h_ring_fused},
+    {"ring_k", h_rsa_ring},
+    {"ring_v", h_rsa_ring},
+    {"rsa_qk", h_rsa_qk},
+    {"rsa_softmax", h_rsa_softmax},
+    {"rsa_pv", h_rsa_pv},
+    {"rsa_pv_bwd", h_rsa_pv_bwd},
+    {"rsa_softmax_bwd", h_rsa_softmax_bwd},
+    {"rsa_qk_bwd", h_rsa_qk_bwd},
+    {"allreduce_dk", h_rsa_allreduce},
+    {"allreduce_dv", h_rsa_allreduce},
+};
+
+hx_handler hx_attn_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof attn_table / sizeof attn_table[0]; i++)
+        if (!strcmp(attn_table[i].name, name)) return attn_table[i].fn;
+    return NULL;
+}

@@ -1,0 +1,438 @@
+/* hx_layer.c: the transformer layer around the attention, executed for real.
+ *
+ * The layer (pre-norm, RMSNorm with gains, no biases):
+ *   Y1 = rms(X) g1;  [Q K V] = Y1 [Wq Wk Wv];  O = attention(Q, K, V)
+ *   X1 = X + O Wo;   Y2 = rms(X1) g2;  U = Y2 W1;  A = gelu(U) (or SwiGLU)
+ *   M = A W2 (the layer output X1 + M is the next layer's input; its
+ *   gradient G is a seeded tensor, so the check does not depend on a loss).
+ * Token-local ops run on this rank's rows; under Megatron TP+SP the GEMMs
+ * run on the gathered rows with column/row-split weights. Weight gradients
+ * go to the flat gradient buffer in the weights' layout. */
+#include <math.h>
+#include <string.h>
+
+#include "hx.h"
+
+#define RMS_EPS 1e-6f
+
+void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+             const float *b, int64_t ldb, float beta, float *cc, int64_t ldc)
+{
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX)
+        hx_die("GEMM %lld x %lld x %lld: too large for the BLAS interface", (long long)m, (long long)n, (long long)k);
+    kern_status s = kern_gemm_f32(ta != 0, tb != 0, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta,
+                                  cc, (int)ldc);
+    if (s != KERN_OK) hx_die("GEMM %lld x %lld x %lld: %s", (long long)m, (long long)n, (long long)k, kern_status_str(s));
+}
+
+/* ---------------------------------------------------------------- norms */
+
+static void rms_fwd(int64_t rows, int64_t h, const float *x, const float *g, float *y, float *inv)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * h;
+        double ss = 0;
+        for (int64_t j = 0; j < h; j++) ss += (double)xr[j] * xr[j];
+        const float iv = (float)(1.0 / sqrt(ss / (double)h + RMS_EPS));
+        inv[r] = iv;
+        float *yr = y + r * h;
+        for (int64_t j = 0; j < h; j++) yr[j] = xr[j] * iv * g[j];
+    }
+}
+
+/* dx = base + d rms(x) g / dx . dy;  dg += sum_rows dy x inv */
+static void rms_bwd(int64_t rows, int64_t h, const float *x, const float *g, const float *inv, const float *dy,
+                    const float *base, float *dx, float *dg)
+{
+    for (int64_t j = 0; j < h; j++) dg[j] = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * h, *dyr = dy + r * h;
+        const float iv = inv[r];
+        double dot = 0;
+        for (int64_t j = 0; j < h; j++) {
+            const float xh = xr[j] * iv;
+            dot += (double)(dyr[j] * g[j]) * xh;
+            dg[j] += dyr[j] * xh;
+        }
+        const float mean = (float)(dot / (double)h);
+        float *dxr = dx + r * h;
+        const float *br = base + r * h;
+        for (int64_t j = 0; j < h; j++) dxr[j] = br[j] + iv * (dyr[j] * g[j] - xr[j] * iv * mean);
+    }
+}
+
+/* ------------------------------------------------------------ handlers */
+
+#define W(c, off) ((c)->wt + (c)->off)
+#define GW(c, off) ((c)->gwt + (c)->off)
+
+static void h_ln1(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    rms_fwd(c->Rt, c->h, c->X, W(c, off_g1), c->Y1, c->rms1);
+}
+
+static void h_qkv_proj(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t ld = c->qc + 2 * c->kc;
+    const float *Wq = W(c, off_wqkv);
+    hx_gemm(0, 0, c->Rg, c->qc, c->h, 1.0f, c->Y1g, c->h, Wq, ld, 0.0f, c->Qg, c->qc);
+    hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc, ld, 0.0f, c->Kg, c->kc);
+    hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc + c->kc, ld, 0.0f, c->Vg, c->kc);
+    hx_stage_qkv(c);
+}
+
+static void h_out_proj(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_stage_o_in(c);
+    hx_gemm(0, 0, c->Rg, c->h, c->qc, 1.0f, c->Og, c->qc, W(c, off_wo), c->h, 0.0f, c->Zg, c->h);
+}
+
+static void h_ln2(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t n = c->Rt * c->h;
+    for (int64_t i = 0; i < n; i++) c->X1[i] = c->X[i] + c->Z[i];
+    rms_fwd(c->Rt, c->h, c->X1, W(c, off_g2), c->Y2, c->rms2);
+}
+
+static int64_t f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
+
+static void h_mlp_up(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 0, c->Rg, f1l(c), c->h, 1.0f, c->Y2g, c->h, W(c, off_w1), f1l(c), 0.0f, c->Ug, f1l(c));
+}
+
+static inline float gelu(float x)
+{
+    const float k0 = 0.7978845608f, k1 = 0.044715f;
+    return 0.5f * x * (1.0f + tanhf(k0 * (x + k1 * x * x * x)));
+}
+
+static inline float gelu_grad(float x)
+{
+    const float k0 = 0.7978845608f, k1 = 0.044715f;
+    const float t = tanhf(k0 * (x + k1 * x * x * x));
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k0 * (1.0f + 3.0f * k1 * x * x);
+}
+
+static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+static void h_mlp_act(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t fl = c->fl, w1 = f1l(c);
+    for (int64_t r = 0; r < c->Rg; r++) {
+        const float *u = c->Ug + r * w1;
+        float *a = c->Ag + r * fl;
+        if (c->m.swiglu)
+            for (int64_t j = 0; j < fl; j++) a[j] = u[j] * sigm(u[j]) * u[fl + j];
+        else
+            for (int64_t j = 0; j < fl; j++) a[j] = gelu(u[j]);
+    }
+}
+
+static void h_mlp_down(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 0, c->Rg, c->h, c->fl, 1.0f, c->Ag, c->fl, W(c, off_w2), c->h, 0.0f, c->Mg, c->h);
+}
+
+static void h_mlp_down_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    /* dA = dM W2^T, dW2 = A^T dM; dM = G (gathered under TP) */
+    hx_gemm(0, 1, c->Rg, c->fl, c->h, 1.0f, c->Gg, c->h, W(c, off_w2), c->h, 0.0f, c->dAg, c->fl);
+    hx_gemm(1, 0, c->fl, c->h, c->Rg, 1.0f, c->Ag, c->fl, c->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
+}
+
+static void h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t fl = c->fl, w1 = f1l(c);
+    for (int64_t r = 0; r < c->Rg; r++) {
+        const float *u = c->Ug + r * w1, *da = c->dAg + r * fl;
+        float *du = c->dUg + r * w1;
+        if (c->m.swiglu) {
+            for (int64_t j = 0; j < fl; j++) {
+                const float x = u[j], s = sigm(x);
+                du[j] = da[j] * u[fl + j] * s * (1.0f + x * (1.0f - s));
+                du[fl + j] = da[j] * x * s;
+            }
+        } else {
+            for (int64_t j = 0; j < fl; j++) du[j] = da[j] * gelu_grad(u[j]);
+        }
+    }
+}
+
+static void h_mlp_up_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 1, c->Rg, c->h, f1l(c), 1.0f, c->dUg, f1l(c), W(c, off_w1), f1l(c), 0.0f, c->dY2g, c->h);
+    hx_gemm(1, 0, c->h, f1l(c), c->Rg, 1.0f, c->Y2g, c->h, c->dUg, f1l(c), 0.0f, GW(c, off_w1), f1l(c));
+}
+
+static void h_ln2_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    rms_bwd(c->Rt, c->h, c->X1, W(c, off_g2), c->rms2, c->dY2, c->G, c->dX1, GW(c, off_g2));
+}
+
+static void h_out_proj_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 1, c->Rg, c->qc, c->h, 1.0f, c->dX1g, c->h, W(c, off_wo), c->h, 0.0f, c->dOg, c->qc);
+    hx_gemm(1, 0, c->qc, c->h, c->Rg, 1.0f, c->Og, c->qc, c->dX1g, c->h, 0.0f, GW(c, off_wo), c->h);
+    hx_stage_do(c);
+}
+
+static void h_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_stage_dqkv_in(c);
+    const int64_t ld = c->qc + 2 * c->kc;
+    const float *Wq = W(c, off_wqkv);
+    float *dW = GW(c, off_wqkv);
+    hx_gemm(0, 1, c->Rg, c->h, c->qc, 1.0f, c->dQg, c->qc, Wq, ld, 0.0f, c->dY1g, c->h);
+    hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dKg, c->kc, Wq + c->qc, ld, 1.0f, c->dY1g, c->h);
+    hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dVg, c->kc, Wq + c->qc + c->kc, ld, 1.0f, c->dY1g, c->h);
+    hx_gemm(1, 0, c->h, c->qc, c->Rg, 1.0f, c->Y1g, c->h, c->dQg, c->qc, 0.0f, dW, ld);
+    hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dKg, c->kc, 0.0f, dW + c->qc, ld);
+    hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dVg, c->kc, 0.0f, dW + c->qc + c->kc, ld);
+}
+
+static void h_ln1_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    rms_bwd(c->Rt, c->h, c->X, W(c, off_g1), c->rms1, c->dY1, c->dX1, c->dX, GW(c, off_g1));
+}
+
+/* ---------------------------------------------------------- per model */
+
+static void h_embed(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t n = c->b * c->plan.act_tokens, h = c->h;
+    for (int64_t i = 0; i < n; i++) memcpy(c->emb_x + i * h, c->emb_in + c->tok_ids[i] * h, sizeof(float) * (size_t)h);
+}
+
+static void h_logits(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 1, c->b * c->lt, c->lv, c->h, 1.0f, c->xf, c->h, c->emb_out, c->h, 0.0f, c->logit, c->lv);
+}
+
+/* cross-entropy over this rank's vocabulary columns: softmax, loss, and its
+ * gradient written over the logits (max, exp-sum, normalise: three passes) */
+static void h_loss(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const int64_t rows = c->b * c->lt, V = c->lv;
+    for (int64_t r = 0; r < rows; r++) {
+        float *z = c->logit + r * V;
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < V; j++) mx = z[j] > mx ? z[j] : mx;
+        double sum = 0;
+        for (int64_t j = 0; j < V; j++) {
+            z[j] = expf(z[j] - mx);
+            sum += z[j];
+        }
+        const float inv = (float)(1.0 / sum);
+        for (int64_t j = 0; j < V; j++) z[j] *= inv;
+        z[(r * 7919) % V] -= 1.0f; /* the label */
+    }
+}
+
+static void h_logits_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_gemm(0, 0, c->b * c->lt, c->h, c->lv, 1.0f, c->logit, c->lv, c->emb_out, c->h, 0.0f, c->dxf, c->h);
+    hx_gemm(1, 0, c->lv, c->h, c->b * c->lt, 1.0f, c->logit, c->lv, c->xf, c->h, 0.0f, c->demb, c->h);
+}
+
+/* Adam on the parameters this rank owns (the plan's optimizer op): ZeRO-0
+ * all of them (after dp_allreduce_grad), ZeRO-1/2 its model-level shard
+ * (ZeRO-1's grads from the per-step reduce-scatter; ZeRO-2's from the
+ * layer's reduce-scatter, which stands in for the model-level shard), ZeRO-3
+ * its shard, whose first layer_sh values become the layer weight shard the
+ * next zero_gather_w gathers. The check uses the first pass, which runs on
+ * the initial weights, so the updates only keep later passes honest work. */
+static void h_optimizer(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    const float lr = 1e-5f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+    const int zop = c->zg > 1;
+    const float *g;
+    int64_t gl;
+    if (!zop || c->w.zero_stage == 0) {
+        g = c->gwt;
+        gl = c->n_opt;
+    } else if (c->w.zero_stage == 1) {
+        g = c->gmshard;
+        gl = c->model_sh;
+    } else {
+        g = c->gshard;
+        gl = c->layer_sh;
+    }
+    static int step;
+    step++;
+    const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
+    for (int64_t i = 0; i < c->n_opt; i++) {
+        const float gi = i < gl ? g[i] : 0.0f;
+        c->adam_m[i] = b1 * c->adam_m[i] + (1.0f - b1) * gi;
+        c->adam_v[i] = b2 * c->adam_v[i] + (1.0f - b2) * gi * gi;
+        c->master[i] -= lr * (c->adam_m[i] / c1) / (sqrtf(c->adam_v[i] / c2) + eps);
+    }
+    if (zop && c->w.zero_stage == 3)
+        memcpy(c->wshard, c->master, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
+}
+
+/* ---------------------------------------------------- TP+SP collectives */
+
+static void h_sp(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_TP];
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    const int64_t n = c->Rt * c->h;
+    const char *nm = op->name;
+    if (!strcmp(nm, "sp_ag_attn")) hx_allgather(g, c->Y1, c->Y1g, n, bytes);
+    else if (!strcmp(nm, "sp_ag_mlp")) hx_allgather(g, c->Y2, c->Y2g, n, bytes);
+    else if (!strcmp(nm, "sp_ag_dmlp")) hx_allgather(g, c->G, c->Gg, n, bytes);
+    else if (!strcmp(nm, "sp_ag_dattn")) hx_allgather(g, c->dX1, c->dX1g, n, bytes);
+    else if (!strcmp(nm, "sp_rs_attn")) hx_reduce_scatter(g, c->Zg, c->Z, n, bytes);
+    else if (!strcmp(nm, "sp_rs_mlp")) hx_reduce_scatter(g, c->Mg, c->M, n, bytes);
+    else if (!strcmp(nm, "sp_rs_dmlp")) hx_reduce_scatter(g, c->dY2g, c->dY2, n, bytes);
+    else if (!strcmp(nm, "sp_rs_dattn")) hx_reduce_scatter(g, c->dY1g, c->dY1, n, bytes);
+    else hx_die("no TP handler for op %s", nm);
+}
+
+/* --------------------------------------------------------- Ulysses a2a */
+
+static void h_a2a(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_ULYSSES];
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    const int64_t nq = c->Rt * (c->a / c->u) * c->d, nk = c->Rt * (c->kv_eff / c->u) * c->d;
+    const char *nm = op->name;
+    if (c->mode != HX_MODE_ULY) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, hx_mode_name(c->mode));
+    if (!strcmp(nm, "a2a_q")) hx_alltoall(g, c->s_q, c->r_q, nq, bytes);
+    else if (!strcmp(nm, "a2a_k")) hx_alltoall(g, c->s_k, c->r_k, nk, bytes);
+    else if (!strcmp(nm, "a2a_v")) hx_alltoall(g, c->s_v, c->r_v, nk, bytes);
+    else if (!strcmp(nm, "a2a_o")) hx_alltoall(g, c->s_o, c->r_o, nq, bytes);
+    else if (!strcmp(nm, "a2a_do")) hx_alltoall(g, c->s_do, c->r_do, nq, bytes);
+    else if (!strcmp(nm, "a2a_dq")) hx_alltoall(g, c->s_dq, c->r_dq, nq, bytes);
+    else if (!strcmp(nm, "a2a_dk")) hx_alltoall(g, c->s_dk, c->r_dk, nk, bytes);
+    else if (!strcmp(nm, "a2a_dv")) hx_alltoall(g, c->s_dv, c->r_dv, nk, bytes);
+    else hx_die("no all-to-all handler for op %s", nm);
+}
+
+/* ------------------------------------------------- all-gather CP (K, V) */
+
+static void h_agcp(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_RING];
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    const int64_t n = c->Rt * c->kc;
+    const char *nm = op->name;
+    if (c->mode != HX_MODE_AG) hx_die("op %s: no all-gather CP in mode %s", nm, hx_mode_name(c->mode));
+    if (!strcmp(nm, "ag_k")) hx_allgather(g, c->Kg, c->kg_all, n, bytes);
+    else if (!strcmp(nm, "ag_v")) hx_allgather(g, c->Vg, c->vg_all, n, bytes);
+    else if (!strcmp(nm, "rs_dk")) hx_reduce_scatter(g, c->rs_dk_in, c->dKg, n, bytes);
+    else if (!strcmp(nm, "rs_dv")) hx_reduce_scatter(g, c->rs_dv_in, c->dVg, n, bytes);
+    else hx_die("no all-gather CP handler for op %s", nm);
+}
+
+/* ------------------------------------------------------- DP and ZeRO */
+
+static void h_zero_gather(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_ZERO];
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    if (op->phase == ULY_PHASE_STEP) {
+        if (!c->wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        hx_allgather(g, c->wmshard, c->wt, c->model_sh, bytes);
+    } else {
+        if (!c->wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        hx_allgather(g, c->wshard, c->wt, c->layer_sh, bytes);
+    }
+}
+
+static void h_zero_rs(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_ZERO];
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    if (op->phase == ULY_PHASE_STEP) {
+        if (!c->gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, op->name);
+        hx_reduce_scatter(g, c->gwt, c->gmshard, c->model_sh, bytes);
+    } else {
+        if (!c->gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, op->name);
+        hx_reduce_scatter(g, c->gwt, c->gshard, c->layer_sh, bytes);
+    }
+}
+
+static void h_dp_allreduce(hx_ctx *c, const uly_op *op)
+{
+    hx_allreduce_ring(&c->g[ULY_GROUP_ZERO], c->gwt, c->rs_tmp, c->model_sh * c->zg, &c->st[op->id].bytes_pass);
+}
+
+/* ------------------------------------------------------------ table */
+
+typedef struct hx_entry {
+    const char *name;
+    hx_handler fn;
+} hx_entry;
+
+static const hx_entry layer_table[] = {
+    {"ln1", h_ln1},
+    {"qkv_proj", h_qkv_proj},
+    {"out_proj", h_out_proj},
+    {"ln2", h_ln2},
+    {"mlp_up", h_mlp_up},
+    {"mlp_act", h_mlp_act},
+    {"mlp_down", h_mlp_down},
+    {"mlp_down_bwd", h_mlp_down_bwd},
+    {"mlp_act_bwd", h_mlp_act_bwd},
+    {"mlp_up_bwd", h_mlp_up_bwd},
+    {"ln2_bwd", h_ln2_bwd},
+    {"out_proj_bwd", h_out_proj_bwd},
+    {"qkv_proj_bwd", h_qkv_proj_bwd},
+    {"ln1_bwd", h_ln1_bwd},
+    {"embed", h_embed},
+    {"logits", h_logits},
+    {"loss", h_loss},
+    {"logits_bwd", h_logits_bwd},
+    {"optimizer", h_optimizer},
+    {"sp_ag_attn", h_sp},
+    {"sp_ag_mlp", h_sp},
+    {"sp_ag_dattn", h_sp},
+    {"sp_ag_dmlp", h_sp},
+    {"sp_rs_attn", h_sp},
+    {"sp_rs_mlp", h_sp},
+    {"sp_rs_dattn", h_sp},
+    {"sp_rs_dmlp", h_sp},
+    {"a2a_q", h_a2a},
+    {"a2a_k", h_a2a},
+    {"a2a_v", h_a2a},
+    {"a2a_o", h_a2a},
+    {"a2a_do", h_a2a},
+    {"a2a_dq", h_a2a},
+    {"a2a_dk", h_a2a},
+    {"a2a_dv", h_a2a},
+    {"ag_k", h_agcp},
+    {"ag_v", h_agcp},
+    {"rs_dk", h_agcp},
+    {"rs_dv", h_agcp},
+    {"zero_gather_w", h_zero_gather},
+    {"zero_rs_grad", h_zero_rs},
+    {"dp_allreduce_grad", h_dp_allreduce},
+};
+
+hx_handler hx_find_handler(const char *name)
+{
+    for (size_t i = 0; i < sizeof layer_table / sizeof layer_table[0]; i++)
+        if (!strcmp(layer_table[i].name, name)) return layer_table[i].fn;
+    return hx_attn_find(name);
+}

@@ -1,0 +1,670 @@
+/* hx_setup.c: from options to a ready run: the model, workload and layout;
+ * the plan from libulysim; one communicator per group of the layout; which
+ * tokens and heads this rank holds; every buffer; the seeded inputs and
+ * weights (a pure function of the seed and the global index, so each rank
+ * builds its own shard and the reference builds the full tensors). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "hx.h"
+#include "preset.h"
+
+/* ------------------------------------------------------------ seeded data */
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Uniform in [-1, 1), 24 random bits: exact in float and in double. */
+float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j)
+{
+    uint64_t x = mix64(seed * 0x9e3779b97f4a7c15ULL + tensor);
+    x = mix64(x ^ (i * 0xd1b54a32d192ed03ULL));
+    x = mix64(x ^ (j + 0x2545f4914f6cdd1dULL));
+    return (float)((double)(x >> 40) * (2.0 / 16777216.0) - 1.0);
+}
+
+/* Weights: uniform scaled to variance 1/fan_in. (row, col) are global
+ * indices of the full (unsplit) matrices: Wq h x a*d, Wk and Wv h x k*d,
+ * Wo a*d x h, W1 (and the SwiGLU up half W1U) h x f, W2 f x h. */
+float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col)
+{
+    double fan;
+    switch (tensor) {
+    case HX_T_WO: fan = (double)(c->a * c->d); break;
+    case HX_T_W2: fan = (double)c->f; break;
+    default: fan = (double)c->h; break;
+    }
+    return (float)(hx_rand(c->o.seed, tensor, (uint64_t)row, (uint64_t)col) * sqrt(3.0 / fan));
+}
+
+/* ---------------------------------------------------------- token layout */
+
+int64_t hx_ring_part_pos(const hx_ctx *c, int j, int64_t idx)
+{
+    const int64_t per = c->N / c->r;
+    if (c->zig) {
+        const int64_t ch = c->N / (2 * c->r);
+        return idx < ch ? (int64_t)j * ch + idx : (2 * c->r - 1 - j) * ch + (idx - ch);
+    }
+    return (int64_t)j * per + idx;
+}
+
+void hx_seg_ring_part(const hx_ctx *c, int j, int64_t b, hx_segs *out)
+{
+    out->n = 0;
+    out->rows = 0;
+    for (int64_t bb = 0; bb < b; bb++) {
+        if (c->zig) {
+            const int64_t ch = c->N / (2 * c->r);
+            out->s[out->n++] = (hx_seg){bb, (int64_t)j * ch, ch, out->rows};
+            out->rows += ch;
+            out->s[out->n++] = (hx_seg){bb, (2 * c->r - 1 - j) * ch, ch, out->rows};
+            out->rows += ch;
+        } else {
+            const int64_t per = c->N / c->r;
+            out->s[out->n++] = (hx_seg){bb, (int64_t)j * per, per, out->rows};
+            out->rows += per;
+        }
+    }
+}
+
+const char *hx_mode_name(hx_mode m)
+{
+    static const char *n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp"};
+    return (unsigned)m < 5 ? n[m] : "?";
+}
+
+/* ---------------------------------------------------------- communicators */
+
+static int64_t degree(const uly_layout *l, uly_group g)
+{
+    switch (g) {
+    case ULY_GROUP_TP: return l->tp;
+    case ULY_GROUP_ULYSSES: return l->ulysses;
+    case ULY_GROUP_RING: return l->ring;
+    case ULY_GROUP_DP: return l->dp;
+    default: return 1;
+    }
+}
+
+static void group_make(hx_group *g, int color, int key)
+{
+    HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm));
+    HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN));
+    HX_MPI(MPI_Comm_size(g->comm, &g->size));
+    HX_MPI(MPI_Comm_rank(g->comm, &g->rank));
+    g->next = (g->rank + 1) % g->size;
+    g->prev = (g->rank + g->size - 1) % g->size;
+}
+
+static void coords_compute(hx_ctx *c)
+{
+    int64_t stride = 1;
+    for (int i = 0; i < 4; i++) {
+        uly_group gid = c->l.order[i];
+        int64_t deg = degree(&c->l, gid);
+        int co = (int)((hx_world_rank / stride) % deg);
+        if (gid == ULY_GROUP_ULYSSES) c->ui = co;
+        else if (gid == ULY_GROUP_RING) c->ri = co;
+        else if (gid == ULY_GROUP_TP) c->ti = co;
+        else if (gid == ULY_GROUP_DP) c->di = co;
+        stride *= deg;
+    }
+}
+
+static void comms_make(hx_ctx *c)
+{
+    const int rank = hx_world_rank;
+    int64_t stride = 1;
+    int coord[ULY_GROUP_COUNT] = {0};
+    for (int i = 0; i < 4; i++) {
+        uly_group gid = c->l.order[i];
+        int64_t deg = degree(&c->l, gid);
+        int co = (int)((rank / stride) % deg);
+        coord[gid] = co;
+        if (c->plan.place[gid].stride != stride)
+            hx_die("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
+                   (long long)c->plan.place[gid].stride);
+        group_make(&c->g[gid], (int)(rank - co * stride), co);
+        if (c->g[gid].size != deg) hx_die("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
+        stride *= deg;
+    }
+    /* ZeRO shards over everything but TP: the ranks sharing a TP coordinate */
+    group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP], rank);
+    if (c->g[ULY_GROUP_ZERO].size != c->plan.dims.zero_group)
+        hx_die("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
+               (long long)c->plan.dims.zero_group);
+    if (c->ui != coord[ULY_GROUP_ULYSSES] || c->ri != coord[ULY_GROUP_RING] || c->ti != coord[ULY_GROUP_TP] ||
+        c->di != coord[ULY_GROUP_DP])
+        hx_die("internal: group coordinates disagree");
+}
+
+/* ---------------------------------------------------------------- inputs */
+
+static int cluster_setup(hx_ctx *c)
+{
+    char why[512];
+    if (sim_cluster_load(c->o.cluster, &c->cl, why, sizeof why)) {
+        if (hx_world_rank == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
+        return 2;
+    }
+    const char *s = c->o.cluster;
+    size_t n = strlen(s);
+    if (strchr(s, '/') || (n >= 5 && !strcmp(s + n - 5, ".json")))
+        snprintf(c->cluster_src, sizeof c->cluster_src, "%s", s);
+    else
+        snprintf(c->cluster_src, sizeof c->cluster_src, "%s/clusters/%s.json", sim_preset_dir(), s);
+    if (hx_world_rank == 0) {
+        FILE *fp = fopen(c->cluster_src, "rb");
+        if (fp) {
+            char *buf = NULL;
+            size_t len = 0, cap = 0;
+            for (;;) {
+                if (len + 4096 + 1 > cap) {
+                    cap = cap ? cap * 2 : 16384;
+                    char *nb = realloc(buf, cap);
+                    if (!nb) break;
+                    buf = nb;
+                }
+                size_t got = fread(buf + len, 1, 4096, fp);
+                len += got;
+                if (got == 0) break;
+            }
+            fclose(fp);
+            if (buf) {
+                buf[len] = 0;
+                c->cluster_json = cJSON_Parse(buf);
+                free(buf);
+            }
+        }
+    }
+    /* The CPU host is one node: a profile with fewer "GPUs" than ranks is
+     * stretched to one node of P (the bytes of a plan do not depend on it;
+     * the placement tiers do). The trace records the change. */
+    c->cluster_orig_gpn = c->cl.gpus_per_node;
+    c->cluster_orig_nodes = c->cl.nodes;
+    if (c->cl.nodes * c->cl.gpus_per_node < c->P || (c->P > c->cl.gpus_per_node && c->P % c->cl.gpus_per_node)) {
+        c->cl.nodes = 1;
+        c->cl.gpus_per_node = c->P;
+        if (c->cl.gpus_per_leaf < c->P) c->cl.gpus_per_leaf = c->P;
+        c->cluster_adjusted = 1;
+    }
+    return 0;
+}
+
+static int bad_input(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_input(const char *fmt, ...)
+{
+    if (hx_world_rank == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "ulyharness: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n");
+        va_end(ap);
+    }
+    return 2;
+}
+
+static int specs_setup(hx_ctx *c)
+{
+    const hx_opts *o = &c->o;
+    const int P = c->P;
+    c->strat = uly_strategy_find(o->strategy);
+    const uly_strategy *s = c->strat;
+    int64_t u = s->uses_ulysses ? o->ulysses : 1;
+    int64_t r = s->uses_ring ? o->ring : 1;
+    int64_t t = s->uses_tp ? o->tp : 1;
+    if (!s->uses_ulysses && o->ulysses > 1) return bad_input("--ulysses %lld: %s does not use it", (long long)o->ulysses, s->name);
+    if (!s->uses_ring && o->ring > 1) return bad_input("--ring %lld: %s does not use it", (long long)o->ring, s->name);
+    if (!s->uses_tp && o->tp > 1) return bad_input("--tp %lld: %s does not use it", (long long)o->tp, s->name);
+    if (s->uses_ulysses && s->uses_ring) {
+        if (!u && !r) {
+            u = (P >= 4 && P % 2 == 0) ? 2 : P;
+            r = P / u;
+        } else if (!u) {
+            u = P / r > 0 ? P / r : 1;
+        } else if (!r) {
+            r = P / u > 0 ? P / u : 1;
+        }
+    } else {
+        if (s->uses_ulysses && !u) u = P;
+        if (s->uses_ring && !r) r = P;
+        if (s->uses_tp && !t) t = P;
+    }
+    if (u < 1) u = 1;
+    if (r < 1) r = 1;
+    if (t < 1) t = 1;
+    if (P % (u * r * t) != 0)
+        return bad_input("%d ranks: not a multiple of ulysses x ring x tp = %lld x %lld x %lld", P, (long long)u,
+                         (long long)r, (long long)t);
+    uly_layout_init(&c->l, s->id, u, r, t, P / (u * r * t));
+
+    uly_model *m = &c->m;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "harness");
+    m->layers = o->layers;
+    m->heads = o->heads;
+    m->kv_heads = o->kv_heads ? o->kv_heads : o->heads;
+    m->head_dim = o->head_dim;
+    m->hidden = m->heads * m->head_dim;
+    m->ffn_hidden = o->ffn ? o->ffn : 4 * m->hidden;
+    m->vocab = o->vocab;
+    m->swiglu = o->swiglu;
+    char why[256];
+    if (uly_model_check(m, why, sizeof why) != ULY_OK) return bad_input("model: %s", why);
+
+    uly_workload *w = &c->w;
+    memset(w, 0, sizeof *w);
+    w->seq = o->seq ? o->seq : 128 * (int64_t)P;
+    w->micro_batch = o->batch;
+    w->dtype = ULY_FP32; /* the CPU computes in float32: model bytes = float32 bytes */
+    w->causal = o->causal;
+    w->flash = !strcmp(o->kernel, "flash");
+    w->recompute = o->recompute;
+    w->zero_stage = o->zero;
+    w->split = o->split;
+    if (uly_workload_check(w, why, sizeof why) != ULY_OK) return bad_input("workload: %s", why);
+    if (cluster_setup(c)) return 2;
+
+    uly_status st = uly_plan_build(m, w, &c->cl, &c->l, &c->plan, c->reasons, &c->n_reasons);
+    if (st != ULY_OK) return bad_input("uly_plan_build: %s", uly_status_str(st));
+    for (int i = 0; i < c->n_reasons; i++) {
+        if (!c->reasons[i].fatal) continue;
+        char line[300];
+        uly_reason_format(&c->reasons[i], m, line, sizeof line);
+        return bad_input("%s with ulysses %lld, ring %lld, tp %lld on %d ranks: %s", s->name, (long long)u,
+                         (long long)r, (long long)t, P, line);
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- shapes */
+
+int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos)
+{
+    for (int i = 0; i < ss->n; i++) {
+        const hx_seg *s = &ss->s[i];
+        if (s->batch == batch && pos >= s->off && pos < s->off + s->len) return s->base + (pos - s->off);
+    }
+    hx_die("internal: position %lld of sequence %lld is not in this rank's segments", (long long)pos, (long long)batch);
+}
+
+static int shapes_setup(hx_ctx *c)
+{
+    const uly_plan *p = &c->plan;
+    c->b = c->w.micro_batch;
+    c->N = c->w.seq;
+    c->a = c->m.heads;
+    c->k = c->m.kv_heads;
+    c->d = c->m.head_dim;
+    c->h = c->m.hidden;
+    c->f = c->m.ffn_hidden;
+    c->V = c->m.vocab;
+    c->u = c->l.ulysses;
+    c->r = c->l.ring;
+    c->t = c->l.tp;
+    c->dp = c->l.dp;
+    const uly_strategy_id sid = c->strat->id;
+    switch (sid) {
+    case ULY_STRAT_RSA: c->mode = HX_MODE_RSA; break;
+    case ULY_STRAT_MEGATRON_SP: c->mode = HX_MODE_TP; break;
+    case ULY_STRAT_ALLGATHER_CP: c->mode = c->r > 1 ? HX_MODE_AG : HX_MODE_TOK; break;
+    case ULY_STRAT_ULYSSES:
+    case ULY_STRAT_USP: c->mode = c->u > 1 ? HX_MODE_ULY : HX_MODE_TOK; break;
+    default: c->mode = HX_MODE_TOK; break;
+    }
+    c->zig = c->w.causal && c->w.split == ULY_SPLIT_ZIGZAG && c->r > 1 && sid != ULY_STRAT_RSA;
+    if (c->f % c->t) return bad_input("ffn %lld: not divisible by tp %lld", (long long)c->f, (long long)c->t);
+    c->fl = c->f / c->t;
+    c->f1 = c->m.swiglu ? 2 * c->f : c->f;
+    c->kv_eff = c->k;
+    c->hq0 = c->hk0 = 0;
+    switch (c->mode) {
+    case HX_MODE_ULY:
+        c->T = c->N / (c->u * c->r);
+        c->kv_eff = p->dims.kv_eff;
+        c->Hq = c->a / c->u;
+        c->Hkv = c->kv_eff / c->u;
+        break;
+    case HX_MODE_TP:
+        c->T = c->N / c->t;
+        c->kv_eff = p->dims.kv_eff;
+        c->Hq = c->a / c->t;
+        c->Hkv = c->kv_eff / c->t;
+        c->hq0 = c->ti * c->Hq;
+        c->hk0 = c->ti * c->Hkv;
+        break;
+    default:
+        c->T = c->N / c->r;
+        c->Hq = c->a;
+        c->Hkv = c->k;
+        break;
+    }
+    if (c->Hq != p->dims.heads || c->Hkv != p->dims.kv_heads)
+        hx_die("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq, (long long)c->Hkv,
+               (long long)p->dims.heads, (long long)p->dims.kv_heads);
+    if (c->Hkv < 1 || c->Hq % c->Hkv) hx_die("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
+    c->qc = (c->mode == HX_MODE_TP ? c->Hq : c->a) * c->d;
+    c->kc = (c->mode == HX_MODE_TP ? c->Hkv : c->k) * c->d;
+    c->Tg = c->mode == HX_MODE_TP ? c->N : c->T;
+    c->Rt = c->b * c->T;
+    c->Rg = c->b * c->Tg;
+
+    /* token-side positions */
+    c->tpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token positions");
+    c->tbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token batches");
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t i = 0; i < c->T; i++) {
+            int64_t pos;
+            switch (c->mode) {
+            case HX_MODE_ULY: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
+            case HX_MODE_TP: pos = c->ti * c->T + i; break;
+            case HX_MODE_RSA: pos = c->ri * c->T + i; break;
+            default: pos = hx_ring_part_pos(c, c->ri, i); break;
+            }
+            c->tpos[bb * c->T + i] = pos;
+            c->tbat[bb * c->T + i] = bb;
+        }
+    if (c->mode == HX_MODE_TP && c->t > 1) {
+        c->gpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions");
+        c->gbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches");
+        for (int64_t j = 0; j < c->t; j++)
+            for (int64_t bb = 0; bb < c->b; bb++)
+                for (int64_t i = 0; i < c->T; i++) {
+                    int64_t row = j * c->Rt + bb * c->T + i;
+                    c->gpos[row] = j * c->T + i;
+                    c->gbat[row] = bb;
+                }
+    } else {
+        c->gpos = c->tpos;
+        c->gbat = c->tbat;
+    }
+
+    /* attention-side query segments */
+    if (c->mode == HX_MODE_TP) {
+        c->qs.n = 0;
+        c->qs.rows = 0;
+        for (int64_t bb = 0; bb < c->b; bb++) {
+            c->qs.s[c->qs.n++] = (hx_seg){bb, 0, c->N, c->qs.rows};
+            c->qs.rows += c->N;
+        }
+    } else if (c->mode != HX_MODE_RSA) {
+        if (c->b * 2 > HX_MAX_SEGS) return bad_input("--batch %lld: at most %d", (long long)c->b, HX_MAX_SEGS / 2);
+        hx_seg_ring_part(c, c->ri, c->b, &c->qs);
+    }
+    if (c->mode == HX_MODE_AG) {
+        c->fulls.n = 0;
+        c->fulls.rows = 0;
+        for (int64_t bb = 0; bb < c->b; bb++) {
+            c->fulls.s[c->fulls.n++] = (hx_seg){bb, 0, c->N, c->fulls.rows};
+            c->fulls.rows += c->N;
+        }
+    }
+    if (c->mode == HX_MODE_ULY) {
+        c->uly_map = hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map");
+        for (int64_t pe = 0; pe < c->u; pe++)
+            for (int64_t bb = 0; bb < c->b; bb++)
+                for (int64_t i = 0; i < c->T; i++) {
+                    int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
+                    c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos);
+                }
+    }
+    return 0;
+}
+
+
+/* ------------------------------------------------------------ parameters */
+
+static void params_setup(hx_ctx *c)
+{
+    const int64_t h = c->h, d = c->d;
+    c->off_wqkv = 0;
+    c->off_wo = c->off_wqkv + h * (c->qc + 2 * c->kc);
+    c->off_w1 = c->off_wo + c->qc * h;
+    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
+    c->off_w2 = c->off_w1 + h * f1l;
+    c->off_g1 = c->off_w2 + c->fl * h;
+    c->off_g2 = c->off_g1 + h;
+    c->n_real = c->off_g2 + h;
+    /* the model's accounting of what a TP rank holds and shards (plan.c) */
+    const int64_t t = c->plan.weight_split;
+    c->zg = c->plan.dims.zero_group;
+    c->layer_flat = (int64_t)ceil(uly_layer_params(&c->m) / (double)t);
+    c->model_flat = (int64_t)ceil(uly_model_params(&c->m) / (double)t);
+    c->layer_sh = (c->layer_flat + c->zg - 1) / c->zg;
+    c->model_sh = (c->model_flat + c->zg - 1) / c->zg;
+    int64_t na = c->n_real;
+    if (c->layer_sh * c->zg > na) na = c->layer_sh * c->zg;
+    if (c->model_sh * c->zg > na) na = c->model_sh * c->zg;
+    c->n_alloc = na;
+    c->wt = hx_falloc(na, "weights");
+    c->gwt = hx_falloc(na, "weight grads");
+
+    const int64_t kv_w = c->mode == HX_MODE_TP ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
+    const int64_t rep = kv_w / c->k;
+    float *W = c->wt + c->off_wqkv;
+    const int64_t ld = c->qc + 2 * c->kc;
+    for (int64_t i = 0; i < h; i++) {
+        for (int64_t cc = 0; cc < c->qc; cc++) W[i * ld + cc] = hx_weight(c, HX_T_WQ, i, c->hq0 * d + cc);
+        for (int64_t cc = 0; cc < c->kc; cc++) {
+            int64_t orig = (c->hk0 + cc / d) / rep;
+            W[i * ld + c->qc + cc] = hx_weight(c, HX_T_WK, i, orig * d + cc % d);
+            W[i * ld + c->qc + c->kc + cc] = hx_weight(c, HX_T_WV, i, orig * d + cc % d);
+        }
+    }
+    float *Wo = c->wt + c->off_wo;
+    for (int64_t rr = 0; rr < c->qc; rr++)
+        for (int64_t j = 0; j < h; j++) Wo[rr * h + j] = hx_weight(c, HX_T_WO, c->hq0 * d + rr, j);
+    float *W1 = c->wt + c->off_w1;
+    for (int64_t i = 0; i < h; i++)
+        for (int64_t cc = 0; cc < f1l; cc++)
+            W1[i * f1l + cc] = cc < c->fl ? hx_weight(c, HX_T_W1, i, c->ti * c->fl + cc)
+                                          : hx_weight(c, HX_T_W1U, i, c->ti * c->fl + cc - c->fl);
+    float *W2 = c->wt + c->off_w2;
+    for (int64_t rr = 0; rr < c->fl; rr++)
+        for (int64_t j = 0; j < h; j++) W2[rr * h + j] = hx_weight(c, HX_T_W2, c->ti * c->fl + rr, j);
+    for (int64_t j = 0; j < 2 * h; j++) c->wt[c->off_g1 + j] = 1.0f;
+
+    const int zi = c->g[ULY_GROUP_ZERO].rank;
+    const int zero = c->w.zero_stage;
+    const int zop = c->zg > 1; /* the plan has ZeRO/DP ops only then */
+    if (zop && zero >= 3) {
+        c->wshard = hx_falloc(c->layer_sh, "ZeRO-3 weight shard");
+        memcpy(c->wshard, c->wt + zi * c->layer_sh, sizeof(float) * (size_t)c->layer_sh);
+        /* the gathered region is rebuilt by zero_gather_w before use: clear
+         * it so that only a working gather gives the right answer */
+        memset(c->wt, 0, sizeof(float) * (size_t)(c->layer_sh * c->zg));
+    }
+    if (zop && zero >= 2) c->gshard = hx_falloc(c->layer_sh, "ZeRO-2/3 grad shard");
+    if (zop && zero == 1) c->gmshard = hx_falloc(c->model_sh, "ZeRO-1 grad shard");
+    if (zop && (zero == 1 || zero == 2)) {
+        c->wmshard = hx_falloc(c->model_sh, "ZeRO-1/2 weight shard");
+        memcpy(c->wmshard, c->wt + zi * c->model_sh, sizeof(float) * (size_t)c->model_sh);
+    }
+    /* optimizer state: what the plan's optimizer op prices */
+    double np = uly_model_params(&c->m) / (double)t;
+    if (zero >= 1) np /= (double)c->zg;
+    c->n_opt = (int64_t)ceil(np);
+    if (zero == 0 || !zop) {
+        c->master = c->wt; /* plain Adam on the full (model-level) weights */
+        if (c->n_opt > c->n_alloc) c->n_opt = c->n_alloc;
+    } else if (zero <= 2) {
+        c->master = c->wmshard;
+        if (c->n_opt > c->model_sh) c->n_opt = c->model_sh;
+    } else {
+        c->master = hx_falloc(c->n_opt, "ZeRO-3 master shard");
+        memcpy(c->master, c->wshard, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
+    }
+    c->adam_m = hx_falloc(c->n_opt, "Adam m");
+    c->adam_v = hx_falloc(c->n_opt, "Adam v");
+}
+
+/* --------------------------------------------------------------- buffers */
+
+static void buffers_setup(hx_ctx *c)
+{
+    const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
+    const int tp = c->mode == HX_MODE_TP && c->t > 1;
+    c->X = hx_falloc(Rt * h, "X");
+    c->Y1 = hx_falloc(Rt * h, "Y1");
+    c->X1 = hx_falloc(Rt * h, "X1");
+    c->Y2 = hx_falloc(Rt * h, "Y2");
+    c->G = hx_falloc(Rt * h, "G");
+    c->dY1 = hx_falloc(Rt * h, "dY1");
+    c->dX1 = hx_falloc(Rt * h, "dX1");
+    c->dY2 = hx_falloc(Rt * h, "dY2");
+    c->dX = hx_falloc(Rt * h, "dX");
+    c->Z = hx_falloc(Rt * h, "Z");
+    c->M = hx_falloc(Rt * h, "M");
+    c->rms1 = hx_falloc(Rt, "rms1");
+    c->rms2 = hx_falloc(Rt, "rms2");
+    if (tp) {
+        c->Y1g = hx_falloc(Rg * h, "Y1 gathered");
+        c->Y2g = hx_falloc(Rg * h, "Y2 gathered");
+        c->Gg = hx_falloc(Rg * h, "G gathered");
+        c->dX1g = hx_falloc(Rg * h, "dX1 gathered");
+        c->Zg = hx_falloc(Rg * h, "Z partial");
+        c->Mg = hx_falloc(Rg * h, "M partial");
+        c->dY2g = hx_falloc(Rg * h, "dY2 partial");
+        c->dY1g = hx_falloc(Rg * h, "dY1 partial");
+    } else {
+        c->Y1g = c->Y1;
+        c->Y2g = c->Y2;
+        c->Gg = c->G;
+        c->dX1g = c->dX1;
+        c->Zg = c->Z;
+        c->Mg = c->M;
+        c->dY2g = c->dY2;
+        c->dY1g = c->dY1;
+    }
+    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
+    c->Ug = hx_falloc(Rg * f1l, "U");
+    c->dUg = hx_falloc(Rg * f1l, "dU");
+    c->Ag = hx_falloc(Rg * c->fl, "A");
+    c->dAg = hx_falloc(Rg * c->fl, "dA");
+    c->Qg = hx_falloc(Rg * c->qc, "Q");
+    c->Og = hx_falloc(Rg * c->qc, "O");
+    c->dOg = hx_falloc(Rg * c->qc, "dO");
+    c->dQg = hx_falloc(Rg * c->qc, "dQ");
+    c->Kg = hx_falloc(Rg * c->kc, "K");
+    c->Vg = hx_falloc(Rg * c->kc, "V");
+    c->dKg = hx_falloc(Rg * c->kc, "dK");
+    c->dVg = hx_falloc(Rg * c->kc, "dV");
+
+    if (c->mode != HX_MODE_RSA) {
+        const int64_t qr = c->qs.rows;
+        c->qa = hx_falloc(qr * c->Hq * d, "Q attention side");
+        c->oa = hx_falloc(qr * c->Hq * d, "O attention side");
+        c->doa = hx_falloc(qr * c->Hq * d, "dO attention side");
+        c->dqa = hx_falloc(qr * c->Hq * d, "dQ attention side");
+        c->lsea = hx_falloc(qr * c->Hq, "lse");
+        c->tmp_o = hx_falloc(qr * c->Hq * d, "partial O");
+        c->tmp_lse = hx_falloc(qr * c->Hq, "partial lse");
+        c->has = hx_alloc((size_t)HX_MAX_SEGS, "segment flags");
+        c->kv_rows = c->mode == HX_MODE_AG ? c->fulls.rows : qr;
+        const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
+        c->kv_own = hx_falloc(blk, "K,V block");
+        c->dkv_own = hx_falloc(blk, "dK,dV block");
+        if (c->r > 1 && (c->mode == HX_MODE_TOK || c->mode == HX_MODE_ULY)) {
+            for (int i = 0; i < 2; i++) {
+                c->rot[i] = hx_falloc(blk, "ring K,V buffer");
+                c->accs[i] = hx_falloc(blk, "ring dK,dV send buffer");
+                c->accr[i] = hx_falloc(blk, "ring dK,dV receive buffer");
+            }
+        }
+    }
+    if (c->mode == HX_MODE_ULY) {
+        const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
+        float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
+        float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
+        for (int i = 0; i < 8; i++) *qbufs[i] = hx_falloc(nq, "all-to-all buffer");
+        for (int i = 0; i < 8; i++) *kbufs[i] = hx_falloc(nk, "all-to-all buffer");
+    }
+    if (c->mode == HX_MODE_AG) {
+        const int64_t n = c->r * Rt * c->kc;
+        c->kg_all = hx_falloc(n, "gathered K");
+        c->vg_all = hx_falloc(n, "gathered V");
+        c->rs_dk_in = hx_falloc(n, "dK to reduce-scatter");
+        c->rs_dv_in = hx_falloc(n, "dV to reduce-scatter");
+    }
+    if (c->mode == HX_MODE_RSA) {
+        const int64_t n = c->r * Rt * c->kc;
+        c->k_all = hx_falloc(n, "RSA K");
+        c->v_all = hx_falloc(n, "RSA V");
+        c->dk_all = hx_falloc(n, "RSA dK");
+        c->dv_all = hx_falloc(n, "RSA dV");
+        c->S = hx_falloc(c->b * c->a * c->T * c->N, "RSA scores");
+        c->dP = hx_falloc(c->b * c->a * c->T * c->N, "RSA score grads");
+        c->Drow = hx_falloc(c->b * c->a * c->T, "RSA rowsum");
+    }
+    c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
+    if (c->mode == HX_MODE_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
+    c->rs_tmp = hx_falloc(c->rs_tmp_n, "all-reduce block");
+
+    /* per-model ops: embedding lookups on this rank's tokens, logits over the
+     * plan's logit tokens and vocabulary columns */
+    const int64_t act = c->plan.act_tokens;
+    c->lt = c->plan.logit_tokens;
+    c->lv = c->plan.logit_vocab;
+    c->emb_in = hx_falloc(c->lv * h, "embedding table");
+    c->emb_x = hx_falloc(c->b * act * h, "embedded tokens");
+    c->tok_ids = hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids");
+    c->xf = hx_falloc(c->b * c->lt * h, "final hidden");
+    c->emb_out = hx_falloc(c->lv * h, "output embedding");
+    c->logit = hx_falloc(c->b * c->lt * c->lv, "logits");
+    c->dxf = hx_falloc(c->b * c->lt * h, "final hidden grad");
+    c->demb = hx_falloc(c->lv * h, "output embedding grad");
+    const uint64_t sd = c->o.seed;
+    for (int64_t i = 0; i < c->lv * h; i++) {
+        c->emb_in[i] = 0.02f * hx_rand(sd, HX_T_EMB, (uint64_t)i, 0);
+        c->emb_out[i] = 0.02f * hx_rand(sd, HX_T_EOUT, (uint64_t)i, 0);
+    }
+    for (int64_t i = 0; i < c->b * act; i++)
+        c->tok_ids[i] = (int64_t)((hx_rand(sd, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
+                                  (float)c->lv) % c->lv;
+    for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank);
+
+    /* the layer's input and its upstream gradient: functions of the global
+     * (sequence, position, column), so the reference sees the same tensors */
+    for (int64_t row = 0; row < Rt; row++) {
+        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
+        for (int64_t j = 0; j < h; j++) {
+            c->X[row * h + j] = hx_rand(sd, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
+            c->G[row * h + j] = hx_rand(sd, HX_T_G, gi, (uint64_t)j);
+        }
+    }
+}
+
+int hx_setup(hx_ctx *c, const hx_opts *o)
+{
+    memset(c, 0, sizeof *c);
+    c->o = *o;
+    c->P = hx_world_size;
+    c->timed_rep = -1;
+    int rc = specs_setup(c);
+    if (rc) return rc;
+    coords_compute(c);
+    rc = shapes_setup(c);
+    if (rc) return rc;
+    c->kern = kern_attn_find(o->kernel);
+    if (!c->kern) return bad_input("--kernel %s: not in the kernel registry", o->kernel);
+    if (o->print_plan) return 0;
+    comms_make(c);
+    params_setup(c);
+    buffers_setup(c);
+    return 0;
+}
+

@@ -1,0 +1,403 @@
+/* hx_trace.c: the trace (traces/FORMAT.md): JSON lines, a header first, one
+ * line per executed op (or per micro-benchmark point), a summary last.
+ * Rank 0 writes FILE.tmp.<pid> as the run goes and renames it to FILE only
+ * when the run is complete and every check passed; a run that fails its
+ * checks leaves FILE.failed (complete, for diagnosis); a run that dies
+ * leaves at most the .tmp file, never FILE. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "hx.h"
+#include "hx_trace.h"
+
+static char tmp_path[1024];
+static FILE *tfp;
+
+int hx_trace_open(const char *path)
+{
+    if (!path || hx_world_rank != 0) return 0;
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    tfp = fopen(tmp_path, "w");
+    if (!tfp) {
+        fprintf(stderr, "ulyharness: rank 0: cannot write the trace %s: ", tmp_path);
+        perror("");
+        return -1;
+    }
+    hx_trace_tmp_register(tmp_path);
+    return 0;
+}
+
+void hx_trace_line(cJSON *obj)
+{
+    if (!tfp) {
+        cJSON_Delete(obj);
+        return;
+    }
+    char *s = cJSON_PrintUnformatted(obj);
+    if (!s) hx_die("trace: cannot serialise a line");
+    if (fputs(s, tfp) < 0 || fputc('\n', tfp) < 0) hx_die("trace: write failed");
+    fflush(tfp);
+    free(s);
+    cJSON_Delete(obj);
+}
+
+int hx_trace_close(const char *path, int ok)
+{
+    if (!tfp) return 0;
+    if (fflush(tfp) != 0 || fsync(fileno(tfp)) != 0 || fclose(tfp) != 0) {
+        tfp = NULL;
+        hx_die("trace: cannot finish %s", tmp_path);
+    }
+    tfp = NULL;
+    char final_path[1100];
+    snprintf(final_path, sizeof final_path, "%s%s", path, ok ? "" : ".failed");
+    if (rename(tmp_path, final_path) != 0) hx_die("trace: cannot rename %s to %s", tmp_path, final_path);
+    hx_trace_tmp_register(NULL);
+    return 0;
+}
+
+/* --------------------------------------------------------- header parts */
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r')) s[--n] = 0;
+    for (char *p = s; *p; p++)
+        if (*p == '\n') *p = ' ';
+}
+
+cJSON *hx_json_software(const char *kernel)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "ulysim", ULY_VERSION);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0, ver = 0, sub = 0;
+    MPI_Get_library_version(lib, &len);
+    trim(lib);
+    MPI_Get_version(&ver, &sub);
+    cJSON_AddStringToObject(s, "mpi_library", lib);
+    char std[32];
+    snprintf(std, sizeof std, "%d.%d", ver, sub);
+    cJSON_AddStringToObject(s, "mpi_standard", std);
+    cJSON_AddStringToObject(s, "blas", kern_blas_config_get());
+    cJSON_AddNumberToObject(s, "blas_threads", kern_blas_threads_get());
+#ifdef __VERSION__
+    cJSON_AddStringToObject(s, "compiler", "gcc-compatible " __VERSION__);
+#else
+    cJSON_AddStringToObject(s, "compiler", "unknown");
+#endif
+    cJSON_AddStringToObject(s, "cjson", cJSON_Version());
+    if (kernel) {
+        const struct kern_attn_impl *k = kern_attn_find(kernel);
+        cJSON_AddStringToObject(s, "attention_kernel", kernel);
+        cJSON_AddStringToObject(s, "attention_kernel_summary", k ? k->summary : "");
+    }
+    return s;
+}
+
+cJSON *hx_json_hardware(void)
+{
+    cJSON *h = cJSON_CreateObject();
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    cJSON_AddStringToObject(h, "hostname", host);
+    cJSON_AddNumberToObject(h, "cores_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0) cJSON_AddNumberToObject(h, "memory_bytes", (double)pages * (double)psz);
+    char model[256] = "unknown";
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    if (fp) {
+        char line[512];
+        while (fgets(line, sizeof line, fp)) {
+            if (!strncmp(line, "model name", 10)) {
+                char *colon = strchr(line, ':');
+                if (colon) {
+                    snprintf(model, sizeof model, "%s", colon + 2);
+                    trim(model);
+                }
+                break;
+            }
+        }
+        fclose(fp);
+    }
+    cJSON_AddStringToObject(h, "cpu_model", model);
+    cJSON_AddNumberToObject(h, "ranks", hx_world_size);
+    return h;
+}
+
+cJSON *hx_json_cluster(const char *src, void *preset_json, const uly_cluster *used, int adjusted, int64_t orig_nodes,
+                       int64_t orig_gpn)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "source", src ? src : "");
+    cJSON_AddItemToObject(c, "preset", preset_json ? cJSON_Duplicate(preset_json, 1) : cJSON_CreateNull());
+    cJSON *u = cJSON_AddObjectToObject(c, "used");
+    cJSON_AddStringToObject(u, "name", used->name);
+    cJSON_AddNumberToObject(u, "nodes", (double)used->nodes);
+    cJSON_AddNumberToObject(u, "gpus_per_node", (double)used->gpus_per_node);
+    cJSON_AddBoolToObject(u, "adjusted", adjusted);
+    if (adjusted) {
+        char note[256];
+        snprintf(note, sizeof note,
+                 "the profile has %lld node(s) x %lld; the harness ran %d ranks on one host, so the plan used one node "
+                 "of %d",
+                 (long long)orig_nodes, (long long)orig_gpn, hx_world_size, hx_world_size);
+        cJSON_AddStringToObject(u, "note", note);
+    }
+    return c;
+}
+
+static cJSON *json_plan(const hx_ctx *c)
+{
+    const uly_plan *p = &c->plan;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "strategy", c->strat->name);
+    cJSON *l = cJSON_AddObjectToObject(j, "layout");
+    cJSON_AddNumberToObject(l, "ulysses", (double)p->layout.ulysses);
+    cJSON_AddNumberToObject(l, "ring", (double)p->layout.ring);
+    cJSON_AddNumberToObject(l, "tp", (double)p->layout.tp);
+    cJSON_AddNumberToObject(l, "dp", (double)p->layout.dp);
+    cJSON_AddNumberToObject(l, "pp", (double)p->layout.pp);
+    cJSON *ord = cJSON_AddArrayToObject(l, "order");
+    for (int i = 0; i < 4; i++) cJSON_AddItemToArray(ord, cJSON_CreateString(uly_group_name(p->layout.order[i])));
+    cJSON *d = cJSON_AddObjectToObject(j, "dims");
+    cJSON_AddNumberToObject(d, "cp", (double)p->dims.cp);
+    cJSON_AddNumberToObject(d, "tokens", (double)p->dims.tokens);
+    cJSON_AddNumberToObject(d, "heads", (double)p->dims.heads);
+    cJSON_AddNumberToObject(d, "kv_eff", (double)p->dims.kv_eff);
+    cJSON_AddNumberToObject(d, "kv_heads", (double)p->dims.kv_heads);
+    cJSON_AddNumberToObject(d, "attn_q", (double)p->dims.attn_q);
+    cJSON_AddNumberToObject(d, "attn_kv", (double)p->dims.attn_kv);
+    cJSON_AddNumberToObject(d, "zero_group", (double)p->dims.zero_group);
+    cJSON *rs = cJSON_AddArrayToObject(j, "reasons");
+    for (int i = 0; i < c->n_reasons; i++) {
+        char line[300];
+        uly_reason_format(&c->reasons[i], &c->m, line, sizeof line);
+        cJSON_AddItemToArray(rs, cJSON_CreateString(line));
+    }
+    cJSON_AddNumberToObject(j, "n_ops", p->n_ops);
+    cJSON *ops = cJSON_AddArrayToObject(j, "ops");
+    for (int i = 0; i < p->n_ops; i++) {
+        const uly_op *o = &p->ops[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "id", o->id);
+        cJSON_AddStringToObject(x, "name", o->name);
+        cJSON_AddStringToObject(x, "phase", uly_phase_name(o->phase));
+        cJSON_AddStringToObject(x, "kind", uly_op_kind_name(o->kind));
+        cJSON_AddStringToObject(x, "coll", uly_coll_name(o->coll));
+        cJSON_AddStringToObject(x, "group", uly_group_name(o->group));
+        cJSON_AddNumberToObject(x, "group_size", o->group_size);
+        cJSON_AddNumberToObject(x, "group_stride", o->group_stride);
+        cJSON_AddNumberToObject(x, "steps", o->steps);
+        cJSON_AddNumberToObject(x, "tiers", o->tiers);
+        cJSON_AddBoolToObject(x, "recompute", o->recompute);
+        cJSON_AddBoolToObject(x, "per_step", o->per_step);
+        cJSON_AddBoolToObject(x, "per_model", o->per_model);
+        cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
+        cJSON_AddNumberToObject(x, "bytes_sent", (double)o->bytes_sent);
+        cJSON_AddNumberToObject(x, "elems", (double)o->elems);
+        cJSON_AddNumberToObject(x, "flops", o->flops);
+        cJSON_AddNumberToObject(x, "bytes_touched", o->bytes_touched);
+        cJSON_AddNumberToObject(x, "eff_size", o->eff_size);
+        cJSON_AddNumberToObject(x, "crit_factor", o->crit_factor);
+        cJSON_AddItemToArray(ops, x);
+    }
+    return j;
+}
+
+static cJSON *json_model(const uly_model *m)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", m->name);
+    cJSON_AddNumberToObject(j, "layers", (double)m->layers);
+    cJSON_AddNumberToObject(j, "hidden", (double)m->hidden);
+    cJSON_AddNumberToObject(j, "heads", (double)m->heads);
+    cJSON_AddNumberToObject(j, "kv_heads", (double)m->kv_heads);
+    cJSON_AddNumberToObject(j, "head_dim", (double)m->head_dim);
+    cJSON_AddNumberToObject(j, "ffn_hidden", (double)m->ffn_hidden);
+    cJSON_AddNumberToObject(j, "vocab", (double)m->vocab);
+    cJSON_AddBoolToObject(j, "swiglu", m->swiglu);
+    cJSON_AddBoolToObject(j, "tied_embeddings", m->tied_embeddings);
+    cJSON_AddBoolToObject(j, "dropout", m->dropout);
+    return j;
+}
+
+static cJSON *json_workload(const uly_workload *w)
+{
+    static const char *rc[] = {"none", "selective", "full"};
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "seq", (double)w->seq);
+    cJSON_AddNumberToObject(j, "micro_batch", (double)w->micro_batch);
+    cJSON_AddNumberToObject(j, "global_batch", (double)w->global_batch);
+    cJSON_AddStringToObject(j, "dtype", uly_dtype_name(w->dtype));
+    cJSON_AddBoolToObject(j, "causal", w->causal);
+    cJSON_AddBoolToObject(j, "flash", w->flash);
+    cJSON_AddStringToObject(j, "recompute", rc[w->recompute]);
+    cJSON_AddNumberToObject(j, "zero_stage", w->zero_stage);
+    cJSON_AddStringToObject(j, "split", w->split == ULY_SPLIT_ZIGZAG ? "zigzag" : "contiguous");
+    return j;
+}
+
+static void add_time(cJSON *root, int argc, char **argv)
+{
+    char ts[64];
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    cJSON_AddStringToObject(root, "created", ts);
+    cJSON *a = cJSON_AddArrayToObject(root, "command");
+    for (int i = 0; i < argc; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
+}
+
+void hx_trace_header(const hx_ctx *c, int argc, char **argv)
+{
+    if (!tfp) return;
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
+    cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
+    cJSON_AddStringToObject(h, "type", "header");
+    cJSON_AddStringToObject(h, "kind", "plan");
+    add_time(h, argc, argv);
+    cJSON_AddItemToObject(h, "plan", json_plan(c));
+    cJSON_AddItemToObject(h, "model", json_model(&c->m));
+    cJSON_AddItemToObject(h, "workload", json_workload(&c->w));
+    cJSON_AddItemToObject(h, "cluster", hx_json_cluster(c->cluster_src, c->cluster_json, &c->cl, c->cluster_adjusted,
+                                                        c->cluster_orig_nodes, c->cluster_orig_gpn));
+    cJSON *x = cJSON_AddObjectToObject(h, "harness");
+    cJSON_AddStringToObject(x, "mode", hx_mode_name(c->mode));
+    cJSON_AddNumberToObject(x, "threads", c->o.threads);
+    cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
+    cJSON_AddNumberToObject(x, "reps", c->o.reps);
+    cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
+    cJSON_AddStringToObject(x, "timing",
+                            "MPI_Barrier over all ranks before every op; time_s is the median over reps per rank, "
+                            "then median/min/max over ranks; ring transfers fused into the attention op they "
+                            "overlap report the time spent waiting for them (exposed), and that op reports the rest");
+    cJSON_AddStringToObject(x, "bytes",
+                            "bytes handed to MPI that leave the rank, from the counts passed: alltoall count*(p-1), "
+                            "allgather count*(p-1), reduce-scatter block*(p-1), all-reduce = reduce-scatter + "
+                            "all-gather, send count; float32");
+    cJSON *ord = cJSON_AddArrayToObject(x, "execution_order");
+    for (int i = 0; i < c->n_order; i++) cJSON_AddItemToArray(ord, cJSON_CreateNumber(c->order[i]));
+    cJSON_AddItemToObject(h, "software", hx_json_software(c->kern->name));
+    cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
+    hx_trace_line(h);
+}
+
+/* collective: per-op median over reps on each rank, then across ranks */
+void hx_time_stats(const hx_ctx *c, double (*out)[3])
+{
+    const int n = c->plan.n_ops, P = hx_world_size;
+    double *med = hx_alloc(sizeof(double) * (size_t)n, "timings");
+    double *tmp = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings");
+    for (int i = 0; i < n; i++) {
+        memcpy(tmp, c->st[i].t, sizeof(double) * (size_t)c->o.reps);
+        med[i] = hx_median(tmp, c->o.reps);
+    }
+    double *all = hx_world_rank == 0 ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
+    HX_MPI(MPI_Gather(med, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    if (hx_world_rank == 0) {
+        double *v = hx_alloc(sizeof(double) * (size_t)P, "timings");
+        for (int i = 0; i < n; i++) {
+            double mn = 1e300, mx = -1e300;
+            for (int r = 0; r < P; r++) {
+                v[r] = all[r * n + i];
+                mn = v[r] < mn ? v[r] : mn;
+                mx = v[r] > mx ? v[r] : mx;
+            }
+            out[i][0] = hx_median(v, P);
+            out[i][1] = mn;
+            out[i][2] = mx;
+        }
+        free(v);
+        free(all);
+    }
+    free(med);
+    free(tmp);
+}
+
+void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
+{
+    if (!tfp) return;
+    for (int i = 0; i < c->n_order; i++) {
+        const int id = c->order[i];
+        const uly_op *o = &c->plan.ops[id];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "type", "op");
+        cJSON_AddNumberToObject(x, "id", id);
+        cJSON_AddStringToObject(x, "name", o->name);
+        cJSON_AddStringToObject(x, "phase", uly_phase_name(o->phase));
+        cJSON_AddStringToObject(x, "kind", uly_op_kind_name(o->kind));
+        cJSON_AddStringToObject(x, "coll", uly_coll_name(o->coll));
+        cJSON_AddStringToObject(x, "group", uly_group_name(o->group));
+        cJSON_AddNumberToObject(x, "group_size", o->group_size);
+        cJSON_AddNumberToObject(x, "bytes_sent", (double)c->st[id].bytes);
+        cJSON_AddNumberToObject(x, "bytes_planned", (double)o->bytes_sent);
+        cJSON *t = cJSON_AddObjectToObject(x, "time_s");
+        cJSON_AddNumberToObject(t, "median", ts[id][0]);
+        cJSON_AddNumberToObject(t, "min", ts[id][1]);
+        cJSON_AddNumberToObject(t, "max", ts[id][2]);
+        cJSON_AddNumberToObject(x, "reps", c->o.reps);
+        if (o->overlaps >= 0) {
+            cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
+            cJSON_AddStringToObject(x, "time_is", "exposed");
+        }
+        hx_trace_line(x);
+    }
+}
+
+void hx_trace_summary(const hx_ctx *c, int ok)
+{
+    if (!tfp) return;
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "type", "summary");
+    cJSON_AddBoolToObject(s, "ok", ok);
+    cJSON_AddBoolToObject(s, "bytes_ok", c->bytes_ok);
+    cJSON *ck = cJSON_AddObjectToObject(s, "check");
+    cJSON_AddBoolToObject(ck, "ok", c->check_ok);
+    cJSON_AddBoolToObject(ck, "skipped", c->o.no_check);
+    cJSON_AddStringToObject(ck, "measure", "max |x - ref| / max |ref| per tensor, float64 single-rank reference");
+    cJSON_AddNumberToObject(ck, "tolerance", c->tol);
+    cJSON_AddStringToObject(ck, "tolerance_reason", c->tol_reason ? c->tol_reason : "");
+    cJSON *e = cJSON_AddObjectToObject(ck, "max_rel_err");
+    static const char *nm[5] = {"O", "dQ", "dK", "dV", "dX"};
+    for (int t = 0; t < 5; t++) cJSON_AddNumberToObject(e, nm[t], c->err[t]);
+    cJSON_AddNumberToObject(s, "ops", c->n_order);
+    cJSON_AddNumberToObject(s, "passes", 1 + c->o.warmup + c->o.reps);
+    cJSON_AddNumberToObject(s, "wall_s", c->t_total);
+    hx_trace_line(s);
+}
+
+void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
+                           const uly_cluster *cl)
+{
+    if (!tfp) return;
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
+    cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
+    cJSON_AddStringToObject(h, "type", "header");
+    cJSON_AddStringToObject(h, "kind", "microbench");
+    add_time(h, argc, argv);
+    cJSON_AddItemToObject(h, "plan", cJSON_CreateNull());
+    if (cl) cJSON_AddItemToObject(h, "cluster", hx_json_cluster(cluster_src, cluster_json, cl, 0, cl->nodes, cl->gpus_per_node));
+    cJSON *x = cJSON_AddObjectToObject(h, "microbench");
+    cJSON_AddNumberToObject(x, "ranks", hx_world_size);
+    cJSON_AddNumberToObject(x, "warmup", o->warmup);
+    cJSON_AddNumberToObject(x, "reps", o->reps);
+    cJSON_AddStringToObject(x, "dtype", "fp32");
+    cJSON_AddStringToObject(x, "size",
+                            "nccl-tests: alltoall and reduce_scatter the send buffer, allgather the receive buffer, "
+                            "allreduce the buffer, sendrecv the message; bytes per rank");
+    cJSON_AddStringToObject(x, "time", "per rep the slowest rank (MPI_Barrier before each rep); median over reps");
+    cJSON_AddStringToObject(x, "busbw", "algbw x (p-1)/p for alltoall, allgather, reduce_scatter; 2(p-1)/p for "
+                                        "allreduce; 1 for sendrecv");
+    cJSON_AddItemToObject(h, "software", hx_json_software(NULL));
+    cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
+    hx_trace_line(h);
+}

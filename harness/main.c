@@ -1,0 +1,103 @@
+/* main.c: ulyharness. See hx.h and traces/FORMAT.md.
+ * Exit status: 0 every check passed; 1 a check failed (wrong result or
+ * bytes that differ from the plan) or an internal failure (every rank exits
+ * non-zero through MPI_Abort); 2 bad usage or an impossible configuration. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "hx.h"
+#include "hx_trace.h"
+#include "preset.h"
+
+void openblas_set_num_threads(int n);
+
+/* MPI_Finalize's code is checked too: a rank that cannot leave cleanly says so */
+static int finish(int rc)
+{
+    hx_beat(-1, "MPI_Finalize");
+    HX_MPI(MPI_Finalize());
+    return rc;
+}
+
+static void print_table(const hx_ctx *c, double (*ts)[3])
+{
+    printf("# %s on %d ranks (ulysses %lld, ring %lld, tp %lld, dp %lld), seq %lld, heads %lld/%lld x %lld, ffn %lld, "
+           "batch %lld, %s, %s kernel, recompute %s, zero %d\n",
+           c->strat->name, c->P, (long long)c->u, (long long)c->r, (long long)c->t, (long long)c->dp, (long long)c->N,
+           (long long)c->a, (long long)c->k, (long long)c->d, (long long)c->f, (long long)c->b,
+           c->w.causal ? (c->zig ? "causal zigzag" : "causal") : "non-causal", c->kern->name,
+           c->w.recompute == ULY_RECOMPUTE_FULL ? "full" : "none", c->w.zero_stage);
+    printf("# time: median over %d reps per rank, then median [min, max] over ranks; ring transfers: exposed part\n",
+           c->o.reps);
+    printf("# %3s %-18s %-5s %-5s %-14s %12s %12s %10s %10s %10s\n", "id", "name", "phase", "kind", "coll",
+           "bytes_sent", "plan_bytes", "med(ms)", "min(ms)", "max(ms)");
+    for (int i = 0; i < c->n_order; i++) {
+        const int id = c->order[i];
+        const uly_op *o = &c->plan.ops[id];
+        printf("  %3d %-18s %-5s %-5s %-14s %12lld %12lld %10.3f %10.3f %10.3f%s%s\n", id, o->name,
+               uly_phase_name(o->phase), uly_op_kind_name(o->kind), uly_coll_name(o->coll), (long long)c->st[id].bytes,
+               (long long)o->bytes_sent, ts[id][0] * 1e3, ts[id][1] * 1e3, ts[id][2] * 1e3,
+               c->st[id].bytes == o->bytes_sent ? "" : "  BYTES DIFFER", o->recompute ? "  (recompute)" : "");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "ulyharness: MPI_Init_thread failed\n");
+        return 1;
+    }
+    HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &hx_world_rank));
+    HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &hx_world_size));
+
+    hx_opts o;
+    int rc = hx_args_parse(argc, argv, &o, hx_world_rank);
+    if (rc) return finish(rc == 1 ? 0 : 2);
+    openblas_set_num_threads(o.threads);
+    hx_watchdog_start(o.timeout_s);
+
+    if (o.microbench) {
+        uly_cluster cl;
+        char why[512];
+        int have_cl = sim_cluster_load(o.cluster, &cl, why, sizeof why) == 0;
+        if (o.out && hx_trace_open(o.out)) MPI_Abort(MPI_COMM_WORLD, 1);
+        hx_trace_header_micro(&o, argc, argv, o.cluster, NULL, have_cl ? &cl : NULL);
+        rc = hx_microbench(&o);
+        if (rc == 0 && o.out) hx_trace_close(o.out, 1);
+        return finish(rc);
+    }
+
+    static hx_ctx c;
+    rc = hx_setup(&c, &o);
+    if (rc) return finish(rc);
+    if (o.print_plan) {
+        if (hx_world_rank == 0) hx_print_plan(&c, stdout);
+        return finish(0);
+    }
+    hx_attn_init(&c);
+    hx_schedule(&c);
+    if (o.out && hx_trace_open(o.out)) hx_die("cannot open the trace");
+    hx_trace_header(&c, argc, argv);
+
+    hx_run(&c);
+    double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)c.plan.n_ops, "time stats");
+    hx_time_stats(&c, ts);
+    const int ok = (o.no_check || c.check_ok) && c.bytes_ok;
+    if (hx_world_rank == 0) {
+        if (!o.quiet) print_table(&c, ts);
+        hx_trace_ops(&c, ts);
+        hx_trace_summary(&c, ok);
+        if (o.out) hx_trace_close(o.out, ok);
+        printf("%s: %s on %d ranks: %s, bytes %s every op of the plan%s%s\n", ok ? "PASS" : "FAIL", c.strat->name, c.P,
+               o.no_check ? "check skipped" : (c.check_ok ? "result correct" : "RESULT WRONG"),
+               c.bytes_ok ? "equal to the plan for" : "DIFFER from the plan for", o.out ? "; trace " : "",
+               o.out ? (ok ? o.out : "written as .failed") : "");
+        fflush(stdout);
+    }
+    return finish(ok ? 0 : 1);
+}

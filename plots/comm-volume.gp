@@ -1,0 +1,129 @@
+# comm-volume.gp: communication bytes sent per GPU per layer against the GPU
+# count, for each strategy spread over all GPUs; (a) the sequence length N
+# fixed, (b) N growing with the GPUs (N/P fixed). Log axes. The Ulysses
+# paper's argument: all-to-all volume per GPU falls as 1/P while ring and
+# Megatron-SP volumes do not, so with N/P fixed Ulysses stays flat.
+#
+# Made by `ulysim plot comm-volume ... -o FILE.png|svg|pdf`, which writes the
+# data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" comm-volume.gp
+# By hand, every variable is optional:
+#   data        CSV written by `ulysim plot comm-volume` [comm-volume.csv]
+#               columns used: panel (fixed|scaled), strategy, gpus, seq, comm_<phase>_bytes
+#   out         output file [comm-volume.<term>]
+#   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
+#   width, height   size in inches [3.5 x 4.4: one paper column]
+#   fontsize    points [9]; dpi: PNG resolution [300]
+#   phase       total (fwd + bwd) | fwd | bwd [total]
+#   strategies  space-separated, in legend order [ulysses ring rsa megatron-sp usp]
+#   subtitle    a line above the plot naming the configuration ["": none]
+
+# ------------------------------------------------------------------ output
+if (!exists("data")) data = "comm-volume.csv"
+if (!exists("term")) term = "pdf"
+if (!exists("out")) out = "comm-volume." . term
+if (!exists("width")) width = 3.5
+if (!exists("height")) height = 4.4
+if (!exists("fontsize")) fontsize = 9
+if (!exists("dpi")) dpi = 300
+if (!exists("phase")) phase = "total"
+if (!exists("strategies")) strategies = "ulysses ring rsa megatron-sp usp"
+if (!exists("subtitle")) subtitle = ""
+fmt_png = 'set terminal pngcairo enhanced size %d,%d font "Sans,%g" fontscale %g linewidth %g'
+fmt_svg = 'set terminal svg enhanced size %g,%g font "Sans,%g" linewidth 1 background "white"'
+fmt_pdf = 'set terminal pdfcairo enhanced size %gin,%gin font "Sans,%g" linewidth 2'
+if (term eq "png") {
+    eval sprintf(fmt_png, width*dpi, height*dpi, fontsize, dpi/96.0, dpi/72.0)
+} else {
+    if (term eq "svg") { eval sprintf(fmt_svg, width*72, height*72, fontsize) } \
+    else { eval sprintf(fmt_pdf, width, height, fontsize) }
+}
+set output out
+# point sizes are absolute: scale them with the PNG resolution like the fonts
+psc = (term eq "png") ? dpi / 96.0 : 1.0
+
+# ------------------------------------------------- one style per strategy
+# colour (Okabe-Ito), dash type and point type, so that lines stay distinct
+# in greyscale; the same in every ulysim figure
+set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # ulysses: blue, solid, circle
+set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # ring: vermillion, dashed, square
+set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # rsa: green, dash-dot, triangle
+set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # allgather-cp: orange, dash-dot-dot, triangle down
+set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # megatron-sp: black, dotted, diamond
+set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # usp: wine, long dash-dot, pentagon
+sidx(s) = (s eq "ulysses") ? 1 : (s eq "ring") ? 2 : (s eq "rsa") ? 3 : (s eq "allgather-cp") ? 4 : \
+          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : 7
+label(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
+           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : s
+
+# ------------------------------------------------------------------- data
+set datafile separator comma
+set datafile columnheaders
+ycol = "comm_" . phase . "_bytes"
+# the value of strategy s in panel p, in GiB; NaN elsewhere
+sel(p, s) = (strcol("panel") eq p && strcol("strategy") eq s) ? column(ycol) / 2.0**30 : NaN
+# 1048576 -> "1M", 131072 -> "128K"
+tok(n) = n >= 2**30 && n % 2**30 == 0 ? sprintf("%dG", n / 2**30) : \
+         n >= 2**20 && n % 2**20 == 0 ? sprintf("%dM", n / 2**20) : \
+         n >= 2**10 && n % 2**10 == 0 ? sprintf("%dK", n / 2**10) : sprintf("%d", n)
+stats data using (strcol("panel") eq "fixed" ? column("seq") : NaN) nooutput
+n_fixed = int(STATS_max)
+stats data using (strcol("panel") eq "scaled" ? column("seq") / column("gpus") : NaN) nooutput
+n_per_gpu = int(STATS_max)
+stats data using (strcol("panel") eq "fixed" ? column(ycol) / 2.0**30 : NaN) nooutput
+ya = STATS_min / 2.5
+yb = STATS_max * 2.5
+stats data using (strcol("panel") eq "scaled" ? column(ycol) / 2.0**30 : NaN) nooutput
+yc = STATS_min / 2.5
+yd = STATS_max * 2.5
+stats data using "gpus" nooutput
+gmin = STATS_min
+gmax = STATS_max
+
+# ------------------------------------------------------------------- axes
+set logscale x 2
+set logscale y 10
+set xrange [gmin / 1.3 : gmax * 1.3]
+set format x "%g"
+set format y "10^{%T}"
+set mxtics default
+set grid xtics ytics lc rgb "#d0d0d0" lw 0.5 dt 1
+set border 3 lw 0.8
+set tics nomirror out scale 0.6
+smallfont = sprintf(",%g", fontsize - 1)
+# one y label for both panels
+set label 98 sprintf("GiB sent per GPU per layer (%s)", phase eq "total" ? "fwd + bwd" : phase) \
+    at screen 0.025, screen 0.58 center rotate by 90
+set multiplot
+set lmargin at screen 0.17
+set rmargin at screen 0.97
+top = subtitle ne "" ? 0.925 : 0.975
+if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
+# legend: one block under both panels, covering neither
+set key at screen 0.5, screen 0.005 center bottom horizontal maxcols 3 maxrows 2 reverse Left width -2 samplen 2.2 \
+        spacing 1.05 font smallfont noautotitle
+
+# -------------------------------------------------------- (a) N fixed
+set tmargin at screen top
+set bmargin at screen top - 0.36
+set xlabel ""
+set format x ""
+set label 1 sprintf("(a) N = %s tokens", tok(n_fixed)) at graph 0.03, graph 0.06 left front \
+    font smallfont
+set yrange [ya : yb]
+plot for [i=1:words(strategies)] data using "gpus":(sel("fixed", word(strategies, i))) \
+     with linespoints lt sidx(word(strategies, i)) title label(word(strategies, i))
+unset label 1
+unset label 99
+
+# ---------------------------------------------- (b) N growing with the GPUs
+set tmargin at screen top - 0.415
+set bmargin at screen 0.205
+set format x "%g"
+set xlabel "GPUs" offset 0,0.4
+set label 1 sprintf("(b) N = %s tokens per GPU", tok(n_per_gpu)) at graph 0.03, graph 0.94 left front \
+    font smallfont
+unset key
+set yrange [yc : yd]
+plot for [i=1:words(strategies)] data using "gpus":(sel("scaled", word(strategies, i))) \
+     with linespoints lt sidx(word(strategies, i)) notitle
+unset multiplot

@@ -1,0 +1,96 @@
+# max-batch.gp: the largest batch each strategy fits in memory
+# against the GPU count at one sequence length: the largest micro-batch for
+# which some layout fits, times the data-parallel degree of the best layout
+# there (sequences in flight at once), in the style of the RSA paper. Log axes.
+#
+# Made by `ulysim plot max-batch ... -o FILE.png|svg|pdf`, which writes the
+# data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" max-batch.gp
+# By hand, every variable is optional:
+#   data        CSV written by `ulysim plot max-batch` [max-batch.csv]
+#               columns used: strategy, gpus, max_batch
+#   out         output file [max-batch.<term>]
+#   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
+#   width, height   size in inches [3.5 x 3.3: one paper column]
+#   fontsize    points [9]; dpi: PNG resolution [300]
+#   strategies  space-separated, in legend order [ulysses ring rsa allgather-cp megatron-sp usp]
+#   subtitle    a line above the plot naming the configuration ["": none]
+
+# ------------------------------------------------------------------ output
+if (!exists("data")) data = "max-batch.csv"
+if (!exists("term")) term = "pdf"
+if (!exists("out")) out = "max-batch." . term
+if (!exists("width")) width = 3.5
+if (!exists("height")) height = 3.3
+if (!exists("fontsize")) fontsize = 9
+if (!exists("dpi")) dpi = 300
+if (!exists("strategies")) strategies = "ulysses ring rsa allgather-cp megatron-sp usp"
+if (!exists("subtitle")) subtitle = ""
+fmt_png = 'set terminal pngcairo enhanced size %d,%d font "Sans,%g" fontscale %g linewidth %g'
+fmt_svg = 'set terminal svg enhanced size %g,%g font "Sans,%g" linewidth 1 background "white"'
+fmt_pdf = 'set terminal pdfcairo enhanced size %gin,%gin font "Sans,%g" linewidth 2'
+if (term eq "png") {
+    eval sprintf(fmt_png, width*dpi, height*dpi, fontsize, dpi/96.0, dpi/72.0)
+} else {
+    if (term eq "svg") { eval sprintf(fmt_svg, width*72, height*72, fontsize) } \
+    else { eval sprintf(fmt_pdf, width, height, fontsize) }
+}
+set output out
+# point sizes are absolute: scale them with the PNG resolution like the fonts
+psc = (term eq "png") ? dpi / 96.0 : 1.0
+
+
+# ------------------------------------------------- one style per strategy
+# colour (Okabe-Ito), dash type and point type, so that lines stay distinct
+# in greyscale; the same in every ulysim figure
+set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # ulysses: blue, solid, circle
+set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # ring: vermillion, dashed, square
+set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # rsa: green, dash-dot, triangle
+set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # allgather-cp: orange, dash-dot-dot, triangle down
+set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # megatron-sp: black, dotted, diamond
+set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # usp: wine, long dash-dot, pentagon
+sidx(s) = (s eq "ulysses") ? 1 : (s eq "ring") ? 2 : (s eq "rsa") ? 3 : (s eq "allgather-cp") ? 4 : \
+          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : 7
+label(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
+           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : s
+
+# ------------------------------------------------------------------- data
+set datafile separator comma
+set datafile columnheaders
+# 1048576 -> "1M", 131072 -> "128K"
+tok(n) = n >= 2**30 && n % 2**30 == 0 ? sprintf("%dG", n / 2**30) : \
+         n >= 2**20 && n % 2**20 == 0 ? sprintf("%dM", n / 2**20) : \
+         n >= 2**10 && n % 2**10 == 0 ? sprintf("%dK", n / 2**10) : sprintf("%d", n)
+sel(s) = (strcol("strategy") eq s) ? column("max_batch") : NaN
+stats data using "gpus" nooutput
+gmin = STATS_min
+gmax = STATS_max
+stats data using "max_batch" nooutput
+ymin = STATS_min
+ymax = STATS_max
+
+# ------------------------------------------------------------------- axes
+smallfont = sprintf(",%g", fontsize - 1)
+set logscale x 2
+set logscale y 2
+set xrange [gmin / 1.3 : gmax * 1.3]
+set yrange [ymin / 1.6 : ymax * 1.6]
+set format x "%g"
+# a tic at every power of two, labelled at every other one when there are many
+nt = 0
+do for [k = 0:62] { if (2**k >= ymin / 1.6 && 2**k <= ymax * 1.6) { nt = nt + 1 } }
+step = nt > 7 ? 2 : 1
+set ytics () scale 0.6, 0.4
+j = 0
+do for [k = 0:62] { if (2**k >= ymin / 1.6 && 2**k <= ymax * 1.6) { if (j % step == 0) { set ytics add (sprintf("%d", 2**k) 2**k 0) } else { set ytics add ("" 2**k 1) }; j = j + 1 } }
+set xlabel "GPUs"
+set ylabel "largest batch (sequences)" offset 0.5,0
+set grid xtics ytics lc rgb "#d0d0d0" lw 0.5 dt 1
+set border 3 lw 0.8
+set tics nomirror out scale 0.6
+if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
+set tmargin (subtitle ne "" ? 2.2 : 1)
+# legend under the axes, covering no data
+set key outside below center vertical maxrows 3 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
+
+plot for [i=1:words(strategies)] data using "gpus":(sel(word(strategies, i))) \
+         with linespoints lt sidx(word(strategies, i)) title label(word(strategies, i))

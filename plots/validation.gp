@@ -1,0 +1,108 @@
+# validation.gp: measured against predicted time of every operation of one or
+# more ulyharness traces (log-log), with y = x and a +-20% band. One marker
+# per strategy (as in the other ulysim figures): filled for communication,
+# open for compute (GEMM, attention, elementwise).
+#
+# Made by `ulysim plot validation TRACE... -o FILE.png|svg|pdf`, which writes
+# the data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" validation.gp
+# By hand, every variable is optional:
+#   data        CSV written by `ulysim plot validation` [validation.csv]
+#               columns used: strategy, kind, predicted_s, measured_s
+#   out         output file [validation.<term>]
+#   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
+#   width, height   size in inches [3.5 x 3.8: one paper column]
+#   fontsize    points [9]; dpi: PNG resolution [300]
+#   band        the relative error band drawn around y = x [0.2]
+#   strategies  space-separated, in legend order [ulysses ring rsa allgather-cp megatron-sp usp]
+#   subtitle    a line above the plot naming the configuration ["": none]
+
+# ------------------------------------------------------------------ output
+if (!exists("data")) data = "validation.csv"
+if (!exists("term")) term = "pdf"
+if (!exists("out")) out = "validation." . term
+if (!exists("width")) width = 3.5
+if (!exists("height")) height = 3.8
+if (!exists("fontsize")) fontsize = 9
+if (!exists("dpi")) dpi = 300
+if (!exists("band")) band = 0.2
+if (!exists("strategies")) strategies = "ulysses ring rsa allgather-cp megatron-sp usp"
+if (!exists("subtitle")) subtitle = ""
+fmt_png = 'set terminal pngcairo enhanced size %d,%d font "Sans,%g" fontscale %g linewidth %g'
+fmt_svg = 'set terminal svg enhanced size %g,%g font "Sans,%g" linewidth 1 background "white"'
+fmt_pdf = 'set terminal pdfcairo enhanced size %gin,%gin font "Sans,%g" linewidth 2'
+if (term eq "png") {
+    eval sprintf(fmt_png, width*dpi, height*dpi, fontsize, dpi/96.0, dpi/72.0)
+} else {
+    if (term eq "svg") { eval sprintf(fmt_svg, width*72, height*72, fontsize) } \
+    else { eval sprintf(fmt_pdf, width, height, fontsize) }
+}
+set output out
+# point sizes are absolute: scale them with the PNG resolution like the fonts
+psc = (term eq "png") ? dpi / 96.0 : 1.0
+
+
+# ------------------------------------------------- one style per strategy
+# colour (Okabe-Ito), dash type and point type, so that lines stay distinct
+# in greyscale; the same in every ulysim figure
+set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # ulysses: blue, solid, circle
+set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # ring: vermillion, dashed, square
+set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # rsa: green, dash-dot, triangle
+set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # allgather-cp: orange, dash-dot-dot, triangle down
+set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # megatron-sp: black, dotted, diamond
+set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # usp: wine, long dash-dot, pentagon
+sidx(s) = (s eq "ulysses") ? 1 : (s eq "ring") ? 2 : (s eq "rsa") ? 3 : (s eq "allgather-cp") ? 4 : \
+          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : 7
+label(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
+           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : s
+
+# the open version of each strategy's point type: compute operations
+hollow(i) = (i == 1) ? 6 : (i == 2) ? 4 : (i == 3) ? 8 : (i == 4) ? 10 : (i == 5) ? 12 : 14
+
+# ------------------------------------------------------------------- data
+set datafile separator comma
+set datafile columnheaders
+comm(s) = (strcol("strategy") eq s && strcol("kind") eq "comm") ? column("measured_s") : NaN
+comp(s) = (strcol("strategy") eq s && strcol("kind") ne "comm") ? column("measured_s") : NaN
+stats data using "predicted_s" nooutput
+lo = STATS_min
+hi = STATS_max
+stats data using "measured_s" nooutput
+lo = STATS_min < lo ? STATS_min : lo
+hi = STATS_max > hi ? STATS_max : hi
+lo = lo / 2.5
+hi = hi * 2.5
+# seconds, written the short way: 1e-05 -> "10 µs"
+dur(x) = x >= 1 ? sprintf("%g s", x) : x >= 1e-3 ? sprintf("%g ms", x * 1e3) : sprintf("%g µs", x * 1e6)
+
+# ------------------------------------------------------------------- axes
+smallfont = sprintf(",%g", fontsize - 1)
+set logscale xy 10
+set xrange [lo : hi]
+set yrange [lo : hi]
+set size ratio -1
+set xtics ()
+set ytics ()
+do for [k = -9:4] { if (10.0**k >= lo && 10.0**k <= hi) { set xtics add (dur(10.0**k) 10.0**k); set ytics add (dur(10.0**k) 10.0**k) } }
+set mxtics 10
+set mytics 10
+set xtics nomirror out scale 0.6, 0.3 font smallfont
+set ytics nomirror out scale 0.6, 0.3 font smallfont
+set xlabel "predicted time per operation"
+set ylabel "measured time per operation" offset 0.5,0
+set grid xtics ytics lc rgb "#d0d0d0" lw 0.5 dt 1
+set border 3 lw 0.8
+if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
+set tmargin (subtitle ne "" ? 2.2 : 1)
+set samples 200
+# legend under the axes, covering no data
+set key outside below center vertical maxrows 4 reverse Left width 0 height 0.4 samplen 1.6 spacing 1.0 font smallfont
+
+plot '+' using 1:($1 * (1 - band)):($1 * (1 + band)) with filledcurves fc rgb "#e4e4e4" \
+         title sprintf("±%.0f%%", band * 100), \
+     x with lines lc rgb "#000000" lw 1 dt 2 title "y = x", \
+     for [i=1:words(strategies)] data using "predicted_s":(comm(word(strategies, i))) \
+         with points lt sidx(word(strategies, i)) ps 0.75*psc title label(word(strategies, i)), \
+     for [i=1:words(strategies)] data using "predicted_s":(comp(word(strategies, i))) \
+         with points lt sidx(word(strategies, i)) pt hollow(sidx(word(strategies, i))) ps 0.75*psc lw 0.8 notitle, \
+     NaN with points lc rgb "#000000" pt 7 ps 0.75*psc title "communication", \
+     NaN with points lc rgb "#000000" pt 6 ps 0.75*psc lw 0.8 title "compute"

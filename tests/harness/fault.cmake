@@ -1,0 +1,36 @@
+# Fault and wrong-result tests: the run must fail (every rank non-zero, so
+# mpirun exits non-zero) within LIMIT seconds, print EXPECT (a regex: the
+# failing rank and the reason), and leave no trace under the final name.
+#   -DMPIEXEC= -DNPFLAG= -DNP= -DPREFLAGS=a@b -DHARNESS= -DOUT=dir -DNAME=
+#   -DARGS=a@b -DEXPECT=regex -DLIMIT=30 [-DFAILED_TRACE=1: FILE.failed must exist]
+string(REPLACE "@" ";" pre "${PREFLAGS}")
+string(REPLACE "@" ";" args "${ARGS}")
+file(MAKE_DIRECTORY "${OUT}")
+set(trace "${OUT}/${NAME}.trace")
+file(GLOB old "${trace}*")
+if(old)
+  file(REMOVE ${old})
+endif()
+string(TIMESTAMP t0 "%s")
+execute_process(COMMAND ${MPIEXEC} ${NPFLAG} ${NP} ${pre} ${HARNESS} ${args} --out ${trace}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 90)
+string(TIMESTAMP t1 "%s")
+math(EXPR dt "${t1} - ${t0}")
+message("exit ${rc} after ${dt} s:\n${out}${err}")
+if(rc EQUAL 0)
+  message(FATAL_ERROR "the run succeeded; it must fail")
+endif()
+if(dt GREATER ${LIMIT})
+  message(FATAL_ERROR "the job took ${dt} s to end; the limit is ${LIMIT} s")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not name the failure: want /${EXPECT}/")
+endif()
+if(EXISTS "${trace}")
+  message(FATAL_ERROR "a trace exists under the final name ${trace}")
+endif()
+if(FAILED_TRACE AND NOT EXISTS "${trace}.failed")
+  message(FATAL_ERROR "the failed run's trace ${trace}.failed is missing")
+endif()
+file(GLOB left "${trace}*")
+message("left behind (never under the final name): ${left}")
