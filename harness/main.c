@@ -12,8 +12,6 @@
 #include "hx_trace.h"
 #include "preset.h"
 
-void openblas_set_num_threads(int n);
-
 /* MPI_Finalize's code is checked too: a rank that cannot leave cleanly says so */
 static int finish(int rc)
 {
@@ -58,7 +56,7 @@ int main(int argc, char **argv)
     hx_opts o;
     int rc = hx_args_parse(argc, argv, &o, hx_world_rank);
     if (rc) return finish(rc == 1 ? 0 : 2);
-    openblas_set_num_threads(o.threads);
+    kern_blas_threads_set(o.threads);
     hx_watchdog_start(o.timeout_s);
 
     if (o.microbench) {

@@ -19,8 +19,6 @@
 #include "hx.h"
 #include "hx_trace.h"
 
-void openblas_set_num_threads(int n);
-
 static int cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -40,7 +38,7 @@ int main(int argc, char **argv)
     HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &hx_world_rank));
     HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &hx_world_size));
-    openblas_set_num_threads(1);
+    kern_blas_threads_set(1);
     int64_t heads = 8, hd = 64;
     int reps = 51;
     int64_t seqs[16];

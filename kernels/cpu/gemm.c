@@ -34,6 +34,15 @@ kern_status kern_gemm_f32(bool trans_a, bool trans_b, int m, int n, int k,
     return KERN_OK;
 }
 
+void kern_blas_threads_set(int n)
+{
+#if KERN_HAVE_OPENBLAS
+    if (n > 0) openblas_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
 int kern_blas_threads_get(void)
 {
 #if KERN_HAVE_OPENBLAS

@@ -147,6 +147,7 @@ kern_status kern_gemm_f32(bool trans_a, bool trans_b, int m, int n, int k,
 
 /* What the BLAS underneath is, for benchmark output and trace headers. */
 int kern_blas_threads_get(void);         /* OpenBLAS threads now (1 if unknown) */
+void kern_blas_threads_set(int n);       /* OpenBLAS threads from now on (n >= 1; no-op for another BLAS) */
 const char *kern_blas_config_get(void);  /* OpenBLAS build string, or "unknown" */
 
 #ifdef __cplusplus
