@@ -21,7 +21,8 @@ for t in "${targets[@]}"; do
     preset) build preset fuzz/fuzz_preset.c sim/preset.c $model_src \
               -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"" ;;
     *) [ -f "fuzz/fuzz_$t.c" ] && [ -f "fuzz/$t.sources" ] || { echo "fuzz: no target '$t' yet, skipped"; continue; }
-       build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") $model_src ;;
+       build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") $model_src \
+         -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"" ;;
   esac
   work="$out/corpus-$t"; mkdir -p "$work"
   log="$out/$t.log"
