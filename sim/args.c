@@ -536,7 +536,31 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         }
     }
     for (int i = 0; i < c->n_strat; i++) c->opts.strategies |= 1u << c->strat[i];
+    /* a pinned head-splitting degree must split the heads: asking for an
+     * impossible layout is bad input, not a plan to explain */
+    const int64_t heads = c->model.heads;
+    const int64_t hpins[2] = {a->pin_u, a->pin_t};
+    const char *hflags[2] = {"--ulysses", "--tp"};
+    for (int k = 0; k < 2; k++) {
+        if (hpins[k] <= 1 || (hpins[k] <= heads && heads % hpins[k] == 0)) continue;
+        char valid[200] = "";
+        for (int64_t d = 1; d <= heads; d++)
+            if (heads % d == 0) {
+                size_t l = strlen(valid);
+                snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)d);
+            }
+        return fail(why, n, "%s %lld: does not split the %lld attention heads of %s evenly (valid: %s)", hflags[k],
+                    (long long)hpins[k], (long long)heads, c->model.name, valid);
+    }
     return 0;
+}
+
+int sim_check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
+{
+    const int64_t gpn = c->cluster.gpus_per_node;
+    if (gpus <= gpn || gpus % gpn == 0) return 0;
+    return fail(why, n, "--gpus %lld: not a whole number of %lld-GPU nodes of %s (valid: up to %lld, or a multiple of %lld)",
+                (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
 }
 
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)

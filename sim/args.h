@@ -81,6 +81,9 @@ typedef struct sim_ctx {
  * Returns 0, or 2 (bad input) with a reason, or 1 (internal). */
 int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t why_len);
 
+/* Checks that `gpus` fills whole nodes once past one: 0, or 2 with a reason. */
+int sim_check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t why_len);
+
 /* Checks that pinned degrees divide `gpus`: 0, or 2 with a reason. */
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t why_len);
 

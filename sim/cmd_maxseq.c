@@ -145,6 +145,7 @@ int sim_cmd_maxseq(const sim_ctx *c)
     int64_t gpus = a->gpus[0];
     int64_t seq_hi = a->seq[0];
     int rc = sim_check_pins_divide(c, gpus, why, sizeof why);
+    if (!rc) rc = sim_check_gpus_nodes(c, gpus, why, sizeof why);
     if (rc) {
         sim_err("%s", why);
         return rc;

@@ -358,6 +358,7 @@ int sim_cmd_plan(const sim_ctx *c)
     char why[768];
     int64_t gpus = a->gpus[0];
     int rc = sim_check_pins_divide(c, gpus, why, sizeof why);
+    if (!rc) rc = sim_check_gpus_nodes(c, gpus, why, sizeof why);
     if (rc) {
         sim_err("%s", why);
         return rc;

@@ -1,0 +1,274 @@
+/* cmd_trace.c: `ulysim trace export|check`.
+ *
+ *   ulysim trace export RUN.trace -o run.json [--cluster NAME|FILE]
+ *       Chrome trace-event JSON (Perfetto, chrome://tracing) with the
+ *       measurement and the prediction as two processes on one timeline.
+ *       In each process the ops are laid out back to back in the order the
+ *       harness executed them, each lasting its time (measured median, or
+ *       uly_plan_price's op time); thread 1 is the critical path. A ring
+ *       transfer that overlaps an attention op gets its own thread: it is in
+ *       flight from the start of that attention op, and its exposed part (the
+ *       wait after the attention compute) sits on thread 1 after it. The
+ *       measured process cannot know when a transfer finished inside the
+ *       compute, so its in-flight bar runs to the end of its wait; the
+ *       predicted one lasts the transfer's priced time.
+ *   ulysim trace check RUN.trace...
+ *       Reads each trace with the validating reader and prints one line per
+ *       file; exit 2 with the reader's message at the first bad one. */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_join.h"
+#include "trace_read.h"
+
+int sim_cmd_trace(int argc, char **argv);
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ulysim trace export RUN.trace -o OUT.json [--cluster NAME|FILE]\n"
+               "       ulysim trace check RUN.trace...\n"
+               "export: Chrome trace-event JSON (open in https://ui.perfetto.dev or chrome://tracing) with the\n"
+               "  measured run and the prediction (libulysim, on the trace's embedded cluster profile or\n"
+               "  --cluster) as two processes on one timeline; ops back to back in execution order, ring\n"
+               "  transfers on their own thread overlapping the attention op they hide under.\n"
+               "check: read traces with the validating reader (format, version, truncation, ops against the\n"
+               "  plan libulysim rebuilds); one line per file.\n"
+               "Exit: 0 ok, 2 bad usage or a bad trace (one line naming the file and line), 1 internal failure.\n");
+}
+
+static void meta(cJSON *ev, const char *what, int pid, int tid, const char *name)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", what);
+    cJSON_AddStringToObject(m, "ph", "M");
+    cJSON_AddNumberToObject(m, "pid", pid);
+    cJSON_AddNumberToObject(m, "tid", tid);
+    cJSON *a = cJSON_AddObjectToObject(m, "args");
+    cJSON_AddStringToObject(a, "name", name);
+    cJSON_AddItemToArray(ev, m);
+}
+
+static cJSON *slice(cJSON *ev, int pid, int tid, const char *name, const char *cat, double ts_s, double dur_s)
+{
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "name", name);
+    cJSON_AddStringToObject(x, "cat", cat);
+    cJSON_AddStringToObject(x, "ph", "X");
+    cJSON_AddNumberToObject(x, "pid", pid);
+    cJSON_AddNumberToObject(x, "tid", tid);
+    cJSON_AddNumberToObject(x, "ts", ts_s * 1e6);
+    cJSON_AddNumberToObject(x, "dur", dur_s * 1e6);
+    cJSON_AddItemToArray(ev, x);
+    return cJSON_AddObjectToObject(x, "args");
+}
+
+/* One process: measured (pred = 0) or predicted (pred = 1). */
+static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
+{
+    double start[ULY_PLAN_MAX_OPS];
+    int n_hid[ULY_PLAN_MAX_OPS];
+    for (int i = 0; i < ULY_PLAN_MAX_OPS; i++) {
+        start[i] = NAN;
+        n_hid[i] = 0;
+    }
+    int max_tid = 1;
+    double t = 0;
+    for (int k = 0; k < j->n; k++) {
+        const trace_jop *x = &j->ops[k];
+        const uly_op *o = x->op;
+        const double d = pred ? x->pred_s : x->meas_s;
+        const char *cat = o->kind == ULY_OP_COMM ? "comm" : uly_op_kind_name(o->kind);
+        char name[96];
+        snprintf(name, sizeof name, "%s %s%s", o->name, uly_phase_name(o->phase), x->hidden ? " (exposed)" : "");
+        cJSON *a = slice(ev, pid, 1, name, cat, t, d);
+        cJSON_AddNumberToObject(a, "id", x->id);
+        cJSON_AddStringToObject(a, "kind", uly_op_kind_name(o->kind));
+        if (o->kind == ULY_OP_COMM) {
+            cJSON_AddStringToObject(a, "coll", uly_coll_name(o->coll));
+            cJSON_AddStringToObject(a, "group", uly_group_name(o->group));
+            cJSON_AddNumberToObject(a, "group_size", o->group_size);
+            cJSON_AddNumberToObject(a, "bytes", (double)(pred ? x->bytes_plan : x->bytes_meas));
+        } else {
+            cJSON_AddNumberToObject(a, "flops", o->flops);
+        }
+        cJSON_AddNumberToObject(a, "time_ms", 1e3 * d);
+        cJSON_AddNumberToObject(a, pred ? "measured_ms" : "predicted_ms", 1e3 * (pred ? x->meas_s : x->pred_s));
+        cJSON_AddBoolToObject(a, "in_step", x->layer);
+        if (!pred) {
+            cJSON_AddNumberToObject(a, "min_ms", 1e3 * x->meas_min_s);
+            cJSON_AddNumberToObject(a, "max_ms", 1e3 * x->meas_max_s);
+        }
+        if (x->hidden && o->overlaps >= 0 && o->overlaps < ULY_PLAN_MAX_OPS && !isnan(start[o->overlaps])) {
+            const int tid = 2 + n_hid[o->overlaps]++;
+            if (tid > max_tid) max_tid = tid;
+            const double s0 = start[o->overlaps];
+            const double dur = pred ? x->pred_total_s : t + d - s0;
+            char nm[96];
+            snprintf(nm, sizeof nm, "%s %s (in flight)", o->name, uly_phase_name(o->phase));
+            cJSON *b = slice(ev, pid, tid, nm, "comm-overlapped", s0, dur);
+            cJSON_AddNumberToObject(b, "id", x->id);
+            cJSON_AddNumberToObject(b, "overlaps", o->overlaps);
+            cJSON_AddNumberToObject(b, "steps", o->steps);
+            cJSON_AddNumberToObject(b, "bytes", (double)(pred ? x->bytes_plan : x->bytes_meas));
+            cJSON_AddStringToObject(b, "note", pred ? "priced transfer time of all hops, from the start of the attention op"
+                                                    : "from the start of the attention op to the end of the wait for it "
+                                                      "(the harness times only the exposed wait)");
+        }
+        start[x->id] = t;
+        t += d;
+    }
+    meta(ev, "thread_name", pid, 1, "critical path (execution order)");
+    for (int tid = 2; tid <= max_tid; tid++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "ring transfer %d (overlapped)", tid - 1);
+        meta(ev, "thread_name", pid, tid, nm);
+    }
+}
+
+static int do_export(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *profile = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--cluster")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "ulysim trace export: %s needs a value\n", a);
+                return 2;
+            }
+            if (!strcmp(a, "--cluster")) profile = argv[++i];
+            else out = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "ulysim trace export: unknown option %s; see ulysim trace --help\n", a);
+            return 2;
+        } else if (!in) {
+            in = a;
+        } else {
+            fprintf(stderr, "ulysim trace export: one trace at a time (got %s and %s)\n", in, a);
+            return 2;
+        }
+    }
+    if (!in || !out) {
+        fprintf(stderr, "ulysim trace export: usage: ulysim trace export RUN.trace -o OUT.json\n");
+        return 2;
+    }
+    static trace_run run;
+    static trace_join j;
+    char why[1024];
+    int rc = trace_read(in, &run, why, sizeof why);
+    if (rc) {
+        fprintf(stderr, "ulysim trace export: %s\n", rc == 2 ? why : "out of memory");
+        trace_free(&run);
+        return rc;
+    }
+    if (run.kind != TRACE_PLAN) {
+        fprintf(stderr, "ulysim trace export: %s:1: a microbench trace has no plan to lay out\n", in);
+        trace_free(&run);
+        return 2;
+    }
+    uly_cluster c;
+    if (trace_cluster_for(&run, profile, &c, why, sizeof why) || trace_join_build(&run, &c, &j, why, sizeof why)) {
+        fprintf(stderr, "ulysim trace export: %s\n", why);
+        trace_free(&run);
+        return 2;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
+    char pname[256];
+    snprintf(pname, sizeof pname, "measured: ulyharness %s on %d ranks (%s)", uly_strategy_get(run.layout.strategy)->name,
+             run.ranks, run.hostname[0] ? run.hostname : "?");
+    meta(ev, "process_name", 1, 0, pname);
+    snprintf(pname, sizeof pname, "predicted: libulysim on %s", j.cluster_name);
+    meta(ev, "process_name", 2, 0, pname);
+    lay_out(ev, &j, 1, 0);
+    lay_out(ev, &j, 2, 1);
+    cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
+    cJSON *md = cJSON_AddObjectToObject(root, "otherData");
+    cJSON_AddStringToObject(md, "trace", run.path);
+    cJSON_AddStringToObject(md, "command", run.command);
+    cJSON_AddStringToObject(md, "created", run.created);
+    cJSON_AddStringToObject(md, "cluster", j.cluster_name);
+    cJSON_AddStringToObject(md, "profile", profile ? profile : "embedded in the trace");
+    cJSON_AddNumberToObject(md, "step_predicted_ms", 1e3 * j.pred_step_s);
+    cJSON_AddNumberToObject(md, "step_measured_ms", 1e3 * j.meas_step_s);
+    cJSON_AddStringToObject(md, "step", "one layer of one micro-batch, fwd + bwd, as executed (per-layer ops)");
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    trace_free(&run);
+    if (!text) return 1;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
+        free(text);
+        return 2;
+    }
+    int bad = fputs(text, fp) < 0 || fputc('\n', fp) == EOF;
+    bad |= fclose(fp) != 0;
+    free(text);
+    if (bad || rename(tmp, out) != 0) {
+        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
+        remove(tmp);
+        return 1;
+    }
+    printf("ulysim trace export: %s -> %s (%d ops; step %.3f ms measured, %.3f ms predicted on %s)\n", in, out, j.n,
+           1e3 * j.meas_step_s, 1e3 * j.pred_step_s, j.cluster_name);
+    return 0;
+}
+
+static int do_check(int argc, char **argv)
+{
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "ulysim trace check: unknown option %s\n", argv[i]);
+            return 2;
+        }
+        static trace_run run;
+        char why[1024];
+        int rc = trace_read(argv[i], &run, why, sizeof why);
+        if (rc) {
+            fprintf(stderr, "ulysim trace check: %s\n", rc == 2 ? why : "out of memory");
+            trace_free(&run);
+            return rc;
+        }
+        if (run.kind == TRACE_PLAN)
+            printf("%s: ok: plan trace, %s on %d ranks, %d ops, one line each%s\n", argv[i],
+                   uly_strategy_get(run.layout.strategy)->name, run.ranks, run.plan.n_ops,
+                   run.ok ? "" : "; summary says the run FAILED its checks");
+        else
+            printf("%s: ok: microbench trace, %d ranks, %d points\n", argv[i], run.ranks, run.n_points);
+        trace_free(&run);
+        n++;
+    }
+    if (!n) {
+        fprintf(stderr, "ulysim trace check: no trace given\n");
+        return 2;
+    }
+    return 0;
+}
+
+int sim_cmd_trace(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "export")) return do_export(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "check")) return do_check(argc - 1, argv + 1);
+    fprintf(stderr, "ulysim trace: unknown action %s: must be export or check\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,626 @@
+/* cmd_validate.c: `ulysim validate RUN.trace...`: prediction against
+ * measurement for ulyharness plan traces.
+ *
+ * For each run: the plan is rebuilt from the header (trace_read.c), priced
+ * by uly_plan_price on a cluster profile (the one embedded in the trace, or
+ * --cluster, e.g. a profile written by `ulysim calibrate`), and joined with
+ * the measured op lines on op id (trace_join.c). Reported per op and per
+ * run: bytes planned against bytes measured (must be equal), time predicted
+ * against measured (relative error), the exposed communication and the
+ * overlap of ring transfers; then a summary over the runs: median and
+ * maximum absolute step-time error, worst ops, and whether the model ranks
+ * the strategies the way the measurement does at each size.
+ *
+ * The step compared is one layer of one micro-batch, forward and backward,
+ * as the harness executed it (see trace_join.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preset.h"
+#include "trace_join.h"
+#include "trace_read.h"
+
+int sim_cmd_validate(int argc, char **argv);
+
+#define MAX_PROFILES 16
+
+static const char *STEP_DEF =
+    "step = one layer of one micro-batch, forward and backward, as the harness executed it: the sum over the "
+    "per-layer ops (not per-model, not per-step) of each op's time; the harness runs every op after a barrier, "
+    "ring K/V transfers inside the attention op they overlap (their line times the exposed wait, the attention "
+    "line the rest) and ZeRO prefetches blocking; the prediction sums uly_plan_price's op_time_s the same way, "
+    "with op_exposed_s for the overlapped ring transfers";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ulysim validate RUN.trace... [--cluster NAME|FILE]... [--max-error F] [--max-run-error F]\n"
+            "                       [--min-agreement F] [--format table|json] [--brief]\n"
+            "Prediction against measurement for ulyharness plan traces (traces/FORMAT.md).\n"
+            "  --cluster P       price on profile P (a preset name or a JSON file, e.g. from `ulysim calibrate`)\n"
+            "                    instead of the one embedded in each trace; repeatable: then each run uses the\n"
+            "                    profile whose gpus_per_node equals its rank count (profiles per rank count,\n"
+            "                    for ranks that share the host's cores)\n"
+            "  --max-error F     fail (exit 1) when the median absolute step-time error over the runs exceeds F\n"
+            "                    (a fraction: 0.2 = 20%%)\n"
+            "  --max-run-error F fail when any run's absolute step-time error exceeds F\n"
+            "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
+            "                    ranked (faster/slower) by the model as by the measurement\n"
+            "  --format table|json   (default table)   --brief: no per-op lines in the table\n"
+            "The step is one layer of one micro-batch, forward and backward, as the harness executed it: the\n"
+            "sum of the per-layer ops' times (ring transfers: the exposed wait after the attention compute).\n"
+            "Exit: 0 bytes equal and errors within the limits; 1 bytes differ or a limit is exceeded;\n"
+            "2 bad usage or a bad trace (a one-line reason naming the file and line).\n");
+}
+
+static int parse_frac(const char *flag, const char *v, double *out)
+{
+    char *end;
+    double x = v ? strtod(v, &end) : NAN;
+    if (!v || !*v || *end || !(x >= 0) || x > 100) {
+        fprintf(stderr, "ulysim validate: %s %s: must be a non-negative fraction (0.2 = 20%%)\n", flag, v ? v : "(missing)");
+        return 2;
+    }
+    *out = x;
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void layout_label(const trace_run *r, char *buf, size_t n)
+{
+    const uly_layout *l = &r->layout;
+    const char *s = uly_strategy_get(l->strategy)->name;
+    switch (l->strategy) {
+    case ULY_STRAT_USP:
+        snprintf(buf, n, "%s u%lld r%lld", s, (long long)l->ulysses, (long long)l->ring);
+        break;
+    case ULY_STRAT_MEGATRON_SP:
+        snprintf(buf, n, "%s t%lld", s, (long long)l->tp);
+        break;
+    default:
+        snprintf(buf, n, "%s", s);
+    }
+    if (l->dp > 1) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
+    }
+}
+
+/* Runs compared for the ranking: same model shape, workload, rank count and
+ * threads; differ only in the strategy or its degrees. */
+static int same_size(const trace_run *a, const trace_run *b)
+{
+    const uly_model *m = &a->model, *n = &b->model;
+    const uly_workload *w = &a->workload, *v = &b->workload;
+    return m->hidden == n->hidden && m->heads == n->heads && m->kv_heads == n->kv_heads && m->head_dim == n->head_dim &&
+           m->ffn_hidden == n->ffn_hidden && m->vocab == n->vocab && m->swiglu == n->swiglu &&
+           w->seq == v->seq && w->micro_batch == v->micro_batch && w->causal == v->causal &&
+           w->recompute == v->recompute && w->zero_stage == v->zero_stage && w->flash == v->flash &&
+           a->ranks == b->ranks && a->threads == b->threads;
+}
+
+typedef struct pair_res {
+    int a, b;
+    int agree;
+} pair_res;
+
+int sim_cmd_validate(int argc, char **argv)
+{
+    const char *profiles[MAX_PROFILES];
+    int n_prof = 0;
+    double max_err = NAN, max_run_err = NAN, min_agree = NAN;
+    int json = 0, brief = 0;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int n_files = 0;
+    if (!files) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(files);
+            return 0;
+        } else if (!strcmp(a, "--cluster")) {
+            if (!v) goto missing;
+            if (n_prof == MAX_PROFILES) {
+                fprintf(stderr, "ulysim validate: at most %d --cluster profiles\n", MAX_PROFILES);
+                free(files);
+                return 2;
+            }
+            profiles[n_prof++] = v;
+            i++;
+        } else if (!strcmp(a, "--max-error") || !strcmp(a, "--max-run-error") || !strcmp(a, "--min-agreement")) {
+            double *dst = !strcmp(a, "--max-error") ? &max_err : !strcmp(a, "--max-run-error") ? &max_run_err : &min_agree;
+            if (parse_frac(a, v, dst)) {
+                free(files);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--format")) {
+            if (!v) goto missing;
+            if (!strcmp(v, "json")) json = 1;
+            else if (!strcmp(v, "table")) json = 0;
+            else {
+                fprintf(stderr, "ulysim validate: --format %s: must be table or json\n", v);
+                free(files);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--brief")) {
+            brief = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "ulysim validate: unknown option %s; see ulysim validate --help\n", a);
+            free(files);
+            return 2;
+        } else {
+            files[n_files++] = a;
+        }
+        continue;
+    missing:
+        fprintf(stderr, "ulysim validate: %s needs a value; see ulysim validate --help\n", a);
+        free(files);
+        return 2;
+    }
+    if (n_files == 0) {
+        fprintf(stderr, "ulysim validate: no trace given; usage: ulysim validate RUN.trace... (see --help)\n");
+        free(files);
+        return 2;
+    }
+
+    /* profiles: loaded once to learn their gpus_per_node */
+    uly_cluster prof[MAX_PROFILES];
+    char why[1024];
+    for (int k = 0; k < n_prof; k++) {
+        if (sim_cluster_load(profiles[k], &prof[k], why, sizeof why)) {
+            fprintf(stderr, "ulysim validate: --cluster %s\n", why);
+            free(files);
+            return 2;
+        }
+        for (int q = 0; q < k && n_prof > 1; q++)
+            if (prof[q].gpus_per_node == prof[k].gpus_per_node) {
+                fprintf(stderr, "ulysim validate: --cluster %s and %s both have gpus_per_node %lld: with several "
+                                "profiles, each must be for a different rank count\n",
+                        profiles[q], profiles[k], (long long)prof[k].gpus_per_node);
+                free(files);
+                return 2;
+            }
+    }
+
+    trace_run *runs = calloc((size_t)n_files, sizeof *runs);
+    trace_join *joins = calloc((size_t)n_files, sizeof *joins);
+    const char **used_prof = calloc((size_t)n_files, sizeof *used_prof);
+    int rc = 0;
+    if (!runs || !joins || !used_prof) {
+        rc = 1;
+        goto done;
+    }
+    for (int f = 0; f < n_files; f++) {
+        int r = trace_read(files[f], &runs[f], why, sizeof why);
+        if (r) {
+            if (r == 2) fprintf(stderr, "ulysim validate: %s\n", why);
+            else fprintf(stderr, "ulysim validate: %s: out of memory\n", files[f]);
+            rc = r;
+            goto done;
+        }
+        if (runs[f].kind != TRACE_PLAN) {
+            fprintf(stderr, "ulysim validate: %s:1: a microbench trace; validate reads plan traces (use it with "
+                            "ulysim calibrate)\n", files[f]);
+            rc = 2;
+            goto done;
+        }
+        const char *p = NULL;
+        if (n_prof == 1) p = profiles[0];
+        else if (n_prof > 1) {
+            for (int k = 0; k < n_prof; k++)
+                if (prof[k].gpus_per_node == runs[f].ranks) p = profiles[k];
+            if (!p) {
+                fprintf(stderr, "ulysim validate: %s: %d ranks, and no --cluster profile has gpus_per_node %d\n",
+                        files[f], runs[f].ranks, runs[f].ranks);
+                rc = 2;
+                goto done;
+            }
+        }
+        used_prof[f] = p ? p : "embedded";
+        uly_cluster c;
+        if (trace_cluster_for(&runs[f], p, &c, why, sizeof why) ||
+            trace_join_build(&runs[f], &c, &joins[f], why, sizeof why)) {
+            fprintf(stderr, "ulysim validate: %s\n", why);
+            rc = 2;
+            goto done;
+        }
+    }
+
+    /* ----- summary numbers */
+    int n_ops_total = 0, n_bytes_bad = 0;
+    double *step_abs = calloc((size_t)n_files, sizeof *step_abs);
+    double *op_abs = calloc((size_t)n_files * ULY_PLAN_MAX_OPS, sizeof *op_abs);
+    int n_op_abs = 0;
+    if (!step_abs || !op_abs) {
+        free(step_abs);
+        free(op_abs);
+        rc = 1;
+        goto done;
+    }
+    double max_step = 0;
+    int worst_run = 0;
+    for (int f = 0; f < n_files; f++) {
+        const trace_join *j = &joins[f];
+        n_bytes_bad += j->n_bytes_bad;
+        n_ops_total += j->n;
+        step_abs[f] = fabs(j->step_err);
+        if (step_abs[f] > max_step || f == 0) {
+            max_step = step_abs[f];
+            worst_run = f;
+        }
+        for (int k = 0; k < j->n; k++)
+            if (j->ops[k].layer && isfinite(j->ops[k].err)) op_abs[n_op_abs++] = fabs(j->ops[k].err);
+    }
+    double *tmp = malloc(sizeof(double) * (size_t)(n_files > n_op_abs ? n_files : n_op_abs + 1));
+    if (!tmp) {
+        free(step_abs);
+        free(op_abs);
+        rc = 1;
+        goto done;
+    }
+    memcpy(tmp, step_abs, sizeof(double) * (size_t)n_files);
+    const double med_step = median(tmp, n_files);
+    memcpy(tmp, op_abs, sizeof(double) * (size_t)n_op_abs);
+    const double med_op = median(tmp, n_op_abs);
+    double max_op = 0;
+    for (int k = 0; k < n_op_abs; k++) max_op = op_abs[k] > max_op ? op_abs[k] : max_op;
+    free(tmp);
+
+    /* worst ops: the largest |predicted - measured| seconds among per-layer ops */
+    enum { N_WORST = 8 };
+    struct {
+        int f, k;
+        double d;
+    } worst[N_WORST];
+    int n_worst = 0;
+    for (int f = 0; f < n_files; f++)
+        for (int k = 0; k < joins[f].n; k++) {
+            const trace_jop *x = &joins[f].ops[k];
+            if (!x->layer) continue;
+            double d = fabs(x->pred_s - x->meas_s);
+            int pos = n_worst < N_WORST ? n_worst++ : N_WORST;
+            if (pos == N_WORST) {
+                if (d <= worst[N_WORST - 1].d) continue;
+                pos = N_WORST - 1;
+            }
+            while (pos > 0 && worst[pos - 1].d < d) {
+                worst[pos] = worst[pos - 1];
+                pos--;
+            }
+            worst[pos].f = f;
+            worst[pos].k = k;
+            worst[pos].d = d;
+        }
+
+    /* ranking: pairs of runs at the same size with different layouts */
+    int n_pairs = 0, n_agree = 0, cap_pairs = n_files * n_files / 2 + 1;
+    pair_res *pairs = calloc((size_t)cap_pairs, sizeof *pairs);
+    int *group = calloc((size_t)n_files, sizeof *group);
+    int n_groups = 0, n_win = 0, n_win_agree = 0;
+    if (!pairs || !group) {
+        free(pairs);
+        free(group);
+        free(step_abs);
+        free(op_abs);
+        rc = 1;
+        goto done;
+    }
+    for (int a = 0; a < n_files; a++) group[a] = -1;
+    for (int a = 0; a < n_files; a++) {
+        if (group[a] < 0) group[a] = n_groups++;
+        for (int b = a + 1; b < n_files; b++) {
+            if (!same_size(&runs[a], &runs[b])) continue;
+            group[b] = group[a];
+            char la[64], lb[64];
+            layout_label(&runs[a], la, sizeof la);
+            layout_label(&runs[b], lb, sizeof lb);
+            if (!strcmp(la, lb)) continue;
+            const int pm = joins[a].pred_step_s < joins[b].pred_step_s;
+            const int mm = joins[a].meas_step_s < joins[b].meas_step_s;
+            pairs[n_pairs].a = a;
+            pairs[n_pairs].b = b;
+            pairs[n_pairs].agree = pm == mm;
+            n_agree += pm == mm;
+            n_pairs++;
+        }
+    }
+    /* winners per group with at least two layouts */
+    int *gwin_pred = calloc((size_t)n_groups + 1, sizeof(int)), *gwin_meas = calloc((size_t)n_groups + 1, sizeof(int));
+    int *gsize = calloc((size_t)n_groups + 1, sizeof(int));
+    if (!gwin_pred || !gwin_meas || !gsize) {
+        rc = 1;
+    } else {
+        for (int g = 0; g < n_groups; g++) gwin_pred[g] = gwin_meas[g] = -1;
+        for (int f = 0; f < n_files; f++) {
+            int g = group[f];
+            gsize[g]++;
+            if (gwin_pred[g] < 0 || joins[f].pred_step_s < joins[gwin_pred[g]].pred_step_s) gwin_pred[g] = f;
+            if (gwin_meas[g] < 0 || joins[f].meas_step_s < joins[gwin_meas[g]].meas_step_s) gwin_meas[g] = f;
+        }
+        for (int g = 0; g < n_groups; g++)
+            if (gsize[g] > 1) {
+                n_win++;
+                char lp[64], lm[64];
+                layout_label(&runs[gwin_pred[g]], lp, sizeof lp);
+                layout_label(&runs[gwin_meas[g]], lm, sizeof lm);
+                n_win_agree += !strcmp(lp, lm);
+            }
+    }
+    const double agree = n_pairs ? (double)n_agree / n_pairs : NAN;
+
+    /* ----- verdict */
+    int fail_bytes = n_bytes_bad > 0;
+    int fail_med = !isnan(max_err) && !(med_step <= max_err);
+    int fail_run = !isnan(max_run_err) && !(max_step <= max_run_err);
+    int fail_agree = !isnan(min_agree) && !(n_pairs > 0 && agree >= min_agree);
+    int ok = !fail_bytes && !fail_med && !fail_run && !fail_agree && rc == 0;
+
+    if (json) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "step_definition", STEP_DEF);
+        cJSON *ra = cJSON_AddArrayToObject(root, "runs");
+        for (int f = 0; f < n_files; f++) {
+            const trace_run *r = &runs[f];
+            const trace_join *j = &joins[f];
+            char lab[64];
+            layout_label(r, lab, sizeof lab);
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "file", r->path);
+            cJSON_AddStringToObject(o, "strategy", uly_strategy_get(r->layout.strategy)->name);
+            cJSON_AddStringToObject(o, "layout", lab);
+            cJSON *dg = cJSON_AddObjectToObject(o, "degrees");
+            cJSON_AddNumberToObject(dg, "ulysses", (double)r->layout.ulysses);
+            cJSON_AddNumberToObject(dg, "ring", (double)r->layout.ring);
+            cJSON_AddNumberToObject(dg, "tp", (double)r->layout.tp);
+            cJSON_AddNumberToObject(dg, "dp", (double)r->layout.dp);
+            cJSON_AddNumberToObject(o, "ranks", r->ranks);
+            cJSON_AddNumberToObject(o, "seq", (double)r->workload.seq);
+            cJSON_AddNumberToObject(o, "micro_batch", (double)r->workload.micro_batch);
+            cJSON_AddBoolToObject(o, "causal", r->workload.causal);
+            cJSON_AddStringToObject(o, "cluster", j->cluster_name);
+            cJSON_AddStringToObject(o, "profile", used_prof[f]);
+            cJSON_AddNumberToObject(o, "size_group", group[f]);
+            cJSON *st = cJSON_AddObjectToObject(o, "step");
+            cJSON_AddNumberToObject(st, "predicted_s", j->pred_step_s);
+            cJSON_AddNumberToObject(st, "measured_s", j->meas_step_s);
+            cJSON_AddNumberToObject(st, "error", j->step_err);
+            cJSON_AddNumberToObject(st, "model_layer_s", j->model_layer_s);
+            cJSON *cp = cJSON_AddObjectToObject(o, "compute");
+            cJSON_AddNumberToObject(cp, "predicted_s", j->pred_compute_s);
+            cJSON_AddNumberToObject(cp, "measured_s", j->meas_compute_s);
+            cJSON *ce = cJSON_AddObjectToObject(o, "comm_exposed");
+            cJSON_AddNumberToObject(ce, "predicted_s", j->pred_comm_exposed_s);
+            cJSON_AddNumberToObject(ce, "measured_s", j->meas_comm_exposed_s);
+            cJSON *ov = cJSON_AddObjectToObject(o, "overlap");
+            cJSON_AddNumberToObject(ov, "transfer_predicted_s", j->pred_hidden_total_s);
+            cJSON_AddNumberToObject(ov, "hidden_predicted_s", j->pred_overlapped_s);
+            cJSON_AddNumberToObject(ov, "hidden_measured_s", j->meas_overlapped_s);
+            if (j->pred_hidden_total_s > 0) {
+                cJSON_AddNumberToObject(ov, "fraction_predicted", j->pred_overlapped_s / j->pred_hidden_total_s);
+                cJSON_AddNumberToObject(ov, "fraction_measured", j->meas_overlapped_s / j->pred_hidden_total_s);
+            }
+            cJSON_AddBoolToObject(o, "bytes_ok", j->n_bytes_bad == 0);
+            cJSON_AddNumberToObject(o, "bytes_planned", (double)j->bytes_plan_total);
+            cJSON_AddNumberToObject(o, "bytes_measured", (double)j->bytes_meas_total);
+            cJSON *oa = cJSON_AddArrayToObject(o, "ops");
+            for (int k = 0; k < j->n; k++) {
+                const trace_jop *x = &j->ops[k];
+                cJSON *q = cJSON_CreateObject();
+                cJSON_AddNumberToObject(q, "id", x->id);
+                cJSON_AddStringToObject(q, "name", x->op->name);
+                cJSON_AddStringToObject(q, "phase", uly_phase_name(x->op->phase));
+                cJSON_AddStringToObject(q, "kind", uly_op_kind_name(x->op->kind));
+                cJSON_AddStringToObject(q, "coll", uly_coll_name(x->op->coll));
+                cJSON_AddBoolToObject(q, "in_step", x->layer);
+                cJSON_AddStringToObject(q, "time_is", x->hidden ? "exposed" : "total");
+                cJSON_AddNumberToObject(q, "bytes_planned", (double)x->bytes_plan);
+                cJSON_AddNumberToObject(q, "bytes_measured", (double)x->bytes_meas);
+                cJSON_AddBoolToObject(q, "bytes_ok", x->bytes_plan == x->bytes_meas);
+                cJSON_AddNumberToObject(q, "predicted_s", x->pred_s);
+                cJSON_AddNumberToObject(q, "predicted_total_s", x->pred_total_s);
+                cJSON_AddNumberToObject(q, "measured_s", x->meas_s);
+                cJSON_AddNumberToObject(q, "measured_min_s", x->meas_min_s);
+                cJSON_AddNumberToObject(q, "measured_max_s", x->meas_max_s);
+                if (isfinite(x->err)) cJSON_AddNumberToObject(q, "error", x->err);
+                else cJSON_AddNullToObject(q, "error");
+                cJSON_AddItemToArray(oa, q);
+            }
+            cJSON_AddItemToArray(ra, o);
+        }
+        cJSON *s = cJSON_AddObjectToObject(root, "summary");
+        cJSON_AddNumberToObject(s, "runs", n_files);
+        cJSON_AddNumberToObject(s, "ops", n_ops_total);
+        cJSON_AddNumberToObject(s, "ops_bytes_differ", n_bytes_bad);
+        cJSON_AddNumberToObject(s, "step_error_median_abs", med_step);
+        cJSON_AddNumberToObject(s, "step_error_max_abs", max_step);
+        cJSON_AddStringToObject(s, "step_error_max_run", runs[worst_run].path);
+        cJSON_AddNumberToObject(s, "op_error_median_abs", med_op);
+        cJSON_AddNumberToObject(s, "op_error_max_abs", max_op);
+        cJSON *wa = cJSON_AddArrayToObject(s, "worst_ops");
+        for (int k = 0; k < n_worst; k++) {
+            const trace_jop *x = &joins[worst[k].f].ops[worst[k].k];
+            cJSON *q = cJSON_CreateObject();
+            cJSON_AddStringToObject(q, "file", runs[worst[k].f].path);
+            cJSON_AddNumberToObject(q, "id", x->id);
+            cJSON_AddStringToObject(q, "name", x->op->name);
+            cJSON_AddStringToObject(q, "phase", uly_phase_name(x->op->phase));
+            cJSON_AddNumberToObject(q, "predicted_s", x->pred_s);
+            cJSON_AddNumberToObject(q, "measured_s", x->meas_s);
+            cJSON_AddNumberToObject(q, "error", isfinite(x->err) ? x->err : 0);
+            cJSON_AddItemToArray(wa, q);
+        }
+        cJSON *rk = cJSON_AddObjectToObject(root, "ranking");
+        cJSON_AddNumberToObject(rk, "pairs", n_pairs);
+        cJSON_AddNumberToObject(rk, "pairs_agree", n_agree);
+        if (n_pairs) cJSON_AddNumberToObject(rk, "agreement", agree);
+        else cJSON_AddNullToObject(rk, "agreement");
+        cJSON_AddNumberToObject(rk, "sizes", n_win);
+        cJSON_AddNumberToObject(rk, "winner_agrees", n_win_agree);
+        cJSON *pa = cJSON_AddArrayToObject(rk, "cases");
+        for (int k = 0; k < n_pairs; k++) {
+            cJSON *q = cJSON_CreateObject();
+            char la[64], lb[64];
+            layout_label(&runs[pairs[k].a], la, sizeof la);
+            layout_label(&runs[pairs[k].b], lb, sizeof lb);
+            cJSON_AddStringToObject(q, "a", la);
+            cJSON_AddStringToObject(q, "b", lb);
+            cJSON_AddStringToObject(q, "a_file", runs[pairs[k].a].path);
+            cJSON_AddStringToObject(q, "b_file", runs[pairs[k].b].path);
+            cJSON_AddNumberToObject(q, "seq", (double)runs[pairs[k].a].workload.seq);
+            cJSON_AddNumberToObject(q, "ranks", runs[pairs[k].a].ranks);
+            cJSON_AddNumberToObject(q, "predicted_ratio", joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s);
+            cJSON_AddNumberToObject(q, "measured_ratio", joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s);
+            cJSON_AddBoolToObject(q, "agree", pairs[k].agree);
+            cJSON_AddItemToArray(pa, q);
+        }
+        cJSON *ck = cJSON_AddObjectToObject(root, "checks");
+        cJSON_AddBoolToObject(ck, "bytes_equal", !fail_bytes);
+        if (!isnan(max_err)) cJSON_AddNumberToObject(ck, "max_error", max_err);
+        if (!isnan(max_run_err)) cJSON_AddNumberToObject(ck, "max_run_error", max_run_err);
+        if (!isnan(min_agree)) cJSON_AddNumberToObject(ck, "min_agreement", min_agree);
+        cJSON_AddBoolToObject(ck, "median_step_error_ok", !fail_med);
+        cJSON_AddBoolToObject(ck, "run_step_error_ok", !fail_run);
+        cJSON_AddBoolToObject(ck, "ranking_ok", !fail_agree);
+        cJSON_AddBoolToObject(root, "ok", ok);
+        char *out = cJSON_Print(root);
+        if (out) {
+            fputs(out, stdout);
+            fputc('\n', stdout);
+            free(out);
+        } else {
+            rc = 1;
+        }
+        cJSON_Delete(root);
+    } else {
+        printf("# ulysim validate: %d run%s; times in ms; error = predicted / measured - 1\n", n_files,
+               n_files == 1 ? "" : "s");
+        printf("# %s\n", STEP_DEF);
+        for (int f = 0; f < n_files && !brief; f++) {
+            const trace_run *r = &runs[f];
+            const trace_join *j = &joins[f];
+            char lab[64];
+            layout_label(r, lab, sizeof lab);
+            printf("\n## %s: %s, %d ranks, seq %lld, batch %lld, %s, zero %d; priced on %s (%s)\n", r->path, lab,
+                   r->ranks, (long long)r->workload.seq, (long long)r->workload.micro_batch,
+                   r->workload.causal ? "causal" : "non-causal", r->workload.zero_stage, j->cluster_name, used_prof[f]);
+            printf("# %3s %-16s %-5s %-4s %-14s %12s %12s %5s %10s %10s %8s %s\n", "id", "op", "phase", "kind", "coll",
+                   "bytes_plan", "bytes_meas", "bytes", "pred_ms", "meas_ms", "err", "note");
+            for (int k = 0; k < j->n; k++) {
+                const trace_jop *x = &j->ops[k];
+                char e[16];
+                if (isfinite(x->err)) snprintf(e, sizeof e, "%+7.1f%%", 100 * x->err);
+                else snprintf(e, sizeof e, "%8s", "-");
+                printf("  %3d %-16s %-5s %-4s %-14s %12lld %12lld %5s %10.3f %10.3f %8s %s\n", x->id, x->op->name,
+                       uly_phase_name(x->op->phase), uly_op_kind_name(x->op->kind), uly_coll_name(x->op->coll),
+                       (long long)x->bytes_plan, (long long)x->bytes_meas, x->bytes_plan == x->bytes_meas ? "ok" : "DIFF",
+                       1e3 * x->pred_s, 1e3 * x->meas_s, e,
+                       !x->layer ? (x->op->per_step ? "per-step, not in step" : "per-model, not in step")
+                       : x->hidden ? "exposed part (overlaps attention)" : "");
+            }
+            printf("# step %.3f ms predicted, %.3f ms measured: %+.1f%%;  compute %.3f / %.3f ms;  exposed comm "
+                   "%.3f / %.3f ms\n",
+                   1e3 * j->pred_step_s, 1e3 * j->meas_step_s, 100 * j->step_err, 1e3 * j->pred_compute_s,
+                   1e3 * j->meas_compute_s, 1e3 * j->pred_comm_exposed_s, 1e3 * j->meas_comm_exposed_s);
+            if (j->pred_hidden_total_s > 0)
+                printf("# overlap: ring transfers %.3f ms (predicted), hidden %.3f ms predicted (%.0f%%), %.3f ms "
+                       "achieved (%.0f%%: predicted transfer time - measured exposed wait)\n",
+                       1e3 * j->pred_hidden_total_s, 1e3 * j->pred_overlapped_s,
+                       100 * j->pred_overlapped_s / j->pred_hidden_total_s, 1e3 * j->meas_overlapped_s,
+                       100 * j->meas_overlapped_s / j->pred_hidden_total_s);
+            printf("# bytes: %s (%lld planned, %lld measured)\n",
+                   j->n_bytes_bad ? "DIFFER" : "equal for every op", (long long)j->bytes_plan_total,
+                   (long long)j->bytes_meas_total);
+        }
+        printf("\n## runs\n# %-40s %-16s %5s %7s %10s %10s %8s %10s %10s %6s\n", "file", "layout", "ranks", "seq",
+               "pred_ms", "meas_ms", "err", "comm_pred", "comm_meas", "bytes");
+        for (int f = 0; f < n_files; f++) {
+            char lab[64];
+            layout_label(&runs[f], lab, sizeof lab);
+            const char *base = strrchr(runs[f].path, '/');
+            base = base ? base + 1 : runs[f].path;
+            printf("  %-40s %-16s %5d %7lld %10.3f %10.3f %+7.1f%% %10.3f %10.3f %6s\n", base, lab, runs[f].ranks,
+                   (long long)runs[f].workload.seq, 1e3 * joins[f].pred_step_s, 1e3 * joins[f].meas_step_s,
+                   100 * joins[f].step_err, 1e3 * joins[f].pred_comm_exposed_s, 1e3 * joins[f].meas_comm_exposed_s,
+                   joins[f].n_bytes_bad ? "DIFF" : "ok");
+        }
+        printf("\n## summary\n");
+        printf("# bytes: %s (%d ops of %d runs)\n",
+               n_bytes_bad ? "DIFFER" : "planned = measured for every op", n_ops_total, n_files);
+        printf("# step-time error: median |err| %.1f%%, max |err| %.1f%% (%s)\n", 100 * med_step, 100 * max_step,
+               runs[worst_run].path);
+        printf("# per-op error (per-layer ops): median |err| %.1f%%, max |err| %.1f%%\n", 100 * med_op, 100 * max_op);
+        printf("# worst ops by |predicted - measured|:\n");
+        for (int k = 0; k < n_worst; k++) {
+            const trace_jop *x = &joins[worst[k].f].ops[worst[k].k];
+            const char *base = strrchr(runs[worst[k].f].path, '/');
+            base = base ? base + 1 : runs[worst[k].f].path;
+            printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%+.0f%%)\n", base, x->id, x->op->name,
+                   uly_phase_name(x->op->phase), 1e3 * x->pred_s, 1e3 * x->meas_s, 100 * (isfinite(x->err) ? x->err : 0));
+        }
+        if (n_pairs) {
+            printf("# ranking: %d of %d strategy pairs at the same size ordered as measured (%.0f%%); fastest "
+                   "agrees at %d of %d sizes\n",
+                   n_agree, n_pairs, 100 * agree, n_win_agree, n_win);
+            for (int k = 0; k < n_pairs; k++) {
+                char la[64], lb[64];
+                layout_label(&runs[pairs[k].a], la, sizeof la);
+                layout_label(&runs[pairs[k].b], lb, sizeof lb);
+                printf("#   P %d seq %-7lld %-14s / %-14s predicted %.2f, measured %.2f  %s\n", runs[pairs[k].a].ranks,
+                       (long long)runs[pairs[k].a].workload.seq, la, lb,
+                       joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s,
+                       joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s, pairs[k].agree ? "agree" : "DISAGREE");
+            }
+        } else {
+            printf("# ranking: no two runs of different strategies at the same size\n");
+        }
+        if (!isnan(max_err))
+            printf("# check: median |step err| %.1f%% <= %.1f%%: %s\n", 100 * med_step, 100 * max_err,
+                   fail_med ? "FAIL" : "pass");
+        if (!isnan(max_run_err))
+            printf("# check: every run's |step err| <= %.1f%%: %s\n", 100 * max_run_err, fail_run ? "FAIL" : "pass");
+        if (!isnan(min_agree))
+            printf("# check: ranking agreement %.0f%% >= %.0f%%: %s\n", 100 * (n_pairs ? agree : 0), 100 * min_agree,
+                   fail_agree ? "FAIL" : "pass");
+        printf("# check: bytes equal: %s\n", fail_bytes ? "FAIL" : "pass");
+        printf("# result: %s\n", ok ? "PASS" : "FAIL");
+    }
+    if (fail_bytes)
+        fprintf(stderr, "ulysim validate: %d op%s sent a different number of bytes than planned\n", n_bytes_bad,
+                n_bytes_bad == 1 ? "" : "s");
+    if (!ok && rc == 0) rc = 1;
+    free(gwin_pred);
+    free(gwin_meas);
+    free(gsize);
+    free(pairs);
+    free(group);
+    free(step_abs);
+    free(op_abs);
+done:
+    if (runs)
+        for (int f = 0; f < n_files; f++) trace_free(&runs[f]);
+    free(runs);
+    free(joins);
+    free(used_prof);
+    free(files);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/* trace_join.c: prediction against measurement per op (see trace_join.h). */
+#include "trace_join.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+int trace_join_build(const trace_run *run, const uly_cluster *cluster, trace_join *j, char *why, size_t why_len)
+{
+    memset(j, 0, sizeof *j);
+    j->run = run;
+    j->cluster = *cluster;
+    snprintf(j->cluster_name, sizeof j->cluster_name, "%s", cluster->name);
+    /* the plan again, on the pricing cluster: same nodes and GPUs per node,
+     * so the same placement; ops and bytes must not change */
+    static uly_plan p;
+    uly_reason rs[ULY_MAX_REASONS];
+    int nr = 0;
+    if (uly_plan_build(&run->model, &run->workload, &j->cluster, &run->layout, &p, rs, &nr) != ULY_OK ||
+        p.n_ops != run->plan.n_ops) {
+        snprintf(why, why_len, "%s: the plan built on cluster %s differs from the trace's plan", run->path,
+                 cluster->name);
+        return 2;
+    }
+    for (int i = 0; i < p.n_ops; i++)
+        if (strcmp(p.ops[i].name, run->plan.ops[i].name) || p.ops[i].bytes_sent != run->plan.ops[i].bytes_sent) {
+            snprintf(why, why_len, "%s: op %d (%s) of the plan built on cluster %s differs from the trace's plan",
+                     run->path, i, run->plan.ops[i].name, cluster->name);
+            return 2;
+        }
+    if (uly_plan_price(&run->model, &run->workload, &j->cluster, &p, &j->res) != ULY_OK) {
+        snprintf(why, why_len, "%s: libulysim cannot price the plan on cluster %s", run->path, cluster->name);
+        return 2;
+    }
+    j->model_layer_s = j->res.time.layer_fwd_s + j->res.time.layer_bwd_s;
+    for (int k = 0; k < run->n_order; k++) {
+        const int id = run->order[k];
+        const uly_op *o = &run->plan.ops[id];
+        const trace_op *m = &run->ops[id];
+        trace_jop *x = &j->ops[j->n++];
+        x->id = id;
+        x->op = o;
+        x->layer = !o->per_model && !o->per_step;
+        x->hidden = o->kind == ULY_OP_COMM && o->overlaps >= 0;
+        x->pred_total_s = j->res.op_time_s[id];
+        x->pred_s = x->hidden ? j->res.op_exposed_s[id] : j->res.op_time_s[id];
+        x->meas_s = m->t.median;
+        x->meas_min_s = m->t.min;
+        x->meas_max_s = m->t.max;
+        x->err = x->meas_s > 0 ? x->pred_s / x->meas_s - 1.0 : NAN;
+        x->bytes_meas = m->bytes_sent;
+        x->bytes_plan = o->bytes_sent;
+        j->bytes_plan_total += x->bytes_plan;
+        j->bytes_meas_total += x->bytes_meas;
+        if (x->bytes_meas != x->bytes_plan) j->n_bytes_bad++;
+        if (!x->layer) continue;
+        j->pred_step_s += x->pred_s;
+        j->meas_step_s += x->meas_s;
+        if (o->kind == ULY_OP_COMM) {
+            j->pred_comm_exposed_s += x->pred_s;
+            j->meas_comm_exposed_s += x->meas_s;
+            if (x->hidden) {
+                j->pred_hidden_total_s += x->pred_total_s;
+                j->pred_overlapped_s += x->pred_total_s - x->pred_s;
+                const double h = x->pred_total_s - x->meas_s;
+                j->meas_overlapped_s += h > 0 ? h : 0;
+            }
+        } else {
+            j->pred_compute_s += x->pred_s;
+            j->meas_compute_s += x->meas_s;
+        }
+    }
+    j->step_err = j->meas_step_s > 0 ? j->pred_step_s / j->meas_step_s - 1.0 : NAN;
+    return 0;
+}

@@ -1,0 +1,115 @@
+/* trace_read.h: reading ulyharness traces (traces/FORMAT.md, version 1) for
+ * `ulysim validate`, `ulysim calibrate` and `ulysim trace export`.
+ *
+ * The reader trusts nothing in the file. It reads a regular file of at most
+ * TRACE_MAX_BYTES, splits it into lines of at most TRACE_MAX_LINE bytes, and
+ * rejects, with one line naming the file and the line number:
+ *   - an empty file, a NUL byte, malformed JSON or trailing garbage on a line;
+ *   - another format (header "format" not "ulysim-trace") or another version;
+ *   - a truncated file: a last line without its newline, or no summary line
+ *     at the end (a run that died, or a copy cut short);
+ *   - a plan trace whose header plan is not the plan libulysim builds again
+ *     from the header's model, workload, layout and cluster (the embedded
+ *     preset with nodes and gpus_per_node from cluster.used);
+ *   - op lines that do not match that plan: an id missing or not an integer,
+ *     an id the plan does not have, an id seen twice, a name, phase, kind,
+ *     collective, group or group size different from the plan's, a
+ *     bytes_planned different from the plan's bytes, a plan op without a line;
+ *   - times that are not finite, negative or not ordered min <= median <= max.
+ * The measured bytes_sent are data, not structure: a trace whose bytes differ
+ * from the plan (a FILE.failed) is read, and validate reports the difference.
+ */
+#ifndef SIM_TRACE_READ_H
+#define SIM_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ulysim.h"
+
+#define TRACE_FORMAT "ulysim-trace"
+#define TRACE_VERSION 1
+#define TRACE_MAX_BYTES (64L * 1024 * 1024) /* a plan trace is tens of KiB */
+#define TRACE_MAX_LINE (4L * 1024 * 1024)   /* the header: plan ops and the preset (at most 1 MiB) */
+#define TRACE_MAX_POINTS 4096               /* micro-benchmark lines */
+
+typedef struct trace_time {
+    double median, min, max;
+} trace_time;
+
+typedef enum trace_kind { TRACE_PLAN = 0, TRACE_MICROBENCH = 1 } trace_kind;
+
+/* One op line of a plan trace, by plan id. */
+typedef struct trace_op {
+    int present;
+    int line;            /* line number in the file */
+    int64_t bytes_sent;  /* measured */
+    int64_t bytes_planned;
+    trace_time t;
+    int reps;
+    int exposed;         /* time_is "exposed": a transfer overlapping op `overlaps` */
+    int overlaps;        /* the op id it overlaps, or -1 */
+} trace_op;
+
+/* One micro-benchmark point. */
+typedef struct trace_point {
+    int line;
+    char coll_name[24];  /* as written: alltoall, allgather, reduce_scatter, allreduce, allreduce_mpi, sendrecv */
+    uly_coll coll;       /* ULY_COLL_NONE for allreduce_mpi (the library's, not the harness's) */
+    int group_size;
+    int64_t size_bytes, count, bytes_sent;
+    trace_time t;
+    int reps;
+} trace_point;
+
+typedef struct trace_run {
+    char path[512];
+    trace_kind kind;
+    int n_lines;
+    char created[64];
+    char command[1024];      /* argv joined with spaces (shell-quoted where needed) */
+    char hostname[128], cpu_model[128], mpi_library[160], blas[160], kernel[32], mode[32];
+    int ranks, cores_online, threads, warmup, reps;
+    double loadavg_note;     /* unused: reserved */
+
+    /* the cluster of the header: the embedded preset with cluster.used applied */
+    char cluster_source[512];
+    char *cluster_text;      /* the embedded preset, re-serialised (malloc) */
+    uly_cluster cluster;
+    int64_t used_nodes, used_gpn;
+    int adjusted;
+
+    /* plan traces */
+    uly_model model;
+    uly_workload workload;
+    uly_layout layout;
+    uly_plan plan;           /* rebuilt by libulysim, checked equal to the header's */
+    trace_op ops[ULY_PLAN_MAX_OPS];
+    int order[ULY_PLAN_MAX_OPS]; /* op ids in the order of their lines (= execution order) */
+    int n_order;
+
+    /* micro-benchmark traces */
+    trace_point *points;     /* malloc */
+    int n_points;
+
+    /* summary */
+    int ok, bytes_ok, check_ok, check_skipped;
+    double wall_s;
+} trace_run;
+
+/* Reads and checks path. Returns 0; 2 for bad input (a one-line message
+ * "PATH:LINE: what is wrong" in why); 1 for an internal failure (memory).
+ * The run must be released with trace_free even on failure. */
+int trace_read(const char *path, trace_run *run, char *why, size_t why_len);
+void trace_free(trace_run *run);
+
+/* The cluster to price a run's plan on: the embedded preset (profile NULL) or
+ * a profile (a preset name or a JSON file), with nodes and gpus_per_node of
+ * the run (cluster.used). Returns 0 or 2 with a reason. */
+int trace_cluster_for(const trace_run *run, const char *profile, uly_cluster *out, char *why, size_t why_len);
+
+/* Names used in the trace for groups, phases, kinds, collectives. */
+int trace_group_parse(const char *s, uly_group *g);
+const char *trace_coll_name(uly_coll c); /* "reduce_scatter" etc., as the harness writes them */
+
+#endif
