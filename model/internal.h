@@ -80,6 +80,7 @@ typedef struct uly_layer_hooks {
     int64_t gemm_tokens;  /* rows of this rank's projection GEMMs per sequence */
     int64_t norm_tokens;  /* rows of its norms and residuals */
     int64_t t;            /* weight split */
+    int64_t kv_heads;     /* KV heads the QKV projection produces over all t ranks (0: the model's k) */
     /* attention section: input after qkv, output before out_proj */
     void (*attn_fwd)(uly_bctx *x, int rc, void *ctx);
     void (*attn_bwd)(uly_bctx *x, void *ctx);

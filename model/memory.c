@@ -48,7 +48,7 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double tsplit = (double)plan->weight_split;
     const double G = (double)plan->dims.zero_group;
-    const double params = uly_model_params(m) / tsplit;
+    const double params = plan->model_params_rank;
     const double opt_bytes = w->dtype == ULY_FP32 ? 8.0 : 12.0;
 
     tb[ULY_MEM_WEIGHTS] = beta * params / (w->zero_stage >= 3 ? G : 1.0);
@@ -83,8 +83,8 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
     if (w->zero_stage >= 3 && G > 1) {
         /* the layer being computed and the one prefetched, or the embedding */
-        const double layer = 2.0 * uly_layer_params(m), emb = (double)m->vocab * (double)m->hidden;
-        tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb) / tsplit;
+        const double layer = 2.0 * plan->layer_params_rank, emb = (double)m->vocab * (double)m->hidden / tsplit;
+        tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);
     }
     /* fp32 logits of this rank's tokens; their gradient reuses the buffer */
     tb[ULY_MEM_LOGITS] = 4.0 * b * (double)plan->logit_tokens * (double)plan->logit_vocab;

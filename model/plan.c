@@ -151,7 +151,7 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, uly_phase ph, int r
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
-    const double qkv_cols = (double)(m->heads + 2 * m->kv_heads) * (double)m->head_dim / t;
+    const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* residual add + norm: read x and the branch, write x' and the norm */
     uly_emit_elem(x, "ln1", ph, rc, 4.0 * beta * b * tn * hid);
     if (h->enter_tp) h->enter_tp(x, ph, rc, 0, h->ctx);
@@ -174,7 +174,7 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
-    const double qkv_cols = (double)(m->heads + 2 * m->kv_heads) * (double)m->head_dim / t;
+    const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->ctx);
@@ -341,10 +341,9 @@ static void emit_zero_ops(uly_bctx *x)
     const uly_plan *p = x->p;
     const int64_t g = p->dims.zero_group;
     if (g <= 1) return;
-    const int64_t t = p->weight_split;
     const int64_t beta = x->beta;
-    const int64_t layer = (int64_t)ceil(uly_layer_params(x->m) / (double)t);
-    const int64_t model = (int64_t)ceil(uly_model_params(x->m) / (double)t);
+    const int64_t layer = (int64_t)ceil(p->layer_params_rank);
+    const int64_t model = (int64_t)ceil(p->model_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
     const int64_t model_sh = (model + g - 1) / g;
     uly_op *o;
@@ -388,7 +387,7 @@ static void emit_zero_ops(uly_bctx *x)
 static void emit_optimizer(uly_bctx *x)
 {
     const uly_plan *p = x->p;
-    double params = uly_model_params(x->m) / (double)p->weight_split;
+    double params = p->model_params_rank;
     if (x->w->zero_stage >= 1) params /= (double)p->dims.zero_group;
     /* Adam reads weights, grads, master, m, v and writes four of them:
      * about 32 bytes per parameter it owns */
@@ -442,6 +441,8 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     plan->act_flash = w->flash;
     plan->logit_vocab = m->vocab;
 
+    plan->layer_params_rank = uly_layer_params(m) / (double)l->tp;
+    plan->model_params_rank = uly_model_params(m) / (double)l->tp;
     uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;
     if (plan->dims.cp < 1) plan->dims.cp = 1;

@@ -240,6 +240,8 @@ typedef struct uly_plan {
     int64_t logit_tokens;    /* tokens whose logits this rank computes */
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
+    double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
+    double model_params_rank; /* parameters of the model this rank holds before ZeRO sharding */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];

@@ -88,9 +88,14 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     p->logit_tokens = w->seq;
     p->logit_vocab = (m->vocab + s.t - 1) / s.t;
     /* the gathered b x N x h input and, in backward, its gradient */
+    /* replicated KV heads (k < t) make each rank hold and project more
+     * than 1/t of the K and V weights: h d k_eff / t each instead of h d k / t */
+    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s.t;
+    p->layer_params_rank += kv_extra;
+    p->model_params_rank += kv_extra * (double)m->layers;
     p->comm_buf_bytes = s.t > 1 ? 2.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t,
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
                          .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .enter_tp = enter_tp,
                          .leave_tp = leave_tp, .ctx = &s};
     uly_layer_emit(&x, &h);
