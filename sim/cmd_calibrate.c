@@ -36,6 +36,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit.h>
@@ -134,7 +135,8 @@ static int do_fit(pt *pts, int n, fit *F)
     gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n), *c = gsl_vector_alloc((size_t)k);
     gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
     gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, (size_t)k);
-    if (!X || !y || !w || !c || !cov || !ws) return -1;
+    int st = -1;
+    if (!X || !y || !w || !c || !cov || !ws) goto out;
     for (int i = 0; i < n; i++) {
         const double t = pts[i].p->t.median;
         for (int q = 0; q < k; q++) gsl_matrix_set(X, (size_t)i, (size_t)q, pts[i].row[cols[q]]);
@@ -142,7 +144,7 @@ static int do_fit(pt *pts, int n, fit *F)
         gsl_vector_set(w, (size_t)i, 1.0 / (t * t));
     }
     double chisq = 0;
-    int st = gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws);
+    st = gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws);
     const double scale = n > k ? chisq / (double)(n - k) : 0;
     for (int q = 0; q < k; q++) {
         F->val[cols[q]] = gsl_vector_get(c, (size_t)q);
@@ -151,12 +153,13 @@ static int do_fit(pt *pts, int n, fit *F)
     F->chisq = chisq;
     F->n = n;
     F->k = k;
-    gsl_multifit_linear_free(ws);
-    gsl_matrix_free(X);
-    gsl_matrix_free(cov);
-    gsl_vector_free(y);
-    gsl_vector_free(w);
-    gsl_vector_free(c);
+out:
+    if (ws) gsl_multifit_linear_free(ws);
+    if (X) gsl_matrix_free(X);
+    if (cov) gsl_matrix_free(cov);
+    if (y) gsl_vector_free(y);
+    if (w) gsl_vector_free(w);
+    if (c) gsl_vector_free(c);
     return st ? -1 : 0;
 }
 
@@ -329,6 +332,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     sample *gs = NULL, *as[2][2] = {{NULL, NULL}, {NULL, NULL}}, *es = NULL;
     cJSON *root = NULL;
     char why[1024];
+    gsl_set_error_handler_off(); /* GSL reports through status codes; never abort() */
     if (!mb_files || !k_files) {
         rc = 1;
         goto done;
@@ -574,7 +578,8 @@ int sim_cmd_calibrate(int argc, char **argv)
                 const uly_op *o = &r->plan.ops[i];
                 const double t = r->ops[i].t.median;
                 if (!(t > 0)) continue;
-                if (o->kind == ULY_OP_GEMM && o->flops > 0 && o->eff_size > 0) {
+                if (!(o->eff_size > 0) && o->kind != ULY_OP_ELEM) continue; /* no curve key */
+                if (o->kind == ULY_OP_GEMM && o->flops > 0) {
                     gs[n_g++] = (sample){cbrt(o->eff_size), o->flops * o->crit_factor, t, o->name};
                 } else if (o->kind == ULY_OP_ATTN && o->flops > 0) {
                     if (!o->elems) { /* materialised attention: GEMMs plus softmax passes, not one curve */

@@ -70,7 +70,6 @@ typedef struct trace_run {
     char command[1024];      /* argv joined with spaces (shell-quoted where needed) */
     char hostname[128], cpu_model[128], mpi_library[160], blas[160], kernel[32], mode[32];
     int ranks, cores_online, threads, warmup, reps;
-    double loadavg_note;     /* unused: reserved */
 
     /* the cluster of the header: the embedded preset with cluster.used applied */
     char cluster_source[512];

@@ -1,0 +1,229 @@
+/* test_trace_reject: broken copies of a good plan trace must be rejected by
+ * the trace reader (sim/trace_read.c, compiled in) and by `ulysim validate`,
+ * with exit status 2 and one line naming the file and the offending line.
+ *
+ *   test_trace_reject GOOD.trace OUTDIR ULYSIM
+ *
+ * Cases: truncated mid-line, truncated before the summary, another version,
+ * another format, malformed JSON, an unknown op id, a duplicate op line, an
+ * op line without id, an op line whose name or collective is not the plan's,
+ * a missing op line, a header plan libulysim rebuilds differently; then a
+ * trace whose measured bytes differ (read fine; validate exits 1), and the
+ * good trace itself (read fine). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "trace_read.h"
+
+static char **lines;
+static int n_lines;
+static const char *outdir, *ulysim;
+static int failures;
+
+static void load(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, "cannot open %s\n", path);
+        exit(2);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int cap_l = 0;
+    while ((len = getline(&line, &cap, fp)) >= 0) {
+        if (len > 0 && line[len - 1] == '\n') line[len - 1] = 0;
+        if (n_lines == cap_l) {
+            cap_l = cap_l ? 2 * cap_l : 64;
+            lines = realloc(lines, sizeof *lines * (size_t)cap_l);
+        }
+        lines[n_lines++] = strdup(line);
+    }
+    free(line);
+    fclose(fp);
+}
+
+/* first op line whose text contains needle (1-based line number), or the first op line */
+static int find_op(const char *needle)
+{
+    for (int i = 1; i < n_lines - 1; i++)
+        if (strstr(lines[i], "\"type\":\"op\"") && (!needle || strstr(lines[i], needle))) return i + 1;
+    return 0;
+}
+
+/* replaces the first occurrence of a by b in s (new string) */
+static char *replace(const char *s, const char *a, const char *b)
+{
+    const char *p = strstr(s, a);
+    if (!p) {
+        fprintf(stderr, "test setup: \"%s\" not found\n", a);
+        exit(2);
+    }
+    size_t n = strlen(s) - strlen(a) + strlen(b) + 1;
+    char *r = malloc(n);
+    memcpy(r, s, (size_t)(p - s));
+    strcpy(r + (p - s), b);
+    strcat(r, p + strlen(a));
+    return r;
+}
+
+typedef enum { M_NONE, M_REPLACE, M_DROP, M_DUP, M_CUT, M_SET } mut_kind;
+
+/* Writes OUTDIR/NAME.trace: the good lines with line `at` (1-based) changed. */
+static void write_case(const char *path, mut_kind k, int at, const char *a, const char *b)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    for (int i = 0; i < n_lines; i++) {
+        const int ln = i + 1;
+        if (ln == at && k == M_DROP) continue;
+        if (ln == at && k == M_CUT) { /* the writer stopped in the middle of this line */
+            fwrite(lines[i], 1, strlen(lines[i]) / 2, fp);
+            break;
+        }
+        if (ln == at && k == M_REPLACE) {
+            char *r = replace(lines[i], a, b);
+            fprintf(fp, "%s\n", r);
+            free(r);
+            continue;
+        }
+        if (ln == at && k == M_SET) {
+            fprintf(fp, "%s\n", a);
+            continue;
+        }
+        fprintf(fp, "%s\n", lines[i]);
+        if (ln == at && k == M_DUP) fprintf(fp, "%s\n", lines[i]);
+    }
+    fclose(fp);
+}
+
+static int run_validate(const char *path, char *err, size_t n)
+{
+    char cmd[16384], errf[4200];
+    snprintf(errf, sizeof errf, "%s.stderr", path);
+    snprintf(cmd, sizeof cmd, "'%s' validate '%s' > /dev/null 2> '%s'", ulysim, path, errf);
+    int st = system(cmd);
+    err[0] = 0;
+    FILE *fp = fopen(errf, "r");
+    if (fp) {
+        size_t got = fread(err, 1, n - 1, fp);
+        err[got] = 0;
+        fclose(fp);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The case: the reader returns want_rc with a message naming "path:line:"
+ * and containing `what`; `ulysim validate` exits 2 with the same line (or 1
+ * for want_rc 0 with validate_rc 1). */
+static void check(const char *name, mut_kind k, int at, const char *a, const char *b, int want_line, const char *what,
+                  int validate_rc)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.trace", outdir, name);
+    write_case(path, k, at, a, b);
+    static trace_run run;
+    char why[2048];
+    int rc = trace_read(path, &run, why, sizeof why);
+    trace_free(&run);
+    char want[4200];
+    snprintf(want, sizeof want, "%s:%d: ", path, want_line);
+    int ok = 1;
+    if (validate_rc == 2) {
+        if (rc != 2) {
+            printf("FAIL %s: reader returned %d, want 2 (%s)\n", name, rc, why);
+            ok = 0;
+        } else if (!strstr(why, want) || !strstr(why, what) || strchr(why, '\n')) {
+            printf("FAIL %s: message \"%s\" should name \"%s\" and say \"%s\" on one line\n", name, why, want, what);
+            ok = 0;
+        }
+    } else if (rc != 0) {
+        printf("FAIL %s: reader rejected it: %s\n", name, why);
+        ok = 0;
+    }
+    char err[8192];
+    int vrc = run_validate(path, err, sizeof err);
+    if (vrc != validate_rc) {
+        printf("FAIL %s: ulysim validate exited %d, want %d; stderr: %s\n", name, vrc, validate_rc, err);
+        ok = 0;
+    } else if (validate_rc == 2 && (!strstr(err, want) || !strstr(err, what))) {
+        printf("FAIL %s: ulysim validate stderr \"%s\" should name \"%s\" and say \"%s\"\n", name, err, want, what);
+        ok = 0;
+    } else if (validate_rc == 1 && !strstr(err, what)) {
+        printf("FAIL %s: ulysim validate stderr \"%s\" should say \"%s\"\n", name, err, what);
+        ok = 0;
+    }
+    if (ok)
+        printf("ok   %-22s %s\n", name,
+               validate_rc == 2 ? why : validate_rc == 1 ? "read; ulysim validate exits 1 (bytes differ)" : "read and validated");
+    else failures++;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: test_trace_reject GOOD.trace OUTDIR ULYSIM\n");
+        return 2;
+    }
+    outdir = argv[2];
+    ulysim = argv[3];
+    load(argv[1]);
+    if (n_lines < 4) {
+        fprintf(stderr, "%s: too short for the test\n", argv[1]);
+        return 2;
+    }
+    const int last = n_lines;        /* the summary line */
+    const int op = find_op(NULL);    /* the first op line */
+    const int op2 = op + 1;
+    char buf[256];
+
+    /* the good trace is read as is */
+    check("good", M_NONE, 0, NULL, NULL, 0, "", 0);
+    check("truncated_midline", M_CUT, op2, NULL, NULL, op2, "truncated: the last line has no newline", 2);
+    check("truncated_nosummary", M_DROP, last, NULL, NULL, last - 1, "truncated: the trace ends without its summary", 2);
+    check("version_2", M_REPLACE, 1, "\"version\":1", "\"version\":2", 1, "trace format version 2", 2);
+    check("other_format", M_REPLACE, 1, "\"format\":\"ulysim-trace\"", "\"format\":\"nccl-tests\"", 1,
+          "not an ulysim trace", 2);
+    check("malformed_json", M_SET, op2, "{\"type\":\"op\",\"id\":", NULL, op2, "malformed JSON", 2);
+    check("unknown_id", M_REPLACE, op2, "\"id\":", "\"id\":9999,\"x\":", op2, "op id 9999 is not an op of the plan", 2);
+    snprintf(buf, sizeof buf, "appears twice");
+    check("duplicate_id", M_DUP, op2, NULL, NULL, op2 + 1, buf, 2);
+    check("missing_id", M_REPLACE, op2, "\"id\":", "\"no_id\":", op2, "op line without \"id\"", 2);
+    check("name_mismatch", M_REPLACE, op2, "\"name\":\"", "\"name\":\"x", op2, "does not match the plan", 2);
+    const int comm = find_op("\"kind\":\"comm\"");
+    if (comm) {
+        const char *c = strstr(lines[comm - 1], "\"coll\":\"alltoall\"") ? "\"coll\":\"alltoall\""
+                      : strstr(lines[comm - 1], "\"coll\":\"sendrecv\"") ? "\"coll\":\"sendrecv\""
+                      : strstr(lines[comm - 1], "\"coll\":\"allgather\"") ? "\"coll\":\"allgather\""
+                      : "\"coll\":\"reduce_scatter\"";
+        check("coll_mismatch", M_REPLACE, comm, c, "\"coll\":\"allreduce\"", comm, "coll", 2);
+        /* measured bytes differ: the reader accepts it (data), validate exits 1 */
+        char *p = strstr(lines[comm - 1], "\"bytes_sent\":");
+        if (p) {
+            long long v = atoll(p + strlen("\"bytes_sent\":"));
+            char a[64], b[64];
+            snprintf(a, sizeof a, "\"bytes_sent\":%lld", v);
+            snprintf(b, sizeof b, "\"bytes_sent\":%lld", v + 4);
+            check("bytes_differ", M_REPLACE, comm, a, b, 0, "different number of bytes than planned", 1);
+        }
+    }
+    check("missing_op_line", M_DROP, op2, NULL, NULL, last - 1, "has no op line", 2);
+    /* the header's plan altered: libulysim rebuilds it differently */
+    check("header_plan_differs", M_REPLACE, 1, "\"flops\":", "\"flops\":1,\"x\":", 1, "differs from the plan libulysim rebuilds", 2);
+    check("header_model_differs", M_REPLACE, 1, "\"ffn_hidden\":", "\"ffn_hidden\":2", 1,
+          "differs from the plan libulysim rebuilds", 2);
+    check("line_after_summary", M_DUP, last, NULL, NULL, last + 1, "after the summary", 2);
+    check("not_json_object", M_SET, op2, "[1,2,3]", NULL, op2, "not a JSON object", 2);
+    check("bad_time", M_REPLACE, op2, "\"median\":", "\"median\":-1,\"x\":", op2, "time_s.median", 2);
+    if (failures) printf("%d case(s) failed\n", failures);
+    else printf("all cases rejected as expected\n");
+    for (int i = 0; i < n_lines; i++) free(lines[i]);
+    free(lines);
+    return failures ? 1 : 0;
+}

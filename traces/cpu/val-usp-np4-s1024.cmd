@@ -1,0 +1,3 @@
+# val-usp-np4-s1024.trace: made by (from the repository root; harness from build tree build-validate)
+env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy usp --seq 1024 --zero 0 --warmup 1 --reps 9 --out val-usp-np4-s1024.trace 
+# date 2026-11-29T18:19:07Z; host vm, 2 cores; try 3; CPU used by other processes during the run: 0.177 of the host; loadavg after: 4.05 3.85 3.63 4/111 1392
