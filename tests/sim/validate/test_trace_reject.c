@@ -220,6 +220,18 @@ int main(int argc, char **argv)
           "differs from the plan libulysim rebuilds", 2);
     check("line_after_summary", M_DUP, last, NULL, NULL, last + 1, "after the summary", 2);
     check("not_json_object", M_SET, op2, "[1,2,3]", NULL, op2, "not a JSON object", 2);
+    {
+        /* a line past the 4 MiB cap: refused by its length, not parsed */
+        const size_t huge = (size_t)TRACE_MAX_LINE + 4096;
+        char *big = malloc(huge + 1);
+        if (!big) return 2;
+        memset(big, 'x', huge);
+        static const char head[] = "{\"type\":\"op\",\"pad\":\"";
+        memcpy(big, head, sizeof head - 1);
+        big[huge] = 0;
+        check("huge_line", M_SET, op2, big, NULL, op2, "a trace line may be at most", 2);
+        free(big);
+    }
     check("bad_time", M_REPLACE, op2, "\"median\":", "\"median\":-1,\"x\":", op2, "time_s.median", 2);
     if (failures) printf("%d case(s) failed\n", failures);
     else printf("all cases rejected as expected\n");
