@@ -97,5 +97,6 @@ int main(int argc, char **argv)
                o.out ? (ok ? o.out : "written as .failed") : "");
         fflush(stdout);
     }
+    free(ts);
     return finish(ok ? 0 : 1);
 }
