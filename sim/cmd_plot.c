@@ -25,6 +25,7 @@
 #include "args.h"
 #include "commands.h"
 #include "output.h"
+#include "plot_gnuplot.h"
 #include "preset.h"
 
 extern char **environ;
@@ -1139,58 +1140,6 @@ static int gp_assign(char *b, size_t n, const char *var, const char *val)
     return k < 0 || (size_t)k >= n - o;
 }
 
-static int is_file(const char *p)
-{
-    struct stat st;
-    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The script: 0 found (path in out), 2 a given directory lacks it, 1 none. */
-static int find_script(const char *given, const char *fig, char *out, size_t n)
-{
-    const char *env = getenv("ULYSIM_PLOTS");
-    const char *dir = given ? given : (env && env[0]) ? env : NULL;
-    if (dir) {
-        snprintf(out, n, "%s/%s.gp", dir, fig);
-        return is_file(out) ? 0 : 2;
-    }
-    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_SOURCE, fig);
-    if (is_file(out)) return 0;
-    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_INSTALLED, fig);
-    return is_file(out) ? 0 : 1;
-}
-
-/* Runs gnuplot -e VARS SCRIPT. Returns 0, or 1 with the message printed. */
-static int run_gnuplot(const char *vars, const char *script)
-{
-    const char *gp = getenv("GNUPLOT");
-    if (!gp || !gp[0]) gp = "gnuplot";
-    char *argv[] = {(char *)gp, (char *)"-e", (char *)vars, (char *)script, NULL};
-    pid_t pid;
-    fflush(stdout);
-    fflush(stderr);
-    int err = posix_spawnp(&pid, gp, NULL, NULL, argv, environ);
-    if (err) {
-        sim_err("plot: cannot run gnuplot '%s': %s (install gnuplot, e.g. the gnuplot-nox package, or set $GNUPLOT)",
-                gp, strerror(err));
-        return 1;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            sim_err("plot: waiting for gnuplot: %s", strerror(errno));
-            return 1;
-        }
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        sim_err("plot: cannot run gnuplot '%s' (install gnuplot, e.g. the gnuplot-nox package, or set $GNUPLOT)", gp);
-    else if (WIFEXITED(status))
-        sim_err("plot: gnuplot failed (exit %d) on %s", WEXITSTATUS(status), script);
-    else
-        sim_err("plot: gnuplot was killed (signal %d) on %s", WIFSIGNALED(status) ? WTERMSIG(status) : 0, script);
-    return 1;
-}
 
 /* A temporary file beside `path`: its name in tmp, with the permissions a
  * new file gets (mkstemp makes it private). Returns 0, or 1. */
@@ -1522,7 +1471,7 @@ int sim_cmd_plot_main(int argc, char **argv)
 
     /* gnuplot */
     char script[4096];
-    int fs = find_script(scripts, fig->name, script, sizeof script);
+    int fs = sim_gnuplot_script_find(scripts, fig->name, script, sizeof script);
     if (fs == 2) {
         sim_err("plot: %s: no such script (valid: --scripts or $ULYSIM_PLOTS naming a directory with %s.gp); the data is in %s",
                 script, fig->name, csv);
@@ -1601,7 +1550,7 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
-    if (run_gnuplot(vars, script) != 0) {
+    if (sim_gnuplot_run("plot", vars, script) != 0) {
         fprintf(stderr, "ulysim: plot: the data is in %s\n", csv);
         free(vars);
         free(csv);

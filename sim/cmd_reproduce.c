@@ -44,6 +44,7 @@
 
 #include "args.h"
 #include "output.h"
+#include "plot_gnuplot.h"
 #include "preset.h"
 
 extern char **environ;
@@ -1277,51 +1278,6 @@ static int print_json(const rp_ctx *c, FILE *f)
 
 /* ----------------------------------------------------------------- plots */
 
-static int is_file(const char *p)
-{
-    struct stat st;
-    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static int find_script(const char *name, char *out, size_t n)
-{
-    const char *env = getenv("ULYSIM_PLOTS");
-    if (env && env[0]) {
-        snprintf(out, n, "%s/%s.gp", env, name);
-        return is_file(out) ? 0 : 1;
-    }
-    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_SOURCE, name);
-    if (is_file(out)) return 0;
-    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_INSTALLED, name);
-    return is_file(out) ? 0 : 1;
-}
-
-static int run_gnuplot(const char *vars, const char *script)
-{
-    const char *gp = getenv("GNUPLOT");
-    if (!gp || !gp[0]) gp = "gnuplot";
-    char *argv[] = {(char *)gp, (char *)"-e", (char *)vars, (char *)script, NULL};
-    pid_t pid;
-    fflush(stdout);
-    fflush(stderr);
-    int err = posix_spawnp(&pid, gp, NULL, NULL, argv, environ);
-    if (err) {
-        sim_err("reproduce: cannot run gnuplot '%s': %s (install gnuplot, e.g. gnuplot-nox, or set $GNUPLOT)", gp,
-                strerror(err));
-        return 1;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            sim_err("reproduce: waiting for gnuplot: %s", strerror(errno));
-            return 1;
-        }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        sim_err("reproduce: cannot run gnuplot '%s' (install gnuplot, e.g. gnuplot-nox, or set $GNUPLOT)", gp);
-    else sim_err("reproduce: gnuplot failed on %s", script);
-    return 1;
-}
 
 /* Writes path via a temporary name; fn fills the file. */
 static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
@@ -1411,14 +1367,14 @@ static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, F
     snprintf(dat, sizeof dat, "%s/%s.dat", dir, name);
     snprintf(png, sizeof png, "%s/%s.png", dir, name);
     if (write_file(dat, fn, c)) return 1;
-    if (find_script(name, script, sizeof script)) {
+    if (sim_gnuplot_script_find(NULL, name, script, sizeof script)) {
         sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s, %s); the data is in %s", name,
                 ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED, dat);
         return 1;
     }
     snprintf(vars, sizeof vars, "datafile='%s'; outfile='%s'", dat, png);
-    if (run_gnuplot(vars, script)) return 1;
-    if (!is_file(png)) {
+    if (sim_gnuplot_run("reproduce", vars, script)) return 1;
+    if (!sim_is_file(png)) {
         sim_err("reproduce: gnuplot wrote no %s", png);
         return 1;
     }

@@ -1,0 +1,76 @@
+/* plot_gnuplot.c: finding a figure's gnuplot script and running gnuplot,
+ * shared by `ulysim plot` and `ulysim reproduce`. */
+#define _POSIX_C_SOURCE 200809L
+#include "plot_gnuplot.h"
+
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "args.h"
+
+extern char **environ;
+
+#ifndef ULY_PLOT_DIR_SOURCE
+#define ULY_PLOT_DIR_SOURCE "plots"
+#endif
+#ifndef ULY_PLOT_DIR_INSTALLED
+#define ULY_PLOT_DIR_INSTALLED "/usr/local/share/ulysim/plots"
+#endif
+
+int sim_is_file(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t n)
+{
+    if (!out || n == 0) return 1;
+    const char *env = getenv("ULYSIM_PLOTS");
+    if (!dir && env && env[0]) dir = env;
+    if (dir) {
+        snprintf(out, n, "%s/%s.gp", dir, name);
+        return sim_is_file(out) ? 0 : 2;
+    }
+    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_SOURCE, name);
+    if (sim_is_file(out)) return 0;
+    snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_INSTALLED, name);
+    return sim_is_file(out) ? 0 : 1;
+}
+
+int sim_gnuplot_run(const char *who, const char *vars, const char *script)
+{
+    const char *gp = getenv("GNUPLOT");
+    if (!gp || !gp[0]) gp = "gnuplot";
+    char *argv[] = {(char *)gp, (char *)"-e", (char *)vars, (char *)script, NULL};
+    pid_t pid;
+    fflush(stdout);
+    fflush(stderr);
+    int err = posix_spawnp(&pid, gp, NULL, NULL, argv, environ);
+    if (err) {
+        sim_err("%s: cannot run gnuplot '%s': %s (install gnuplot, e.g. the gnuplot-nox package, or set $GNUPLOT)",
+                who, gp, strerror(err));
+        return 1;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            sim_err("%s: waiting for gnuplot: %s", who, strerror(errno));
+            return 1;
+        }
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        sim_err("%s: cannot run gnuplot '%s' (install gnuplot, e.g. the gnuplot-nox package, or set $GNUPLOT)", who, gp);
+    else if (WIFEXITED(status))
+        sim_err("%s: gnuplot failed (exit %d) on %s", who, WEXITSTATUS(status), script);
+    else
+        sim_err("%s: gnuplot was killed (signal %d) on %s", who, WIFSIGNALED(status) ? WTERMSIG(status) : 0, script);
+    return 1;
+}

@@ -1,0 +1,21 @@
+/* plot_gnuplot.h: finding a figure's gnuplot script and running gnuplot,
+ * shared by `ulysim plot` and `ulysim reproduce`. */
+#ifndef SIM_PLOT_GNUPLOT_H
+#define SIM_PLOT_GNUPLOT_H
+
+#include <stddef.h>
+
+/* 1 if p is a regular file. */
+int sim_is_file(const char *p);
+
+/* The script NAME.gp: in dir when given, else in $ULYSIM_PLOTS, else the
+ * source tree's plots/, else the installed share/ulysim/plots. Returns 0
+ * (path in out), 2 when a given or $ULYSIM_PLOTS directory lacks it, 1 when
+ * none has it. */
+int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t n);
+
+/* Runs $GNUPLOT (default gnuplot) -e VARS SCRIPT. Returns 0, or 1 with a
+ * one-line message prefixed by `who` ("plot", "reproduce") on stderr. */
+int sim_gnuplot_run(const char *who, const char *vars, const char *script);
+
+#endif
