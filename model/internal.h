@@ -26,8 +26,9 @@ typedef struct uly_bctx {
     int overflow;        /* a size product overflowed, or the plan is full */
 } uly_bctx;
 
-/* Recompute modes the layer driver passes to a strategy's attention. */
-enum { ULY_RC_NONE = 0, ULY_RC_FULL = 1, ULY_RC_SELECTIVE = 2 };
+/* Recompute modes the layer driver passes to a strategy's attention. Full
+ * recompute needs none: the driver copies the forward ops into backward. */
+enum { ULY_RC_NONE = 0, ULY_RC_SELECTIVE = 2 };
 
 static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_workload *w,
                                  const uly_cluster *c, const uly_layout *l, uly_plan *p,

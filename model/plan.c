@@ -145,8 +145,10 @@ double uly_mlp_params(const uly_model *m)
     return (double)m->hidden * (double)m->ffn_hidden * (m->swiglu ? 3.0 : 2.0);
 }
 
-static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, uly_phase ph, int rc)
+static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
 {
+    const uly_phase ph = ULY_PHASE_FWD;
+    const int rc = ULY_RC_NONE;
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
@@ -215,7 +217,7 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
-    layer_fwd(x, h, ULY_PHASE_FWD, ULY_RC_NONE);
+    layer_fwd(x, h);
     if (x->w->recompute == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
     else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)

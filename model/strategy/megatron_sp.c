@@ -33,7 +33,7 @@ static void enter_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
 {
     const msp_ctx *s = ctx;
     if (s->t <= 1) return;
-    const int bwd = ph == ULY_PHASE_BWD && !rc;
+    const int bwd = ph == ULY_PHASE_BWD;
     if (bwd) scatter(x, rs_names[1][which], ph, rc, s->t);
     else gather(x, ag_names[0][which], ph, rc, s->t);
 }
@@ -42,7 +42,7 @@ static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
 {
     const msp_ctx *s = ctx;
     if (s->t <= 1) return;
-    const int bwd = ph == ULY_PHASE_BWD && !rc;
+    const int bwd = ph == ULY_PHASE_BWD;
     if (bwd) gather(x, ag_names[1][which], ph, rc, s->t);
     else scatter(x, rs_names[0][which], ph, rc, s->t);
 }
