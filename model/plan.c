@@ -164,7 +164,8 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
     uly_emit_elem(x, "ln2", ph, rc, 4.0 * beta * b * tn * hid);
     if (h->enter_tp) h->enter_tp(x, ph, rc, 1, h->ctx);
     uly_emit_gemm(x, "mlp_up", ph, rc, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
-    uly_emit_elem(x, "mlp_act", ph, rc, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0));
+    uly_emit_elem(x, "mlp_act", ph, rc, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->elems =
+        (int64_t)(b * tg * f / t);
     uly_emit_gemm(x, "mlp_down", ph, rc, b * tg, hid, f / t, 1.0);
     if (h->leave_tp) h->leave_tp(x, ph, rc, 1, h->ctx);
 }
@@ -181,7 +182,8 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->ctx);
     uly_emit_gemm(x, "mlp_down_bwd", ph, 0, b * tg, hid, f / t, 2.0);
-    uly_emit_elem(x, "mlp_act_bwd", ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0));
+    uly_emit_elem(x, "mlp_act_bwd", ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->elems =
+        (int64_t)(b * tg * f / t);
     uly_emit_gemm(x, "mlp_up_bwd", ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->ctx);
     uly_emit_elem(x, "ln2_bwd", ph, 0, 6.0 * beta * b * tn * hid);

@@ -23,6 +23,7 @@ typedef struct rates {
     double inv_mem;     /* s per byte at achievable HBM bandwidth */
     const uly_curve *gemm, *attn;
     double head_dim;
+    double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
 } rates;
 
 static double compute_time(const rates *r, const uly_op *o)
@@ -45,6 +46,10 @@ static double compute_time(const rates *r, const uly_op *o)
         break;
     case ULY_OP_ELEM:
         t = mem;
+        if (o->elems) { /* the activation: its arithmetic may outlast its bytes */
+            const double a = (double)o->elems * r->act_s[o->phase == ULY_PHASE_BWD && !o->recompute];
+            if (a > t) t = a;
+        }
         break;
     default:
         break;
@@ -63,7 +68,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                       .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
-                      .head_dim = (double)m->head_dim};
+                      .head_dim = (double)m->head_dim,
+                      .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem}};
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);

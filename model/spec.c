@@ -172,6 +172,8 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(g, hbm_bw_Bps, 1e6, 1e15);
     RANGE_D(g, mem_eff, 0.01, 1.0);
     RANGE_D(g, reserved_bytes, 0, g->hbm_bytes);
+    RANGE_D(g, act_fwd_s_per_elem, 0, 1e-3);
+    RANGE_D(g, act_bwd_s_per_elem, 0, 1e-3);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");

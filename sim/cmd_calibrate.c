@@ -31,8 +31,12 @@
  * traces: per size bin (up to 8, equal widths in log2 of the curve's key) a
  * rate r minimising the relative residuals of t = flops / r (gsl_fit_wmul);
  * the peak is the highest bin rate, the curves are the bin rates over it;
- * the elementwise rate likewise, one for all elementwise ops. These traces
- * must not be the runs you validate against. */
+ * the elementwise rate likewise, one for all elementwise ops but the MLP
+ * activation. The activation (plan ops with elems > 0) is priced at
+ * max(bytes, elems x act_ns): its own per-element cost, forward and
+ * backward, fitted the same way to elems x crit_factor (on a CPU tanhf and
+ * expf make it compute-bound, ~10x its bytes). These traces must not be the
+ * runs you validate against. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -329,7 +333,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     int n_mb = 0, n_k = 0, in_kernels = 0, rc = 0;
     trace_run *mb = NULL, *kr = NULL;
     pt *pts = NULL;
-    sample *gs = NULL, *as[2][2] = {{NULL, NULL}, {NULL, NULL}}, *es = NULL;
+    sample *gs = NULL, *as[2][2] = {{NULL, NULL}, {NULL, NULL}}, *es = NULL, *acs[2] = {NULL, NULL};
     cJSON *root = NULL;
     char why[1024];
     gsl_set_error_handler_off(); /* GSL reports through status codes; never abort() */
@@ -540,7 +544,8 @@ int sim_cmd_calibrate(int argc, char **argv)
     }
 
     /* ----- compute from kernel traces */
-    int n_g = 0, n_a[2][2] = {{0, 0}, {0, 0}}, n_e = 0, n_skipped_attn = 0, k_ranks = 0;
+    int n_g = 0, n_a[2][2] = {{0, 0}, {0, 0}}, n_e = 0, n_act[2] = {0, 0}, n_skipped_attn = 0, k_ranks = 0;
+    double act_rate[2] = {NAN, NAN}, act_se[2] = {NAN, NAN}, act_res[2] = {NAN, NAN};
     bin gb[ULY_CURVE_MAX], ab[2][2][ULY_CURVE_MAX];
     int n_gb = 0, n_ab[2][2] = {{0, 0}, {0, 0}};
     double e_rate = NAN, e_se = NAN, e_res = NAN, peak = NAN;
@@ -565,9 +570,11 @@ int sim_cmd_calibrate(int argc, char **argv)
         }
         gs = calloc((size_t)cap, sizeof *gs);
         es = calloc((size_t)cap, sizeof *es);
+        acs[0] = calloc((size_t)cap, sizeof(sample));
+        acs[1] = calloc((size_t)cap, sizeof(sample));
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) as[a][b] = calloc((size_t)cap, sizeof(sample));
-        if (!gs || !es || !as[0][0] || !as[0][1] || !as[1][0] || !as[1][1]) {
+        if (!gs || !es || !acs[0] || !acs[1] || !as[0][0] || !as[0][1] || !as[1][0] || !as[1][1]) {
             rc = 1;
             goto done;
         }
@@ -587,6 +594,9 @@ int sim_cmd_calibrate(int argc, char **argv)
                         continue;
                     }
                     as[ci][di][n_a[ci][di]++] = (sample){o->eff_size, o->flops * o->crit_factor, t, o->name};
+                } else if (o->kind == ULY_OP_ELEM && o->elems > 0) {
+                    const int bw = o->phase == ULY_PHASE_BWD && !o->recompute;
+                    acs[bw][n_act[bw]++] = (sample){1, (double)o->elems * o->crit_factor, t, o->name};
                 } else if (o->kind == ULY_OP_ELEM && o->bytes_touched > 0) {
                     es[n_e++] = (sample){1, o->bytes_touched * o->crit_factor, t, o->name};
                 }
@@ -596,6 +606,8 @@ int sim_cmd_calibrate(int argc, char **argv)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) n_ab[a][b] = fit_curve(as[a][b], n_a[a][b], ab[a][b]);
         if (n_e) fit_rate(es, n_e, &e_rate, &e_se, &e_res);
+        for (int b = 0; b < 2; b++)
+            if (n_act[b]) fit_rate(acs[b], n_act[b], &act_rate[b], &act_se[b], &act_res[b]);
         peak = 0;
         for (int i = 0; i < n_gb; i++) peak = gb[i].rate > peak ? gb[i].rate : peak;
         for (int a = 0; a < 2; a++)
@@ -644,6 +656,12 @@ int sim_cmd_calibrate(int argc, char **argv)
             }
         }
     }
+
+    for (int b = 0; b < 2; b++)
+        if (n_act[b] && act_rate[b] > 0)
+            printf("# activation %s: %.3f ns per element (std err %.3f) over %d ops, median |resid| %.0f%%\n",
+                   b ? "backward" : "forward", 1e9 / act_rate[b], 1e9 * act_se[b] / (act_rate[b] * act_rate[b]),
+                   n_act[b], 100 * act_res[b]);
 
     /* ----- the profile */
     char bpath[4096];
@@ -767,6 +785,18 @@ int sim_cmd_calibrate(int argc, char **argv)
         set_source(root, "gpu.hbm_bw_GBps", buf);
         set_source(root, "gpu.mem_eff", "hbm_bw_GBps is itself the fitted elementwise rate");
     }
+    static const char *const act_key[2] = {"act_fwd_ns", "act_bwd_ns"};
+    for (int b = 0; b < 2 && n_k && cJSON_IsObject(gpu); b++)
+        if (n_act[b] && act_rate[b] > 0) {
+            set_item(gpu, act_key[b], cJSON_CreateNumber(round(1e9 / act_rate[b] * 1e4) / 1e4));
+            snprintf(buf, sizeof buf, "ulysim calibrate %s: the %d MLP activation ops (%s) of %s: elements / time, "
+                                      "relative residuals: %.3f +- %.3f ns per element, median |residual| %.0f%%",
+                     date, n_act[b], b ? "backward" : "forward and recompute", kfiles, 1e9 / act_rate[b],
+                     1e9 * act_se[b] / (act_rate[b] * act_rate[b]), 100 * act_res[b]);
+            char key[32];
+            snprintf(key, sizeof key, "gpu.%s", act_key[b]);
+            set_source(root, key, buf);
+        }
     char *text = cJSON_Print(root);
     if (!text) {
         rc = 1;
@@ -807,6 +837,8 @@ done:
     free(pts);
     free(gs);
     free(es);
+    free(acs[0]);
+    free(acs[1]);
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) free(as[a][b]);
     free(mb_files);

@@ -753,7 +753,7 @@ static int parse_model(ctx *c, const cJSON *root, uly_model *m)
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", NULL};
 static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
-                                       "reserved_gib", "gemm_eff", "attn_eff", NULL};
+                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", NULL};
@@ -805,6 +805,18 @@ static int parse_gpu(ctx *c, const cJSON *g, uly_gpu *gpu)
     gpu->hbm_bytes = hbm * GIB;
     gpu->hbm_bw_Bps = bw * 1e9;
     gpu->reserved_bytes = reserved * GIB;
+    /* optional: the activation's arithmetic cost per element (CPU profiles
+     * from ulysim calibrate); absent = memory-bound, priced by bytes */
+    static const char *const act_keys[2] = {"act_fwd_ns", "act_bwd_ns"};
+    double *act[2] = {&gpu->act_fwd_s_per_elem, &gpu->act_bwd_s_per_elem};
+    for (int i = 0; i < 2; i++) {
+        double ns = 0;
+        *act[i] = 0;
+        if (cJSON_GetObjectItemCaseSensitive(g, act_keys[i]) &&
+            get_num(c, g, "gpu", act_keys[i], 0, 0, 1e6, "(ns per activation element; absent: memory-bound)", &ns))
+            return 2;
+        *act[i] = ns * 1e-9;
+    }
 
     const cJSON *v;
     if (get_field(c, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||

@@ -97,6 +97,12 @@ typedef struct uly_gpu {
     uly_curve attn_eff[2][2];           /* [causal][head_dim >= 128]; x: kv length of the block */
     double reserved_bytes;              /* runtime, allocator and fragmentation held back */
 } uly_gpu;
+    /* The MLP activation (GELU, SiLU) where it is bound by its arithmetic
+     * rather than by memory: on CPUs tanhf/expf cost tens of ns per element,
+     * far above the bytes they move; on GPUs these are 0 (memory-bound, priced
+     * by bytes alone). Seconds per activation element, forward and backward. */
+    double act_fwd_s_per_elem;
+    double act_bwd_s_per_elem;
 
 typedef struct uly_cluster {
     char name[ULY_NAME_LEN];
@@ -197,7 +203,8 @@ typedef struct uly_op {
     uint8_t per_model;     /* once per micro-batch for the whole model, not per layer */
     int32_t overlaps;      /* op id whose compute hides this transfer, or ULY_OVERLAP_* */
     int64_t bytes_sent;    /* per rank, all steps together */
-    int64_t elems;         /* comm: elements per rank in the collective's input buffer */
+    int64_t elems;         /* comm: elements per rank in the collective's input buffer; attn: 1 flash;
+                            * elem: elements through the MLP activation function (0: none) */
     double flops;          /* hardware FLOPs this op executes (per rank) */
     double bytes_touched;  /* HBM traffic for memory-bound ops */
     double eff_size;       /* efficiency-curve key: GEMM m*n*k (curve reads its cube root), attention kv rows */

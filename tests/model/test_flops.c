@@ -41,5 +41,43 @@ int main(int argc, char **argv)
     const double want = uly_flops_megatron(&m, 8, 131072, 0);
     CHECK(fabs(r.time.model_flops / want - 1) < 2e-3, "model FLOPs %.6g vs 72BNLh^2(...) %.6g", r.time.model_flops,
           want);
+
+    /* The MLP activation: elements = b x tokens x f / t through the function;
+     * priced by bytes when the profile gives no per-element cost (GPUs), at
+     * elems x act_ns when that is larger (CPU profiles), backward at its own
+     * rate, recompute at the forward's. Ulysses u = 8 at 128K: 16K tokens. */
+    static uly_plan plan;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+    uly_workload wa = fx_work(131072);
+    uly_reason why[ULY_MAX_REASONS];
+    int n_why = 0;
+    CHECK(uly_plan_build(&m, &wa, &c, &l, &plan, why, &n_why) == ULY_OK, "plan");
+    const double elems = 16384.0 * 16384.0; /* tokens x f */
+    int n_act = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uly_cluster ca = c;
+        if (pass) {
+            ca.gpu.act_fwd_s_per_elem = 30e-9;
+            ca.gpu.act_bwd_s_per_elem = 45e-9;
+        }
+        CHECK(uly_plan_price(&m, &wa, &ca, &plan, &r) == ULY_OK, "price");
+        for (int i = 0; i < plan.n_ops; i++) {
+            const uly_op *o = &plan.ops[i];
+            if (strncmp(o->name, "mlp_act", 7)) {
+                CHECK(o->kind != ULY_OP_ELEM || o->elems == 0, "%s: elems %lld, only the activation has them", o->name,
+                      (long long)o->elems);
+                continue;
+            }
+            n_act++;
+            CHECK(o->elems == (int64_t)elems, "%s: elems %lld, want %.0f", o->name, (long long)o->elems, elems);
+            const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+            const double mem = o->bytes_touched / (ca.gpu.hbm_bw_Bps * ca.gpu.mem_eff);
+            const double want_s = pass ? elems * (bwd ? 45e-9 : 30e-9) : mem;
+            CHECK(fabs(r.op_time_s[i] / want_s - 1) < 1e-12, "%s (%s%s): %.6g s, want %.6g s", o->name,
+                  uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r.op_time_s[i], want_s);
+        }
+    }
+    CHECK(n_act == 6, "fwd, recompute and bwd activation, twice: %d", n_act);
     FX_DONE();
 }
