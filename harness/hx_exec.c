@@ -13,7 +13,11 @@
  * Passes. Pass 0 is checked (its outputs go to the reference comparison and
  * its byte counts are the measured bytes); then --warmup passes, then --reps
  * timed passes. In every pass each op starts after an MPI_Barrier over all
- * ranks, so an op's time is its own. A ring's K,V (and dK,dV) transfers run
+ * ranks, so an op's time is its own; with --sync pass only the pass starts
+ * with one and the ops run back to back as in training (a collective then
+ * also waits for the slowest rank's preceding compute, and with more ranks
+ * than cores every op shares the cores the whole time instead of short ops
+ * running alone while others wait at a barrier). A ring's K,V (and dK,dV) transfers run
  * inside the attention op they overlap: the attention op's time is the
  * elapsed time minus the waits, and each transfer op's time is the time spent
  * waiting for it (the part the compute did not hide). */
@@ -131,8 +135,10 @@ static void one_pass(hx_ctx *c)
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
         if (c->st[id].done) continue;
-        hx_beat(id, "barrier before op");
-        HX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        if (!c->o.sync_pass || i == 0) {
+            hx_beat(id, "barrier before op");
+            HX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
         hx_exec_op(c, id);
     }
     hx_beat(-1, "end of pass");

@@ -275,10 +275,17 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
     cJSON_AddNumberToObject(x, "reps", c->o.reps);
     cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
+    cJSON_AddStringToObject(x, "sync", c->o.sync_pass ? "pass" : "op");
     cJSON_AddStringToObject(x, "timing",
-                            "MPI_Barrier over all ranks before every op; time_s is the median over reps per rank, "
-                            "then median/min/max over ranks; ring transfers fused into the attention op they "
-                            "overlap report the time spent waiting for them (exposed), and that op reports the rest");
+                            c->o.sync_pass
+                                ? "MPI_Barrier over all ranks once per pass, ops back to back; time_s is the median "
+                                  "over reps per rank, then median/min/max over ranks; ring transfers fused into the "
+                                  "attention op they overlap report the time spent waiting for them (exposed), and "
+                                  "that op reports the rest"
+                                : "MPI_Barrier over all ranks before every op; time_s is the median over reps per "
+                                  "rank, then median/min/max over ranks; ring transfers fused into the attention op "
+                                  "they overlap report the time spent waiting for them (exposed), and that op reports "
+                                  "the rest");
     cJSON_AddStringToObject(x, "bytes",
                             "bytes handed to MPI that leave the rank, from the counts passed: alltoall count*(p-1), "
                             "allgather count*(p-1), reduce-scatter block*(p-1), all-reduce = reduce-scatter + "

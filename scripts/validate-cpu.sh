@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # validate-cpu.sh: the validation loop end to end on this CPU host (issue 6).
 #
-#   1. fresh ulyharness runs: collective micro-benchmarks, "kernel" runs (the
-#      strategies that are NOT validated: megatron-sp and allgather-cp, for
-#      the compute rates) and the strategy runs to validate (ulysses, ring,
-#      usp) at several sequence lengths and rank counts;
+#   1. fresh ulyharness runs: collective micro-benchmarks per rank count,
+#      "kernel" runs (the strategies that are NOT validated: megatron-sp and
+#      allgather-cp, for the compute rates) with one rank per core, and the
+#      strategy runs to validate (ulysses, ring, usp) at several sequence
+#      lengths and rank counts: the strategies of one (ranks, length) run in
+#      turn, --rounds times in a rotating order, and the round with the median
+#      measured step is kept for each (the others stay in rounds/), so that a
+#      drift of the host's speed over minutes does not decide a ranking;
 #   2. ulysim calibrate, per rank count, on the micro-benchmarks and the
-#      kernel runs only;
+#      kernel runs only (rates scaled by the rank count's share of the cores);
 #   3. ulysim validate of the strategy runs on those profiles, held to the
 #      acceptance: bytes equal for every op, median |step-time error| <= 20%,
 #      the strategy ranking at each size agrees with the measurement in at
@@ -18,7 +22,8 @@
 # usage: scripts/validate-cpu.sh [--build DIR] [--out DIR] [--record] [--quick]
 #                                [--ranks "2 4"] [--seqs "1024 2048 4096"]
 #                                [--quiet-load F] [--quiet-wait S] [--max-other F] [--tries N] [--nice N]
-#                                [--max-error F] [--min-agreement F]
+#                                [--max-error F] [--min-agreement F] [--sync op|pass]
+#                                [--rounds N] [--kernel-ranks P]
 #   --build DIR   build tree with sim/ulysim and harness/ulyharness (default: build)
 #   --out DIR     where traces and profiles go (default: a new /tmp/ulysim-validate.XXXXXX)
 #   --record      write into traces/cpu/ (the recorded set the ctest test reads)
@@ -30,6 +35,12 @@
 #   --nice N      run the harness at this niceness, and this session's scheduling group
 #                 too where Linux autogroup is on (e.g. -10 as root on a host shared
 #                 with builds: the ranks then get most of the cores; default 0)
+#   --sync M      the harness's timing (ulyharness --sync): op (default) puts a barrier
+#                 before every op; pass runs the ops of a pass back to back after one
+#                 barrier, as training does
+#   --rounds N    rounds of the strategy runs per (ranks, length) (default 3)
+#   --kernel-ranks P  ranks of the kernel runs (default: the cores, at most the largest
+#                 of --ranks): one rank per core measures the kernels, not the scheduler
 # Exit: the exit status of ulysim validate (0 pass, 1 fail), 2 on a setup error.
 set -euo pipefail
 
@@ -48,16 +59,22 @@ niceness=0
 max_error=0.2
 min_agree=0.8
 reps=9
+sync=op
+rounds=3
+kranks=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --record) record=1; shift ;;
-    --quick) ranks="4"; seqs="1024 2048"; kseqs="384 1536"; reps=5; shift ;;
+    --quick) ranks="4"; seqs="1024 2048"; kseqs="384 1536"; reps=5; rounds=1; shift ;;
     --ranks) ranks=$2; shift 2 ;;
     --seqs) seqs=$2; shift 2 ;;
     --kseqs) kseqs=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --sync) sync=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --kernel-ranks) kranks=$2; shift 2 ;;
     --quiet-load) quiet_load=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
     --max-other) max_other=$2; shift 2 ;;
@@ -65,7 +82,7 @@ while [ $# -gt 0 ]; do
     --nice) niceness=$2; shift 2 ;;
     --max-error) max_error=$2; shift 2 ;;
     --min-agreement) min_agree=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "validate-cpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -160,19 +177,39 @@ run() {
   echo "  $name.trace (others: $other)"
 }
 
-common=(--zero 0 --warmup 1 --reps "$reps")
+common=(--zero 0 --warmup 1 --reps "$reps" --sync "$sync")
+if [ -z "$kranks" ]; then
+  kranks=$ncpu
+  for p in $ranks; do :; done
+  [ "$kranks" -gt "$p" ] && kranks=$p
+fi
+# measured step (ms) of a plan trace: the meas_ms column of `ulysim validate --brief`
+meas_ms() { "$ulysim" validate "$1" --brief | awk '/^## runs/{f = 1; next} f && $1 !~ /^#/ && NF > 5 {print $(NF - 4); exit}'; }
 echo "# 1. runs"
+for s in $kseqs; do
+  run "kern-megatron-sp-np$kranks-s$s" "$kranks" --strategy megatron-sp --seq "$s" "${common[@]}"
+  run "kern-allgather-cp-np$kranks-s$s" "$kranks" --strategy allgather-cp --seq "$s" "${common[@]}"
+done
+mkdir -p "$out/rounds"
 for p in $ranks; do
   run "mb-np$p" "$p" --microbench --mb-min 1K --mb-max 4M --warmup 2 --reps 20
-  for s in $kseqs; do
-    run "kern-megatron-sp-np$p-s$s" "$p" --strategy megatron-sp --seq "$s" "${common[@]}"
-    run "kern-allgather-cp-np$p-s$s" "$p" --strategy allgather-cp --seq "$s" "${common[@]}"
-  done
+  strategies=(ulysses ring)
+  [ "$p" -ge 4 ] && strategies=(ulysses ring usp)
+  ns=${#strategies[@]}
   for s in $seqs; do
-    strategies="ulysses ring"
-    [ "$p" -ge 4 ] && strategies="ulysses ring usp"
-    for st in $strategies; do
-      run "val-$st-np$p-s$s" "$p" --strategy "$st" --seq "$s" "${common[@]}"
+    for k in $(seq 1 "$rounds"); do
+      for j in $(seq 0 $((ns - 1))); do
+        st=${strategies[$(((j + k - 1) % ns))]}
+        run "rounds/val-$st-np$p-s$s.r$k" "$p" --strategy "$st" --seq "$s" "${common[@]}"
+      done
+    done
+    for st in "${strategies[@]}"; do
+      best=$(for k in $(seq 1 "$rounds"); do
+               f="$out/rounds/val-$st-np$p-s$s.r$k.trace"; echo "$(meas_ms "$f") $k"
+             done | sort -g | awk '{a[NR] = $2} END {print a[int((NR + 1) / 2)]}')
+      cp "$out/rounds/val-$st-np$p-s$s.r$best.trace" "$out/val-$st-np$p-s$s.trace"
+      cp "$out/rounds/val-$st-np$p-s$s.r$best.cmd" "$out/val-$st-np$p-s$s.cmd"
+      echo "#   val-$st-np$p-s$s.trace: round $best of $rounds (the median measured step)" | tee -a "$out/val-$st-np$p-s$s.cmd"
     done
   done
 done
@@ -180,7 +217,7 @@ done
 echo "# 2. calibrate (micro-benchmarks and kernel runs only)"
 profiles=()
 for p in $ranks; do
-  "$ulysim" calibrate "$out/mb-np$p.trace" --kernels "$out"/kern-*-np$p-*.trace \
+  "$ulysim" calibrate "$out/mb-np$p.trace" --kernels "$out"/kern-*-np$kranks-*.trace \
     -o "$out/cpu-calibrated-np$p.json" > "$out/calibrate-np$p.txt"
   tail -1 "$out/calibrate-np$p.txt"
   profiles+=(--cluster "$out/cpu-calibrated-np$p.json")

@@ -548,7 +548,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     double act_rate[2] = {NAN, NAN}, act_se[2] = {NAN, NAN}, act_res[2] = {NAN, NAN};
     bin gb[ULY_CURVE_MAX], ab[2][2][ULY_CURVE_MAX];
     int n_gb = 0, n_ab[2][2] = {{0, 0}, {0, 0}};
-    double e_rate = NAN, e_se = NAN, e_res = NAN, peak = NAN;
+    double e_rate = NAN, e_se = NAN, e_res = NAN, peak = NAN, share = 1.0;
     if (n_k) {
         int cap = 0;
         for (int f = 0; f < n_k; f++) {
@@ -608,6 +608,23 @@ int sim_cmd_calibrate(int argc, char **argv)
         if (n_e) fit_rate(es, n_e, &e_rate, &e_se, &e_res);
         for (int b = 0; b < 2; b++)
             if (n_act[b]) fit_rate(acs[b], n_act[b], &act_rate[b], &act_se[b], &act_res[b]);
+        /* Kernel runs on another rank count than the micro-benchmarks, on the
+         * same host: per-rank compute rates scale with each rank's share of
+         * the cores, min(1, cores / ranks). Kernel runs with one rank per core
+         * measure the kernels themselves; with more ranks than cores each op
+         * would also measure the scheduler (an op shorter than its time slice
+         * runs alone while the others wait at the barrier, a long one at the
+         * fair share), which a size-keyed curve cannot express. */
+        if (k_ranks != ranks && !(mixed & 2) && kr[0].cores_online > 0 && kr[0].cores_online == mb[0].cores_online) {
+            const double cores = kr[0].cores_online;
+            share = fmin(1.0, cores / ranks) / fmin(1.0, cores / k_ranks);
+            for (int i = 0; i < n_gb; i++) gb[i].rate *= share, gb[i].rate_se *= share;
+            for (int a = 0; a < 2; a++)
+                for (int b = 0; b < 2; b++)
+                    for (int i = 0; i < n_ab[a][b]; i++) ab[a][b][i].rate *= share, ab[a][b][i].rate_se *= share;
+            e_rate *= share, e_se *= share;
+            for (int b = 0; b < 2; b++) act_rate[b] *= share, act_se[b] *= share;
+        }
         peak = 0;
         for (int i = 0; i < n_gb; i++) peak = gb[i].rate > peak ? gb[i].rate : peak;
         for (int a = 0; a < 2; a++)
@@ -618,9 +635,13 @@ int sim_cmd_calibrate(int argc, char **argv)
                n_k, n_k == 1 ? "" : "s", k_ranks, (mixed & 2) ? ", mixed rank counts" : "", n_g,
                n_a[0][0] + n_a[0][1] + n_a[1][0] + n_a[1][1], n_e,
                n_skipped_attn ? "; materialised-attention ops left out (not one curve)" : "");
-        if (k_ranks != ranks)
-            printf("# WARNING: kernel traces ran on %d ranks, the micro-benchmarks on %d: the profile mixes two "
-                   "sharings of the cores\n", k_ranks, ranks);
+        if (k_ranks != ranks && share != 1.0)
+            printf("# kernel traces ran on %d ranks, the micro-benchmarks on %d, on %d cores: every compute rate "
+                   "below is the kernel runs' times their share of the cores, min(1, cores/%d) / min(1, cores/%d) "
+                   "= %.4g\n", k_ranks, ranks, kr[0].cores_online, ranks, k_ranks, share);
+        else if (k_ranks != ranks)
+            printf("# WARNING: kernel traces ran on %d ranks, the micro-benchmarks on %d, and the core counts are "
+                   "not known to be the same: the compute rates are not rescaled\n", k_ranks, ranks);
         if (peak > 0) {
             printf("# peak (the best bin rate): %.2f GFLOP/s per rank\n", peak / 1e9);
             printf("# %-10s %12s %6s %14s %14s %8s %12s\n", "curve", "key", "ops", "GFLOP/s", "std err", "eff",
@@ -652,7 +673,7 @@ int sim_cmd_calibrate(int argc, char **argv)
                         s += log(es[q].work / es[q].t);
                         m++;
                     }
-                printf("#   %-14s %3d ops: %8.3f GB/s (geometric mean)\n", es[i].name, m, exp(s / m) / 1e9);
+                printf("#   %-14s %3d ops: %8.3f GB/s (geometric mean)\n", es[i].name, m, share * exp(s / m) / 1e9);
             }
         }
     }
@@ -745,8 +766,9 @@ int sim_cmd_calibrate(int argc, char **argv)
         cJSON *pk = cJSON_GetObjectItemCaseSensitive(gpu, "peak_tflops");
         if (cJSON_IsObject(pk)) set_item(pk, "fp32", cJSON_CreateNumber(peak / 1e12));
         snprintf(buf, sizeof buf, "ulysim calibrate %s: the best per-rank rate of the compute ops of %s (%d ranks, "
-                                  "%d threads): %.3f GFLOP/s; bf16/fp16 as the base",
-                 date, kfiles, k_ranks, kr[0].threads, peak / 1e9);
+                                  "%d threads)%s: %.3f GFLOP/s; bf16/fp16 as the base",
+                 date, kfiles, k_ranks, kr[0].threads, share != 1.0 ? ", times the share of the cores" : "",
+                 peak / 1e9);
         set_source(root, "gpu.peak_tflops", buf);
         set_item(gpu, "gemm_eff", curve_json(gb, n_gb, peak));
         snprintf(buf, sizeof buf, "ulysim calibrate %s: %d GEMM ops of %s in %d bins of cube root of m*n*k; each "
