@@ -31,9 +31,9 @@ typedef struct hx_opts {
     const char *kernel;    /* "ref" | "flash" */
     int threads;           /* OpenBLAS and flash worker threads per rank */
     int warmup, reps;
-    const char *out;       /* trace file; NULL = none */
     int sync_pass;         /* 1: one barrier per pass, ops run back to back (--sync pass);
                             * 0: a barrier before every op (--sync op) */
+    const char *out;       /* trace file; NULL = none */
     const char *cluster;   /* preset name or JSON path for the trace header */
     uint64_t seed;
     double timeout_s;      /* watchdog: an op making no progress this long aborts the job */

@@ -27,11 +27,11 @@ static const char usage[] =
     "  --kernel ref|flash  attention kernel (default flash)\n"
     "  --threads N         OpenBLAS / flash threads per rank (default 1)\n"
     "  --warmup W --reps R timing passes after the checked pass (default 1, 5)\n"
-    "  --out FILE          write the trace (JSON lines) to FILE\n"
     "  --sync op|pass      op: a barrier over all ranks before every op, so an op's\n"
     "                      time is its own (default); pass: one barrier per pass and\n"
     "                      the ops back to back, as in training: with more ranks\n"
     "                      than cores every op then runs at the cores' fair share\n"
+    "  --out FILE          write the trace (JSON lines) to FILE\n"
     "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
     "                      --cluster-file is the same flag)\n"
     "  --seed S            input seed (default 1)\n"
@@ -208,11 +208,11 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (parse_int(a, v, 0, 100000, &x, rank)) return 2;
             o->warmup = (int)x;
-        } else if (!strcmp(a, "--reps")) {
         } else if (!strcmp(a, "--sync")) {
             NEED();
             if (strcmp(v, "op") && strcmp(v, "pass")) return bad(rank, "--sync %s: must be op or pass", v);
             o->sync_pass = !strcmp(v, "pass");
+        } else if (!strcmp(a, "--reps")) {
             NEED();
             if (parse_int(a, v, 1, 100000, &x, rank)) return 2;
             o->reps = (int)x;

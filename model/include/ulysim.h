@@ -96,13 +96,13 @@ typedef struct uly_gpu {
     uly_curve gemm_eff;                 /* x: cube root of m*n*k */
     uly_curve attn_eff[2][2];           /* [causal][head_dim >= 128]; x: kv length of the block */
     double reserved_bytes;              /* runtime, allocator and fragmentation held back */
-} uly_gpu;
     /* The MLP activation (GELU, SiLU) where it is bound by its arithmetic
      * rather than by memory: on CPUs tanhf/expf cost tens of ns per element,
      * far above the bytes they move; on GPUs these are 0 (memory-bound, priced
      * by bytes alone). Seconds per activation element, forward and backward. */
     double act_fwd_s_per_elem;
     double act_bwd_s_per_elem;
+} uly_gpu;
 
 typedef struct uly_cluster {
     char name[ULY_NAME_LEN];
