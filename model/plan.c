@@ -15,6 +15,7 @@ extern const uly_strategy uly_strategy_rsa;
 extern const uly_strategy uly_strategy_allgather_cp;
 extern const uly_strategy uly_strategy_megatron_sp;
 extern const uly_strategy uly_strategy_usp;
+extern const uly_strategy uly_strategy_megatron_tp;
 
 /* Adding a strategy: one file in strategy/ and one line here. */
 static const uly_strategy *const registry[ULY_STRAT_COUNT] = {
@@ -24,6 +25,7 @@ static const uly_strategy *const registry[ULY_STRAT_COUNT] = {
     [ULY_STRAT_ALLGATHER_CP] = &uly_strategy_allgather_cp,
     [ULY_STRAT_MEGATRON_SP] = &uly_strategy_megatron_sp,
     [ULY_STRAT_USP] = &uly_strategy_usp,
+    [ULY_STRAT_MEGATRON_TP] = &uly_strategy_megatron_tp,
 };
 
 const uly_strategy *uly_strategy_get(uly_strategy_id id)

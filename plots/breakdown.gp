@@ -47,7 +47,8 @@ c_exposed = "#D55E00"
 c_fixed = "#bdbdbd"
 c_hidden = "#D55E00"
 short(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron" : (s eq "usp") ? "USP" : s
+           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
+           (s eq "megatron-tp") ? "Megatron-TP" : s
 
 # ------------------------------------------------------------------- data
 set datafile separator comma

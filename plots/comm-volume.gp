@@ -50,10 +50,12 @@ set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # rsa:
 set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # allgather-cp: orange, dash-dot-dot, triangle down
 set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # megatron-sp: black, dotted, diamond
 set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # usp: wine, long dash-dot, pentagon
+set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # megatron-tp: sky blue, sparse dots, star
 sidx(s) = (s eq "ulysses") ? 1 : (s eq "ring") ? 2 : (s eq "rsa") ? 3 : (s eq "allgather-cp") ? 4 : \
-          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : 7
+          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : (s eq "megatron-tp") ? 7 : 8
 label(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : s
+           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
+           (s eq "megatron-tp") ? "Megatron-TP" : s
 
 # ------------------------------------------------------------------- data
 set datafile separator comma

@@ -53,7 +53,8 @@ array C[10] = ["#08519c", "#08519c", "#6baed6", "#fd8d3c", "#d94801", \
 array F[10] = [3, 4, 3, 3, 5, 3, 1, 3, 6, 3]
 # bar names: strategy, and its layout on a second line
 short(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron" : (s eq "usp") ? "USP" : s
+           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
+           (s eq "megatron-tp") ? "Megatron-TP" : s
 
 # ------------------------------------------------------------------- data
 set datafile separator comma

@@ -214,7 +214,7 @@ static int fig_comm_volume(plot_run *r, FILE *f)
         l1, l2, NULL};
     static const col cols[] = {
         {"panel", "fixed (N constant) or scaled (N proportional to gpus)"},
-        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"gpus", "GPUs [count]"},
         {"seq", "sequence length N [tokens]"},
         {"layout", "degrees above 1 (u: Ulysses, r: context/ring, tp: tensor, dp: data)"},
@@ -352,7 +352,7 @@ static int fig_throughput(plot_run *r, FILE *f)
         "the HBM) would reach if it fitted: the figure marks these points, it does not join them",
         NULL};
     static const col cols[] = {
-        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"seq", "sequence length N [tokens]"},
         {"gpus", "GPUs [count]"},
         {"layout", "degrees above 1 of the best layout"},
@@ -407,7 +407,7 @@ static int fig_max_seq(plot_run *r, FILE *f)
              b, (long long)hi);
     const char *about[] = {l1, "layout: the best layout at that length; at_bound = 1: fits the bound, the true limit is higher", NULL};
     static const col cols[] = {
-        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"gpus", "GPUs [count]"},
         {"max_seq", "longest sequence that fits [tokens]"},
         {"layout", "degrees above 1 of the best layout at max_seq"},
@@ -488,7 +488,7 @@ static int fig_max_batch(plot_run *r, FILE *f)
         "on each GPU count (as `ulysim --gpus P --seq N --batch b`: fits at b, not at b + 1; searched up to 1M);",
         "max_batch = b x dp of the best layout at b: sequences in flight at once on all GPUs", NULL};
     static const col cols[] = {
-        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"gpus", "GPUs [count]"},
         {"seq", "sequence length N [tokens]"},
         {"max_micro_batch", "largest micro-batch that fits [sequences per replica]"},
@@ -561,7 +561,7 @@ static int fig_memory(plot_run *r, FILE *f)
     col cols[8 + ULY_MEM_TERM_COUNT];
     char names[ULY_MEM_TERM_COUNT][48];
     int n = 0;
-    cols[n++] = (col){"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"};
+    cols[n++] = (col){"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"};
     cols[n++] = (col){"layout", "degrees above 1 of the best layout"};
     cols[n++] = (col){"gpus", "GPUs [count]"};
     cols[n++] = (col){"seq", "sequence length N [tokens]"};
@@ -619,7 +619,7 @@ static int fig_breakdown(plot_run *r, FILE *f)
         "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
         "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)", NULL};
     static const col cols[] = {
-        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+        {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"layout", "degrees above 1 of the best layout"},
         {"gpus", "GPUs [count]"},
         {"seq", "sequence length N [tokens]"},
@@ -931,7 +931,7 @@ static void csv_traces(plot_run *r, FILE *f)
 
 static const col trace_cols_common[] = {
     {"trace", "trace file name"},
-    {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp"},
+    {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
     {"layout", "degrees above 1"},
     {"op_id", "operation id (the plan's)"},
     {"op", "operation name"},

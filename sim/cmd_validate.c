@@ -92,6 +92,7 @@ static void layout_label(const trace_run *r, char *buf, size_t n)
         snprintf(buf, n, "%s u%lld r%lld", s, (long long)l->ulysses, (long long)l->ring);
         break;
     case ULY_STRAT_MEGATRON_SP:
+    case ULY_STRAT_MEGATRON_TP:
         snprintf(buf, n, "%s t%lld", s, (long long)l->tp);
         break;
     default:

@@ -58,6 +58,7 @@ int main(int argc, char **argv)
     uly_layout_init(&layouts[ULY_STRAT_ALLGATHER_CP], ULY_STRAT_ALLGATHER_CP, 1, 64, 1, 1);
     uly_layout_init(&layouts[ULY_STRAT_MEGATRON_SP], ULY_STRAT_MEGATRON_SP, 1, 1, 8, 8);
     uly_layout_init(&layouts[ULY_STRAT_USP], ULY_STRAT_USP, 8, 8, 1, 1);
+    uly_layout_init(&layouts[ULY_STRAT_MEGATRON_TP], ULY_STRAT_MEGATRON_TP, 1, 1, 8, 8);
 
     static uly_plan plan;
     static uly_result res;

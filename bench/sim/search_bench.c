@@ -140,8 +140,8 @@ int main(int argc, char **argv)
             double t = now_s() - t0;
             if (t < best) best = t;
         }
-        printf("full search, 6 strategies, 1024 GPUs, seq 1M%s: %.2f ms, %llu layouts evaluated (%llu feasible), %.2f us each  [target < 100 ms]\n",
-               micro ? ", micro-batches of global batch 64" : ", both placements", best * 1e3,
+        printf("full search, %d strategies, 1024 GPUs, seq 1M%s: %.2f ms, %llu layouts evaluated (%llu feasible), %.2f us each  [target < 100 ms]\n",
+               (int)ULY_STRAT_COUNT, micro ? ", micro-batches of global batch 64" : ", both placements", best * 1e3,
                (unsigned long long)evals, (unsigned long long)feas, best * 1e6 / (double)(evals ? evals : 1));
     }
 
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
         double t = now_s() - t0;
         if (t < best) best = t;
     }
-    printf("sweep of %zu configurations (uly_evaluate; %zu distinct: 6 strategies x every split of 8..1024 GPUs x seq 8K..1M): %.3f s, %.2f us each, %llu feasible  [target < 2 s]\n",
-           target, ncfg, best, best * 1e6 / (double)target, (unsigned long long)feasible);
+    printf("sweep of %zu configurations (uly_evaluate; %zu distinct: %d strategies x every split of 8..1024 GPUs x seq 8K..1M): %.3f s, %.2f us each, %llu feasible  [target < 2 s]\n",
+           target, ncfg, (int)ULY_STRAT_COUNT, best, best * 1e6 / (double)target, (unsigned long long)feasible);
 
     /* best-layout searches over a grid until 10^6 layouts are priced */
     double t0 = now_s();

@@ -1,6 +1,7 @@
 /* ulysim.h: the public API of libulysim, the analytic model of sequence
  * parallelism (Ulysses all-to-all, ring attention, RSA, all-gather CP,
- * Megatron TP+SP, USP hybrids) for one transformer layer on one rank.
+ * Megatron TP+SP, USP hybrids, plain Megatron TP) for one transformer layer
+ * on one rank.
  *
  * The library is pure: const specs in, results through out-pointers, status
  * codes back. No I/O, no globals, no allocation on the evaluation path, so a
@@ -133,6 +134,7 @@ typedef enum uly_strategy_id {
     ULY_STRAT_ALLGATHER_CP,
     ULY_STRAT_MEGATRON_SP,
     ULY_STRAT_USP,
+    ULY_STRAT_MEGATRON_TP, /* plain Megatron TP, no SP */
     ULY_STRAT_COUNT
 } uly_strategy_id;
 

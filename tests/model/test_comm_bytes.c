@@ -61,6 +61,14 @@ static void check(const char *what, const combo *c, uly_strategy_id s, int64_t u
 int main(void)
 {
     const int64_t beta = 2, b = 1;
+    /* plain TP does not split the sequence: N need not divide by t */
+    const combo odd[] = {{100000, 4096, 32, 32, 8}, {131071, 2048, 16, 16, 16}, {3001, 768, 12, 12, 6}};
+    for (int i = 0; i < (int)(sizeof odd / sizeof odd[0]); i++) {
+        const combo *c = &odd[i];
+        const int64_t N = c->seq, h = c->h, P = c->deg;
+        const int64_t ar = 2 * (P - 1) * b * N * h * beta / P;
+        check("megatron-tp (N % t != 0)", c, ULY_STRAT_MEGATRON_TP, 1, 1, P, 2 * ar, 2 * ar, P > 8);
+    }
     for (int i = 0; i < NC; i++) {
         const combo *c = &combos[i];
         const int64_t N = c->seq, h = c->h, a = c->a, k = c->k, P = c->deg, d = h / a;
@@ -84,6 +92,13 @@ int main(void)
         if (a % P == 0 && (ke > 0)) {
             f = 4 * (P - 1) * b * N * h * beta / P;
             check("megatron-sp", c, ULY_STRAT_MEGATRON_SP, 1, 1, P, f, f, inter);
+        }
+        /* plain Megatron TP: two ring all-reduces of b N h per layer each way
+         * (forward after out_proj and mlp_down, backward before qkv and mlp_up),
+         * each sending 2 (t-1)/t of the buffer; t must divide heads */
+        if (a % P == 0 && (ke > 0)) {
+            const int64_t ar = 2 * (P - 1) * b * N * h * beta / P;
+            check("megatron-tp", c, ULY_STRAT_MEGATRON_TP, 1, 1, P, 2 * ar, 2 * ar, inter);
         }
         /* USP with u = min(P, 8) inside the node and r = P/u across:
          * a2a b N d (2a + 2k_eff)(u-1)/(u^2 r) beta + ring 2 (r-1) b (N/r) (k_eff/u) d beta;

@@ -41,6 +41,40 @@ int main(void)
     CHECK(fx_eval(&m6, &w, &c, ULY_STRAT_ULYSSES, 4, 1, 1, 1, &r) == 0, "evaluate k=6 u=4");
     CHECK(has(&r, ULY_R_KV_EXPANDED, 0), "k=6, u=4 must expand KV");
 
+    /* plain Megatron TP splits heads: t = 12 does not divide 32 (fatal,
+     * imbalance 3/2), t = 64 exceeds them; BERT Base's 12 heads over t = 8
+     * (RSA Table 4's TP 8) would run at ceil/floor = 2/1 */
+    CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 12, 1, &r) == 0, "evaluate megatron-tp t=12");
+    CHECK(!r.feasible && has(&r, ULY_R_HEADS_NOT_DIVISIBLE, 1), "megatron-tp t=12 must not divide 32 heads");
+    CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 64, 1, &r) == 0, "evaluate megatron-tp t=64");
+    CHECK(!r.feasible && has(&r, ULY_R_DEGREE_GT_HEADS, 1), "megatron-tp t=64 > a=32 must be a fatal reason");
+    {
+        uly_model bert = fx_bert_base();
+        CHECK(fx_eval(&bert, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 8, 1, &r) == 0, "evaluate bert megatron-tp t=8");
+        CHECK(!r.feasible && has(&r, ULY_R_HEADS_NOT_DIVISIBLE, 1), "12 heads over t=8 must be fatal");
+        for (int i = 0; i < r.n_reasons; i++)
+            if (r.reasons[i].code == ULY_R_HEADS_NOT_DIVISIBLE)
+                CHECK(fabs(r.reasons[i].v[2] - 2.0) < 1e-12, "imbalance %.3f, want 2", r.reasons[i].v[2]);
+        uly_reason_format(&r.reasons[0], &bert, buf, sizeof buf);
+        CHECK(strstr(buf, "12") && strstr(buf, "8"), "message names the heads and the degree: %s", buf);
+    }
+    /* k = 8 KV heads over t = 16 (heads 32): KV replicated, an assumption */
+    CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 16, 4, &r) == 0, "evaluate megatron-tp t=16");
+    CHECK(has(&r, ULY_R_KV_REPLICATED, 0) && has(&r, ULY_R_TP_SPANS_NODES, 0),
+          "megatron-tp t=16: KV replicated and TP across nodes, both assumptions");
+    /* no sequence split: N = 1M + 8 over t = 8 is fine for plain TP, not for TP+SP */
+    {
+        uly_workload wn = fx_work((1 << 20) + 8);
+        uly_cluster big = c;
+        big.gpu.hbm_bytes = 1e15;
+        CHECK(fx_eval(&m, &wn, &big, ULY_STRAT_MEGATRON_TP, 1, 1, 8, 1, &r) == 0 && r.feasible &&
+                  !has(&r, ULY_R_SEQ_NOT_DIVISIBLE, 1),
+              "megatron-tp t=8 at N=%lld: plain TP does not split the sequence", (long long)wn.seq);
+        wn.seq = (1 << 20) + 4;
+        CHECK(fx_eval(&m, &wn, &big, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1, &r) == 0 && has(&r, ULY_R_SEQ_NOT_DIVISIBLE, 1),
+              "megatron-sp t=8 at N=%lld must need 8 | N", (long long)wn.seq);
+    }
+
     /* N not divisible: 1M + 8 tokens over ring 16 with zigzag needs 32 | N */
     uly_workload wodd = fx_work((1 << 20) + 16);
     CHECK(fx_eval(&m, &wodd, &c, ULY_STRAT_RING, 1, 16, 1, 1, &r) == 0, "evaluate ring");

@@ -2,7 +2,7 @@
  * shared/reference/model.md sec. 2 (bytes sent per rank, one layer, one
  * micro-batch), computed here from the model dimensions, not from ulysim.
  *
- *   contract_bytes ULYSIM CASE     CASE: ulysses ring rsa megatron-sp allgather-cp usp gqa json-ints
+ *   contract_bytes ULYSIM CASE     CASE: ulysses ring rsa megatron-sp megatron-tp allgather-cp usp gqa json-ints
  *
  * Model dimensions (design.md "Contracts"): gpt-7b L 32, h 4096, a = k = 32,
  * d 128; llama3-8b h 4096, a 32, k 8, d 128. b = 1, bf16 (beta 2) unless
@@ -202,6 +202,13 @@ int main(int argc, char **argv)
         const char *args[] = {"--model", "gpt-7b", "--cluster", "dgx-a100-40g", "--gpus", "8", "--seq", "32K",
                               "--strategy", "megatron-sp", "--tp", "8", NULL};
         bytes_case("megatron-sp t8", "megatron-sp", 1, 1, 8, 1, fwd, fwd, args);
+    } else if (!strcmp(c, "megatron-tp")) {
+        /* plain TP: two ring all-reduces of b N h each way, 2(t-1)/t of the buffer each */
+        const int64_t N = 32768, t = 8;
+        const int64_t fwd = 2 * (2 * (t - 1) * b * N * h * beta / t);
+        const char *args[] = {"--model", "gpt-7b", "--cluster", "dgx-a100-40g", "--gpus", "8", "--seq", "32K",
+                              "--strategy", "megatron-tp", "--tp", "8", NULL};
+        bytes_case("megatron-tp t8", "megatron-tp", 1, 1, 8, 1, fwd, fwd, args);
     } else if (!strcmp(c, "allgather-cp")) {
         /* (r-1)/r 2 b N k d beta forward, not overlapped */
         const int64_t N = 65536, r = 8, k = 32;
@@ -247,9 +254,26 @@ int main(int argc, char **argv)
             }
             cJSON *plans = cJSON_GetObjectItemCaseSensitive(doc, "plans");
             cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommended");
-            if (!cJSON_IsArray(plans) || cJSON_GetArraySize(plans) != 6) {
-                fprintf(stderr, "FAIL plans must hold the six strategies\n");
+            /* the six of the contract (design.md), and megatron-tp: one plan each */
+            static const char *const names[] = {"ulysses", "ring", "rsa", "megatron-sp", "usp", "allgather-cp",
+                                                "megatron-tp"};
+            const int n_names = (int)(sizeof names / sizeof names[0]);
+            if (!cJSON_IsArray(plans) || cJSON_GetArraySize(plans) != n_names) {
+                fprintf(stderr, "FAIL plans must hold the %d strategies\n", n_names);
                 failures++;
+            } else {
+                for (int i = 0; i < n_names; i++) {
+                    int found = 0;
+                    cJSON *pl;
+                    cJSON_ArrayForEach(pl, plans) {
+                        cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
+                        found += cJSON_IsString(s) && !strcmp(s->valuestring, names[i]);
+                    }
+                    if (found != 1) {
+                        fprintf(stderr, "FAIL plans hold strategy %s %d times, want once\n", names[i], found);
+                        failures++;
+                    }
+                }
             }
             if (!(cJSON_IsNull(rec) ||
                   (cJSON_IsNumber(rec) &&

@@ -1,0 +1,112 @@
+/* megatron_tp.c: plain Megatron tensor parallelism (Shoeybi et al. 2019),
+ * degree t, without sequence parallelism. Weights split t ways (QKV and the
+ * first MLP GEMM by columns, the output projection and the second MLP GEMM by
+ * rows); heads split t ways; layer norms, dropout and residuals run on all N
+ * tokens on every rank (replicated). Megatron's "f" and "g" operators: in
+ * forward, f (entering a GEMM region) is the identity and g (leaving it, after
+ * the row-split out_proj and mlp_down) all-reduces the partial b x N x h sums;
+ * in backward g is the identity and f all-reduces the input's gradient. Each
+ * all-reduce is a ring: reduce-scatter then all-gather, 2 (t-1)/t b N h beta
+ * bytes sent per rank (the harness's hx_allreduce_ring). Per layer:
+ * 4 (t-1)/t b N h beta forward, the same backward, all on the critical path:
+ * the same bytes as TP+SP (model.md sec. 2), which trades each all-reduce for
+ * a reduce-scatter and an all-gather. Activation memory per layer
+ * (Korthikanti et al. 2022): s b h (10 + 24/t + 5 a s / (h t)). */
+#include "../internal.h"
+
+typedef struct mtp_ctx {
+    int64_t t;
+} mtp_ctx;
+
+/* [bwd][which]: which 0 the attention region, 1 the MLP */
+static const char *const ar_names[2][2] = {{"tp_ar_attn", "tp_ar_mlp"}, {"tp_ar_dattn", "tp_ar_dmlp"}};
+
+/* ring all-reduce of the b x N x h buffer: 2 (t-1) blocks of b N h / t sent
+ * (t divides h: it divides the heads, checked before any op is emitted) */
+static void allreduce(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+{
+    const int64_t n = x->w->seq, h = x->m->hidden;
+    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, ULY_PROD(x, 2, t - 1, x->b, n, h / t, x->beta),
+                  ULY_PROD(x, x->b, n, h), 1);
+}
+
+/* f: identity forward; backward (the same hook point walked in reverse), the
+ * all-reduce of the region input's gradient */
+static void enter_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+{
+    const mtp_ctx *s = ctx;
+    if (s->t <= 1 || ph != ULY_PHASE_BWD) return;
+    allreduce(x, ar_names[1][which], ph, rc, s->t);
+}
+
+/* g: the all-reduce of the row-split GEMM's partial output forward; identity backward */
+static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+{
+    const mtp_ctx *s = ctx;
+    if (s->t <= 1 || ph == ULY_PHASE_BWD) return;
+    allreduce(x, ar_names[0][which], ph, rc, s->t);
+}
+
+static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+{
+    const mtp_ctx *s = ctx;
+    const int64_t n = x->w->seq;
+    uly_emit_attn(x, "attn_fwd", rc ? ULY_PHASE_BWD : ULY_PHASE_FWD, rc, x->m->heads / s->t, n, n, 1,
+                  x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
+}
+
+static void attn_bwd(uly_bctx *x, void *ctx)
+{
+    const mtp_ctx *s = ctx;
+    const int64_t n = x->w->seq;
+    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+                  x->p->act_flash, 1);
+}
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *p, uly_reason *reasons, int *n_reasons)
+{
+    uly_bctx x;
+    uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
+    mtp_ctx s = {.t = l->tp};
+    uly_check_heads(&x, s.t);
+    const int64_t kv_eff = uly_kv_eff(&x, s.t);
+    /* no sequence split: N need not divide by t */
+    if (s.t > c->gpus_per_node)
+        uly_reason_add(&x, ULY_R_TP_SPANS_NODES, 0, (double)s.t, (double)c->gpus_per_node, 0);
+    p->dims.cp = 1;
+    p->dims.tokens = w->seq;
+    p->dims.heads = m->heads / s.t;
+    p->dims.kv_eff = kv_eff;
+    p->dims.kv_heads = kv_eff / s.t;
+    p->dims.attn_q = w->seq;
+    p->dims.attn_kv = w->seq;
+    /* activations: the GEMM regions split t ways, the rest replicated */
+    p->act_tp = s.t;
+    p->act_sp = 0;
+    p->act_cp = 1;
+    p->act_tokens = w->seq;
+    p->logit_tokens = w->seq;
+    p->logit_vocab = (m->vocab + s.t - 1) / s.t;
+    /* replicated KV heads (k < t): each rank holds h d k_eff / t of K and V */
+    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s.t;
+    p->layer_params_rank += kv_extra;
+    p->model_params_rank += kv_extra * (double)m->layers;
+    /* the all-reduces run in place on the b x N x h output (or its
+     * gradient), which the layer holds anyway: no extra buffer */
+    p->comm_buf_bytes = 0;
+    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.t, .kv_heads = kv_eff,
+                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .enter_tp = enter_tp,
+                         .leave_tp = leave_tp, .ctx = &s};
+    uly_layer_emit(&x, &h);
+    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+}
+
+const uly_strategy uly_strategy_megatron_tp = {
+    .id = ULY_STRAT_MEGATRON_TP,
+    .name = "megatron-tp",
+    .summary = "Megatron TP (no SP): all-reduce of b N h after each GEMM region, replicated norms",
+    .uses_tp = 1,
+    .build = build,
+};
