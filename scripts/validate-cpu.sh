@@ -23,7 +23,7 @@
 #                                [--ranks "2 4"] [--seqs "1024 2048 4096"]
 #                                [--quiet-load F] [--quiet-wait S] [--max-other F] [--tries N] [--nice N]
 #                                [--max-error F] [--min-agreement F] [--sync op|pass]
-#                                [--rounds N] [--kernel-ranks P]
+#                                [--rounds N] [--kernel-ranks P] [--splits "zigzag contiguous"]
 #   --build DIR   build tree with sim/ulysim and harness/ulyharness (default: build)
 #   --out DIR     where traces and profiles go (default: a new /tmp/ulysim-validate.XXXXXX)
 #   --record      write into traces/cpu/ (the recorded set the ctest test reads)
@@ -39,6 +39,9 @@
 #                 before every op; pass runs the ops of a pass back to back after one
 #                 barrier, as training does
 #   --rounds N    rounds of the strategy runs per (ranks, length) (default 3)
+#   --splits L    causal splits of ring and usp (default "zigzag contiguous": the
+#                 contiguous split loads the last rank with 2r-1 times the first's
+#                 attention, a real difference the ranking should find; ulysses has none)
 #   --kernel-ranks P  ranks of the kernel runs (default: the cores, at most the largest
 #                 of --ranks): one rank per core measures the kernels, not the scheduler
 # Exit: the exit status of ulysim validate (0 pass, 1 fail), 2 on a setup error.
@@ -62,6 +65,7 @@ reps=9
 sync=op
 rounds=3
 kranks=
+splits="zigzag contiguous"
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -74,6 +78,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --sync) sync=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --splits) splits=$2; shift 2 ;;
     --kernel-ranks) kranks=$2; shift 2 ;;
     --quiet-load) quiet_load=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
@@ -82,7 +87,7 @@ while [ $# -gt 0 ]; do
     --nice) niceness=$2; shift 2 ;;
     --max-error) max_error=$2; shift 2 ;;
     --min-agreement) min_agree=$2; shift 2 ;;
-    -h|--help) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "validate-cpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -193,23 +198,29 @@ done
 mkdir -p "$out/rounds"
 for p in $ranks; do
   run "mb-np$p" "$p" --microbench --mb-min 1K --mb-max 4M --warmup 2 --reps 20
-  strategies=(ulysses ring)
-  [ "$p" -ge 4 ] && strategies=(ulysses ring usp)
-  ns=${#strategies[@]}
+  # a validated configuration: strategy name and split (tag "" for zigzag)
+  confs=(ulysses:zigzag)
+  for sp in $splits; do
+    confs+=("ring:$sp")
+    [ "$p" -ge 4 ] && confs+=("usp:$sp")
+  done
+  nc=${#confs[@]}
   for s in $seqs; do
     for k in $(seq 1 "$rounds"); do
-      for j in $(seq 0 $((ns - 1))); do
-        st=${strategies[$(((j + k - 1) % ns))]}
-        run "rounds/val-$st-np$p-s$s.r$k" "$p" --strategy "$st" --seq "$s" "${common[@]}"
+      for j in $(seq 0 $((nc - 1))); do
+        c=${confs[$(((j + k - 1) % nc))]}; st=${c%%:*}; sp=${c#*:}
+        tag=$st; [ "$sp" = zigzag ] || tag=$st-$sp
+        run "rounds/val-$tag-np$p-s$s.r$k" "$p" --strategy "$st" --split "$sp" --seq "$s" "${common[@]}"
       done
     done
-    for st in "${strategies[@]}"; do
+    for c in "${confs[@]}"; do
+      st=${c%%:*}; sp=${c#*:}; tag=$st; [ "$sp" = zigzag ] || tag=$st-$sp
       best=$(for k in $(seq 1 "$rounds"); do
-               f="$out/rounds/val-$st-np$p-s$s.r$k.trace"; echo "$(meas_ms "$f") $k"
+               f="$out/rounds/val-$tag-np$p-s$s.r$k.trace"; echo "$(meas_ms "$f") $k"
              done | sort -g | awk '{a[NR] = $2} END {print a[int((NR + 1) / 2)]}')
-      cp "$out/rounds/val-$st-np$p-s$s.r$best.trace" "$out/val-$st-np$p-s$s.trace"
-      cp "$out/rounds/val-$st-np$p-s$s.r$best.cmd" "$out/val-$st-np$p-s$s.cmd"
-      echo "#   val-$st-np$p-s$s.trace: round $best of $rounds (the median measured step)" | tee -a "$out/val-$st-np$p-s$s.cmd"
+      cp "$out/rounds/val-$tag-np$p-s$s.r$best.trace" "$out/val-$tag-np$p-s$s.trace"
+      cp "$out/rounds/val-$tag-np$p-s$s.r$best.cmd" "$out/val-$tag-np$p-s$s.cmd"
+      echo "#   val-$tag-np$p-s$s.trace: round $best of $rounds (the median measured step)" | tee -a "$out/val-$tag-np$p-s$s.cmd"
     done
   done
 done

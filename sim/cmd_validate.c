@@ -98,6 +98,14 @@ static void layout_label(const trace_run *r, char *buf, size_t n)
     default:
         snprintf(buf, n, "%s", s);
     }
+    /* a contiguous causal split is another layout of the same strategy (the
+     * last rank does 2r-1 times the first's attention): ranked on its own */
+    const int ringlike = l->strategy == ULY_STRAT_RING || l->strategy == ULY_STRAT_USP ||
+                         l->strategy == ULY_STRAT_RSA || l->strategy == ULY_STRAT_ALLGATHER_CP;
+    if (ringlike && r->workload.causal && r->workload.split == ULY_SPLIT_CONTIGUOUS && l->ring > 1) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, n - k, " contiguous");
+    }
     if (l->dp > 1) {
         size_t k = strlen(buf);
         snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
