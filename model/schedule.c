@@ -24,6 +24,7 @@ typedef struct rates {
     const uly_curve *gemm, *attn;
     double head_dim;
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
+    double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
 } rates;
 
 static double compute_time(const rates *r, const uly_op *o)
@@ -40,6 +41,7 @@ static double compute_time(const rates *r, const uly_op *o)
             const double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
                                         : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
             t = o->flops * r->inv_peak / e;
+            if (o->phase == ULY_PHASE_BWD && !o->recompute) t /= r->attn_bwd_rel;
         } else { /* materialised: GEMMs plus the softmax's passes over the scores */
             t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim) + mem;
         }
@@ -69,7 +71,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
                       .head_dim = (double)m->head_dim,
-                      .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem}};
+                      .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
+                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0};
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);

@@ -174,6 +174,7 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(g, reserved_bytes, 0, g->hbm_bytes);
     RANGE_D(g, act_fwd_s_per_elem, 0, 1e-3);
     RANGE_D(g, act_bwd_s_per_elem, 0, 1e-3);
+    RANGE_D(g, attn_bwd_rel, 0, 4.0);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");

@@ -35,8 +35,11 @@
  * activation. The activation (plan ops with elems > 0) is priced at
  * max(bytes, elems x act_ns): its own per-element cost, forward and
  * backward, fitted the same way to elems x crit_factor (on a CPU tanhf and
- * expf make it compute-bound, ~10x its bytes). These traces must not be the
- * runs you validate against. */
+ * expf make it compute-bound, ~10x its bytes). The attention curves are
+ * fitted to the forward (and recompute) ops; the backward ops give one
+ * ratio, attn_bwd_rel: the geometric mean of their rate over the forward
+ * curve's at their key. These traces must not be the runs you validate
+ * against. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -334,6 +337,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     trace_run *mb = NULL, *kr = NULL;
     pt *pts = NULL;
     sample *gs = NULL, *as[2][2] = {{NULL, NULL}, {NULL, NULL}}, *es = NULL, *acs[2] = {NULL, NULL};
+    sample *abw[2][2] = {{NULL, NULL}, {NULL, NULL}};
     cJSON *root = NULL;
     char why[1024];
     gsl_set_error_handler_off(); /* GSL reports through status codes; never abort() */
@@ -545,6 +549,8 @@ int sim_cmd_calibrate(int argc, char **argv)
 
     /* ----- compute from kernel traces */
     int n_g = 0, n_a[2][2] = {{0, 0}, {0, 0}}, n_e = 0, n_act[2] = {0, 0}, n_skipped_attn = 0, k_ranks = 0;
+    int n_abw[2][2] = {{0, 0}, {0, 0}}, n_rel = 0;
+    double bwd_rel = NAN, bwd_rel_sd = NAN;
     double act_rate[2] = {NAN, NAN}, act_se[2] = {NAN, NAN}, act_res[2] = {NAN, NAN};
     bin gb[ULY_CURVE_MAX], ab[2][2][ULY_CURVE_MAX];
     int n_gb = 0, n_ab[2][2] = {{0, 0}, {0, 0}};
@@ -572,9 +578,14 @@ int sim_cmd_calibrate(int argc, char **argv)
         es = calloc((size_t)cap, sizeof *es);
         acs[0] = calloc((size_t)cap, sizeof(sample));
         acs[1] = calloc((size_t)cap, sizeof(sample));
+        int abw_ok = 1;
         for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++) as[a][b] = calloc((size_t)cap, sizeof(sample));
-        if (!gs || !es || !acs[0] || !acs[1] || !as[0][0] || !as[0][1] || !as[1][0] || !as[1][1]) {
+            for (int b = 0; b < 2; b++) {
+                as[a][b] = calloc((size_t)cap, sizeof(sample));
+                abw[a][b] = calloc((size_t)cap, sizeof(sample));
+                abw_ok &= abw[a][b] != NULL;
+            }
+        if (!abw_ok || !gs || !es || !acs[0] || !acs[1] || !as[0][0] || !as[0][1] || !as[1][0] || !as[1][1]) {
             rc = 1;
             goto done;
         }
@@ -593,7 +604,9 @@ int sim_cmd_calibrate(int argc, char **argv)
                         n_skipped_attn++;
                         continue;
                     }
-                    as[ci][di][n_a[ci][di]++] = (sample){o->eff_size, o->flops * o->crit_factor, t, o->name};
+                    const sample sm = {o->eff_size, o->flops * o->crit_factor, t, o->name};
+                    if (o->phase == ULY_PHASE_BWD && !o->recompute) abw[ci][di][n_abw[ci][di]++] = sm;
+                    else as[ci][di][n_a[ci][di]++] = sm;
                 } else if (o->kind == ULY_OP_ELEM && o->elems > 0) {
                     const int bw = o->phase == ULY_PHASE_BWD && !o->recompute;
                     acs[bw][n_act[bw]++] = (sample){1, (double)o->elems * o->crit_factor, t, o->name};
@@ -625,6 +638,25 @@ int sim_cmd_calibrate(int argc, char **argv)
             e_rate *= share, e_se *= share;
             for (int b = 0; b < 2; b++) act_rate[b] *= share, act_se[b] *= share;
         }
+        /* backward over the forward curve at the same key (log-log interpolation
+         * between bins, clamped at the ends, as uly_curve_eval reads a curve) */
+        double lr = 0, lr2 = 0;
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) {
+                if (!n_ab[a][b]) continue;
+                uly_curve fc = {.n = n_ab[a][b]};
+                for (int i = 0; i < fc.n; i++) fc.x[i] = ab[a][b][i].x, fc.eff[i] = ab[a][b][i].rate;
+                for (int i = 0; i < n_abw[a][b]; i++) {
+                    const sample *q = &abw[a][b][i];
+                    const double l = log(share * q->work / q->t / uly_curve_eval(&fc, q->x));
+                    lr += l, lr2 += l * l, n_rel++;
+                }
+            }
+        if (n_rel) {
+            bwd_rel = exp(lr / n_rel);
+            const double var = n_rel > 1 ? (lr2 - lr * lr / n_rel) / (n_rel - 1) : 0;
+            bwd_rel_sd = sqrt(var > 0 ? var : 0);
+        }
         peak = 0;
         for (int i = 0; i < n_gb; i++) peak = gb[i].rate > peak ? gb[i].rate : peak;
         for (int a = 0; a < 2; a++)
@@ -633,7 +665,7 @@ int sim_cmd_calibrate(int argc, char **argv)
         printf("\n# compute from %d kernel trace%s (%d ranks%s): %d GEMM ops, %d flash-attention ops, %d elementwise "
                "ops%s\n",
                n_k, n_k == 1 ? "" : "s", k_ranks, (mixed & 2) ? ", mixed rank counts" : "", n_g,
-               n_a[0][0] + n_a[0][1] + n_a[1][0] + n_a[1][1], n_e,
+               n_a[0][0] + n_a[0][1] + n_a[1][0] + n_a[1][1] + n_rel, n_e,
                n_skipped_attn ? "; materialised-attention ops left out (not one curve)" : "");
         if (k_ranks != ranks && share != 1.0)
             printf("# kernel traces ran on %d ranks, the micro-benchmarks on %d, on %d cores: every compute rate "
@@ -678,6 +710,9 @@ int sim_cmd_calibrate(int argc, char **argv)
         }
     }
 
+    if (n_rel)
+        printf("# attention backward: %.3f x the forward curve's rate at the same key (geometric mean over %d ops, "
+               "sd of log %.3f); curves above: forward and recompute ops\n", bwd_rel, n_rel, bwd_rel_sd);
     for (int b = 0; b < 2; b++)
         if (n_act[b] && act_rate[b] > 0)
             printf("# activation %s: %.3f ns per element (std err %.3f) over %d ops, median |resid| %.0f%%\n",
@@ -807,6 +842,13 @@ int sim_cmd_calibrate(int argc, char **argv)
         set_source(root, "gpu.hbm_bw_GBps", buf);
         set_source(root, "gpu.mem_eff", "hbm_bw_GBps is itself the fitted elementwise rate");
     }
+    if (n_k && n_rel && cJSON_IsObject(gpu) && bwd_rel > 0) {
+        set_item(gpu, "attn_bwd_rel", cJSON_CreateNumber(round(bwd_rel * 1e4) / 1e4));
+        snprintf(buf, sizeof buf, "ulysim calibrate %s: the %d flash-attention backward ops of %s: rate over the "
+                                  "forward curve's at the same key, geometric mean %.4f (sd of log %.3f)",
+                 date, n_rel, kfiles, bwd_rel, bwd_rel_sd);
+        set_source(root, "gpu.attn_bwd_rel", buf);
+    }
     static const char *const act_key[2] = {"act_fwd_ns", "act_bwd_ns"};
     for (int b = 0; b < 2 && n_k && cJSON_IsObject(gpu); b++)
         if (n_act[b] && act_rate[b] > 0) {
@@ -861,6 +903,8 @@ done:
     free(es);
     free(acs[0]);
     free(acs[1]);
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) free(abw[a][b]);
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) free(as[a][b]);
     free(mb_files);

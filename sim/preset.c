@@ -753,7 +753,7 @@ static int parse_model(ctx *c, const cJSON *root, uly_model *m)
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", NULL};
 static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
-                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", NULL};
+                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", NULL};
@@ -817,6 +817,11 @@ static int parse_gpu(ctx *c, const cJSON *g, uly_gpu *gpu)
             return 2;
         *act[i] = ns * 1e-9;
     }
+    gpu->attn_bwd_rel = 1.0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "attn_bwd_rel") &&
+        get_num(c, g, "gpu", "attn_bwd_rel", 0, 1, 4, "(backward flash attention's efficiency over forward's; absent: 1)",
+                &gpu->attn_bwd_rel))
+        return 2;
 
     const cJSON *v;
     if (get_field(c, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||

@@ -103,6 +103,12 @@ typedef struct uly_gpu {
      * by bytes alone). Seconds per activation element, forward and backward. */
     double act_fwd_s_per_elem;
     double act_bwd_s_per_elem;
+    /* Flash attention backward's efficiency over the forward's at the same
+     * block (its FLOPs are 2.5x the forward's): kernel runs measure it (the
+     * CPU kernel's backward runs at ~1.35x its forward's FLOP rate); 0 or 1:
+     * the same curve for both (GPU presets: FlashAttention-2 publishes
+     * forward + backward together). */
+    double attn_bwd_rel;
 } uly_gpu;
 
 typedef struct uly_cluster {

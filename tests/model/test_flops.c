@@ -79,5 +79,27 @@ int main(int argc, char **argv)
         }
     }
     CHECK(n_act == 6, "fwd, recompute and bwd activation, twice: %d", n_act);
+
+    /* attn_bwd_rel: the backward flash attention's efficiency over the
+     * forward's; 0 (unset) and 1 price both on the same curve, 2 halves the
+     * backward's time and leaves the forward and its recompute alone */
+    uly_result r1, r2;
+    uly_cluster c1 = c, c2 = c;
+    c1.gpu.attn_bwd_rel = 1.0;
+    c2.gpu.attn_bwd_rel = 2.0;
+    CHECK(uly_plan_price(&m, &wa, &c, &plan, &r) == ULY_OK && uly_plan_price(&m, &wa, &c1, &plan, &r1) == ULY_OK &&
+              uly_plan_price(&m, &wa, &c2, &plan, &r2) == ULY_OK,
+          "price");
+    int n_attn = 0;
+    for (int i = 0; i < plan.n_ops; i++) {
+        const uly_op *o = &plan.ops[i];
+        if (o->kind != ULY_OP_ATTN) continue;
+        n_attn++;
+        const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+        CHECK(r.op_time_s[i] == r1.op_time_s[i], "%s: unset and 1 differ", o->name);
+        CHECK(fabs(r2.op_time_s[i] / r1.op_time_s[i] - (bwd ? 0.5 : 1.0)) < 1e-12, "%s (%s%s): %.6g s at 2, %.6g at 1",
+              o->name, uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r2.op_time_s[i], r1.op_time_s[i]);
+    }
+    CHECK(n_attn == 3, "attention fwd, recompute, bwd: %d", n_attn);
     FX_DONE();
 }
