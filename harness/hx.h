@@ -14,6 +14,7 @@
 
 #define HX_TRACE_FORMAT "ulysim-trace"
 #define HX_TRACE_VERSION 1
+#define HX_DTYPE_DEFAULT ULY_DTYPE_COUNT /* hx_opts.dtype not given: the backend's own (mpi fp32, nccl bf16) */
 
 /* ------------------------------------------------------------- options */
 
@@ -47,6 +48,10 @@ typedef struct hx_opts {
     int inject_hang_rank, inject_hang_op;
     int inject_kill_rank, inject_kill_op;
     int no_check;          /* skip the reference (benchmarks) */
+    /* what executes the plan (see hx_backend below) */
+    const char *backend;   /* "mpi" (default) | "nccl" */
+    const struct hx_backend *be; /* chosen by main from `backend`; NULL = mpi */
+    uly_dtype dtype;       /* the run's element type; HX_DTYPE_DEFAULT until the backend picks */
 } hx_opts;
 
 /* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
@@ -107,6 +112,7 @@ typedef enum hx_mode {
     HX_MODE_AG,      /* all-gather K,V (allgather-cp) */
     HX_MODE_RSA,     /* materialised ring self-attention */
     HX_MODE_TP,      /* Megatron TP+SP: heads split, gathers around GEMM regions */
+    HX_MODE_TPA,     /* plain Megatron TP: heads split, all N tokens everywhere, all-reduces */
 } hx_mode;
 
 /* A contiguous run of positions of one sequence, stored head-major
@@ -228,7 +234,39 @@ typedef struct hx_ctx {
     const char *tol_reason;
     int check_ok, bytes_ok;
     double t_total;
+
+    const struct hx_backend *be; /* never NULL after hx_setup */
 } hx_ctx;
+
+/* ------------------------------------------------------------ backends */
+
+/* What executes the plan. Both are launched by MPI, which also carries the
+ * plan's group communicators, the check and the trace; they differ in where
+ * the data lives and what moves it:
+ *   mpi   host buffers, CPU kernels, Open MPI collectives (hx_exec.c);
+ *   nccl  one GPU per rank, CUDA kernels, cuBLAS, NCCL (hx_nccl.c; when
+ *         ulyharness is built without CUDA/NCCL, hx_nccl_stub.c refuses it).
+ * main picks one from --backend; NULL members are skipped. */
+typedef struct hx_backend {
+    const char *name;
+    int host_buffers; /* hx_setup allocates the CPU executor's buffers */
+    /* validates and completes the options (dtype); 0, or 2 with one line from rank 0 */
+    int (*configure)(hx_opts *o, int rank);
+    /* before the plan is built (devices): 0, 2 or 77 (nothing to run here, e.g. no
+     * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank */
+    int (*open)(const hx_opts *o);
+    /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
+    void (*prepare)(struct hx_ctx *c);
+    hx_handler (*find)(const char *name); /* the handler of a plan op, or NULL */
+    /* runs c->handler[id] and returns its time in seconds; fused ring transfer
+     * ops' t_pass (their exposed time) are set when it returns */
+    double (*exec)(struct hx_ctx *c, int id);
+    void (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
+    void (*describe)(const struct hx_ctx *c, void *header); /* adds to the trace header (a cJSON *) */
+    void (*close)(struct hx_ctx *c); /* before MPI_Finalize */
+} hx_backend;
+
+extern const hx_backend hx_backend_mpi, hx_backend_nccl;
 
 /* setup: plan, communicators, shapes, buffers, weights (collective) */
 int hx_setup(hx_ctx *c, const hx_opts *o); /* 0 ok; 2 bad input (reason printed on rank 0) */

@@ -12,7 +12,8 @@ static const char usage[] =
     "kernels; counts the bytes handed to MPI per op, times every op and checks\n"
     "the output and gradients against a float64 single-rank reference.\n"
     "\n"
-    "  --strategy S        ulysses | ring | rsa | allgather-cp | megatron-sp | usp\n"
+    "  --strategy S        ulysses | ring | rsa | allgather-cp | megatron-sp | usp |\n"
+    "                      megatron-tp\n"
     "  --ulysses U --ring R --tp T   degrees (default: the strategy's degree = P;\n"
     "                      usp: U = 2 when P >= 4, R = P / U); DP = P / (U R T)\n"
     "  --seq N             tokens (default 128 * P; K/M suffixes are powers of 1024)\n"
@@ -25,6 +26,13 @@ static const char usage[] =
     "  --recompute none|full   (default none)\n"
     "  --zero 0..3         ZeRO stage over the data x sequence group (default 3)\n"
     "  --kernel ref|flash  attention kernel (default flash)\n"
+    "  --backend mpi|nccl  what executes the plan (default mpi). mpi: CPU kernels,\n"
+    "                      Open MPI, fp32. nccl: one GPU per rank (local rank), CUDA\n"
+    "                      attention (flash: head dim 64 or 128; ref: cuBLAS, any),\n"
+    "                      cuBLAS GEMMs, NCCL collectives, bf16/fp16; strategies\n"
+    "                      ulysses, ring, usp (forward and backward); exit 77 when\n"
+    "                      there is no GPU; MPI still launches it and bootstraps NCCL\n"
+    "  --dtype bf16|fp16   element type with --backend nccl (default bf16)\n"
     "  --threads N         OpenBLAS / flash threads per rank (default 1)\n"
     "  --warmup W --reps R timing passes after the checked pass (default 1, 5)\n"
     "  --sync op|pass      op: a barrier over all ranks before every op, so an op's\n"
@@ -61,6 +69,8 @@ void hx_args_defaults(hx_opts *o)
     o->reps = 5;
     o->cluster = "cpu-local";
     o->seed = 1;
+    o->backend = "mpi";
+    o->dtype = HX_DTYPE_DEFAULT;
     o->timeout_s = 20;
     o->mb_min = 1024;
     o->mb_max = 16 << 20;
@@ -138,7 +148,7 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (!uly_strategy_find(v))
                 return bad(rank, "--strategy %s: unknown; valid: %s", v,
-                           "ulysses, ring, rsa, allgather-cp, megatron-sp, usp");
+                           "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp");
             o->strategy = v;
         } else if (!strcmp(a, "--ulysses")) {
             NEED();
@@ -196,6 +206,16 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (parse_int(a, v, 0, 3, &x, rank)) return 2;
             o->zero = (int)x;
+        } else if (!strcmp(a, "--backend")) {
+            NEED();
+            if (strcmp(v, "mpi") && strcmp(v, "nccl")) return bad(rank, "--backend %s: unknown; valid: mpi, nccl", v);
+            o->backend = v;
+        } else if (!strcmp(a, "--dtype")) {
+            NEED();
+            if (!strcmp(v, "bf16")) o->dtype = ULY_BF16;
+            else if (!strcmp(v, "fp16")) o->dtype = ULY_FP16;
+            else if (!strcmp(v, "fp32")) o->dtype = ULY_FP32;
+            else return bad(rank, "--dtype %s: must be bf16, fp16 or fp32", v);
         } else if (!strcmp(a, "--kernel")) {
             NEED();
             if (strcmp(v, "ref") && strcmp(v, "flash")) return bad(rank, "--kernel %s: must be ref or flash", v);

@@ -126,6 +126,7 @@ void hx_stage_qkv(hx_ctx *c)
         break;
     case HX_MODE_TOK:
     case HX_MODE_TP:
+    case HX_MODE_TPA:
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Qg, c->qc, c->Hq, c->qa);
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Kg, c->kc, c->Hkv, c->kv_own);
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Vg, c->kc, c->Hkv, c->kv_own + kvb);

@@ -6,7 +6,9 @@
  *   M = A W2 (the layer output X1 + M is the next layer's input; its
  *   gradient G is a seeded tensor, so the check does not depend on a loss).
  * Token-local ops run on this rank's rows; under Megatron TP+SP the GEMMs
- * run on the gathered rows with column/row-split weights. Weight gradients
+ * run on the gathered rows with column/row-split weights; under plain
+ * Megatron TP every rank holds all rows, and the row-split GEMMs' partial
+ * outputs (and, backward, the input gradients) are all-reduced in place. Weight gradients
  * go to the flat gradient buffer in the weights' layout. */
 #include <math.h>
 #include <string.h>
@@ -309,6 +311,25 @@ static void h_sp(hx_ctx *c, const uly_op *op)
     else hx_die("no TP handler for op %s", nm);
 }
 
+/* ------------------------------------------- plain TP all-reduces */
+
+/* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
+ * before ln2_bwd and ln1_bwd): a ring all-reduce of the b x N x h buffer in
+ * place (the GEMM-side buffers alias the token side under plain TP) */
+static void h_tp_ar(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_TP];
+    const char *nm = op->name;
+    if (c->mode != HX_MODE_TPA) hx_die("op %s: no plain-TP all-reduce in mode %s", nm, hx_mode_name(c->mode));
+    float *buf;
+    if (!strcmp(nm, "tp_ar_attn")) buf = c->Z;
+    else if (!strcmp(nm, "tp_ar_mlp")) buf = c->M;
+    else if (!strcmp(nm, "tp_ar_dmlp")) buf = c->dY2;
+    else if (!strcmp(nm, "tp_ar_dattn")) buf = c->dY1;
+    else hx_die("no plain-TP handler for op %s", nm);
+    hx_allreduce_ring(g, buf, c->rs_tmp, c->Rt * c->h, &c->st[op->id].bytes_pass);
+}
+
 /* --------------------------------------------------------- Ulysses a2a */
 
 static void h_a2a(hx_ctx *c, const uly_op *op)
@@ -413,6 +434,10 @@ static const hx_entry layer_table[] = {
     {"sp_rs_mlp", h_sp},
     {"sp_rs_dattn", h_sp},
     {"sp_rs_dmlp", h_sp},
+    {"tp_ar_attn", h_tp_ar},
+    {"tp_ar_mlp", h_tp_ar},
+    {"tp_ar_dattn", h_tp_ar},
+    {"tp_ar_dmlp", h_tp_ar},
     {"a2a_q", h_a2a},
     {"a2a_k", h_a2a},
     {"a2a_v", h_a2a},

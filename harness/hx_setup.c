@@ -82,8 +82,8 @@ void hx_seg_ring_part(const hx_ctx *c, int j, int64_t b, hx_segs *out)
 
 const char *hx_mode_name(hx_mode m)
 {
-    static const char *n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp"};
-    return (unsigned)m < 5 ? n[m] : "?";
+    static const char *n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp", "tp-allreduce"};
+    return (unsigned)m < sizeof n / sizeof n[0] ? n[m] : "?";
 }
 
 /* ---------------------------------------------------------- communicators */
@@ -270,7 +270,9 @@ static int specs_setup(hx_ctx *c)
     memset(w, 0, sizeof *w);
     w->seq = o->seq ? o->seq : 128 * (int64_t)P;
     w->micro_batch = o->batch;
-    w->dtype = ULY_FP32; /* the CPU computes in float32: model bytes = float32 bytes */
+    /* the element type the backend computes and communicates in: model bytes =
+     * its bytes (the CPU computes in float32; the nccl backend in bf16/fp16) */
+    w->dtype = o->dtype == HX_DTYPE_DEFAULT ? ULY_FP32 : o->dtype;
     w->causal = o->causal;
     w->flash = !strcmp(o->kernel, "flash");
     w->recompute = o->recompute;
@@ -321,6 +323,7 @@ static int shapes_setup(hx_ctx *c)
     switch (sid) {
     case ULY_STRAT_RSA: c->mode = HX_MODE_RSA; break;
     case ULY_STRAT_MEGATRON_SP: c->mode = HX_MODE_TP; break;
+    case ULY_STRAT_MEGATRON_TP: c->mode = HX_MODE_TPA; break;
     case ULY_STRAT_ALLGATHER_CP: c->mode = c->r > 1 ? HX_MODE_AG : HX_MODE_TOK; break;
     case ULY_STRAT_ULYSSES:
     case ULY_STRAT_USP: c->mode = c->u > 1 ? HX_MODE_ULY : HX_MODE_TOK; break;
@@ -340,7 +343,8 @@ static int shapes_setup(hx_ctx *c)
         c->Hkv = c->kv_eff / c->u;
         break;
     case HX_MODE_TP:
-        c->T = c->N / c->t;
+    case HX_MODE_TPA: /* plain TP: all N tokens on every rank */
+        c->T = c->mode == HX_MODE_TPA ? c->N : c->N / c->t;
         c->kv_eff = p->dims.kv_eff;
         c->Hq = c->a / c->t;
         c->Hkv = c->kv_eff / c->t;
@@ -357,8 +361,9 @@ static int shapes_setup(hx_ctx *c)
         hx_die("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq, (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
     if (c->Hkv < 1 || c->Hq % c->Hkv) hx_die("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
-    c->qc = (c->mode == HX_MODE_TP ? c->Hq : c->a) * c->d;
-    c->kc = (c->mode == HX_MODE_TP ? c->Hkv : c->k) * c->d;
+    const int heads_split = c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA;
+    c->qc = (heads_split ? c->Hq : c->a) * c->d;
+    c->kc = (heads_split ? c->Hkv : c->k) * c->d;
     c->Tg = c->mode == HX_MODE_TP ? c->N : c->T;
     c->Rt = c->b * c->T;
     c->Rg = c->b * c->Tg;
@@ -372,6 +377,7 @@ static int shapes_setup(hx_ctx *c)
             switch (c->mode) {
             case HX_MODE_ULY: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
             case HX_MODE_TP: pos = c->ti * c->T + i; break;
+            case HX_MODE_TPA: pos = i; break;
             case HX_MODE_RSA: pos = c->ri * c->T + i; break;
             default: pos = hx_ring_part_pos(c, c->ri, i); break;
             }
@@ -394,7 +400,8 @@ static int shapes_setup(hx_ctx *c)
     }
 
     /* attention-side query segments */
-    if (c->mode == HX_MODE_TP) {
+    if (c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA) {
+        if (c->b > HX_MAX_SEGS) return bad_input("--batch %lld: at most %d", (long long)c->b, HX_MAX_SEGS);
         c->qs.n = 0;
         c->qs.rows = 0;
         for (int64_t bb = 0; bb < c->b; bb++) {
@@ -439,11 +446,11 @@ static void params_setup(hx_ctx *c)
     c->off_g1 = c->off_w2 + c->fl * h;
     c->off_g2 = c->off_g1 + h;
     c->n_real = c->off_g2 + h;
-    /* the model's accounting of what a TP rank holds and shards (plan.c) */
-    const int64_t t = c->plan.weight_split;
+    /* the model's accounting of what a TP rank holds and shards (plan.c),
+     * KV heads replicated over TP (k < t) included, as the ZeRO ops count them */
     c->zg = c->plan.dims.zero_group;
-    c->layer_flat = (int64_t)ceil(uly_layer_params(&c->m) / (double)t);
-    c->model_flat = (int64_t)ceil(uly_model_params(&c->m) / (double)t);
+    c->layer_flat = (int64_t)ceil(c->plan.layer_params_rank);
+    c->model_flat = (int64_t)ceil(c->plan.model_params_rank);
     c->layer_sh = (c->layer_flat + c->zg - 1) / c->zg;
     c->model_sh = (c->model_flat + c->zg - 1) / c->zg;
     int64_t na = c->n_real;
@@ -453,7 +460,7 @@ static void params_setup(hx_ctx *c)
     c->wt = hx_falloc(na, "weights");
     c->gwt = hx_falloc(na, "weight grads");
 
-    const int64_t kv_w = c->mode == HX_MODE_TP ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
+    const int64_t kv_w = c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
     const int64_t rep = kv_w / c->k;
     float *W = c->wt + c->off_wqkv;
     const int64_t ld = c->qc + 2 * c->kc;
@@ -495,7 +502,7 @@ static void params_setup(hx_ctx *c)
         memcpy(c->wmshard, c->wt + zi * c->model_sh, sizeof(float) * (size_t)c->model_sh);
     }
     /* optimizer state: what the plan's optimizer op prices */
-    double np = uly_model_params(&c->m) / (double)t;
+    double np = c->plan.model_params_rank;
     if (zero >= 1) np /= (double)c->zg;
     c->n_opt = (int64_t)ceil(np);
     if (zero == 0 || !zop) {
@@ -517,6 +524,8 @@ static void params_setup(hx_ctx *c)
 static void buffers_setup(hx_ctx *c)
 {
     const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
+    /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
+     * its token side (all rows), all-reduced in place */
     const int tp = c->mode == HX_MODE_TP && c->t > 1;
     c->X = hx_falloc(Rt * h, "X");
     c->Y1 = hx_falloc(Rt * h, "Y1");
@@ -612,6 +621,7 @@ static void buffers_setup(hx_ctx *c)
     }
     c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
     if (c->mode == HX_MODE_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
+    if (c->mode == HX_MODE_TPA && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
     c->rs_tmp = hx_falloc(c->rs_tmp_n, "all-reduce block");
 
     /* per-model ops: embedding lookups on this rank's tokens, logits over the
@@ -654,6 +664,7 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     c->o = *o;
     c->P = hx_world_size;
     c->timed_rep = -1;
+    c->be = o->be ? o->be : &hx_backend_mpi;
     int rc = specs_setup(c);
     if (rc) return rc;
     coords_compute(c);
@@ -664,7 +675,7 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     if (o->print_plan) return 0;
     comms_make(c);
     params_setup(c);
-    buffers_setup(c);
+    if (c->be->host_buffers) buffers_setup(c); /* else the backend allocates its own (prepare) */
     return 0;
 }
 

@@ -275,6 +275,7 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
     cJSON_AddNumberToObject(x, "reps", c->o.reps);
     cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
+    cJSON_AddStringToObject(x, "backend", c->be ? c->be->name : "mpi");
     cJSON_AddStringToObject(x, "sync", c->o.sync_pass ? "pass" : "op");
     cJSON_AddStringToObject(x, "timing",
                             c->o.sync_pass
@@ -294,6 +295,7 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     for (int i = 0; i < c->n_order; i++) cJSON_AddItemToArray(ord, cJSON_CreateNumber(c->order[i]));
     cJSON_AddItemToObject(h, "software", hx_json_software(c->kern->name));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
+    if (c->be && c->be->describe) c->be->describe(c, h); /* the GPU, CUDA and NCCL of the nccl backend */
     hx_trace_line(h);
 }
 

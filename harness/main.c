@@ -56,8 +56,12 @@ int main(int argc, char **argv)
     hx_opts o;
     int rc = hx_args_parse(argc, argv, &o, hx_world_rank);
     if (rc) return finish(rc == 1 ? 0 : 2);
+    /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
+    o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;
+    if (o.be->configure && (rc = o.be->configure(&o, hx_world_rank))) return finish(rc);
     kern_blas_threads_set(o.threads);
     hx_watchdog_start(o.timeout_s);
+    if (o.be->open && (rc = o.be->open(&o))) return finish(rc); /* 77: no GPU here (skipped) */
 
     if (o.microbench) {
         uly_cluster cl;
@@ -77,8 +81,7 @@ int main(int argc, char **argv)
         if (hx_world_rank == 0) hx_print_plan(&c, stdout);
         return finish(0);
     }
-    hx_attn_init(&c);
-    hx_schedule(&c);
+    c.be->prepare(&c);
     if (o.out && hx_trace_open(o.out)) hx_die("cannot open the trace");
     hx_trace_header(&c, argc, argv);
 
@@ -91,12 +94,15 @@ int main(int argc, char **argv)
         hx_trace_ops(&c, ts);
         hx_trace_summary(&c, ok);
         if (o.out) hx_trace_close(o.out, ok);
-        printf("%s: %s on %d ranks: %s, bytes %s every op of the plan%s%s\n", ok ? "PASS" : "FAIL", c.strat->name, c.P,
-               o.no_check ? "check skipped" : (c.check_ok ? "result correct" : "RESULT WRONG"),
+        char be[64] = "";
+        if (c.be != &hx_backend_mpi) snprintf(be, sizeof be, " (%s, %s)", c.be->name, uly_dtype_name(c.w.dtype));
+        printf("%s: %s on %d ranks%s: %s, bytes %s every op of the plan%s%s\n", ok ? "PASS" : "FAIL", c.strat->name,
+               c.P, be, o.no_check ? "check skipped" : (c.check_ok ? "result correct" : "RESULT WRONG"),
                c.bytes_ok ? "equal to the plan for" : "DIFFER from the plan for", o.out ? "; trace " : "",
                o.out ? (ok ? o.out : "written as .failed") : "");
         fflush(stdout);
     }
     free(ts);
+    if (c.be->close) c.be->close(&c);
     return finish(ok ? 0 : 1);
 }
