@@ -131,7 +131,7 @@ child_cpu_to() { times > "$out/.times"; tail -1 "$out/.times" | awk '{s=0; for(i
 busy_over() {
   local b0 t0 b1 t1
   read -r b0 t0 < <(stat_cpu); sleep "$1"; read -r b1 t1 < <(stat_cpu)
-  awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN{printf "%.3f", t > 0 ? b / t : 1}'
+  awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN{printf "%.3f", (t > 0 ? b / t : 1)}'
 }
 # Waits until the host is idle (busy < $quiet_load of all cores over 3 s, twice
 # in a row), at most $quiet_wait seconds.
