@@ -25,7 +25,6 @@ typedef struct rates {
     double head_dim;
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
     double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
-    double core_share;  /* cores / ranks on a host with fewer cores than ranks, else 1 */
 } rates;
 
 static double compute_time(const rates *r, const uly_op *o)
@@ -57,12 +56,7 @@ static double compute_time(const rates *r, const uly_op *o)
     default:
         break;
     }
-    /* t is the average rank's time; the critical rank's work is crit_factor
-     * times that. Ranks sharing fewer cores run at the fair share while all
-     * are busy and lend their cores when done (processor sharing): the op
-     * then ends at max(critical rank alone, node's total work / cores). */
-    const double cf = o->crit_factor * r->core_share;
-    return t * (cf > 1.0 ? cf : 1.0);
+    return t * o->crit_factor;
 }
 
 uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -78,10 +72,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
                       .head_dim = (double)m->head_dim,
                       .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
-                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
-                      .core_share = c->cores_per_node > 0 && c->cores_per_node < c->gpus_per_node
-                                        ? (double)c->cores_per_node / (double)c->gpus_per_node
-                                        : 1.0};
+                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0};
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);

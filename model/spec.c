@@ -183,7 +183,6 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
             if ((s = curve_check(&g->attn_eff[i][j], "attn_eff", why, n))) return s;
     RANGE_I(c, nodes, 1, 1 << 20);
     RANGE_I(c, gpus_per_node, 1, 1 << 10);
-    RANGE_I(c, cores_per_node, 0, 1 << 20);
     RANGE_D(c, intra_bw_Bps, c->gpus_per_node > 1 ? 1e6 : 0, 1e15);
     RANGE_D(c, intra_lat_s, 0, 1);
     RANGE_D(c, nic_bw_Bps, c->nodes > 1 ? 1e6 : 0, 1e15);

@@ -755,13 +755,6 @@ int sim_cmd_calibrate(int argc, char **argv)
                               "rate below is per rank at this count",
              files, mb[0].cores_online);
     set_source(root, "gpus_per_node", buf);
-    if (mb[0].cores_online > 0 && mb[0].cores_online < ranks) {
-        set_item(root, "cores_per_node", cJSON_CreateNumber(mb[0].cores_online));
-        snprintf(buf, sizeof buf, "the cores_online of the micro-benchmark traces (%s): %d ranks share %d cores, so a "
-                                  "rank that finishes an op early lends its core to the others",
-                 files, ranks, mb[0].cores_online);
-        set_source(root, "cores_per_node", buf);
-    }
     cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra");
     cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter");
     cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");

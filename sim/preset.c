@@ -751,7 +751,7 @@ static int parse_model(ctx *c, const cJSON *root, uly_model *m)
 /* ------------------------------------------------------------- clusters */
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
-                                           "gpus_per_node", "cores_per_node", "gpu", "intra", "inter", NULL};
+                                           "gpus_per_node", "gpu", "intra", "inter", NULL};
 static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
@@ -859,10 +859,6 @@ static int parse_cluster(ctx *c, const cJSON *root, uly_cluster *cl)
         return 2;
     if (get_int(c, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
     if (get_int(c, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
-    cl->cores_per_node = 0;
-    if (cJSON_GetObjectItemCaseSensitive(root, "cores_per_node") &&
-        get_int(c, root, "", "cores_per_node", 0, 1048576, &cl->cores_per_node))
-        return 2;
     if (cl->nodes * cl->gpus_per_node > 10000000)
         return bad_value(c, "nodes", cJSON_GetObjectItemCaseSensitive(root, "nodes"),
                          "nodes x gpus_per_node (%lld) = %lld GPUs: at most 10000000", (long long)cl->gpus_per_node,

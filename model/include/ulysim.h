@@ -116,11 +116,6 @@ typedef struct uly_cluster {
     uly_gpu gpu;
     int64_t nodes;
     int64_t gpus_per_node;
-    /* CPU hosts (profiles of ulysim calibrate): cores the node's ranks share;
-     * 0 = each rank has its own device (GPUs). With more ranks than cores a
-     * rank that finishes early gives its core to the others, so a load
-     * imbalance c costs max(1, c x cores / ranks), not c. */
-    int64_t cores_per_node;
     /* in-node fabric */
     double intra_bw_Bps;     /* per GPU per direction */
     double intra_lat_s;
