@@ -30,7 +30,9 @@ int sim_cmd_validate(int argc, char **argv);
 
 static const char *STEP_DEF =
     "step = one layer of one micro-batch, forward and backward, as the harness executed it: the sum over the "
-    "per-layer ops (not per-model, not per-step) of each op's time; the harness runs every op after a barrier "
+    "per-layer ops (not per-model, not per-step) of each op's time (the median rank's, or the slowest rank's "
+    "where the plan gives the ranks different work: a contiguous causal split); the harness runs every op after a "
+    "barrier "
     "(or, --sync pass, the ops back to back after one barrier per pass), "
     "ring K/V transfers inside the attention op they overlap (their line times the exposed wait, the attention "
     "line the rest) and ZeRO prefetches blocking; the prediction sums uly_plan_price's op_time_s the same way, "

@@ -44,7 +44,11 @@ int trace_join_build(const trace_run *run, const uly_cluster *cluster, trace_joi
         x->hidden = o->kind == ULY_OP_COMM && o->overlaps >= 0;
         x->pred_total_s = j->res.op_time_s[id];
         x->pred_s = x->hidden ? j->res.op_exposed_s[id] : j->res.op_time_s[id];
-        x->meas_s = m->t.median;
+        /* the model prices the critical rank; where the plan says the ranks'
+         * work differs (crit_factor > 1: a contiguous causal split) the
+         * measured counterpart is the slowest rank, else the median rank (the
+         * robust estimate of the same work on every rank) */
+        x->meas_s = o->crit_factor > 1.0 + 1e-9 && m->t.max > 0 ? m->t.max : m->t.median;
         x->meas_min_s = m->t.min;
         x->meas_max_s = m->t.max;
         x->err = x->meas_s > 0 ? x->pred_s / x->meas_s - 1.0 : NAN;

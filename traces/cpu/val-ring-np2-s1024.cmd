@@ -1,3 +1,4 @@
-# val-ring-np2-s1024.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy ring --seq 1024 --zero 0 --warmup 1 --reps 9 --out val-ring-np2-s1024.trace 
-# date 2026-11-29T18:06:49Z; host vm, 2 cores; try 3; CPU used by other processes during the run: 0.241 of the host; loadavg after: 5.84 3.48 3.03 6/126 26218
+# rounds/val-ring-np2-s1024.r1.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
+env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy ring --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s1024.r1.trace 
+# date 2026-11-29T20:41:08Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.007 of the host; loadavg after: 0.94 1.30 2.48 2/73 15563
+#   val-ring-np2-s1024.trace: round 1 of 3 (the median measured step)

@@ -1,3 +1,4 @@
-# val-ring-np2-s2048.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy ring --seq 2048 --zero 0 --warmup 1 --reps 9 --out val-ring-np2-s2048.trace 
-# date 2026-11-29T18:08:46Z; host vm, 2 cores; try 3; CPU used by other processes during the run: 0.173 of the host; loadavg after: 6.72 4.86 3.61 4/86 29033
+# rounds/val-ring-np2-s2048.r2.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
+env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy ring --split zigzag --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s2048.r2.trace 
+# date 2026-11-29T20:43:20Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 1.17 1.24 2.29 2/72 16095
+#   val-ring-np2-s2048.trace: round 2 of 3 (the median measured step)

@@ -1,3 +1,4 @@
-# val-ring-np2-s4096.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy ring --seq 4096 --zero 0 --warmup 1 --reps 9 --out val-ring-np2-s4096.trace 
-# date 2026-11-29T18:13:00Z; host vm, 2 cores; try 3; CPU used by other processes during the run: 0.092 of the host; loadavg after: 3.82 4.20 3.64 4/99 30209
+# rounds/val-ring-np2-s4096.r1.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
+env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 2 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy ring --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s4096.r1.trace 
+# date 2026-11-29T20:45:56Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.004 of the host; loadavg after: 1.59 1.35 2.16 2/73 16454
+#   val-ring-np2-s4096.trace: round 1 of 3 (the median measured step)

@@ -1,3 +1,4 @@
-# val-ulysses-np4-s4096.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy ulysses --seq 4096 --zero 0 --warmup 1 --reps 9 --out val-ulysses-np4-s4096.trace 
-# date 2026-11-29T18:22:43Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.069 of the host; loadavg after: 6.02 5.32 4.30 3/100 5471
+# rounds/val-ulysses-np4-s4096.r2.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
+env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy ulysses --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np4-s4096.r2.trace 
+# date 2026-11-29T21:03:47Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 3.60 3.12 2.58 2/72 19131
+#   val-ulysses-np4-s4096.trace: round 2 of 3 (the median measured step)

@@ -1,3 +1,0 @@
-# kern-allgather-cp-np4-s3072.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy allgather-cp --seq 3072 --zero 0 --warmup 1 --reps 9 --out kern-allgather-cp-np4-s3072.trace 
-# date 2026-11-29T18:17:23Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.060 of the host; loadavg after: 4.40 3.97 3.65 3/90 32403

@@ -1,3 +1,0 @@
-# kern-megatron-sp-np4-s3072.trace: made by (from the repository root; harness from build tree build-validate)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy megatron-sp --seq 3072 --zero 0 --warmup 1 --reps 9 --out kern-megatron-sp-np4-s3072.trace 
-# date 2026-11-29T18:16:54Z; host vm, 2 cores; try 3; CPU used by other processes during the run: 0.091 of the host; loadavg after: 4.25 3.91 3.62 3/89 32272

@@ -1,3 +1,0 @@
-# val-usp-np4-s1024.trace (retest): made by the same command as ../val-usp-np4-s1024.trace, from the repository root:
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root build-validate/harness/ulyharness --strategy usp --seq 1024 --zero 0 --warmup 1 --reps 9 --out val-usp-np4-s1024.trace 
-# date 2026-11-29T18:33:48Z; host vm, 2 cores; run by a loop over ../val-*.cmd with this session's scheduling group at nice -10 (no retry on interference; not measured)
