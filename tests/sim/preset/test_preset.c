@@ -385,6 +385,13 @@ static const bad_case BAD[] = {
     {"c_fp32_null.json", 1, "\"fp32\": 60", "\"fp32\": null", "\"gpu.peak_tflops.fp32\" = null", "(0, 100000]"},
     {"c_peak_missing.json", 1, ", \"fp32\": 60", "", "\"gpu.peak_tflops.fp32\" is missing", "TFLOP/s"},
     {"c_mem_eff.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 1.5", "\"gpu.mem_eff\" = 1.5", "[0.01, 1]"},
+    /* the optional CPU-profile terms (ulysim calibrate writes them) */
+    {"c_act_neg.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"act_fwd_ns\": -2", "\"gpu.act_fwd_ns\" = -2",
+     "[0, 1000000] (ns per activation element"},
+    {"c_act_str.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"act_bwd_ns\": \"30\"",
+     "\"gpu.act_bwd_ns\" = \"30\" (a string)", "ns per activation element"},
+    {"c_attn_bwd_rel.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"attn_bwd_rel\": 0", "\"gpu.attn_bwd_rel\" = 0",
+     "(0, 4]"},
     {"c_reserved.json", 1, "\"reserved_gib\": 3", "\"reserved_gib\": 80", "\"gpu.reserved_gib\" = 80", "less than gpu.hbm_gib"},
     {"c_curve_order.json", 1, "[[1024, 0.5], [8192, 0.8]]", "[[8192, 0.5], [1024, 0.8]]", "\"gpu.gemm_eff[1][0]\" = 1024", "strictly increases"},
     {"c_curve_dup.json", 1, "[[1024, 0.5], [8192, 0.8]]", "[[1024, 0.5], [1024, 0.8]]", "\"gpu.gemm_eff[1][0]\" = 1024", "greater than"},
