@@ -4,11 +4,9 @@
  * region (attention, MLP) and a reduce-scatter leaves it: 4(t-1)/t b N h
  * bytes forward, the same backward with the collectives swapped. All on the
  * critical path. */
-#include "../internal.h"
+#include "megatron.h"
 
-typedef struct msp_ctx {
-    int64_t t;
-} msp_ctx;
+typedef uly_tp_sec msp_ctx;
 
 static const char *const ag_names[2][2] = {{"sp_ag_attn", "sp_ag_mlp"}, {"sp_ag_dattn", "sp_ag_dmlp"}};
 static const char *const rs_names[2][2] = {{"sp_rs_attn", "sp_rs_mlp"}, {"sp_rs_dattn", "sp_rs_dmlp"}};
@@ -47,20 +45,48 @@ static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
     else scatter(x, rs_names[0][which], ph, rc, s->t);
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+void uly_tp_attn_fwd(uly_bctx *x, int rc, void *ctx)
 {
-    const msp_ctx *s = ctx;
+    const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
     uly_emit_attn(x, "attn_fwd", rc ? ULY_PHASE_BWD : ULY_PHASE_FWD, rc, x->m->heads / s->t, n, n, 1,
                   x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
 }
 
-static void attn_bwd(uly_bctx *x, void *ctx)
+void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
 {
-    const msp_ctx *s = ctx;
+    const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
     uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 1);
+}
+
+int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
+{
+    const uly_model *m = x->m;
+    const uly_cluster *c = x->c;
+    uly_plan *p = x->p;
+    uly_check_heads(x, s->t);
+    const int64_t kv_eff = uly_kv_eff(x, s->t);
+    if (split_seq) uly_check_seq(x, s->t);
+    if (s->t > c->gpus_per_node)
+        uly_reason_add(x, ULY_R_TP_SPANS_NODES, 0, (double)s->t, (double)c->gpus_per_node, 0);
+    p->dims.cp = 1;
+    p->dims.heads = m->heads / s->t;
+    p->dims.kv_eff = kv_eff;
+    p->dims.kv_heads = kv_eff / s->t;
+    p->dims.attn_q = x->w->seq;
+    p->dims.attn_kv = x->w->seq;
+    p->act_tp = s->t;
+    p->act_cp = 1;
+    p->logit_tokens = x->w->seq;
+    p->logit_vocab = (m->vocab + s->t - 1) / s->t;
+    /* replicated KV heads (k < t) make each rank hold and project more
+     * than 1/t of the K and V weights: h d k_eff / t each instead of h d k / t */
+    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s->t;
+    p->layer_params_rank += kv_extra;
+    p->model_params_rank += kv_extra * (double)m->layers;
+    return kv_eff;
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -69,34 +95,15 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     msp_ctx s = {.t = l->tp};
-    uly_check_heads(&x, s.t);
-    const int64_t kv_eff = uly_kv_eff(&x, s.t);
-    uly_check_seq(&x, s.t);
-    if (s.t > c->gpus_per_node)
-        uly_reason_add(&x, ULY_R_TP_SPANS_NODES, 0, (double)s.t, (double)c->gpus_per_node, 0);
-    p->dims.cp = 1;
+    const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
     p->dims.tokens = w->seq / s.t;
-    p->dims.heads = m->heads / s.t;
-    p->dims.kv_eff = kv_eff;
-    p->dims.kv_heads = kv_eff / s.t;
-    p->dims.attn_q = w->seq;
-    p->dims.attn_kv = w->seq;
-    p->act_tp = s.t;
     p->act_sp = 1;
-    p->act_cp = 1;
     p->act_tokens = w->seq / s.t;
-    p->logit_tokens = w->seq;
-    p->logit_vocab = (m->vocab + s.t - 1) / s.t;
     /* the gathered b x N x h input and, in backward, its gradient */
-    /* replicated KV heads (k < t) make each rank hold and project more
-     * than 1/t of the K and V weights: h d k_eff / t each instead of h d k / t */
-    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s.t;
-    p->layer_params_rank += kv_extra;
-    p->model_params_rank += kv_extra * (double)m->layers;
     p->comm_buf_bytes = s.t > 1 ? 2.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .enter_tp = enter_tp,
+                         .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
                          .leave_tp = leave_tp, .ctx = &s};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;

@@ -12,11 +12,9 @@
  * the same bytes as TP+SP (model.md sec. 2), which trades each all-reduce for
  * a reduce-scatter and an all-gather. Activation memory per layer
  * (Korthikanti et al. 2022): s b h (10 + 24/t + 5 a s / (h t)). */
-#include "../internal.h"
+#include "megatron.h"
 
-typedef struct mtp_ctx {
-    int64_t t;
-} mtp_ctx;
+typedef uly_tp_sec mtp_ctx;
 
 /* [bwd][which]: which 0 the attention region, 1 the MLP */
 static const char *const ar_names[2][2] = {{"tp_ar_attn", "tp_ar_mlp"}, {"tp_ar_dattn", "tp_ar_dmlp"}};
@@ -47,57 +45,24 @@ static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
     allreduce(x, ar_names[0][which], ph, rc, s->t);
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
-{
-    const mtp_ctx *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, "attn_fwd", rc ? ULY_PHASE_BWD : ULY_PHASE_FWD, rc, x->m->heads / s->t, n, n, 1,
-                  x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
-}
-
-static void attn_bwd(uly_bctx *x, void *ctx)
-{
-    const mtp_ctx *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
-                  x->p->act_flash, 1);
-}
-
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                         const uly_layout *l, uly_plan *p, uly_reason *reasons, int *n_reasons)
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     mtp_ctx s = {.t = l->tp};
-    uly_check_heads(&x, s.t);
-    const int64_t kv_eff = uly_kv_eff(&x, s.t);
     /* no sequence split: N need not divide by t */
-    if (s.t > c->gpus_per_node)
-        uly_reason_add(&x, ULY_R_TP_SPANS_NODES, 0, (double)s.t, (double)c->gpus_per_node, 0);
-    p->dims.cp = 1;
+    const int64_t kv_eff = uly_tp_setup(&x, &s, 0);
     p->dims.tokens = w->seq;
-    p->dims.heads = m->heads / s.t;
-    p->dims.kv_eff = kv_eff;
-    p->dims.kv_heads = kv_eff / s.t;
-    p->dims.attn_q = w->seq;
-    p->dims.attn_kv = w->seq;
     /* activations: the GEMM regions split t ways, the rest replicated */
-    p->act_tp = s.t;
     p->act_sp = 0;
-    p->act_cp = 1;
     p->act_tokens = w->seq;
-    p->logit_tokens = w->seq;
-    p->logit_vocab = (m->vocab + s.t - 1) / s.t;
-    /* replicated KV heads (k < t): each rank holds h d k_eff / t of K and V */
-    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s.t;
-    p->layer_params_rank += kv_extra;
-    p->model_params_rank += kv_extra * (double)m->layers;
     /* the all-reduces run in place on the b x N x h output (or its
      * gradient), which the layer holds anyway: no extra buffer */
     p->comm_buf_bytes = 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.t, .kv_heads = kv_eff,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .enter_tp = enter_tp,
+                         .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
                          .leave_tp = leave_tp, .ctx = &s};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
