@@ -327,8 +327,12 @@ static kern_cuda_status kn_alltoall_body(kern_nccl_comm *c, void *arg)
     return KERN_CUDA_OK;
 }
 
-kern_cuda_status kern_nccl_alltoall(kern_nccl_comm *c, const void *send, void *recv, size_t count,
-                                    kern_cuda_dtype dtype, int64_t *bytes)
+/* The collectives whose count is one block per peer (all-to-all, all-gather,
+ * reduce-scatter): each rank hands NCCL count elements for each of the
+ * other p - 1 ranks. */
+static kern_cuda_status kn_blocks(kern_nccl_comm *c, const void *send, void *recv, size_t count,
+                                  kern_cuda_dtype dtype, kn_body_fn body,
+                                  int64_t *bytes)
 {
     struct kn_op o;
     KN_TRY(kn_op_init(&o, c, dtype));
@@ -337,9 +341,15 @@ kern_cuda_status kern_nccl_alltoall(kern_nccl_comm *c, const void *send, void *r
     o.send = send;
     o.recv = recv;
     o.count = count;
-    KN_TRY(kn_on_device(c, kn_alltoall_body, &o));
+    KN_TRY(kn_on_device(c, body, &o));
     if (bytes) *bytes += (int64_t)(count * o.es) * (c->size - 1);
     return KERN_CUDA_OK;
+}
+
+kern_cuda_status kern_nccl_alltoall(kern_nccl_comm *c, const void *send, void *recv, size_t count,
+                                    kern_cuda_dtype dtype, int64_t *bytes)
+{
+    return kn_blocks(c, send, recv, count, dtype, kn_alltoall_body, bytes);
 }
 
 static kern_cuda_status kn_sendrecv_body(kern_nccl_comm *c, void *arg)
@@ -401,16 +411,7 @@ static kern_cuda_status kn_allgather_body(kern_nccl_comm *c, void *arg)
 kern_cuda_status kern_nccl_allgather(kern_nccl_comm *c, const void *send, void *recv, size_t count,
                                      kern_cuda_dtype dtype, int64_t *bytes)
 {
-    struct kn_op o;
-    KN_TRY(kn_op_init(&o, c, dtype));
-    if (count == 0) return KERN_CUDA_OK;
-    if (!send || !recv) return KN_EINVAL("NULL buffer");
-    o.send = send;
-    o.recv = recv;
-    o.count = count;
-    KN_TRY(kn_on_device(c, kn_allgather_body, &o));
-    if (bytes) *bytes += (int64_t)(count * o.es) * (c->size - 1);
-    return KERN_CUDA_OK;
+    return kn_blocks(c, send, recv, count, dtype, kn_allgather_body, bytes);
 }
 
 static kern_cuda_status kn_reduce_scatter_body(kern_nccl_comm *c, void *arg)
@@ -423,16 +424,7 @@ static kern_cuda_status kn_reduce_scatter_body(kern_nccl_comm *c, void *arg)
 kern_cuda_status kern_nccl_reduce_scatter(kern_nccl_comm *c, const void *send, void *recv, size_t block,
                                           kern_cuda_dtype dtype, int64_t *bytes)
 {
-    struct kn_op o;
-    KN_TRY(kn_op_init(&o, c, dtype));
-    if (block == 0) return KERN_CUDA_OK;
-    if (!send || !recv) return KN_EINVAL("NULL buffer");
-    o.send = send;
-    o.recv = recv;
-    o.count = block;
-    KN_TRY(kn_on_device(c, kn_reduce_scatter_body, &o));
-    if (bytes) *bytes += (int64_t)(block * o.es) * (c->size - 1);
-    return KERN_CUDA_OK;
+    return kn_blocks(c, send, recv, block, dtype, kn_reduce_scatter_body, bytes);
 }
 
 /* in place: reduce-scatter into this rank's block of buf, then all-gather
