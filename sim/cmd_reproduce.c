@@ -165,6 +165,9 @@ static void row_judge(rp_row *x)
 typedef struct rp_ctx {
     uly_model gpt7b, gpt30b, gpt12b, bert;
     uly_cluster a100, p100;
+    /* the cluster files of --ulysses-cluster / --rsa-cluster (NULL: the
+     * papers' presets); a user's measured profile prices every row instead */
+    const char *a100_arg, *p100_arg;
     uly_plan plan;  /* scratch */
     rows r;
     int do_uly, do_rsa;
@@ -983,6 +986,30 @@ static int accept_selected(const rp_ctx *c, const rp_accept *a)
 
 static void note(FILE *f, const char *text) { sim_print_note(f, "# ", "#   ", text, 118); }
 
+/* The cluster an experiment set is priced on; *custom when the user's file
+ * or preset stands in for the paper's */
+static const uly_cluster *exp_cluster(const rp_ctx *c, const char *paper, int *custom)
+{
+    const int uly = strcmp(paper, "ulysses") == 0;
+    *custom = (uly ? c->a100_arg : c->p100_arg) != NULL;
+    return uly ? &c->a100 : &c->p100;
+}
+
+/* Says so under an experiment's title when the cluster is not the paper's:
+ * the notes that cite the default preset's sources then describe the default */
+static void note_cluster(const rp_ctx *c, FILE *f, const char *paper)
+{
+    int custom;
+    const uly_cluster *cl = exp_cluster(c, paper, &custom);
+    if (!custom) return;
+    char t[512];
+    snprintf(t, sizeof t, "- priced on cluster %s (from %s '%s') in place of %s: every prediction below uses its rates",
+             cl->name, strcmp(paper, "ulysses") == 0 ? "--ulysses-cluster" : "--rsa-cluster",
+             strcmp(paper, "ulysses") == 0 ? c->a100_arg : c->p100_arg,
+             strcmp(paper, "ulysses") == 0 ? "dgx-a100-40g" : "piz-daint-p100");
+    sim_print_note(f, "#   ", "#     ", t, 118);
+}
+
 static const char uly_title[] =
     "DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509) Tables 2 and 3: GPT-7B (gpt-7b), global batch 8, "
     "A100 40GB (dgx-a100-40g), fp16, ZeRO-3 over all GPUs, full activation recompute, flash attention";
@@ -1026,6 +1053,7 @@ static int print_table(const rp_ctx *c, FILE *f)
     if (c->do_uly) {
         fprintf(f, "\n");
         note(f, uly_title);
+        note_cluster(c, f, "ulysses");
         for (size_t i = 0; i < sizeof uly_assumptions / sizeof uly_assumptions[0]; i++) {
             char t[1024];
             snprintf(t, sizeof t, "- %s", uly_assumptions[i]);
@@ -1089,8 +1117,10 @@ static int print_table(const rp_ctx *c, FILE *f)
         if (pass == 0) {
             note(f, "DeepSpeed-Ulysses headline claims (traces/published/headline_claims.md); A100 40GB "
                     "(dgx-a100-40g), fp16, full recompute, flash attention priced non-causal");
+            note_cluster(c, f, "ulysses");
         } else if (pass == 1) {
             note(f, rsa_title);
+            note_cluster(c, f, "rsa");
             for (size_t i = 0; i < sizeof rsa_assumptions / sizeof rsa_assumptions[0]; i++) {
                 char t[1024];
                 snprintf(t, sizeof t, "- %s", rsa_assumptions[i]);
@@ -1099,6 +1129,7 @@ static int print_table(const rp_ctx *c, FILE *f)
         } else {
             note(f, "Sequence Parallelism / RSA headline claims (traces/published/headline_claims.md): BERT Base on "
                     "Piz Daint P100 16GB, fp32, no recompute, no pipeline");
+            note_cluster(c, f, "rsa");
         }
         sim_table t;
         sim_table_init(&t, 7, cols, "lrrlrll");
@@ -1213,6 +1244,9 @@ static int print_json(const rp_ctx *c, FILE *f)
         cJSON *o = cJSON_CreateObject();
         bad |= sim_json_add(o, "id", json_str(ex[e].id));
         bad |= sim_json_add(o, "title", json_str(ex[e].title));
+        int custom;
+        bad |= sim_json_add(o, "cluster", json_str(exp_cluster(c, ex[e].paper, &custom)->name));
+        bad |= sim_json_add(o, "cluster_given", cJSON_CreateBool(custom));
         cJSON *as = cJSON_CreateArray();
         const char *const *al = strcmp(ex[e].paper, "ulysses") == 0 ? uly_assumptions : rsa_assumptions;
         const size_t an = strcmp(ex[e].paper, "ulysses") == 0 ? sizeof uly_assumptions / sizeof uly_assumptions[0]
@@ -1404,6 +1438,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ulysim reproduce [ulysses|rsa|all] [--format table|csv|json] [-o DIR]\n"
+            "                        [--ulysses-cluster NAME|FILE] [--rsa-cluster NAME|FILE]\n"
             "\n"
             "Re-creates the experiments of the two seed papers from the presets and prints\n"
             "the model's prediction beside the published number, with the error and the\n"
@@ -1416,6 +1451,11 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --format F     table (default), csv (one line per compared number) or json\n"
+            "  --ulysses-cluster NAME|FILE  price the DeepSpeed-Ulysses experiments on this\n"
+            "                 cluster instead of dgx-a100-40g (a preset or JSON file, e.g. a\n"
+            "                 profile of measured rates from `ulysim calibrate`)\n"
+            "  --rsa-cluster NAME|FILE  the same for the RSA experiments (default\n"
+            "                 piz-daint-p100)\n"
             "  -o, --output DIR  also write the comparison plots there: reproduce_*.dat and\n"
             "                 reproduce_*.png rendered by gnuplot with plots/reproduce_*.gp\n"
             "                 (scripts from $ULYSIM_PLOTS, else the source tree, else the\n"
@@ -1440,35 +1480,50 @@ static int load_all(rp_ctx *c)
             sim_err("reproduce: %s", why);
             return 1;
         }
-    if (sim_cluster_load("dgx-a100-40g", &c->a100, why, sizeof why) ||
-        sim_cluster_load("piz-daint-p100", &c->p100, why, sizeof why)) {
-        sim_err("reproduce: %s", why);
-        return 1;
-    }
+    const struct {
+        const char *arg, *flag, *def;
+        uly_cluster *cl;
+    } cs[] = {{c->a100_arg, "--ulysses-cluster", "dgx-a100-40g", &c->a100},
+              {c->p100_arg, "--rsa-cluster", "piz-daint-p100", &c->p100}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        if (sim_cluster_load(cs[i].arg ? cs[i].arg : cs[i].def, cs[i].cl, why, sizeof why)) {
+            if (cs[i].arg) sim_err("reproduce: %s '%s': %s", cs[i].flag, cs[i].arg, why);
+            else sim_err("reproduce: %s", why);
+            return 1;
+        }
     return 0;
 }
 
 int sim_cmd_reproduce(int argc, char **argv)
 {
-    const char *which = NULL, *dir = NULL, *fmt = "table";
+    const char *which = NULL, *dir = NULL, *fmt = "table", *a100_arg = NULL, *p100_arg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return SIM_EXIT_OK;
-        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+        } else if (strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
+                   strcmp(a, "--ulysses-cluster") == 0 || strcmp(a, "--rsa-cluster") == 0) {
             if (i + 1 >= argc) {
                 sim_err("reproduce: %s needs a value", a);
                 return SIM_EXIT_USAGE;
             }
             if (strcmp(a, "--format") == 0) fmt = argv[++i];
+            else if (strcmp(a, "--ulysses-cluster") == 0) a100_arg = argv[++i];
+            else if (strcmp(a, "--rsa-cluster") == 0) p100_arg = argv[++i];
             else dir = argv[++i];
         } else if (strncmp(a, "--format=", 9) == 0) {
             fmt = a + 9;
         } else if (strncmp(a, "--output=", 9) == 0) {
             dir = a + 9;
+        } else if (strncmp(a, "--ulysses-cluster=", 18) == 0) {
+            a100_arg = a + 18;
+        } else if (strncmp(a, "--rsa-cluster=", 14) == 0) {
+            p100_arg = a + 14;
         } else if (a[0] == '-' && a[1]) {
-            sim_err("reproduce: unknown option '%s' (valid: --format, -o/--output, --help)", a);
+            sim_err("reproduce: unknown option '%s' (valid: --format, -o/--output, --ulysses-cluster, "
+                    "--rsa-cluster, --help)",
+                    a);
             return SIM_EXIT_USAGE;
         } else if (which) {
             sim_err("reproduce: one experiment set only: got '%s' after '%s' (valid: ulysses, rsa, all)", a, which);
@@ -1484,6 +1539,8 @@ int sim_cmd_reproduce(int argc, char **argv)
         return SIM_EXIT_INTERNAL;
     }
     int rc = SIM_EXIT_OK;
+    c->a100_arg = a100_arg;
+    c->p100_arg = p100_arg;
     if (strcmp(which, "ulysses") == 0) c->do_uly = 1;
     else if (strcmp(which, "rsa") == 0) c->do_rsa = 1;
     else if (strcmp(which, "all") == 0) c->do_uly = c->do_rsa = 1;

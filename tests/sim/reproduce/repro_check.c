@@ -13,7 +13,7 @@
  *   repro_check JSON row EXP ID same [--xfail]         pred == pub
  *   repro_check JSON median EXP SUFFIX TOL [--xfail]   median |error| of rows ID*SUFFIX <= TOL
  *   repro_check JSON published DIR                     published numbers = DIR's CSV files
- *   repro_check cli ULYSIM                             formats, subsets, bad input
+ *   repro_check cli ULYSIM                             formats, subsets, bad input, --*-cluster
  *   repro_check plots ULYSIM DIR                       -o DIR writes data and images (77: no gnuplot)
  */
 #define _POSIX_C_SOURCE 200809L
@@ -288,6 +288,100 @@ static int count_lines(const char *s)
     return n;
 }
 
+/* Iteration times of Tables 2-3 by row id, from `reproduce ulysses --format
+ * json` output; the experiment's cluster name and whether it was given. */
+static int uly_times(const char *json, char ids[][64], double *t, int max, char *cluster, size_t cn, int *given)
+{
+    cJSON *j = cJSON_Parse(json);
+    const cJSON *e = j ? find_exp(j, "ulysses.tables") : NULL, *r;
+    int n = 0;
+    if (e) {
+        snprintf(cluster, cn, "%s", str(e, "cluster"));
+        *given = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "cluster_given"));
+        cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(e, "rows"))
+            {
+                if (!strstr(str(r, "id"), ".iter_time") || n >= max) continue;
+                snprintf(ids[n], 64, "%s", str(r, "id"));
+                const cJSON *p = cJSON_GetObjectItemCaseSensitive(r, "predicted");
+                t[n++] = cJSON_IsNumber(p) ? p->valuedouble : NAN;
+            }
+    }
+    cJSON_Delete(j);
+    return n;
+}
+
+/* --ulysses-cluster: a copy of dgx-a100-40g whose flash-attention
+ * efficiencies are halved must price every Tables 2-3 row slower by
+ * attention's share (75-90% of these steps: between 1.5x and 2x), and
+ * the output must name the cluster it used. */
+static int cli_cluster(const char *exe, char *out, size_t out_n, char *err, size_t err_n)
+{
+    const char *dir = getenv("ULYSIM_PRESETS");
+    char src[4096], cmd[8400];
+    snprintf(src, sizeof src, "%s/clusters/dgx-a100-40g.json", dir ? dir : ".");
+    char *text = slurp(src, NULL);
+    cJSON *cl = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *ae = cl ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cl, "gpu"), "attn_eff")
+                         : NULL;
+    if (!cJSON_IsObject(ae)) {
+        printf("cannot read the attention efficiencies of %s\n", src);
+        cJSON_Delete(cl);
+        return 1;
+    }
+    const cJSON *curve, *pt;
+    cJSON_ArrayForEach(curve, ae) cJSON_ArrayForEach(pt, curve)
+        {
+            cJSON *eff = cJSON_GetArrayItem(pt, 1);
+            if (cJSON_IsNumber(eff)) cJSON_SetNumberValue(eff, eff->valuedouble * 0.5);
+        }
+    cJSON_ReplaceItemInObjectCaseSensitive(cl, "name", cJSON_CreateString("a100-half-attn"));
+    char *half = cJSON_Print(cl);
+    cJSON_Delete(cl);
+    FILE *f = half ? fopen("cli_a100_half_attn.json", "w") : NULL;
+    int bad = !f || fputs(half, f) < 0;
+    if (f && fclose(f)) bad = 1;
+    free(half);
+    if (bad) {
+        printf("cannot write cli_a100_half_attn.json\n");
+        return 1;
+    }
+    char ids[2][8][64], cname[2][64];
+    double t[2][8];
+    int n[2], given[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "'%s' reproduce ulysses --format json%s", exe,
+                 k ? " --ulysses-cluster cli_a100_half_attn.json" : "");
+        const int rc = run(cmd, out, out_n, err, err_n);
+        n[k] = rc == 0 ? uly_times(out, ids[k], t[k], 8, cname[k], sizeof cname[k], &given[k]) : 0;
+        if (rc != 0 || n[k] != 6) {
+            printf("%s: exit %d, %d iteration-time rows: %s\n", cmd, rc, n[k], err);
+            return 1;
+        }
+    }
+    if (strcmp(cname[0], "dgx-a100-40g") || given[0] || strcmp(cname[1], "a100-half-attn") || !given[1]) {
+        printf("cluster named '%s' (given %d) and '%s' (given %d), want dgx-a100-40g (0) and a100-half-attn (1)\n",
+               cname[0], given[0], cname[1], given[1]);
+        bad++;
+    }
+    for (int i = 0; i < 6; i++) {
+        const double r = t[1][i] / t[0][i];
+        if (strcmp(ids[0][i], ids[1][i]) || !(r > 1.5 && r <= 2.0)) {
+            printf("%s: %.3f s on dgx-a100-40g, %.3f s with attention at half the efficiency: x%.3f, want "
+                   "(1.5, 2]\n",
+                   ids[0][i], t[0][i], t[1][i], r);
+            bad++;
+        }
+    }
+    /* and the note under the table says which cluster priced it */
+    snprintf(cmd, sizeof cmd, "'%s' reproduce ulysses --ulysses-cluster cli_a100_half_attn.json", exe);
+    if (run(cmd, out, out_n, err, err_n) != 0 || !strstr(out, "priced on cluster a100-half-attn")) {
+        printf("%s: no note naming the cluster\n", cmd);
+        bad++;
+    }
+    return bad;
+}
+
 static int cli(const char *exe)
 {
     static char out[1 << 20], err[1 << 16];
@@ -350,7 +444,9 @@ static int cli(const char *exe)
     } cases[] = {
         {"frob", "'frob'"},           {"--format xml", "'xml'"}, {"--bogus", "'--bogus'"},
         {"ulysses rsa", "'rsa'"},     {"-o", "-o"},              {"--format", "--format"},
-        {"all -o \"\"", "-o"},
+        {"all -o \"\"", "-o"},      {"--ulysses-cluster nosuch", "'nosuch'"},
+        {"rsa --rsa-cluster", "--rsa-cluster"},
+        {"rsa --rsa-cluster=/nonexistent/p100.json", "/nonexistent/p100.json"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(cmd, sizeof cmd, "'%s' reproduce %s", exe, cases[i].args);
@@ -361,6 +457,7 @@ static int cli(const char *exe)
             bad++;
         }
     }
+    bad += cli_cluster(exe, out, sizeof out, err, sizeof err);
     printf(bad ? "FAIL\n" : "PASS\n");
     return bad ? 1 : 0;
 }
