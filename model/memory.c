@@ -3,7 +3,10 @@
  * training: 4 + 4 + 8), sharded by ZeRO over the data x sequence group.
  * Activations follow Korthikanti et al. 2022 term by term (generalised to
  * GQA, SwiGLU, flash attention and context parallelism), so their formulas
- * (none, TP, TP+SP, TP+SP+selective) come out exactly for GPT-style models. */
+ * (none, TP, TP+SP, TP+SP+selective) come out exactly for GPT-style models.
+ * The backward working set is the peak of the first layer to run backward,
+ * with autograd's rule that a gradient is freed once consumed and a saved
+ * tensor once its node has run (see backward_peak). */
 #include <math.h>
 #include <string.h>
 
@@ -39,6 +42,34 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
 }
 
+/* Bytes backward adds at its peak on top of what the layers hold, walking the
+ * layer backward as autograd does: each op allocates its outputs before its
+ * inputs are freed; a gradient lives until consumed, a saved activation
+ * until its node has run. Sizes are this rank's (a: the layer's terms).
+ * MLP block, first:
+ *   activation backward: the layer output's gradient dY (held until the
+ *     residual branch adds it in), the gradients of the activation's output
+ *     and input;
+ *   first GEMM and norm backward: dY, the activation input's gradient, the
+ *     GEMM input's gradient (whole under TP: all N tokens before the
+ *     all-reduce, or the all-gathered N under SP) and the norm input's.
+ * Attention block, after the MLP's saved tensors of this layer are freed
+ * (norm input, GEMM input, activation input and output, dropout mask): dY,
+ * the output projection's input gradient, and the first backward GEMM's
+ * output: one more score block beside the saved ones when the scores are
+ * materialised (dP before P is freed), the Q, K, V gradients under flash. */
+static double backward_peak(const uly_act_terms *a, double gemm_in_split)
+{
+    const double dy = a->attn_in; /* b T h / (t under SP): the residual stream's width */
+    const double act_grads = dy + a->act_out + a->act_in;
+    const double gemm_grads = dy + a->act_in + dy * gemm_in_split + dy;
+    const double mlp = act_grads > gemm_grads ? act_grads : gemm_grads;
+    const double freed = a->ln / 2.0 + a->mlp_in + a->act_in + a->act_out + a->mlp_drop;
+    const double first = a->scores > a->qkv ? a->scores : a->qkv;
+    const double attn = dy + a->attn_out + first - freed;
+    return mlp > attn ? mlp : attn;
+}
+
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                            const uly_plan *plan, uly_memory *out)
 {
@@ -61,7 +92,8 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
     const double scores = full.scores + full.score_masks;
     const double L = (double)m->layers;
-    const double grads_live = full.act_in + full.act_out; /* largest activation gradients in flight */
+    /* the GEMM regions' input gradient is whole (b N h) where SP splits the rest t ways */
+    const double grads_live = backward_peak(&full, plan->act_sp ? (double)plan->act_tp : 1.0);
     switch (w->recompute) {
     case ULY_RECOMPUTE_NONE:
         tb[ULY_MEM_ACTIV] = L * (full.total - scores);

@@ -698,7 +698,12 @@ static uly_model rsa_stage_model(const uly_model *m)
 
 /* Memory of a stage as the paper measures it (torch max_memory_allocated,
  * MiB): the model's total less the logits (last stage) and the runtime
- * reserve (not an allocation). NAN when the layout has no valid shapes. */
+ * reserve (not an allocation), plus the stage's output of every micro-batch
+ * in flight, which the pipeline schedule holds until that micro-batch's
+ * backward (it calls backward on that tensor, and PyTorch keeps its storage
+ * unless the schedule frees it by hand, as later Megatron-LM versions do):
+ * b x N x h on every TP rank, b x N/P x h under SP. NAN when the layout has
+ * no valid shapes. */
 static double stage_alloc_mib(rp_ctx *c, const uly_model *stage, const uly_layout *l, int64_t seq, int64_t batch,
                               char *why, size_t why_n)
 {
@@ -708,8 +713,11 @@ static double stage_alloc_mib(rp_ctx *c, const uly_model *stage, const uly_layou
     double v = NAN;
     why[0] = 0;
     if (uly_evaluate(stage, &w, &c->p100, l, &c->plan, r) == ULY_OK) {
+        const double out_bytes = (double)uly_dtype_bytes(w.dtype) * (double)batch * (double)c->plan.act_tokens *
+                                 (double)stage->hidden;
         if (r->mem.total_bytes > 0)
-            v = (r->mem.total_bytes - r->mem.term_bytes[ULY_MEM_LOGITS] - r->mem.term_bytes[ULY_MEM_RESERVED]) /
+            v = (r->mem.total_bytes - r->mem.term_bytes[ULY_MEM_LOGITS] - r->mem.term_bytes[ULY_MEM_RESERVED] +
+                 out_bytes) /
                 1048576.0;
         else
             why_str(stage, r, why, why_n);
@@ -770,11 +778,6 @@ static int rsa_table4(rp_ctx *c)
             if (isnan(tp)) SETF(x->note, "the model has no valid layout: %s", why_t);
         }
         row_judge(x);
-        if (x->status == RP_FAIL && !isnan(tp) && tp < x->pub)
-            SETF(x->note, "short, as the P1 cells are, by about 490-660 MiB per 64 x 512 tokens a GPU holds; likely "
-                          "causes (not verified): the model counts no activations of the first stage's embedding "
-                          "block and, in backward, only the MLP's gradients: b x N x h terms plain TP holds whole "
-                          "on every rank");
 
         rp_row *y = row_add(&c->r, exp, acc);
         if (!y) return 1;
@@ -1031,7 +1034,12 @@ static const char *const rsa_assumptions[] = {
     "pipeline size 8: the model has no pipeline parallelism; the memory of a GPU is that of the heaviest stage, "
     "ceil(12/8) = 2 layers plus the embedding (uniform partition), with the whole batch in flight (1F1B with at "
     "most 8 micro-batches), evaluated as a 2-layer model; logits live on the last stage and are not counted",
-    "memory is torch's max allocated (MiB): the model's total less the preset's runtime reserve",
+    "memory is torch's max allocated (MiB): the model's total less the preset's runtime reserve, plus the stage's "
+    "output of every micro-batch in flight, which the schedule holds for its backward (b N h on every TP rank, "
+    "b N/P h under SP; PyTorch keeps it unless the schedule frees it by hand, as later Megatron-LM versions do)",
+    "backward's peak is the model's: the first layer to run backward, each gradient freed once consumed (dY and "
+    "the MLP's gradients, or, at long sequences, one more score block: dP beside P); RSA all-reduces one "
+    "full-length dK or dV at a time (each of its ring functions reduces its own gradient before returning)",
     "fp32 training, no activation recompute, no ZeRO, materialised scores: the paper states no precision; fp16 "
     "would make Table 4's score memory (about 19-20 bytes per score element over the stage, 9 per layer in fp32) "
     "half of what it reports",

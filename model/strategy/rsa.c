@@ -4,7 +4,10 @@
  * (no flash attention), then values circulate to form the output. Backward:
  * the two rings again plus two all-reduces of the full-length dK and dV:
  * 6(P-1) b (N/P) h bytes against the forward's 2(P-1) b (N/P) h. The paper's
- * implementation does not overlap the rings with compute, so neither do we. */
+ * implementation does not overlap the rings with compute, so neither do we.
+ * Each of its two ring functions (RingAV, then RingQK going backward)
+ * all-reduces its own full-length gradient before it returns, so one
+ * b x N x kd buffer is live at a time. */
 #include "../internal.h"
 
 typedef struct rsa_ctx {
@@ -43,15 +46,14 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     /* dP = dO V^T needs V again; dV = P^T dO is full length (all-reduced) */
     ring(x, "ring_v", ph, 0, s);
     uly_emit_gemm(x, "rsa_pv_bwd", ph, 0, b * a * q, d, n, 2.0);
+    const int64_t full = ULY_PROD(x, x->b, x->w->seq, s->kvd);
+    const int64_t bytes = ULY_PROD(x, 2, s->p - 1, x->b, s->tokens, s->kvd, x->beta);
+    if (s->p > 1) uly_emit_comm(x, "allreduce_dv", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
     uly_emit_elem(x, "rsa_softmax_bwd", ph, 0, 3.0 * (double)x->beta * b * a * q * n);
     /* dQ = dS K needs K again; dK = dS^T Q is full length (all-reduced) */
     ring(x, "ring_k", ph, 0, s);
     uly_emit_gemm(x, "rsa_qk_bwd", ph, 0, b * a * q, n, d, 2.0);
-    if (s->p <= 1) return;
-    const int64_t full = ULY_PROD(x, x->b, x->w->seq, s->kvd);
-    const int64_t bytes = ULY_PROD(x, 2, s->p - 1, x->b, s->tokens, s->kvd, x->beta);
-    uly_emit_comm(x, "allreduce_dk", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
-    uly_emit_comm(x, "allreduce_dv", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
+    if (s->p > 1) uly_emit_comm(x, "allreduce_dk", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -71,9 +73,9 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     p->dims.attn_q = s.tokens;
     p->dims.attn_kv = w->seq;
     p->act_cp = s.p;
-    /* full-length dK, dV for the all-reduces plus one K/V block in flight */
+    /* one full-length dK or dV for its all-reduce plus one K/V block in flight */
     p->comm_buf_bytes = s.p > 1 ? (double)x.beta * (double)x.b * (double)s.kvd *
-                                      (2.0 * (double)w->seq + 2.0 * (double)s.tokens)
+                                      ((double)w->seq + 2.0 * (double)s.tokens)
                                 : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,

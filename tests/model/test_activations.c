@@ -172,10 +172,60 @@ static void rsa_tables(void)
            (long long)attn_cross);
 }
 
+/* Backward's working set (memory.c backward_peak), by hand for plain TP,
+ * bf16, no recompute, materialised scores, in units of s b h bytes (x = one
+ * bf16 b x s x h tensor, 2 sbh): the MLP's activation step holds dY and the
+ * two f-wide gradients, x (1 + 2f/(ht)); its first-GEMM step dY, the
+ * activation input's gradient, the GEMM input's and the norm input's,
+ * x (3 + f/(ht)); the attention step dY, the context gradient and one
+ * score block beside the saved one, x (1 + 1/t + as/(ht)), less the MLP's
+ * saved tensors the layer has freed, x (2 + 2f/(ht)) + sbh (dropout mask).
+ * Which step is the peak depends on t and s: all three win somewhere. */
+static void backward_working_set(void)
+{
+    uly_model m = fx_model("gpt", 24, 2048, 16, 16, 8192, 51200, 0);
+    m.dropout = 1;
+    uly_cluster c = fx_a100(1);
+    c.gpu.hbm_bytes = 1e15;
+    const double b = 4, h = 2048, a = 16, f = 8192, x = 2.0;
+    static const struct {
+        double s, t;
+        const char *peak;
+    } cases[] = {{2048, 1, "activation"}, {2048, 8, "first GEMM"}, {8192, 1, "attention"}, {8192, 8, "attention"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const double s = cases[i].s, t = cases[i].t, sbh = s * b * h;
+        uly_workload w = fx_work((int64_t)s);
+        w.flash = 0;
+        w.micro_batch = 4;
+        w.zero_stage = 0;
+        w.recompute = ULY_RECOMPUTE_NONE;
+        uly_result r;
+        CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, (int64_t)t, 1, &r) == 0, "megatron-tp t=%.0f s=%.0f", t,
+              s);
+        const double act = x * sbh * (1.0 + 2.0 * f / (h * t)), gemm = x * sbh * (3.0 + f / (h * t));
+        const double attn = x * sbh * (1.0 + 1.0 / t + a * s / (h * t)) - (x * sbh * (2.0 + 2.0 * f / (h * t)) + sbh);
+        const double want = fmax(act, fmax(gemm, attn));
+        const char *won = want == act ? "activation" : want == gemm ? "first GEMM" : "attention";
+        CHECK(close_to(r.mem.term_bytes[ULY_MEM_WORKING], want) && strcmp(won, cases[i].peak) == 0,
+              "megatron-tp t=%.0f s=%.0f: working %.0f, want %.0f (%s step; expected the %s step)", t, s,
+              r.mem.term_bytes[ULY_MEM_WORKING], want, won, cases[i].peak);
+    }
+    /* RSA reduces one full-length dK or dV at a time: b N k d plus the K/V
+     * block in flight, b 2(N/P) k d, bf16 */
+    uly_workload w = fx_work(8192);
+    w.micro_batch = 4;
+    uly_result r;
+    CHECK(fx_eval(&m, &w, &c, ULY_STRAT_RSA, 1, 8, 1, 1, &r) == 0, "rsa r=8");
+    const double want = x * b * 2048.0 * (8192.0 + 2.0 * 8192.0 / 8.0);
+    CHECK(close_to(r.mem.term_bytes[ULY_MEM_COMM], want), "rsa r=8 comm buffers: %.0f, want %.0f",
+          r.mem.term_bytes[ULY_MEM_COMM], want);
+}
+
 int main(void)
 {
     korthikanti();
     korthikanti_plans();
+    backward_working_set();
     rsa_tables();
     FX_DONE();
 }

@@ -87,11 +87,16 @@ int main(void)
     /* out of memory: RSA at 1M tokens on 64 GPUs materialises a huge score block */
     CHECK(fx_eval(&m, &w, &c, ULY_STRAT_RSA, 1, 64, 1, 1, &r) == 0, "evaluate rsa");
     CHECK(!r.feasible && has(&r, ULY_R_OUT_OF_MEMORY, 1), "RSA at 1M must run out of memory");
-    CHECK(r.mem.largest == ULY_MEM_SCORES, "RSA's largest term: %s", uly_mem_term_name(r.mem.largest));
+    /* one layer's score block (full recompute), and backward's working set
+     * holds a second one (dP beside P) on top of the rebuilt layer */
+    CHECK(r.mem.term_bytes[ULY_MEM_SCORES] > 1000.0 * (1 << 30) &&
+              r.mem.term_bytes[ULY_MEM_WORKING] > r.mem.term_bytes[ULY_MEM_SCORES] && r.mem.largest == ULY_MEM_WORKING,
+          "RSA at 1M: scores %.0f GiB, working %.0f GiB, largest term %s", r.mem.term_bytes[ULY_MEM_SCORES] / (1 << 30),
+          r.mem.term_bytes[ULY_MEM_WORKING] / (1 << 30), uly_mem_term_name(r.mem.largest));
     for (int i = 0; i < r.n_reasons; i++)
         if (r.reasons[i].code == ULY_R_OUT_OF_MEMORY) {
             uly_reason_format(&r.reasons[i], &m, buf, sizeof buf);
-            CHECK(strstr(buf, "scores") && strstr(buf, "GiB"), "OOM message names the term and the size: %s", buf);
+            CHECK(strstr(buf, "working") && strstr(buf, "GiB"), "OOM message names the term and the size: %s", buf);
             CHECK(r.reasons[i].v[0] > r.reasons[i].v[1], "need > have");
         }
 
