@@ -57,6 +57,10 @@ typedef struct hx_opts {
 /* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
 void hx_args_defaults(hx_opts *o);
+/* Bad usage, found by the parser or a backend's configure: rank 0 prints
+ * "ulyharness: <reason>" on stderr (the other ranks would repeat it);
+ * returns 2, the exit status of bad usage. */
+int hx_args_reject(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------- MPI and faults */
 

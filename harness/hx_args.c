@@ -78,8 +78,7 @@ void hx_args_defaults(hx_opts *o)
     o->inject_fail_op = o->inject_hang_op = o->inject_kill_op = -1;
 }
 
-static int bad(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(int rank, const char *fmt, ...)
+int hx_args_reject(int rank, const char *fmt, ...)
 {
     if (rank == 0) {
         va_list ap;
@@ -96,7 +95,7 @@ static int parse_size(const char *flag, const char *s, int64_t *out, int rank)
 {
     char why[200];
     if (uly_size_parse(s, out, why, sizeof why) != ULY_OK)
-        return bad(rank, "%s %s: not a positive size (131072, 128K, 1M)", flag, s);
+        return hx_args_reject(rank, "%s %s: not a positive size (131072, 128K, 1M)", flag, s);
     return 0;
 }
 
@@ -105,7 +104,7 @@ static int parse_int(const char *flag, const char *s, int64_t lo, int64_t hi, in
     char *end = NULL;
     long long v = strtoll(s, &end, 10);
     if (!*s || *end || v < lo || v > hi)
-        return bad(rank, "%s %s: must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
+        return hx_args_reject(rank, "%s %s: must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
     *out = v;
     return 0;
 }
@@ -115,14 +114,14 @@ static int parse_inject(const char *flag, const char *s, int *rank_out, int *op_
 {
     char *end = NULL;
     long r = strtol(s, &end, 10);
-    if (end == s || r < 0) return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+    if (end == s || r < 0) return hx_args_reject(rank, "%s %s: want RANK or RANK:OP", flag, s);
     long op = -1;
     if (*end == ':') {
         char *e2 = NULL;
         op = strtol(end + 1, &e2, 10);
-        if (e2 == end + 1 || *e2 || op < 0) return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+        if (e2 == end + 1 || *e2 || op < 0) return hx_args_reject(rank, "%s %s: want RANK or RANK:OP", flag, s);
     } else if (*end) {
-        return bad(rank, "%s %s: want RANK or RANK:OP", flag, s);
+        return hx_args_reject(rank, "%s %s: want RANK or RANK:OP", flag, s);
     }
     *rank_out = (int)r;
     *op_out = (int)op;
@@ -138,7 +137,7 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         int64_t x = 0;
 #define NEED()                                                              \
     do {                                                                    \
-        if (!v) return bad(rank, "%s: needs a value", a);             \
+        if (!v) return hx_args_reject(rank, "%s: needs a value", a);        \
         i++;                                                                \
     } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -147,7 +146,7 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         } else if (!strcmp(a, "--strategy")) {
             NEED();
             if (!uly_strategy_find(v))
-                return bad(rank, "--strategy %s: unknown; valid: %s", v,
+                return hx_args_reject(rank, "--strategy %s: unknown; valid: %s", v,
                            "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp");
             o->strategy = v;
         } else if (!strcmp(a, "--ulysses")) {
@@ -193,32 +192,34 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (!strcmp(v, "zigzag")) o->split = ULY_SPLIT_ZIGZAG;
             else if (!strcmp(v, "contiguous")) o->split = ULY_SPLIT_CONTIGUOUS;
-            else return bad(rank, "--split %s: must be zigzag or contiguous", v);
+            else return hx_args_reject(rank, "--split %s: must be zigzag or contiguous", v);
         } else if (!strcmp(a, "--recompute")) {
             NEED();
             if (!strcmp(v, "none")) o->recompute = ULY_RECOMPUTE_NONE;
             else if (!strcmp(v, "full")) o->recompute = ULY_RECOMPUTE_FULL;
             else if (!strcmp(v, "selective"))
-                return bad(rank, "--recompute %s: not executed by the harness (the model keeps all K,V "
+                return hx_args_reject(rank, "--recompute %s: not executed by the harness (the model keeps all K,V "
                                  "blocks for it); use none or full", v);
-            else return bad(rank, "--recompute %s: must be none or full", v);
+            else return hx_args_reject(rank, "--recompute %s: must be none or full", v);
         } else if (!strcmp(a, "--zero")) {
             NEED();
             if (parse_int(a, v, 0, 3, &x, rank)) return 2;
             o->zero = (int)x;
         } else if (!strcmp(a, "--backend")) {
             NEED();
-            if (strcmp(v, "mpi") && strcmp(v, "nccl")) return bad(rank, "--backend %s: unknown; valid: mpi, nccl", v);
+            if (strcmp(v, "mpi") && strcmp(v, "nccl"))
+                return hx_args_reject(rank, "--backend %s: unknown; valid: mpi, nccl", v);
             o->backend = v;
         } else if (!strcmp(a, "--dtype")) {
             NEED();
             if (!strcmp(v, "bf16")) o->dtype = ULY_BF16;
             else if (!strcmp(v, "fp16")) o->dtype = ULY_FP16;
             else if (!strcmp(v, "fp32")) o->dtype = ULY_FP32;
-            else return bad(rank, "--dtype %s: must be bf16, fp16 or fp32", v);
+            else return hx_args_reject(rank, "--dtype %s: must be bf16, fp16 or fp32", v);
         } else if (!strcmp(a, "--kernel")) {
             NEED();
-            if (strcmp(v, "ref") && strcmp(v, "flash")) return bad(rank, "--kernel %s: must be ref or flash", v);
+            if (strcmp(v, "ref") && strcmp(v, "flash"))
+                return hx_args_reject(rank, "--kernel %s: must be ref or flash", v);
             o->kernel = v;
         } else if (!strcmp(a, "--threads")) {
             NEED();
@@ -230,7 +231,7 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             o->warmup = (int)x;
         } else if (!strcmp(a, "--sync")) {
             NEED();
-            if (strcmp(v, "op") && strcmp(v, "pass")) return bad(rank, "--sync %s: must be op or pass", v);
+            if (strcmp(v, "op") && strcmp(v, "pass")) return hx_args_reject(rank, "--sync %s: must be op or pass", v);
             o->sync_pass = !strcmp(v, "pass");
         } else if (!strcmp(a, "--reps")) {
             NEED();
@@ -250,7 +251,8 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             char *end = NULL;
             double t = strtod(v, &end);
-            if (!*v || *end || !(t >= 0) || t > 1e6) return bad(rank, "--timeout %s: seconds >= 0 (0: off)", v);
+            if (!*v || *end || !(t >= 0) || t > 1e6)
+                return hx_args_reject(rank, "--timeout %s: seconds >= 0 (0: off)", v);
             o->timeout_s = t;
         } else if (!strcmp(a, "--microbench")) {
             o->microbench = 1;
@@ -278,12 +280,12 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (parse_inject(a, v, &o->inject_kill_rank, &o->inject_kill_op, rank)) return 2;
         } else {
-            return bad(rank, "%s: unknown option (see --help)", a);
+            return hx_args_reject(rank, "%s: unknown option (see --help)", a);
         }
 #undef NEED
     }
     if (!o->microbench && !o->strategy)
-        return bad(rank, "--strategy is required (or --microbench); see --help");
-    if (o->mb_min > o->mb_max) return bad(rank, "--mb-min must not exceed --mb-max");
+        return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
+    if (o->mb_min > o->mb_max) return hx_args_reject(rank, "--mb-min must not exceed --mb-max");
     return 0;
 }

@@ -257,6 +257,26 @@ static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float
 
 /* ---------------------------------------------------------- ring loops */
 
+/* Posts step s's K,V hop (none at the last step): cur to the next rank,
+ * the previous rank's block into nxt. Returns the requests posted in rq. */
+static int kv_hop_post(const hx_group *g, int s, const float *cur, float *nxt, int64_t blk, MPI_Request rq[2],
+                       int64_t *bytes)
+{
+    if (s >= g->size - 1) return 0;
+    hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[0]);
+    hx_isend(g, cur, blk, g->next, TAG_KV, &rq[1], bytes);
+    return 2;
+}
+
+/* Waits for n requests; the time it blocks is the transfer's exposed part,
+ * added to *acc. */
+static void wait_timed(int n, MPI_Request *rq, double *acc)
+{
+    const double t0 = hx_now();
+    hx_waitall(n, rq);
+    *acc += hx_now() - t0;
+}
+
 static void ring_fwd(hx_ctx *c, int attn_id)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
@@ -269,18 +289,12 @@ static void ring_fwd(hx_ctx *c, int attn_id)
     const float *cur = c->kv_own;
     for (int s = 0; s < r; s++) {
         MPI_Request rq[2];
-        int nrq = 0;
         float *nxt = c->rot[s % 2];
-        if (s < r - 1) {
-            hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[nrq++]);
-            hx_isend(g, cur, blk, g->next, TAG_KV, &rq[nrq++], &sk->bytes_pass);
-        }
+        const int nrq = kv_hop_post(g, s, cur, nxt, blk, rq, &sk->bytes_pass);
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
         pairs_fwd(c, &ks, cur, cur + half);
-        double tw = hx_now();
-        hx_waitall(nrq, rq);
-        t_wait += hx_now() - tw;
+        wait_timed(nrq, rq, &t_wait);
         hx_beat(attn_id, "attn_fwd ring step");
         cur = nxt;
     }
@@ -296,18 +310,14 @@ static void ring_bwd(hx_ctx *c, int attn_id)
     const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
     if (kv_id < 0 || dkv_id < 0) hx_die("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
     hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
-    double w_kv = 0, w_dkv = 0, tw;
+    double w_kv = 0, w_dkv = 0;
     MPI_Request acc_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Request acc_recv = MPI_REQUEST_NULL; /* posted last step, added this step */
     const float *cur = c->kv_own;
     for (int s = 0; s < r; s++) {
         MPI_Request rq[2];
-        int nrq = 0;
         float *nxt = c->rot[s % 2];
-        if (s < r - 1) {
-            hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[nrq++]);
-            hx_isend(g, cur, blk, g->next, TAG_KV, &rq[nrq++], &sk->bytes_pass);
-        }
+        const int nrq = kv_hop_post(g, s, cur, nxt, blk, rq, &sk->bytes_pass);
         MPI_Request acc_in = acc_recv;
         const float *acc_in_buf = c->accr[(s + 1) % 2];
         acc_recv = MPI_REQUEST_NULL;
@@ -315,9 +325,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
         if (s >= 1) hx_irecv(g, c->accr[s % 2], blk, g->prev, TAG_DKV, &acc_recv);
         float *tgt = s == 0 ? c->dkv_own : c->accs[s % 2];
         if (s >= 1) {
-            tw = hx_now();
-            hx_waitall(1, &acc_send[s % 2]); /* this buffer's send from step s-2 */
-            w_dkv += hx_now() - tw;
+            wait_timed(1, &acc_send[s % 2], &w_dkv); /* this buffer's send from step s-2 */
             memset(tgt, 0, sizeof(float) * (size_t)blk);
         }
         hx_segs ks;
@@ -325,25 +333,19 @@ static void ring_bwd(hx_ctx *c, int attn_id)
         pairs_bwd(c, &ks, cur, cur + half, tgt, tgt + half);
         if (s >= 1) {
             if (s >= 2) {
-                tw = hx_now();
-                hx_waitall(1, &acc_in);
-                w_dkv += hx_now() - tw;
+                wait_timed(1, &acc_in, &w_dkv);
                 for (int64_t x = 0; x < blk; x++) tgt[x] += acc_in_buf[x];
             }
             hx_isend(g, tgt, blk, g->next, TAG_DKV, &acc_send[s % 2], &sd->bytes_pass);
         }
-        tw = hx_now();
-        hx_waitall(nrq, rq);
-        w_kv += hx_now() - tw;
+        wait_timed(nrq, rq, &w_kv);
         hx_beat(attn_id, "attn_bwd ring step");
         cur = nxt;
     }
     if (r > 1) {
         /* my own block's accumulator comes home */
-        tw = hx_now();
-        hx_waitall(1, &acc_recv);
-        hx_waitall(2, acc_send);
-        w_dkv += hx_now() - tw;
+        wait_timed(1, &acc_recv, &w_dkv);
+        wait_timed(2, acc_send, &w_dkv);
         const float *home = c->accr[(r - 1) % 2];
         for (int64_t x = 0; x < blk; x++) c->dkv_own[x] += home[x];
     }
@@ -470,15 +472,25 @@ static void h_rsa_ring(hx_ctx *c, const uly_op *op)
 /* S[bb][hh][T][N] */
 static float *S_at(const hx_ctx *c, float *S, int64_t bb, int64_t hh) { return S + ((bb * c->a + hh) * c->T) * c->N; }
 
+/* Head hh of sequence bb in the token-major Q, O, dO, dQ: [b][T][qc] */
+static int64_t rsa_q_off(const hx_ctx *c, int64_t bb, int64_t hh) { return bb * c->T * c->qc + hh * c->d; }
+
+/* The KV head that query head hh reads, of sequence bb, in ring block j of
+ * K, V, dK, dV gathered from every rank: [r][b][T][kc] */
+static int64_t rsa_kv_off(const hx_ctx *c, int64_t j, int64_t bb, int64_t hh)
+{
+    return j * c->Rt * c->kc + bb * c->T * c->kc + (hh / (c->a / c->k)) * c->d;
+}
+
 static void h_rsa_qk(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    const int64_t T = c->T;
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++)
-                hx_gemm(0, 1, T, T, c->d, rsa_scale(c), c->Qg + bb * T * c->qc + hh * c->d, c->qc,
-                        c->k_all + j * blk + bb * T * c->kc + (hh / grp) * c->d, c->kc, 0.0f,
+                hx_gemm(0, 1, T, T, c->d, rsa_scale(c), c->Qg + rsa_q_off(c, bb, hh), c->qc,
+                        c->k_all + rsa_kv_off(c, j, bb, hh), c->kc, 0.0f,
                         S_at(c, c->S, bb, hh) + j * T, c->N);
 }
 
@@ -507,25 +519,25 @@ static void h_rsa_softmax(hx_ctx *c, const uly_op *op)
 static void h_rsa_pv(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    const int64_t T = c->T;
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++)
                 hx_gemm(0, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N,
-                        c->v_all + j * blk + bb * T * c->kc + (hh / grp) * c->d, c->kc, j ? 1.0f : 0.0f,
-                        c->Og + bb * T * c->qc + hh * c->d, c->qc);
+                        c->v_all + rsa_kv_off(c, j, bb, hh), c->kc, j ? 1.0f : 0.0f,
+                        c->Og + rsa_q_off(c, bb, hh), c->qc);
 }
 
 static void h_rsa_pv_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    const int64_t T = c->T, blk = c->Rt * c->kc;
     memset(c->dv_all, 0, sizeof(float) * (size_t)(c->r * blk));
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++) {
-                const float *dO = c->dOg + bb * T * c->qc + hh * c->d;
-                const int64_t ko = j * blk + bb * T * c->kc + (hh / grp) * c->d;
+                const float *dO = c->dOg + rsa_q_off(c, bb, hh);
+                const int64_t ko = rsa_kv_off(c, j, bb, hh);
                 /* dP = dO V^T */
                 hx_gemm(0, 1, T, T, c->d, 1.0f, dO, c->qc, c->v_all + ko, c->kc, 0.0f, S_at(c, c->dP, bb, hh) + j * T,
                         c->N);
@@ -556,18 +568,18 @@ static void h_rsa_softmax_bwd(hx_ctx *c, const uly_op *op)
 static void h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    const int64_t T = c->T, blk = c->Rt * c->kc, grp = c->a / c->k;
+    const int64_t T = c->T, blk = c->Rt * c->kc;
     memset(c->dk_all, 0, sizeof(float) * (size_t)(c->r * blk));
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++) {
-                const int64_t ko = j * blk + bb * T * c->kc + (hh / grp) * c->d;
+                const int64_t ko = rsa_kv_off(c, j, bb, hh);
                 const float *dS = S_at(c, c->dP, bb, hh) + j * T;
                 /* dQ = scale dS K */
                 hx_gemm(0, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->k_all + ko, c->kc, j ? 1.0f : 0.0f,
-                        c->dQg + bb * T * c->qc + hh * c->d, c->qc);
+                        c->dQg + rsa_q_off(c, bb, hh), c->qc);
                 /* dK += scale dS^T Q */
-                hx_gemm(1, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->Qg + bb * T * c->qc + hh * c->d, c->qc, 1.0f,
+                hx_gemm(1, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->Qg + rsa_q_off(c, bb, hh), c->qc, 1.0f,
                         c->dk_all + ko, c->kc);
             }
 }

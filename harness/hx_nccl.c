@@ -43,7 +43,6 @@
  * the library's message and aborts the job (hx_die). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -682,15 +681,34 @@ static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const void *kb, const void *
 
 static int ringed(const hx_ctx *c) { return c->r > 1; }
 
+static kern_nccl_comm *ring_comm(void)
+{
+    kern_nccl_comm *nc = H.nc[ULY_GROUP_RING];
+    if (!nc) hx_die("internal: no NCCL communicator for the ring");
+    return nc;
+}
+
+/* One hop round the ring on its communicator's stream: send to the next
+ * rank, recv from the previous, n elements. It starts once everything
+ * queued on the compute stream so far has run (send is ready, recv no
+ * longer read); the event returned is recorded after it, for the compute
+ * stream to wait on. */
+static cudaEvent_t ring_hop(kern_nccl_comm *nc, const void *send, void *recv, int64_t n, int64_t *bytes)
+{
+    HN_K(kern_nccl_wait_for(nc, H.cs));
+    HN_K(kern_nccl_ring_step(nc, send, recv, (size_t)n, H.ct, bytes));
+    cudaEvent_t done = ev_get();
+    HN_CUDA(cudaEventRecord(done, (cudaStream_t)kern_nccl_comm_stream(nc)));
+    return done;
+}
+
 /* Ring forward: K,V rotate on the ring communicator's stream while the
  * compute stream works on the block it has (as ring_fwd in hx_attn.c). */
 static void ring_fwd(hx_ctx *c, int attn_id)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
-    kern_nccl_comm *nc = H.nc[ULY_GROUP_RING];
-    if (!nc) hx_die("internal: no NCCL communicator for the ring");
-    cudaStream_t ns = (cudaStream_t)kern_nccl_comm_stream(nc);
+    kern_nccl_comm *nc = ring_comm();
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id];
     if (kv_id < 0) hx_die("plan: attention op %d has no ring_kv op to overlap", attn_id);
@@ -699,14 +717,7 @@ static void ring_fwd(hx_ctx *c, int attn_id)
     const void *cur = H.kv_own;
     for (int s = 0; s < r; s++) {
         void *nxt = H.rot[s % 2];
-        cudaEvent_t got = NULL;
-        if (s < r - 1) {
-            /* cur is ready and nxt no longer read: everything queued on the compute stream so far */
-            HN_K(kern_nccl_wait_for(nc, H.cs));
-            HN_K(kern_nccl_ring_step(nc, cur, nxt, (size_t)blk, H.ct, &sk->bytes_pass));
-            got = ev_get();
-            HN_CUDA(cudaEventRecord(got, ns));
-        }
+        cudaEvent_t got = s < r - 1 ? ring_hop(nc, cur, nxt, blk, &sk->bytes_pass) : NULL;
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
         pairs_fwd(c, &ks, cur, E(cur, half));
@@ -724,9 +735,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
-    kern_nccl_comm *nc = H.nc[ULY_GROUP_RING];
-    if (!nc) hx_die("internal: no NCCL communicator for the ring");
-    cudaStream_t ns = (cudaStream_t)kern_nccl_comm_stream(nc);
+    kern_nccl_comm *nc = ring_comm();
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
     if (kv_id < 0 || dkv_id < 0) hx_die("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
@@ -736,13 +745,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
     const void *cur = H.kv_own;
     for (int s = 0; s < r; s++) {
         void *nxt = H.rot[s % 2];
-        cudaEvent_t got = NULL;
-        if (s < r - 1) {
-            HN_K(kern_nccl_wait_for(nc, H.cs));
-            HN_K(kern_nccl_ring_step(nc, cur, nxt, (size_t)blk, H.ct, &sk->bytes_pass));
-            got = ev_get();
-            HN_CUDA(cudaEventRecord(got, ns));
-        }
+        cudaEvent_t got = s < r - 1 ? ring_hop(nc, cur, nxt, blk, &sk->bytes_pass) : NULL;
         float *tgt = s == 0 ? H.dkv : H.acc32;
         if (s >= 1) HN_CUDA(cudaMemsetAsync(H.acc32, 0, sizeof(float) * (size_t)blk, H.cs));
         hx_segs ks;
@@ -756,11 +759,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
             } else {
                 HN_CUDA(hxk_add(H.accs[s % 2], H.ct, H.acc32, KERN_CUDA_F32, NULL, KERN_CUDA_F32, blk, H.cs));
             }
-            HN_K(kern_nccl_wait_for(nc, H.cs));
-            HN_K(kern_nccl_sendrecv(nc, H.accs[s % 2], g->next, H.accr[s % 2], g->prev, (size_t)blk, H.ct,
-                                    &sd->bytes_pass));
-            acc_got = ev_get();
-            HN_CUDA(cudaEventRecord(acc_got, ns));
+            acc_got = ring_hop(nc, H.accs[s % 2], H.accr[s % 2], blk, &sd->bytes_pass);
         }
         if (got) wait_timed(got, &sk->t_pass);
         cur = nxt;
@@ -872,32 +871,19 @@ static hx_handler hn_find(const char *name)
 
 static const char *const hn_strategies = "ulysses, ring, usp";
 
-static int bad(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(int rank, const char *fmt, ...)
-{
-    if (rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "ulyharness: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
-        va_end(ap);
-    }
-    return 2;
-}
-
 static int hn_configure(hx_opts *o, int rank)
 {
-    if (o->microbench) return bad(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
+    if (o->microbench)
+        return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
     if (o->strategy && strcmp(o->strategy, "ulysses") && strcmp(o->strategy, "ring") && strcmp(o->strategy, "usp"))
-        return bad(rank, "--strategy %s: not run by --backend nccl; valid with nccl: %s (every strategy runs with "
-                         "--backend mpi)", o->strategy, hn_strategies);
+        return hx_args_reject(rank, "--strategy %s: not run by --backend nccl; valid with nccl: %s (every strategy "
+                                    "runs with --backend mpi)", o->strategy, hn_strategies);
     if (o->dtype == HX_DTYPE_DEFAULT) o->dtype = ULY_BF16;
     if (o->dtype != ULY_BF16 && o->dtype != ULY_FP16)
-        return bad(rank, "--dtype %s: --backend nccl runs bf16 or fp16", uly_dtype_name(o->dtype));
+        return hx_args_reject(rank, "--dtype %s: --backend nccl runs bf16 or fp16", uly_dtype_name(o->dtype));
     if (!strcmp(o->kernel, "flash") && o->head_dim != 64 && o->head_dim != 128)
-        return bad(rank, "--head-dim %lld: the CUDA flash kernels take 64 or 128 (or --kernel ref: the cuBLAS "
-                         "reference, any head dimension)", (long long)o->head_dim);
+        return hx_args_reject(rank, "--head-dim %lld: the CUDA flash kernels take 64 or 128 (or --kernel ref: the "
+                                    "cuBLAS reference, any head dimension)", (long long)o->head_dim);
     return 0;
 }
 

@@ -48,13 +48,47 @@ typedef struct walk {
     const uly_model *m;
     const uly_workload *w;
     const uly_cluster *c;
-    const uly_search_opts *o;
+    const uly_search_opts *o; /* never NULL */
     uly_plan plan;
     uly_result cur;
     uly_result *best;
     int have;
     uly_search_stats *stats;
+    /* max-seq: the bound, and the longest sequence found so far with its layout */
+    int64_t seq_hi, best_seq;
+    uly_layout best_l;
 } walk;
+
+static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
+
+/* Calls visit on every split of the GPUs into the strategy's degrees
+ * (Ulysses, ring, TP) x data parallel that the pins allow, smaller Ulysses
+ * then ring then TP degrees first: on ties the first visited wins, so the
+ * order is part of the answer. */
+static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)(walk *k, uly_layout *l))
+{
+    const uly_strategy *st = uly_strategy_get(s);
+    const uly_search_opts *o = k->o;
+    int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
+    const int nu = divisors(gpus, du);
+    for (int iu = 0; iu < nu; iu++) {
+        const int64_t u = du[iu];
+        if ((!st->uses_ulysses && u != 1) || !pinned_ok(o->pin_ulysses, u)) continue;
+        const int nr = divisors(gpus / u, dr);
+        for (int ir = 0; ir < nr; ir++) {
+            const int64_t r = dr[ir];
+            if ((!st->uses_ring && r != 1) || !pinned_ok(o->pin_ring, r)) continue;
+            const int nt = divisors(gpus / (u * r), dt);
+            for (int it = 0; it < nt; it++) {
+                const int64_t t = dt[it];
+                if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
+                uly_layout l;
+                uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
+                visit(k, &l);
+            }
+        }
+    }
+}
 
 static void try_layout(walk *k, const uly_layout *l)
 {
@@ -62,7 +96,7 @@ static void try_layout(walk *k, const uly_layout *l)
     int64_t bs[MAX_DIV];
     int nb = 1;
     bs[0] = k->w->micro_batch;
-    if (k->o && k->o->search_micro_batch && k->w->global_batch > 0 && k->w->global_batch % l->dp == 0) {
+    if (k->o->search_micro_batch && k->w->global_batch > 0 && k->w->global_batch % l->dp == 0) {
         /* micro-batches dividing the replica's share, up to MAX_MICRO: long
          * sequences leave no room for more, and the list stays short */
         const int64_t share = k->w->global_batch / l->dp;
@@ -86,7 +120,7 @@ static void try_layout(walk *k, const uly_layout *l)
 
 static void try_orders(walk *k, uly_layout *l)
 {
-    const int both = k->o && k->o->both_placements;
+    const int both = k->o->both_placements;
     uly_layout v = *l;
     try_layout(k, &v);
     if (!both) return;
@@ -100,36 +134,16 @@ static void try_orders(walk *k, uly_layout *l)
     }
 }
 
-static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
-
 uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                            int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                            uly_result *best, uly_search_stats *stats)
 {
     const uly_strategy *st = uly_strategy_get(s);
     if (!m || !w || !c || !best || !st || gpus < 1) return ULY_EINVAL;
-    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .stats = stats};
     const uly_search_opts none = {0};
     if (!o) o = &none;
-    int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
-    const int nu = divisors(gpus, du);
-    for (int iu = 0; iu < nu; iu++) {
-        const int64_t u = du[iu];
-        if ((!st->uses_ulysses && u != 1) || !pinned_ok(o->pin_ulysses, u)) continue;
-        const int nr = divisors(gpus / u, dr);
-        for (int ir = 0; ir < nr; ir++) {
-            const int64_t r = dr[ir];
-            if ((!st->uses_ring && r != 1) || !pinned_ok(o->pin_ring, r)) continue;
-            const int nt = divisors(gpus / (u * r), dt);
-            for (int it = 0; it < nt; it++) {
-                const int64_t t = dt[it];
-                if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
-                uly_layout l;
-                uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
-                try_orders(&k, &l);
-            }
-        }
-    }
+    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .stats = stats};
+    layouts_each(&k, s, gpus, try_orders);
     return k.have ? ULY_OK : ULY_EINVAL;
 }
 
@@ -150,6 +164,32 @@ static int fits_at(walk *k, const uly_layout *l, int64_t seq)
     return k->cur.feasible;
 }
 
+/* The longest sequence up to k->seq_hi the layout fits, kept when it beats
+ * the longest so far. */
+static void try_longest(walk *k, uly_layout *l)
+{
+    const int64_t g = seq_granule(k->w, l);
+    if (g > k->seq_hi || !fits_at(k, l, g)) return;
+    /* memory grows with N: double until it fails, then bisect */
+    int64_t lo = 1, hi = 2; /* in granules: lo fits, hi unknown */
+    const int64_t top = k->seq_hi / g;
+    while (hi <= top && fits_at(k, l, hi * g)) {
+        lo = hi;
+        if (hi > top / 2) { hi = top + 1; break; }
+        hi *= 2;
+    }
+    if (hi > top + 1) hi = top + 1;
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (fits_at(k, l, mid * g)) lo = mid;
+        else hi = mid;
+    }
+    if (lo * g > k->best_seq) {
+        k->best_seq = lo * g;
+        k->best_l = *l;
+    }
+}
+
 uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                               int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                               int64_t seq_hi, int64_t *max_seq, uly_result *at)
@@ -158,53 +198,13 @@ uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const u
     if (!m || !w || !c || !max_seq || !at || !st || gpus < 1 || seq_hi < 1) return ULY_EINVAL;
     const uly_search_opts none = {0};
     if (!o) o = &none;
-    walk k = {.m = m, .w = w, .c = c, .o = o};
-    int64_t best_seq = 0;
-    uly_layout best_l;
-    memset(&best_l, 0, sizeof best_l);
-    int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
-    const int nu = divisors(gpus, du);
-    for (int iu = 0; iu < nu; iu++) {
-        const int64_t u = du[iu];
-        if ((!st->uses_ulysses && u != 1) || !pinned_ok(o->pin_ulysses, u)) continue;
-        const int nr = divisors(gpus / u, dr);
-        for (int ir = 0; ir < nr; ir++) {
-            const int64_t r = dr[ir];
-            if ((!st->uses_ring && r != 1) || !pinned_ok(o->pin_ring, r)) continue;
-            const int nt = divisors(gpus / (u * r), dt);
-            for (int it = 0; it < nt; it++) {
-                const int64_t t = dt[it];
-                if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
-                uly_layout l;
-                uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
-                const int64_t g = seq_granule(w, &l);
-                if (g > seq_hi || !fits_at(&k, &l, g)) continue;
-                /* memory grows with N: double until it fails, then bisect */
-                int64_t lo = 1, hi = 2; /* in granules: lo fits, hi unknown */
-                const int64_t top = seq_hi / g;
-                while (hi <= top && fits_at(&k, &l, hi * g)) {
-                    lo = hi;
-                    if (hi > top / 2) { hi = top + 1; break; }
-                    hi *= 2;
-                }
-                if (hi > top + 1) hi = top + 1;
-                while (hi - lo > 1) {
-                    const int64_t mid = lo + (hi - lo) / 2;
-                    if (fits_at(&k, &l, mid * g)) lo = mid;
-                    else hi = mid;
-                }
-                if (lo * g > best_seq) {
-                    best_seq = lo * g;
-                    best_l = l;
-                }
-            }
-        }
-    }
-    *max_seq = best_seq;
-    if (best_seq > 0) {
+    walk k = {.m = m, .w = w, .c = c, .o = o, .seq_hi = seq_hi};
+    layouts_each(&k, s, gpus, try_longest);
+    *max_seq = k.best_seq;
+    if (k.best_seq > 0) {
         uly_workload ws = *w;
-        ws.seq = best_seq;
-        uly_evaluate(m, &ws, c, &best_l, &k.plan, at);
+        ws.seq = k.best_seq;
+        uly_evaluate(m, &ws, c, &k.best_l, &k.plan, at);
     } else {
         memset(at, 0, sizeof *at);
     }

@@ -334,9 +334,53 @@ static void spread_line(const plot_run *r, int64_t P, const char *seq_words, cha
                  seq_words, (long long)P, r->c->w.global_batch ? " --global-batch G" : "");
 }
 
+/* spread_line for the figures at one (P GPUs, N tokens): memory, breakdown. */
+static void spread_line_at(const plot_run *r, int64_t P, int64_t N, char *b, size_t n)
+{
+    char words[64];
+    size_words(N, words, sizeof words);
+    snprintf(words + strlen(words), sizeof words - strlen(words), " tokens");
+    spread_line(r, P, words, b, n);
+}
+
 static int is_oom(const sim_summary *s)
 {
     return sim_has_numbers(s) && !s->feasible && has_fatal(s->reasons, s->n_reasons, ULY_R_OUT_OF_MEMORY);
+}
+
+/* The figures at one GPU count (throughput, memory, breakdown) have no point
+ * to draw when the pinned degrees do not divide it: 0, or the usage error,
+ * reported. */
+static int pins_check(plot_run *r, int64_t P)
+{
+    int rc = sim_check_pins_divide(r->c, P, r->notes, sizeof r->notes);
+    if (rc) sim_err("plot %s: %s", r->fig->name, r->notes);
+    return rc;
+}
+
+/* strategy_at for one row of a figure, with the layout as text in ls: 0, or
+ * SIM_EXIT_INTERNAL (reported) when libulysim itself failed. */
+static int row_at(const plot_run *r, uly_strategy_id id, int64_t P, int64_t N, sim_summary *s, char *ls, size_t ls_n)
+{
+    strategy_at(r, id, P, N, s);
+    if (s->status == SIM_ROW_ERROR) {
+        sim_err("internal: %s", s->note);
+        return SIM_EXIT_INTERNAL;
+    }
+    layout_str(&s->layout, ls, ls_n);
+    return 0;
+}
+
+/* A row the one-point figures (memory, breakdown) cannot draw, having no
+ * numbers: 1, with the reason noted; an infeasible plan with numbers is
+ * drawn (fits = 0). */
+static int row_unpriced(plot_run *r, const sim_summary *s, const char *ls)
+{
+    if (sim_has_numbers(s) && s->status == SIM_ROW_OK) return 0;
+    char why[600];
+    reasons_plain(r->c, s, why, sizeof why);
+    note(r, "%s (%s): %s", sim_strategy_name(s->strategy), ls, why);
+    return 1;
 }
 
 static int fig_throughput(plot_run *r, FILE *f)
@@ -365,22 +409,15 @@ static int fig_throughput(plot_run *r, FILE *f)
         {"mfu", "model FLOPs utilisation [fraction]"},
         {"step_s", "one optimizer step [s]"},
     };
-    int rc = sim_check_pins_divide(c, P, r->notes, sizeof r->notes);
-    if (rc) {
-        sim_err("plot %s: %s", r->fig->name, r->notes);
-        return rc;
-    }
+    int rc = pins_check(r, P);
+    if (rc) return rc;
     csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]));
     for (int si = 0; si < c->n_strat; si++)
         for (int qi = 0; qi < a->n_seq; qi++) {
             sim_summary s;
-            strategy_at(r, c->strat[si], P, a->seq[qi], &s);
-            if (s.status == SIM_ROW_ERROR) {
-                sim_err("internal: %s", s.note);
-                return SIM_EXIT_INTERNAL;
-            }
             char ls[64], why[600];
-            layout_str(&s.layout, ls, sizeof ls);
+            if (row_at(r, c->strat[si], P, a->seq[qi], &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+            /* out-of-memory points stay: the figure marks them */
             int fits = s.status == SIM_ROW_OK && s.feasible;
             if (!sim_has_numbers(&s) || s.status != SIM_ROW_OK || (!fits && !is_oom(&s))) {
                 reasons_plain(c, &s, why, sizeof why);
@@ -394,13 +431,75 @@ static int fig_throughput(plot_run *r, FILE *f)
     return 0;
 }
 
-/* -------------------------------------------------------- figure 3: max-seq */
+/* ------------------------------------------- figures over GPU counts: 3, 3b */
 
-static int fig_max_seq(plot_run *r, FILE *f)
+/* One point of a figure whose x axis is the GPU count: strategy s on P GPUs,
+ * its row written to f or why not noted. res: scratch for the search (a
+ * uly_result is too large for the stack). 0, or an exit status that stops
+ * the figure (reported). */
+typedef int (*gpus_point_fn)(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *res);
+
+/* Runs point on each strategy and GPU count. A count the pinned degrees do
+ * not divide is a point left out, not an error: the axis is a list or range. */
+static int gpus_points(plot_run *r, FILE *f, gpus_point_fn point)
 {
     const sim_ctx *c = r->c;
     const sim_args *a = c->a;
-    int64_t hi = a->seq[0];
+    uly_result *res = malloc(sizeof *res);
+    if (!res) {
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
+    }
+    int rc = 0;
+    for (int si = 0; si < c->n_strat && !rc; si++)
+        for (int gi = 0; gi < a->n_gpus && !rc; gi++) {
+            uly_strategy_id s = c->strat[si];
+            int64_t P = a->gpus[gi];
+            char why[600];
+            if (sim_check_pins_divide(c, P, why, sizeof why)) {
+                note(r, "%s on %lld GPUs: %s", sim_strategy_name(s), (long long)P, why);
+                continue;
+            }
+            rc = point(r, f, s, P, res);
+        }
+    free(res);
+    return rc;
+}
+
+/* -------------------------------------------------------- figure 3: max-seq */
+
+/* The longest sequence up to the bound --seq that some layout of s fits on P GPUs. */
+static int max_seq_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *at)
+{
+    const sim_ctx *c = r->c;
+    int64_t hi = c->a->seq[0], best = 0;
+    memset(at, 0, sizeof *at);
+    uly_status st = uly_search_max_seq(&c->model, &c->w, &c->cluster, P, s, &c->opts, hi, &best, at);
+    if (st != ULY_OK && st != ULY_EINVAL && st != ULY_EOVERFLOW) {
+        sim_err("internal: uly_search_max_seq(%s, %lld GPUs): %s", sim_strategy_name(s), (long long)P,
+                uly_status_str(st));
+        return SIM_EXIT_INTERNAL;
+    }
+    if (st != ULY_OK || best <= 0) {
+        /* why not: the reasons at a short length every layout divides */
+        sim_summary sm;
+        char why[600];
+        int64_t probe = P <= hi / 2 ? 2 * P : hi;
+        sim_best(c, s, P, probe, &sm);
+        reasons_plain(c, &sm, why, sizeof why);
+        note(r, "%s on %lld GPUs fits no sequence length: %s", sim_strategy_name(s), (long long)P, why);
+        return 0;
+    }
+    char ls[64];
+    layout_str(&at->layout, ls, sizeof ls);
+    fprintf(f, "%s,%lld,%lld,%s,%.0f,%.10g,%d\n", sim_strategy_name(s), (long long)P, (long long)best, ls,
+            at->mem.total_bytes, at->time.tokens_per_s, best == hi);
+    return 0;
+}
+
+static int fig_max_seq(plot_run *r, FILE *f)
+{
+    int64_t hi = r->c->a->seq[0];
     char l1[200], b[32];
     size_words(hi, b, sizeof b);
     snprintf(l1, sizeof l1, "longest sequence each strategy fits on each GPU count (as `ulysim max-seq --gpus P`), searched up to %s = %lld tokens",
@@ -416,45 +515,7 @@ static int fig_max_seq(plot_run *r, FILE *f)
         {"at_bound", "1: max_seq is the search bound (--seq)"},
     };
     csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]));
-    uly_result *at = malloc(sizeof *at);
-    if (!at) {
-        sim_err("out of memory");
-        return SIM_EXIT_INTERNAL;
-    }
-    for (int si = 0; si < c->n_strat; si++)
-        for (int gi = 0; gi < a->n_gpus; gi++) {
-            uly_strategy_id s = c->strat[si];
-            int64_t P = a->gpus[gi];
-            char why[600];
-            if (sim_check_pins_divide(c, P, why, sizeof why)) {
-                note(r, "%s on %lld GPUs: %s", sim_strategy_name(s), (long long)P, why);
-                continue;
-            }
-            int64_t best = 0;
-            memset(at, 0, sizeof *at);
-            uly_status st = uly_search_max_seq(&c->model, &c->w, &c->cluster, P, s, &c->opts, hi, &best, at);
-            if (st != ULY_OK && st != ULY_EINVAL && st != ULY_EOVERFLOW) {
-                free(at);
-                sim_err("internal: uly_search_max_seq(%s, %lld GPUs): %s", sim_strategy_name(s), (long long)P,
-                        uly_status_str(st));
-                return SIM_EXIT_INTERNAL;
-            }
-            if (st != ULY_OK || best <= 0) {
-                /* why not: the reasons at a short length every layout divides */
-                sim_summary sm;
-                int64_t probe = P <= hi / 2 ? 2 * P : hi;
-                sim_best(c, s, P, probe, &sm);
-                reasons_plain(c, &sm, why, sizeof why);
-                note(r, "%s on %lld GPUs fits no sequence length: %s", sim_strategy_name(s), (long long)P, why);
-                continue;
-            }
-            char ls[64];
-            layout_str(&at->layout, ls, sizeof ls);
-            fprintf(f, "%s,%lld,%lld,%s,%.0f,%.10g,%d\n", sim_strategy_name(s), (long long)P, (long long)best, ls,
-                    at->mem.total_bytes, at->time.tokens_per_s, best == hi);
-        }
-    free(at);
-    return 0;
+    return gpus_points(r, f, max_seq_point);
 }
 
 /* ------------------------------------------------------ figure 3b: max-batch */
@@ -474,11 +535,45 @@ static int batch_fits(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_t N,
     return st == ULY_OK && res->feasible;
 }
 
-static int fig_max_batch(plot_run *r, FILE *f)
+/* The largest micro-batch at --seq that some layout of s fits on P GPUs. */
+static int max_batch_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *res)
 {
     const sim_ctx *c = r->c;
-    const sim_args *a = c->a;
-    int64_t N = a->seq[0];
+    int64_t N = c->a->seq[0];
+    if (!batch_fits(c, s, P, N, 1, res)) {
+        sim_summary sm;
+        char why[600];
+        sim_best(c, s, P, N, &sm);
+        reasons_plain(c, &sm, why, sizeof why);
+        note(r, "%s on %lld GPUs fits no batch at %lld tokens: %s", sim_strategy_name(s), (long long)P,
+             (long long)N, why);
+        return 0;
+    }
+    int64_t lo = 1, hi = 0; /* lo fits; hi (when > 0) does not */
+    for (int64_t bb = 2; bb <= MAX_BATCH_CAP; bb *= 2) {
+        if (batch_fits(c, s, P, N, bb, res)) lo = bb;
+        else { hi = bb; break; }
+    }
+    if (hi)
+        while (hi - lo > 1) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (batch_fits(c, s, P, N, mid, res)) lo = mid;
+            else hi = mid;
+        }
+    else note(r, "%s on %lld GPUs: fits the search bound of %lld sequences", sim_strategy_name(s),
+              (long long)P, (long long)MAX_BATCH_CAP);
+    batch_fits(c, s, P, N, lo, res);
+    char ls[64];
+    layout_str(&res->layout, ls, sizeof ls);
+    fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%s,%.0f,%.10g\n", sim_strategy_name(s), (long long)P,
+            (long long)N, (long long)lo, (long long)res->layout.dp, (long long)(lo * res->layout.dp), ls,
+            res->mem.total_bytes, res->time.tokens_per_s);
+    return 0;
+}
+
+static int fig_max_batch(plot_run *r, FILE *f)
+{
+    int64_t N = r->c->a->seq[0];
     char l1[240], b[32];
     size_words(N, b, sizeof b);
     snprintf(l1, sizeof l1, "largest micro-batch b (sequences of %s = %lld tokens per model replica) for which some layout fits,",
@@ -499,50 +594,7 @@ static int fig_max_batch(plot_run *r, FILE *f)
         {"tokens_per_s", "tokens per second there [tokens/s]"},
     };
     csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]));
-    uly_result *res = malloc(sizeof *res);
-    if (!res) {
-        sim_err("out of memory");
-        return SIM_EXIT_INTERNAL;
-    }
-    for (int si = 0; si < c->n_strat; si++)
-        for (int gi = 0; gi < a->n_gpus; gi++) {
-            uly_strategy_id s = c->strat[si];
-            int64_t P = a->gpus[gi];
-            char why[600];
-            if (sim_check_pins_divide(c, P, why, sizeof why)) {
-                note(r, "%s on %lld GPUs: %s", sim_strategy_name(s), (long long)P, why);
-                continue;
-            }
-            if (!batch_fits(c, s, P, N, 1, res)) {
-                sim_summary sm;
-                sim_best(c, s, P, N, &sm);
-                reasons_plain(c, &sm, why, sizeof why);
-                note(r, "%s on %lld GPUs fits no batch at %lld tokens: %s", sim_strategy_name(s), (long long)P,
-                     (long long)N, why);
-                continue;
-            }
-            int64_t lo = 1, hi = 0; /* lo fits; hi (when > 0) does not */
-            for (int64_t bb = 2; bb <= MAX_BATCH_CAP; bb *= 2) {
-                if (batch_fits(c, s, P, N, bb, res)) lo = bb;
-                else { hi = bb; break; }
-            }
-            if (hi)
-                while (hi - lo > 1) {
-                    int64_t mid = lo + (hi - lo) / 2;
-                    if (batch_fits(c, s, P, N, mid, res)) lo = mid;
-                    else hi = mid;
-                }
-            else note(r, "%s on %lld GPUs: fits the search bound of %lld sequences", sim_strategy_name(s),
-                      (long long)P, (long long)MAX_BATCH_CAP);
-            batch_fits(c, s, P, N, lo, res);
-            char ls[64];
-            layout_str(&res->layout, ls, sizeof ls);
-            fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%s,%.0f,%.10g\n", sim_strategy_name(s), (long long)P,
-                    (long long)N, (long long)lo, (long long)res->layout.dp, (long long)(lo * res->layout.dp), ls,
-                    res->mem.total_bytes, res->time.tokens_per_s);
-        }
-    free(res);
-    return 0;
+    return gpus_points(r, f, max_batch_point);
 }
 
 /* --------------------------------------------------------- figure 4: memory */
@@ -552,10 +604,8 @@ static int fig_memory(plot_run *r, FILE *f)
     const sim_ctx *c = r->c;
     const sim_args *a = c->a;
     int64_t P = a->gpus[0], N = a->seq[0];
-    char l1[400], b[64];
-    size_words(N, b, sizeof b);
-    snprintf(b + strlen(b), sizeof b - strlen(b), " tokens");
-    spread_line(r, P, b, l1, sizeof l1);
+    char l1[400];
+    spread_line_at(r, P, N, l1, sizeof l1);
     const char *about[] = {"memory per GPU by term:", l1,
                            "the *_bytes term columns sum to total_bytes (memory.terms of the JSON output); capacity_bytes: the HBM", NULL};
     col cols[8 + ULY_MEM_TERM_COUNT];
@@ -573,26 +623,14 @@ static int fig_memory(plot_run *r, FILE *f)
     }
     cols[n++] = (col){"total_bytes", "memory per GPU [bytes] (memory.total_bytes)"};
     cols[n++] = (col){"capacity_bytes", "usable HBM per GPU [bytes]"};
-    int rc = sim_check_pins_divide(c, P, r->notes, sizeof r->notes);
-    if (rc) {
-        sim_err("plot %s: %s", r->fig->name, r->notes);
-        return rc;
-    }
+    int rc = pins_check(r, P);
+    if (rc) return rc;
     csv_header(r, f, about, cols, n);
     for (int si = 0; si < c->n_strat; si++) {
         sim_summary s;
-        strategy_at(r, c->strat[si], P, N, &s);
-        if (s.status == SIM_ROW_ERROR) {
-            sim_err("internal: %s", s.note);
-            return SIM_EXIT_INTERNAL;
-        }
-        char ls[64], why[600];
-        layout_str(&s.layout, ls, sizeof ls);
-        if (!sim_has_numbers(&s) || s.status != SIM_ROW_OK) {
-            reasons_plain(c, &s, why, sizeof why);
-            note(r, "%s (%s): %s", sim_strategy_name(s.strategy), ls, why);
-            continue;
-        }
+        char ls[64];
+        if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+        if (row_unpriced(r, &s, ls)) continue;
         fprintf(f, "%s,%s,%lld,%lld,%lld,%d", sim_strategy_name(s.strategy), ls, (long long)P, (long long)N,
                 (long long)s.micro_batch, s.feasible ? 1 : 0);
         for (int t = 0; t < ULY_MEM_TERM_COUNT; t++) fprintf(f, ",%.0f", s.mem.term_bytes[t]);
@@ -608,10 +646,8 @@ static int fig_breakdown(plot_run *r, FILE *f)
     const sim_ctx *c = r->c;
     const sim_args *a = c->a;
     int64_t P = a->gpus[0], N = a->seq[0];
-    char l1[400], b[64];
-    size_words(N, b, sizeof b);
-    snprintf(b + strlen(b), sizeof b - strlen(b), " tokens");
-    spread_line(r, P, b, l1, sizeof l1);
+    char l1[400];
+    spread_line_at(r, P, N, l1, sizeof l1);
     const char *about[] = {
         "one optimizer step split by what its time is spent on:", l1,
         "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
@@ -637,27 +673,15 @@ static int fig_breakdown(plot_run *r, FILE *f)
         {"layer_comm_overlapped_s", "per layer, one micro-batch (per_layer.comm_overlapped_s) [s]"},
         {"model_s", "per micro-batch outside the layers (step.model_s) [s]"},
     };
-    int rc = sim_check_pins_divide(c, P, r->notes, sizeof r->notes);
-    if (rc) {
-        sim_err("plot %s: %s", r->fig->name, r->notes);
-        return rc;
-    }
+    int rc = pins_check(r, P);
+    if (rc) return rc;
     csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]));
     double L = (double)c->model.layers;
     for (int si = 0; si < c->n_strat; si++) {
         sim_summary s;
-        strategy_at(r, c->strat[si], P, N, &s);
-        if (s.status == SIM_ROW_ERROR) {
-            sim_err("internal: %s", s.note);
-            return SIM_EXIT_INTERNAL;
-        }
-        char ls[64], why[600];
-        layout_str(&s.layout, ls, sizeof ls);
-        if (!sim_has_numbers(&s) || s.status != SIM_ROW_OK) {
-            reasons_plain(c, &s, why, sizeof why);
-            note(r, "%s (%s): %s", sim_strategy_name(s.strategy), ls, why);
-            continue;
-        }
+        char ls[64];
+        if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+        if (row_unpriced(r, &s, ls)) continue;
         const uly_timing *t = &s.time;
         double ms = (double)(t->micro_steps > 0 ? t->micro_steps : 1);
         double compute = ms * (L * t->compute_s + t->model_s);

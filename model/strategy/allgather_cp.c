@@ -4,6 +4,7 @@
  * gathers again and reduce-scatters dK, dV: twice the forward bytes. Holds
  * full-length K, V (and dK, dV) transiently. */
 #include "../internal.h"
+#include "cp.h"
 
 typedef struct agcp_ctx {
     int64_t r;
@@ -55,26 +56,12 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     agcp_ctx s = {.r = l->ring, .tokens = w->seq / l->ring};
-    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && s.r > 1;
-    uly_check_seq(&x, zig ? 2 * s.r : s.r);
-    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && s.r > 1)
-        uly_reason_add(&x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, s.r), 0, 0);
-    p->dims.cp = s.r;
-    p->dims.tokens = s.tokens;
-    p->dims.heads = m->heads;
-    p->dims.kv_eff = m->kv_heads;
-    p->dims.kv_heads = m->kv_heads;
-    p->dims.attn_q = s.tokens;
-    p->dims.attn_kv = w->seq;
-    p->act_cp = s.r;
+    uly_cp_split_check(&x, s.r);
     p->comm_buf_bytes = s.r > 1 ? 4.0 * (double)x.beta * (double)x.b * (double)w->seq *
                                       (double)(m->kv_heads * m->head_dim)
                                 : 0;
-    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
-    uly_layer_emit(&x, &h);
-    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    /* the gathered K, V: all N keys at once */
+    return uly_cp_layer_emit(&x, s.r, w->seq, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_allgather_cp = {

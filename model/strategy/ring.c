@@ -4,8 +4,10 @@
  * next rank and receiving the previous rank's: a step costs
  * max(compute, transfer). Causal masks: the zigzag split (2r chunks, rank i
  * holds i and 2r-1-i) balances work; the contiguous split leaves the last
- * rank (2r-1)/r times the average. */
+ * rank (2r-1)/r times the average. Also defines what cp.h declares: the
+ * split check and layer every context-parallel strategy shares. */
 #include "../internal.h"
+#include "cp.h"
 #include "ring.h"
 
 static int64_t hop_elems(uly_bctx *x, const uly_ring_sec *s)
@@ -51,6 +53,37 @@ double uly_ring_buf_bytes(const uly_bctx *x, const uly_ring_sec *s)
            (double)x->m->head_dim;
 }
 
+void uly_cp_split_check(uly_bctx *x, int64_t r)
+{
+    const uly_workload *w = x->w;
+    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
+    uly_check_seq(x, zig ? 2 * r : r);
+    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
+        uly_reason_add(x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
+}
+
+uly_status uly_cp_layer_emit(uly_bctx *x, int64_t r, int64_t attn_kv,
+                             void (*attn_fwd)(uly_bctx *x, int rc, void *ctx),
+                             void (*attn_bwd)(uly_bctx *x, void *ctx), void *ctx)
+{
+    const uly_model *m = x->m;
+    uly_plan *p = x->p;
+    const int64_t tokens = x->w->seq / r;
+    p->dims.cp = r;
+    p->dims.tokens = tokens;
+    p->dims.heads = m->heads;
+    p->dims.kv_eff = m->kv_heads;
+    p->dims.kv_heads = m->kv_heads;
+    p->dims.attn_q = tokens;
+    p->dims.attn_kv = attn_kv;
+    p->act_cp = r;
+    if (uly_has_fatal(x)) return x->overflow ? ULY_EOVERFLOW : ULY_OK;
+    uly_layer_hooks h = {.gemm_tokens = tokens, .norm_tokens = tokens, .t = 1,
+                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = ctx};
+    uly_layer_emit(x, &h);
+    return x->overflow ? ULY_EOVERFLOW : ULY_OK;
+}
+
 static void attn_fwd(uly_bctx *x, int rc, void *ctx) { uly_ring_fwd(x, rc, ctx); }
 static void attn_bwd(uly_bctx *x, void *ctx) { uly_ring_bwd(x, ctx); }
 
@@ -60,25 +93,11 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     const int64_t r = l->ring;
-    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
-    uly_check_seq(&x, zig ? 2 * r : r);
-    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
-        uly_reason_add(&x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
+    uly_cp_split_check(&x, r);
     uly_ring_sec s = {.r = r, .tokens = w->seq / r, .heads = m->heads, .kv_heads = m->kv_heads};
-    p->dims.cp = r;
-    p->dims.tokens = s.tokens;
-    p->dims.heads = m->heads;
-    p->dims.kv_eff = m->kv_heads;
-    p->dims.kv_heads = m->kv_heads;
-    p->dims.attn_q = s.tokens;
-    p->dims.attn_kv = s.tokens;
-    p->act_cp = r;
     p->comm_buf_bytes = uly_ring_buf_bytes(&x, &s);
-    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
-    uly_layer_emit(&x, &h);
-    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    /* each block of keys is one rank's N/r */
+    return uly_cp_layer_emit(&x, r, s.tokens, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_ring = {

@@ -9,6 +9,7 @@
  * all-reduces its own full-length gradient before it returns, so one
  * b x N x kd buffer is live at a time. */
 #include "../internal.h"
+#include "cp.h"
 
 typedef struct rsa_ctx {
     int64_t p;      /* ring degree */
@@ -65,23 +66,12 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_check_seq(&x, s.p);
     uly_reason_add(&x, ULY_R_NO_FLASH, 0, 0, 0, 0);
     p->act_flash = 0;
-    p->dims.cp = s.p;
-    p->dims.tokens = s.tokens;
-    p->dims.heads = m->heads;
-    p->dims.kv_eff = m->kv_heads;
-    p->dims.kv_heads = m->kv_heads;
-    p->dims.attn_q = s.tokens;
-    p->dims.attn_kv = w->seq;
-    p->act_cp = s.p;
     /* one full-length dK or dV for its all-reduce plus one K/V block in flight */
     p->comm_buf_bytes = s.p > 1 ? (double)x.beta * (double)x.b * (double)s.kvd *
                                       ((double)w->seq + 2.0 * (double)s.tokens)
                                 : 0;
-    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = s.tokens, .norm_tokens = s.tokens, .t = 1,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
-    uly_layer_emit(&x, &h);
-    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    /* the score block is N/P x N: all N keys at once */
+    return uly_cp_layer_emit(&x, s.p, w->seq, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_rsa = {
