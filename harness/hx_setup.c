@@ -5,7 +5,6 @@
  * builds its own shard and the reference builds the full tensors). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,19 +203,8 @@ static int cluster_setup(hx_ctx *c)
     return 0;
 }
 
-static int bad_input(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_input(const char *fmt, ...)
-{
-    if (hx_world_rank == 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "ulyharness: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
-        va_end(ap);
-    }
-    return 2;
-}
+/* bad input found while setting up: one line from rank 0, exit status 2 */
+#define bad_input(...) hx_args_reject(hx_world_rank, __VA_ARGS__)
 
 static int specs_setup(hx_ctx *c)
 {
