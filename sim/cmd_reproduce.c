@@ -1179,7 +1179,7 @@ static int print_table(const rp_ctx *c, FILE *f)
         const int ok = accept_holds(c, accepts[i].id, &nr, &nb);
         snprintf(d, sizeof d, "%s", ok ? "holds" : "does not hold");
         fprintf(f, "#   %-22s %s: %s", accepts[i].id, accepts[i].criterion, d);
-        if (!ok) fprintf(f, " (%d of %d rows)", nb, nr);
+        if (!ok) fprintf(f, " (%d of %d rows fail or have no prediction)", nb, nr);
         fprintf(f, "\n");
     }
     return ferror(f) ? 1 : 0;
