@@ -42,32 +42,69 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
 }
 
-/* Bytes backward adds at its peak on top of what the layers hold, walking the
- * layer backward as autograd does: each op allocates its outputs before its
- * inputs are freed; a gradient lives until consumed, a saved activation
- * until its node has run. Sizes are this rank's (a: the layer's terms).
- * MLP block, first:
- *   activation backward: the layer output's gradient dY (held until the
- *     residual branch adds it in), the gradients of the activation's output
- *     and input;
- *   first GEMM and norm backward: dY, the activation input's gradient, the
- *     GEMM input's gradient (whole under TP: all N tokens before the
- *     all-reduce, or the all-gathered N under SP) and the norm input's.
- * Attention block, after the MLP's saved tensors of this layer are freed
- * (norm input, GEMM input, activation input and output, dropout mask): dY,
- * the output projection's input gradient, and the first backward GEMM's
- * output: one more score block beside the saved ones when the scores are
- * materialised (dP before P is freed), the Q, K, V gradients under flash. */
-static double backward_peak(const uly_act_terms *a, double gemm_in_split)
+/* Bytes backward adds at its peak on top of what the layers hold: a walk of
+ * the first layer to run backward, op by op in autograd's order. Each op
+ * allocates its outputs while its inputs are alive; a gradient is freed once
+ * consumed, a saved activation once its node has run (`freed` counts those
+ * of this layer). Sizes are this rank's (a: the layer's terms): D the
+ * residual stream (b T h, split t ways under SP), F a GEMM region's input or
+ * output gradient (whole b N h under TP and SP, all-gathered under SP), the
+ * f-wide activation gradients, the score blocks of materialised attention.
+ * dY (the gradient of the layer output) lives through the whole walk, as the
+ * residual branch adds it in at the end of each block. */
+static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, double t, double beta)
 {
-    const double dy = a->attn_in; /* b T h / (t under SP): the residual stream's width */
-    const double act_grads = dy + a->act_out + a->act_in;
-    const double gemm_grads = dy + a->act_in + dy * gemm_in_split + dy;
-    const double mlp = act_grads > gemm_grads ? act_grads : gemm_grads;
-    const double freed = a->ln / 2.0 + a->mlp_in + a->act_in + a->act_out + a->mlp_drop;
-    const double first = a->scores > a->qkv ? a->scores : a->qkv;
-    const double attn = dy + a->attn_out + first - freed;
-    return mlp > attn ? mlp : attn;
+    const double D = a->attn_in, F = sp ? a->attn_in * t : a->attn_in;
+    const double SP_RS = sp ? D : 0; /* Megatron-SP's reduce-scatter output beside its input */
+    const double per_head = a->qkv / (double)(m->heads + 2 * m->kv_heads);
+    const double dv = per_head * (double)m->kv_heads, dqk = per_head * (double)(m->heads + m->kv_heads);
+    const double S = a->scores; /* one score block; 0 under flash */
+    const double s_mask = S > 0 ? a->score_masks / (1.0 + beta) : 0; /* dropout mask (1 byte) */
+    const double s_drop = a->score_masks - s_mask;                  /* dropout output (beta bytes) */
+    double freed = 0, peak = 0;
+#define STEP(live)                                                                                                     \
+    do {                                                                                                               \
+        const double x_ = (live) - freed;                                                                              \
+        if (x_ > peak) peak = x_;                                                                                      \
+    } while (0)
+    /* MLP block */
+    STEP(D + D); /* dropout-add: dY and the branch's gradient */
+    freed += a->mlp_drop;
+    if (sp) STEP(D + D + F); /* that gradient all-gathered over TP */
+    STEP(D + F + a->act_out); /* second GEMM: its input's gradient */
+    freed += a->act_out;
+    STEP(D + a->act_out + a->act_in); /* activation */
+    freed += a->act_in;
+    STEP(D + a->act_in + F + SP_RS); /* first GEMM: its input's gradient, whole */
+    freed += a->mlp_in;
+    STEP(D + D + D); /* norm, then the residual sum */
+    freed += a->ln / 2.0;
+    /* attention block */
+    STEP(D + D);
+    freed += a->attn_drop;
+    if (sp) STEP(D + D + F);
+    STEP(D + F + a->attn_out); /* output projection: the context's gradient */
+    if (S > 0) {
+        freed += a->attn_out;                  /* the context, saved by the projection only */
+        STEP(D + a->attn_out + S + dv);        /* dP = dO V^T and dV beside the saved scores */
+        freed += s_drop;
+        STEP(D + S + S + dv); /* dropout backward */
+        freed += s_mask;
+        STEP(D + S + S + dv); /* softmax backward */
+        freed += S;
+        STEP(D + S + dv + dqk); /* dQ and dK from dS */
+        freed += a->qkv;
+    } else {
+        /* flash backward: dQ, dK, dV and the fp32 dQ accumulator beside dO */
+        STEP(D + a->attn_out + a->qkv + a->attn_out * 4.0 / beta);
+        freed += a->qkv + a->attn_out + a->lse;
+    }
+    STEP(D + a->qkv + a->qkv);           /* dQ, dK, dV joined for the projection */
+    STEP(D + a->qkv + F + SP_RS);        /* QKV GEMM: its input's gradient, whole */
+    freed += a->attn_in;
+    STEP(D + D + D);
+#undef STEP
+    return peak;
 }
 
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -92,8 +129,7 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
     const double scores = full.scores + full.score_masks;
     const double L = (double)m->layers;
-    /* the GEMM regions' input gradient is whole (b N h) where SP splits the rest t ways */
-    const double grads_live = backward_peak(&full, plan->act_sp ? (double)plan->act_tp : 1.0);
+    const double grads_live = backward_peak(&full, m, plan->act_sp, (double)plan->act_tp, beta);
     switch (w->recompute) {
     case ULY_RECOMPUTE_NONE:
         tb[ULY_MEM_ACTIV] = L * (full.total - scores);

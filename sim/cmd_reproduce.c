@@ -1037,9 +1037,9 @@ static const char *const rsa_assumptions[] = {
     "memory is torch's max allocated (MiB): the model's total less the preset's runtime reserve, plus the stage's "
     "output of every micro-batch in flight, which the schedule holds for its backward (b N h on every TP rank, "
     "b N/P h under SP; PyTorch keeps it unless the schedule frees it by hand, as later Megatron-LM versions do)",
-    "backward's peak is the model's: the first layer to run backward, each gradient freed once consumed (dY and "
-    "the MLP's gradients, or, at long sequences, one more score block: dP beside P); RSA all-reduces one "
-    "full-length dK or dV at a time (each of its ring functions reduces its own gradient before returning)",
+    "backward's peak is the model's walk of the first layer to run backward in autograd's order (memory.c), for "
+    "one micro-batch of the whole batch: the paper does not give the micro-batch count, and one is the most "
+    "memory; RSA's full-length dK, dV add one b N kd buffer beside the K/V block at that peak",
     "fp32 training, no activation recompute, no ZeRO, materialised scores: the paper states no precision; fp16 "
     "would make Table 4's score memory (about 19-20 bytes per score element over the stage, 9 per layer in fp32) "
     "half of what it reports",

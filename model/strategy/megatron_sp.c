@@ -99,8 +99,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     p->dims.tokens = w->seq / s.t;
     p->act_sp = 1;
     p->act_tokens = w->seq / s.t;
-    /* the gathered b x N x h input and, in backward, its gradient */
-    p->comm_buf_bytes = s.t > 1 ? 2.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
+    /* the gathered b x N x h input (its gradient is backward's working set) */
+    p->comm_buf_bytes = s.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,

@@ -6,8 +6,13 @@
  * 6(P-1) b (N/P) h bytes against the forward's 2(P-1) b (N/P) h. The paper's
  * implementation does not overlap the rings with compute, so neither do we.
  * Each of its two ring functions (RingAV, then RingQK going backward)
- * all-reduces its own full-length gradient before it returns, so one
- * b x N x kd buffer is live at a time. */
+ * all-reduces its own full-length gradient as it returns. What they return
+ * are views of those b x N x kd buffers (Colossal-AI's implementation), so
+ * both are alive in RingQK's backward; by then the layer's scores, their
+ * dropout mask and output are freed (2 beta + 1 bytes per score element,
+ * more than a b x N x kd buffer whenever a (N/P)(2 beta + 1)/beta >= kd,
+ * true of every shape the papers ran), so one buffer plus the K/V block in
+ * flight bounds what the two add at backward's peak. */
 #include "../internal.h"
 #include "cp.h"
 

@@ -172,51 +172,161 @@ static void rsa_tables(void)
            (long long)attn_cross);
 }
 
-/* Backward's working set (memory.c backward_peak), by hand for plain TP,
- * bf16, no recompute, materialised scores, in units of s b h bytes (x = one
- * bf16 b x s x h tensor, 2 sbh): the MLP's activation step holds dY and the
- * two f-wide gradients, x (1 + 2f/(ht)); its first-GEMM step dY, the
- * activation input's gradient, the GEMM input's and the norm input's,
- * x (3 + f/(ht)); the attention step dY, the context gradient and one
- * score block beside the saved one, x (1 + 1/t + as/(ht)), less the MLP's
- * saved tensors the layer has freed, x (2 + 2f/(ht)) + sbh (dropout mask).
- * Which step is the peak depends on t and s: all three win somewhere. */
+/* Backward's working set (memory.c backward_peak), from an event list
+ * written here tensor by tensor: the first layer to run backward, in
+ * autograd's order, each op allocating its outputs before its saved inputs
+ * and consumed gradients are freed. Live bytes start at zero (what the
+ * layers hold is counted elsewhere) and go negative as this layer's saved
+ * tensors are freed; the working set is the highest point. */
+typedef struct walk {
+    double live, peak;
+} walk;
+static void w_alloc(walk *k, double bytes)
+{
+    k->live += bytes;
+    if (k->live > k->peak) k->peak = k->live;
+}
+static void w_free(walk *k, double bytes) { k->live -= bytes; }
+
+typedef struct shape {
+    double b, T, N, h, a, kv, d, f, t, beta;
+    int sp, flash, swiglu, drop;
+} shape;
+
+static double walk_layer(const shape *z)
+{
+    walk k = {0, 0};
+    const double nt = z->sp ? z->t : 1.0, bt = z->b * z->T, be = z->beta;
+    const double res = be * bt * z->h / nt;      /* residual stream, this rank */
+    const double whole = be * bt * z->h;         /* a GEMM region's input or output */
+    const double mask = z->drop * bt * z->h / nt; /* 1-byte dropout masks */
+    const double act_out = be * bt * z->f / z->t, act_in = act_out * (z->swiglu ? 2 : 1);
+    const double q = be * bt * z->a * z->d / z->t, kv = be * bt * z->kv * z->d / z->t;
+    const double qkv = q + 2 * kv, ctx = q;
+    const double sc = z->b * z->a * z->T * z->N / z->t, P = z->flash ? 0 : be * sc;
+    const double smask = z->flash ? 0 : z->drop * sc, sdrop = z->flash ? 0 : z->drop * be * sc;
+    const double lse = z->flash ? 4.0 * z->b * z->a * z->T / z->t : 0;
+    /* MLP: out = x + dropout(fc2(act(fc1(ln2(x))))) */
+    w_alloc(&k, res);                   /* dY arrives */
+    w_alloc(&k, res);                   /* dropout backward: the branch's gradient */
+    w_free(&k, mask);
+    double g = res;
+    if (z->sp) {                        /* all-gathered for the row-parallel GEMM */
+        w_alloc(&k, whole);
+        w_free(&k, res);
+        g = whole;
+    }
+    w_alloc(&k, act_out);               /* fc2 backward */
+    w_free(&k, act_out);                /* its saved input */
+    w_free(&k, g);
+    w_alloc(&k, act_in);                /* activation backward */
+    w_free(&k, act_in);
+    w_free(&k, act_out);
+    w_alloc(&k, whole);                 /* fc1 backward */
+    if (z->sp) {                        /* reduce-scattered back to this rank's tokens */
+        w_alloc(&k, res);
+        w_free(&k, whole);
+    }
+    w_free(&k, act_in);
+    w_free(&k, res);                    /* fc1's saved input (the norm's output) */
+    w_alloc(&k, res);                   /* ln2 backward */
+    w_free(&k, res);                    /* its saved input */
+    w_free(&k, z->sp ? res : whole);
+    w_alloc(&k, res);                   /* residual sum: the block input's gradient */
+    w_free(&k, res);
+    w_free(&k, res);                    /* dY and the norm's gradient consumed */
+    /* attention: x + dropout(proj(attn(qkv(ln1(x))))) */
+    w_alloc(&k, res);
+    w_free(&k, mask);
+    g = res;
+    if (z->sp) {
+        w_alloc(&k, whole);
+        w_free(&k, res);
+        g = whole;
+    }
+    w_alloc(&k, ctx);                   /* projection backward */
+    w_free(&k, g);
+    if (!z->flash) {
+        w_free(&k, ctx);                /* the context was saved by the projection only */
+        w_alloc(&k, P);                 /* d(P_drop) = dO V^T */
+        w_alloc(&k, kv);                /* dV */
+        w_free(&k, sdrop);
+        w_free(&k, ctx);                /* dO consumed */
+        w_alloc(&k, P);                 /* dropout backward */
+        w_free(&k, smask);
+        w_free(&k, P);
+        w_alloc(&k, P);                 /* softmax backward */
+        w_free(&k, P);                  /* the saved probabilities */
+        w_free(&k, P);
+        w_alloc(&k, q + kv);            /* dQ, dK */
+        w_free(&k, P);
+        w_free(&k, qkv);                /* the saved Q, K, V */
+    } else {
+        w_alloc(&k, qkv);               /* dQ, dK, dV */
+        w_alloc(&k, ctx * 4.0 / be);    /* the fp32 dQ accumulator */
+        w_free(&k, ctx * 4.0 / be);
+        w_free(&k, qkv + ctx + lse);    /* saved Q, K, V, output, LSE */
+        w_free(&k, ctx);                /* dO consumed */
+    }
+    w_alloc(&k, qkv);                   /* joined for the QKV GEMM */
+    w_free(&k, qkv);
+    w_alloc(&k, whole);                 /* QKV GEMM backward */
+    if (z->sp) {
+        w_alloc(&k, res);
+        w_free(&k, whole);
+    }
+    w_free(&k, qkv);
+    w_free(&k, res);                    /* its saved input */
+    w_alloc(&k, res);                   /* ln1 */
+    w_alloc(&k, res);                   /* residual sum */
+    return k.peak;
+}
+
 static void backward_working_set(void)
 {
-    uly_model m = fx_model("gpt", 24, 2048, 16, 16, 8192, 51200, 0);
-    m.dropout = 1;
+    uly_model gelu = fx_model("gpt", 24, 2048, 16, 16, 8192, 51200, 0);
+    gelu.dropout = 1;
+    uly_model glu = fx_llama3_8b();
     uly_cluster c = fx_a100(1);
     c.gpu.hbm_bytes = 1e15;
-    const double b = 4, h = 2048, a = 16, f = 8192, x = 2.0;
     static const struct {
-        double s, t;
-        const char *peak;
-    } cases[] = {{2048, 1, "activation"}, {2048, 8, "first GEMM"}, {8192, 1, "attention"}, {8192, 8, "attention"}};
+        int llama, strat, flash;
+        double s, deg;
+    } cases[] = {
+        {0, ULY_STRAT_MEGATRON_TP, 0, 2048, 1}, {0, ULY_STRAT_MEGATRON_TP, 0, 2048, 8},
+        {0, ULY_STRAT_MEGATRON_TP, 0, 8192, 8}, {0, ULY_STRAT_MEGATRON_SP, 0, 4096, 8},
+        {0, ULY_STRAT_MEGATRON_SP, 1, 4096, 4}, {1, ULY_STRAT_ULYSSES, 1, 65536, 8},
+        {1, ULY_STRAT_RING, 1, 65536, 4},       {1, ULY_STRAT_MEGATRON_TP, 1, 8192, 8},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const double s = cases[i].s, t = cases[i].t, sbh = s * b * h;
+        const uly_model *m = cases[i].llama ? &glu : &gelu;
+        const double s = cases[i].s, p = cases[i].deg;
         uly_workload w = fx_work((int64_t)s);
-        w.flash = 0;
-        w.micro_batch = 4;
+        w.flash = cases[i].flash;
+        w.micro_batch = 2;
         w.zero_stage = 0;
         w.recompute = ULY_RECOMPUTE_NONE;
+        const int tp = cases[i].strat == ULY_STRAT_MEGATRON_TP || cases[i].strat == ULY_STRAT_MEGATRON_SP;
+        const int64_t d = (int64_t)p;
         uly_result r;
-        CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, (int64_t)t, 1, &r) == 0, "megatron-tp t=%.0f s=%.0f", t,
-              s);
-        const double act = x * sbh * (1.0 + 2.0 * f / (h * t)), gemm = x * sbh * (3.0 + f / (h * t));
-        const double attn = x * sbh * (1.0 + 1.0 / t + a * s / (h * t)) - (x * sbh * (2.0 + 2.0 * f / (h * t)) + sbh);
-        const double want = fmax(act, fmax(gemm, attn));
-        const char *won = want == act ? "activation" : want == gemm ? "first GEMM" : "attention";
-        CHECK(close_to(r.mem.term_bytes[ULY_MEM_WORKING], want) && strcmp(won, cases[i].peak) == 0,
-              "megatron-tp t=%.0f s=%.0f: working %.0f, want %.0f (%s step; expected the %s step)", t, s,
-              r.mem.term_bytes[ULY_MEM_WORKING], want, won, cases[i].peak);
+        CHECK(fx_eval(m, &w, &c, (uly_strategy_id)cases[i].strat, cases[i].strat == ULY_STRAT_ULYSSES ? d : 1,
+                      cases[i].strat == ULY_STRAT_RING ? d : 1, tp ? d : 1, 1, &r) == 0,
+              "case %zu: evaluate", i);
+        const shape z = {.b = 2, .T = tp ? s : s / p, .N = s, .h = (double)m->hidden, .a = (double)m->heads,
+                         .kv = (double)m->kv_heads, .d = (double)m->head_dim, .f = (double)m->ffn_hidden,
+                         .t = tp ? p : 1, .beta = 2, .sp = cases[i].strat == ULY_STRAT_MEGATRON_SP,
+                         .flash = cases[i].flash, .swiglu = m->swiglu, .drop = m->dropout};
+        const double want = walk_layer(&z);
+        CHECK(close_to(r.mem.term_bytes[ULY_MEM_WORKING], want), "case %zu (%s, %s, s %.0f, degree %.0f): working %.0f, want %.0f",
+              i, m->name, uly_strategy_get((uly_strategy_id)cases[i].strat)->name, s, p,
+              r.mem.term_bytes[ULY_MEM_WORKING], want);
     }
-    /* RSA reduces one full-length dK or dV at a time: b N k d plus the K/V
-     * block in flight, b 2(N/P) k d, bf16 */
+    /* RSA: one full-length dK or dV plus the K/V block in flight, b 2(N/P) k d, bf16 */
     uly_workload w = fx_work(8192);
     w.micro_batch = 4;
     uly_result r;
-    CHECK(fx_eval(&m, &w, &c, ULY_STRAT_RSA, 1, 8, 1, 1, &r) == 0, "rsa r=8");
-    const double want = x * b * 2048.0 * (8192.0 + 2.0 * 8192.0 / 8.0);
+    CHECK(fx_eval(&gelu, &w, &c, ULY_STRAT_RSA, 1, 8, 1, 1, &r) == 0, "rsa r=8");
+    const double want = 2.0 * 4 * 2048.0 * (8192.0 + 2.0 * 8192.0 / 8.0);
     CHECK(close_to(r.mem.term_bytes[ULY_MEM_COMM], want), "rsa r=8 comm buffers: %.0f, want %.0f",
           r.mem.term_bytes[ULY_MEM_COMM], want);
 }
