@@ -154,8 +154,15 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
         const double layer = 2.0 * plan->layer_params_rank, emb = (double)m->vocab * (double)m->hidden / tsplit;
         tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);
     }
-    /* fp32 logits of this rank's tokens; their gradient reuses the buffer */
-    tb[ULY_MEM_LOGITS] = 4.0 * b * (double)plan->logit_tokens * (double)plan->logit_vocab;
+    /* the logits of this rank's tokens: the fp32 copy the loss works in
+     * (its gradient reuses the buffer) beside the half-precision logits in
+     * forward, or their gradient in backward. All are freed once the output
+     * layer's backward has run, before any transformer layer's backward, so
+     * they never coexist with backward's working set: the peak holds the
+     * larger of the two, and this term is what the logits add beyond it */
+    const double logit_elem_bytes = 4.0 + (beta < 4.0 ? beta : 0.0);
+    const double logits = logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab;
+    tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
     tb[ULY_MEM_RESERVED] = c->gpu.reserved_bytes;
 
     out->total_bytes = 0;

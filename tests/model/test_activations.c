@@ -321,6 +321,24 @@ static void backward_working_set(void)
               i, m->name, uly_strategy_get((uly_strategy_id)cases[i].strat)->name, s, p,
               r.mem.term_bytes[ULY_MEM_WORKING], want);
     }
+    /* the logits phase and backward's working set never coexist: the
+     * logits term is what the logits ((4 + 2) bytes per element in bf16: the
+     * fp32 copy and the bf16 logits or their gradient) add beyond the
+     * working set, zero when the working set is larger */
+    for (int k = 0; k < 2; k++) {
+        uly_workload wl = fx_work(65536);
+        wl.flash = k == 0;
+        wl.zero_stage = 0;
+        uly_result rl;
+        CHECK(fx_eval(&glu, &wl, &c, k == 0 ? ULY_STRAT_ULYSSES : ULY_STRAT_RSA, k == 0 ? 8 : 1, k == 0 ? 1 : 8, 1, 1,
+                      &rl) == 0,
+              "logits case %d: evaluate", k);
+        const double logits = 6.0 * 65536.0 / 8.0 * (double)glu.vocab, wk = rl.mem.term_bytes[ULY_MEM_WORKING];
+        const double want = logits > wk ? logits - wk : 0;
+        CHECK(close_to(rl.mem.term_bytes[ULY_MEM_LOGITS], want) && (k == 0 ? want > 0 : want == 0),
+              "logits case %d: logits term %.0f, want %.0f (logits %.0f beyond working %.0f)", k,
+              rl.mem.term_bytes[ULY_MEM_LOGITS], want, logits, wk);
+    }
     /* RSA: one full-length dK or dV plus the K/V block in flight, b 2(N/P) k d, bf16 */
     uly_workload w = fx_work(8192);
     w.micro_batch = 4;
