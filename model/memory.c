@@ -142,10 +142,11 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
         tb[ULY_MEM_WORKING] = grads_live;
         break;
     case ULY_RECOMPUTE_FULL:
-        /* each layer keeps its input; the layer in backward rebuilds the rest */
+        /* each layer keeps its input; the layer in backward rebuilds the
+         * rest (its first norm saves that same input: not counted twice) */
         tb[ULY_MEM_ACTIV] = L * beta * b * (double)plan->act_tokens * (double)m->hidden;
         tb[ULY_MEM_SCORES] = scores;
-        tb[ULY_MEM_WORKING] = full.total - scores + grads_live;
+        tb[ULY_MEM_WORKING] = full.total - full.ln / 2.0 - scores + grads_live;
         break;
     }
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;

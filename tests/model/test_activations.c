@@ -92,6 +92,20 @@ static void korthikanti_plans(void)
     CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 8, 1, &r) == 0, "megatron-tp full recompute");
     CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], L * 2.0 * s * b * h), "megatron-tp full recompute: %.0f, want 2 L s b h",
           r.mem.term_bytes[ULY_MEM_ACTIV]);
+    /* the layer backward rebuilds holds Korthikanti's TP activations less
+     * its input, which is the checkpoint already counted: flash, t = 8,
+     * s b h (10 + 24/t) + 4 b a s / t less 2 s b h, on top of backward's
+     * working set (the same walk as without recompute) */
+    {
+        uly_workload wn = w;
+        wn.recompute = ULY_RECOMPUTE_NONE;
+        uly_result rn;
+        CHECK(fx_eval(&m, &wn, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 8, 1, &rn) == 0, "megatron-tp no recompute");
+        const double rebuilt = s * b * h * (8.0 + 24.0 / 8.0) + 4.0 * b * a * s / 8.0;
+        CHECK(close_to(r.mem.term_bytes[ULY_MEM_WORKING] - rn.mem.term_bytes[ULY_MEM_WORKING], rebuilt),
+              "megatron-tp full recompute: working %.0f - %.0f, want the rebuilt layer without its input %.0f",
+              r.mem.term_bytes[ULY_MEM_WORKING], rn.mem.term_bytes[ULY_MEM_WORKING], rebuilt);
+    }
     CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1, &r) == 0, "megatron-sp full recompute");
     CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], L * 2.0 * s * b * h / 8.0),
           "megatron-sp full recompute: %.0f, want 2 L s b h / t", r.mem.term_bytes[ULY_MEM_ACTIV]);
