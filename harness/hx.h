@@ -242,6 +242,14 @@ typedef struct hx_ctx {
     const struct hx_backend *be; /* never NULL after hx_setup */
 } hx_ctx;
 
+/* A (query, key) segment pair with every score masked: two sequences of the
+ * batch, or keys wholly after the queries under the causal mask. Both
+ * backends' attention skips it. */
+static inline int hx_seg_pair_masked(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
+{
+    return q->batch != kv->batch || (c->w.causal && kv->off > q->off + q->len - 1);
+}
+
 /* ------------------------------------------------------------ backends */
 
 /* What executes the plan. Both are launched by MPI, which also carries the

@@ -189,11 +189,6 @@ static struct kern_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, const hx
     return ds;
 }
 
-static int hidden(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
-{
-    return q->batch != kv->batch || (c->w.causal && kv->off > q->off + q->len - 1);
-}
-
 static void kcheck(kern_status s, const char *what)
 {
     if (s != KERN_OK) hx_die("kernel %s: %s", what, kern_status_str(s));
@@ -207,7 +202,7 @@ static void pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float
         const hx_seg *q = &c->qs.s[i];
         for (int j = 0; j < ks->n; j++) {
             const hx_seg *kv = &ks->s[j];
-            if (hidden(c, q, kv)) continue;
+            if (hx_seg_pair_masked(c, q, kv)) continue;
             struct kern_attn_desc ds = desc_for(c, q, kv);
             const float *qp = c->qa + q->base * Hq * d;
             const float *kp = kb + kv->base * Hk * d, *vp = vb + kv->base * Hk * d;
@@ -245,7 +240,7 @@ static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float
         const hx_seg *q = &c->qs.s[i];
         for (int j = 0; j < ks->n; j++) {
             const hx_seg *kv = &ks->s[j];
-            if (hidden(c, q, kv)) continue;
+            if (hx_seg_pair_masked(c, q, kv)) continue;
             struct kern_attn_desc ds = desc_for(c, q, kv);
             const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
             kcheck(c->kern->bwd(&ds, c->qa + qo, kb + ko, vb + ko, c->oa + qo, c->lsea + q->base * Hq, c->doa + qo,

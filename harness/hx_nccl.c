@@ -625,9 +625,10 @@ static struct kern_cuda_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, con
     return ds;
 }
 
+/* masked, or a segment empty: nothing to launch */
 static int hidden(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
 {
-    return q->batch != kv->batch || (c->w.causal && kv->off > q->off + q->len - 1) || q->len == 0 || kv->len == 0;
+    return hx_seg_pair_masked(c, q, kv) || q->len == 0 || kv->len == 0;
 }
 
 /* (oacc, lse) += attention of the query segments over the key segments ks */

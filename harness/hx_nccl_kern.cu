@@ -216,8 +216,8 @@ __global__ void k_adam(int64_t n, const T *g, int64_t gl, float *master, float *
 
 /* ------------------------------------------------------------- dispatch */
 
-#define HXK_TYPE(t, T, ...)                                                       \
-    switch (t) {                                                                  \
+/* the 16-bit types (the layer's activations) */
+#define HXK_CASES16(T, ...)                                                       \
     case KERN_CUDA_BF16: {                                                        \
         typedef __nv_bfloat16 T;                                                  \
         __VA_ARGS__;                                                              \
@@ -227,7 +227,11 @@ __global__ void k_adam(int64_t n, const T *g, int64_t gl, float *master, float *
         typedef __half T;                                                         \
         __VA_ARGS__;                                                              \
         break;                                                                    \
-    }                                                                             \
+    }
+
+#define HXK_TYPE(t, T, ...)                                                       \
+    switch (t) {                                                                  \
+        HXK_CASES16(T, __VA_ARGS__)                                               \
     case KERN_CUDA_F32: {                                                         \
         typedef float T;                                                          \
         __VA_ARGS__;                                                              \
@@ -236,19 +240,9 @@ __global__ void k_adam(int64_t n, const T *g, int64_t gl, float *master, float *
     default: return cudaErrorInvalidValue;                                        \
     }
 
-/* the 16-bit types only (the layer's activations) */
 #define HXK_TYPE16(t, T, ...)                                                     \
     switch (t) {                                                                  \
-    case KERN_CUDA_BF16: {                                                        \
-        typedef __nv_bfloat16 T;                                                  \
-        __VA_ARGS__;                                                              \
-        break;                                                                    \
-    }                                                                             \
-    case KERN_CUDA_FP16: {                                                        \
-        typedef __half T;                                                         \
-        __VA_ARGS__;                                                              \
-        break;                                                                    \
-    }                                                                             \
+        HXK_CASES16(T, __VA_ARGS__)                                               \
     default: return cudaErrorInvalidValue;                                        \
     }
 

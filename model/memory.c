@@ -88,10 +88,8 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
         freed += a->attn_out;                  /* the context, saved by the projection only */
         STEP(D + a->attn_out + S + dv);        /* dP = dO V^T and dV beside the saved scores */
         freed += s_drop;
-        STEP(D + S + S + dv); /* dropout backward */
-        freed += s_mask;
-        STEP(D + S + S + dv); /* softmax backward */
-        freed += S;
+        STEP(D + S + S + dv); /* dropout backward; softmax backward then holds the same with more freed */
+        freed += s_mask + S;
         STEP(D + S + dv + dqk); /* dQ and dK from dS */
         freed += a->qkv;
     } else {

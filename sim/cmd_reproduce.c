@@ -165,9 +165,9 @@ static void row_judge(rp_row *x)
 typedef struct rp_ctx {
     uly_model gpt7b, gpt30b, gpt12b, bert;
     uly_cluster a100, p100;
-    /* the cluster files of --ulysses-cluster / --rsa-cluster (NULL: the
-     * papers' presets); a user's measured profile prices every row instead */
-    const char *a100_arg, *p100_arg;
+    /* by rp_clusters' index: the --ulysses-cluster / --rsa-cluster value
+     * (NULL: the paper's preset); a user's measured profile prices every row */
+    const char *cluster_arg[2];
     uly_plan plan;  /* scratch */
     rows r;
     int do_uly, do_rsa;
@@ -187,6 +187,14 @@ typedef struct rp_ctx {
         double tp_pub, tp_pred, sp_pub, sp_pred; /* MiB; NAN none */
     } rsa_tab[8];
 } rp_ctx;
+
+/* The cluster each paper's experiments run on, and the flag that replaces it */
+static const struct {
+    const char *paper, *flag, *preset;
+} rp_clusters[2] = {{"ulysses", "--ulysses-cluster", "dgx-a100-40g"}, {"rsa", "--rsa-cluster", "piz-daint-p100"}};
+
+/* the context's cluster of rp_clusters[i] (const or not, as the context) */
+#define RP_CLUSTER(c, i) ((i) == 0 ? &(c)->a100 : &(c)->p100)
 
 static void layout_str(const uly_layout *l, int64_t mb, char *buf, size_t n)
 {
@@ -989,27 +997,18 @@ static int accept_selected(const rp_ctx *c, const rp_accept *a)
 
 static void note(FILE *f, const char *text) { sim_print_note(f, "# ", "#   ", text, 118); }
 
-/* The cluster an experiment set is priced on; *custom when the user's file
- * or preset stands in for the paper's */
-static const uly_cluster *exp_cluster(const rp_ctx *c, const char *paper, int *custom)
-{
-    const int uly = strcmp(paper, "ulysses") == 0;
-    *custom = (uly ? c->a100_arg : c->p100_arg) != NULL;
-    return uly ? &c->a100 : &c->p100;
-}
+/* rp_clusters' index of a paper */
+static int paper_ix(const char *paper) { return strcmp(paper, "ulysses") == 0 ? 0 : 1; }
 
 /* Says so under an experiment's title when the cluster is not the paper's:
  * the notes that cite the default preset's sources then describe the default */
 static void note_cluster(const rp_ctx *c, FILE *f, const char *paper)
 {
-    int custom;
-    const uly_cluster *cl = exp_cluster(c, paper, &custom);
-    if (!custom) return;
+    const int i = paper_ix(paper);
+    if (!c->cluster_arg[i]) return;
     char t[512];
     snprintf(t, sizeof t, "- priced on cluster %s (from %s '%s') in place of %s: every prediction below uses its rates",
-             cl->name, strcmp(paper, "ulysses") == 0 ? "--ulysses-cluster" : "--rsa-cluster",
-             strcmp(paper, "ulysses") == 0 ? c->a100_arg : c->p100_arg,
-             strcmp(paper, "ulysses") == 0 ? "dgx-a100-40g" : "piz-daint-p100");
+             RP_CLUSTER(c, i)->name, rp_clusters[i].flag, c->cluster_arg[i], rp_clusters[i].preset);
     sim_print_note(f, "#   ", "#     ", t, 118);
 }
 
@@ -1252,9 +1251,9 @@ static int print_json(const rp_ctx *c, FILE *f)
         cJSON *o = cJSON_CreateObject();
         bad |= sim_json_add(o, "id", json_str(ex[e].id));
         bad |= sim_json_add(o, "title", json_str(ex[e].title));
-        int custom;
-        bad |= sim_json_add(o, "cluster", json_str(exp_cluster(c, ex[e].paper, &custom)->name));
-        bad |= sim_json_add(o, "cluster_given", cJSON_CreateBool(custom));
+        const int ci = paper_ix(ex[e].paper);
+        bad |= sim_json_add(o, "cluster", json_str(RP_CLUSTER(c, ci)->name));
+        bad |= sim_json_add(o, "cluster_given", cJSON_CreateBool(c->cluster_arg[ci] != NULL));
         cJSON *as = cJSON_CreateArray();
         const char *const *al = strcmp(ex[e].paper, "ulysses") == 0 ? uly_assumptions : rsa_assumptions;
         const size_t an = strcmp(ex[e].paper, "ulysses") == 0 ? sizeof uly_assumptions / sizeof uly_assumptions[0]
@@ -1488,23 +1487,20 @@ static int load_all(rp_ctx *c)
             sim_err("reproduce: %s", why);
             return 1;
         }
-    const struct {
-        const char *arg, *flag, *def;
-        uly_cluster *cl;
-    } cs[] = {{c->a100_arg, "--ulysses-cluster", "dgx-a100-40g", &c->a100},
-              {c->p100_arg, "--rsa-cluster", "piz-daint-p100", &c->p100}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-        if (sim_cluster_load(cs[i].arg ? cs[i].arg : cs[i].def, cs[i].cl, why, sizeof why)) {
-            if (cs[i].arg) sim_err("reproduce: %s '%s': %s", cs[i].flag, cs[i].arg, why);
+    for (int i = 0; i < 2; i++) {
+        const char *arg = c->cluster_arg[i];
+        if (sim_cluster_load(arg ? arg : rp_clusters[i].preset, RP_CLUSTER(c, i), why, sizeof why)) {
+            if (arg) sim_err("reproduce: %s '%s': %s", rp_clusters[i].flag, arg, why);
             else sim_err("reproduce: %s", why);
             return 1;
         }
+    }
     return 0;
 }
 
 int sim_cmd_reproduce(int argc, char **argv)
 {
-    const char *which = NULL, *dir = NULL, *fmt = "table", *a100_arg = NULL, *p100_arg = NULL;
+    const char *which = NULL, *dir = NULL, *fmt = "table", *cluster_arg[2] = {NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -1517,17 +1513,17 @@ int sim_cmd_reproduce(int argc, char **argv)
                 return SIM_EXIT_USAGE;
             }
             if (strcmp(a, "--format") == 0) fmt = argv[++i];
-            else if (strcmp(a, "--ulysses-cluster") == 0) a100_arg = argv[++i];
-            else if (strcmp(a, "--rsa-cluster") == 0) p100_arg = argv[++i];
+            else if (strcmp(a, "--ulysses-cluster") == 0) cluster_arg[0] = argv[++i];
+            else if (strcmp(a, "--rsa-cluster") == 0) cluster_arg[1] = argv[++i];
             else dir = argv[++i];
         } else if (strncmp(a, "--format=", 9) == 0) {
             fmt = a + 9;
         } else if (strncmp(a, "--output=", 9) == 0) {
             dir = a + 9;
         } else if (strncmp(a, "--ulysses-cluster=", 18) == 0) {
-            a100_arg = a + 18;
+            cluster_arg[0] = a + 18;
         } else if (strncmp(a, "--rsa-cluster=", 14) == 0) {
-            p100_arg = a + 14;
+            cluster_arg[1] = a + 14;
         } else if (a[0] == '-' && a[1]) {
             sim_err("reproduce: unknown option '%s' (valid: --format, -o/--output, --ulysses-cluster, "
                     "--rsa-cluster, --help)",
@@ -1547,8 +1543,8 @@ int sim_cmd_reproduce(int argc, char **argv)
         return SIM_EXIT_INTERNAL;
     }
     int rc = SIM_EXIT_OK;
-    c->a100_arg = a100_arg;
-    c->p100_arg = p100_arg;
+    c->cluster_arg[0] = cluster_arg[0];
+    c->cluster_arg[1] = cluster_arg[1];
     if (strcmp(which, "ulysses") == 0) c->do_uly = 1;
     else if (strcmp(which, "rsa") == 0) c->do_rsa = 1;
     else if (strcmp(which, "all") == 0) c->do_uly = c->do_rsa = 1;
