@@ -105,13 +105,53 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
     return peak;
 }
 
+/* The activation, score, working-set and logit terms of a stage of
+ * plan->stage_layers layers holding `in_flight` micro-batches (1F1B), with
+ * or without the logits (the last stage). */
+static void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+                        double grads_live, double in_flight, int logits_here, double *tb)
+{
+    const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
+    const double scores = full->scores + full->score_masks;
+    const double L = (double)plan->stage_layers, f = in_flight;
+    switch (w->recompute) {
+    case ULY_RECOMPUTE_NONE:
+        tb[ULY_MEM_ACTIV] = f * L * (full->total - scores);
+        tb[ULY_MEM_SCORES] = f * L * scores;
+        tb[ULY_MEM_WORKING] = grads_live;
+        break;
+    case ULY_RECOMPUTE_SELECTIVE:
+        tb[ULY_MEM_ACTIV] = f * L * (full->total - scores);
+        tb[ULY_MEM_SCORES] = scores; /* recomputed for one layer at a time */
+        tb[ULY_MEM_WORKING] = grads_live;
+        break;
+    case ULY_RECOMPUTE_FULL:
+        /* each layer keeps its input; the layer in backward rebuilds the
+         * rest (its first norm saves that same input: not counted twice) */
+        tb[ULY_MEM_ACTIV] = f * L * beta * b * (double)plan->act_tokens * (double)m->hidden;
+        tb[ULY_MEM_SCORES] = scores;
+        tb[ULY_MEM_WORKING] = full->total - full->ln / 2.0 - scores + grads_live;
+        break;
+    }
+    /* the logits of this rank's tokens: the fp32 copy the loss works in
+     * (its gradient reuses the buffer) beside the half-precision logits in
+     * forward, or their gradient in backward. All are freed once the output
+     * layer's backward has run, before any transformer layer's backward, so
+     * they never coexist with backward's working set: the peak holds the
+     * larger of the two, and this term is what the logits add beyond it */
+    const double logit_elem_bytes = 4.0 + (beta < 4.0 ? beta : 0.0);
+    const double logits =
+        logits_here ? logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab : 0;
+    tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
+}
+
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                            const uly_plan *plan, uly_memory *out)
 {
     if (!m || !w || !c || !plan || !out) return ULY_EINVAL;
     memset(out, 0, sizeof *out);
     double *tb = out->term_bytes;
-    const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
+    const double beta = uly_dtype_bytes(w->dtype);
     const double tsplit = (double)plan->weight_split;
     const double G = (double)plan->dims.zero_group;
     const double params = plan->model_params_rank;
@@ -125,44 +165,29 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     wa.flash = plan->act_flash;
     uly_act_terms full;
     uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
-    const double scores = full.scores + full.score_masks;
-    const double L = (double)m->layers;
     const double grads_live = backward_peak(&full, m, plan->act_sp, (double)plan->act_tp, beta);
-    switch (w->recompute) {
-    case ULY_RECOMPUTE_NONE:
-        tb[ULY_MEM_ACTIV] = L * (full.total - scores);
-        tb[ULY_MEM_SCORES] = L * scores;
-        tb[ULY_MEM_WORKING] = grads_live;
-        break;
-    case ULY_RECOMPUTE_SELECTIVE:
-        tb[ULY_MEM_ACTIV] = L * (full.total - scores);
-        tb[ULY_MEM_SCORES] = scores; /* recomputed for one layer at a time */
-        tb[ULY_MEM_WORKING] = grads_live;
-        break;
-    case ULY_RECOMPUTE_FULL:
-        /* each layer keeps its input; the layer in backward rebuilds the
-         * rest (its first norm saves that same input: not counted twice) */
-        tb[ULY_MEM_ACTIV] = L * beta * b * (double)plan->act_tokens * (double)m->hidden;
-        tb[ULY_MEM_SCORES] = scores;
-        tb[ULY_MEM_WORKING] = full.total - full.ln / 2.0 - scores + grads_live;
-        break;
-    }
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
     if (w->zero_stage >= 3 && G > 1) {
         /* the layer being computed and the one prefetched, or the embedding */
         const double layer = 2.0 * plan->layer_params_rank, emb = (double)m->vocab * (double)m->hidden / tsplit;
         tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);
     }
-    /* the logits of this rank's tokens: the fp32 copy the loss works in
-     * (its gradient reuses the buffer) beside the half-precision logits in
-     * forward, or their gradient in backward. All are freed once the output
-     * layer's backward has run, before any transformer layer's backward, so
-     * they never coexist with backward's working set: the peak holds the
-     * larger of the two, and this term is what the logits add beyond it */
-    const double logit_elem_bytes = 4.0 + (beta < 4.0 ? beta : 0.0);
-    const double logits = logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab;
-    tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
     tb[ULY_MEM_RESERVED] = c->gpu.reserved_bytes;
+    /* A pipeline's heaviest stage is its first (activations of every
+     * micro-batch in flight) or its last (the logits); without one the single
+     * stage is both */
+    stage_terms(m, w, plan, &full, grads_live, 1.0, 1, tb);
+    if (plan->layout.pp > 1) {
+        double first[ULY_MEM_TERM_COUNT];
+        memcpy(first, tb, sizeof first);
+        stage_terms(m, w, plan, &full, grads_live, (double)plan->pp_in_flight, 0, first);
+        double a = 0, z = 0;
+        for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
+            a += first[i];
+            z += tb[i];
+        }
+        if (a > z) memcpy(tb, first, sizeof first);
+    }
 
     out->total_bytes = 0;
     out->largest = 0;

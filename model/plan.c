@@ -280,6 +280,7 @@ static int64_t layout_degree(const uly_layout *l, uly_group g)
     case ULY_GROUP_ULYSSES: return l->ulysses;
     case ULY_GROUP_RING: return l->ring;
     case ULY_GROUP_DP: return l->dp;
+    case ULY_GROUP_PP: return l->pp;
     default: return 1;
     }
 }
@@ -291,16 +292,18 @@ uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_gr
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
     if (g == ULY_GROUP_ZERO) {
-        /* everything but TP: its members in a node are the node's ranks over
-         * the TP ranks sharing that node */
+        /* everything but TP (and the pipeline stages, outside it): its
+         * members in a node are the node's ranks over the TP ranks sharing
+         * that node */
         uly_group_place tp;
         uly_group_place_get(l, c, ULY_GROUP_TP, &tp);
-        out->size = gpus / l->tp;
+        out->size = gpus / (l->tp * l->pp);
         out->stride = l->order[0] == ULY_GROUP_TP ? l->tp : 1;
         out->per_node = gpn / tp.per_node;
         if (out->per_node < 1) out->per_node = 1;
         if (out->per_node > out->size) out->per_node = out->size;
     } else {
+        /* the pipeline group is outside all four, so its stride is their product */
         int64_t stride = 1;
         int i;
         for (i = 0; i < 4 && l->order[i] != g; i++) stride *= layout_degree(l, l->order[i]);
@@ -336,6 +339,23 @@ static void emit_model_ops(uly_bctx *x)
     o = uly_emit_elem(x, "loss", ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
     o->per_model = 1;
     o = uly_emit_gemm(x, "logits_bwd", ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
+    o->per_model = 1;
+}
+
+/* Pipeline stages hand each micro-batch's activations forward and their
+ * gradient back: one point-to-point transfer of this rank's share of the
+ * stage output each way per micro-batch (Megatron-LM's 1F1B; its
+ * scatter-gather optimisation for plain TP is not modelled, so a TP rank
+ * sends the whole b N h). On the critical path: a stage waits for it. */
+static void emit_pipeline_ops(uly_bctx *x)
+{
+    const uly_plan *p = x->p;
+    if (x->l->pp <= 1) return;
+    const int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
+    const int64_t bytes = ULY_PROD(x, elems, x->beta);
+    uly_op *o = uly_emit_comm(x, "pp_send_act", ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
+    o->per_model = 1;
+    o = uly_emit_comm(x, "pp_send_grad", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
     o->per_model = 1;
 }
 
@@ -416,11 +436,27 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, plan, reasons, n_reasons);
 
-    int64_t gpus = 1;
-    if (__builtin_mul_overflow(l->ulysses, l->ring, &gpus) || __builtin_mul_overflow(gpus, l->tp, &gpus) ||
-        __builtin_mul_overflow(gpus, l->dp, &gpus))
+    int64_t gpus = 1, stage_gpus = 1; /* all of them; those of one pipeline stage */
+    if (__builtin_mul_overflow(l->ulysses, l->ring, &stage_gpus) ||
+        __builtin_mul_overflow(stage_gpus, l->tp, &stage_gpus) || __builtin_mul_overflow(stage_gpus, l->dp, &stage_gpus) ||
+        __builtin_mul_overflow(stage_gpus, l->pp, &gpus))
         return ULY_EOVERFLOW;
-    if (l->pp != 1) uly_reason_add(&x, ULY_R_PP_UNSUPPORTED, 1, (double)l->pp, 0, 0);
+    plan->stage_layers = m->layers;
+    plan->pp_in_flight = 1;
+    if (l->pp > 1) {
+        /* the slowest and fullest stage has ceil(L / pp) layers */
+        if (l->pp > m->layers) uly_reason_add(&x, ULY_R_PP_LAYERS, 1, (double)l->pp, (double)m->layers, 0);
+        else plan->stage_layers = (m->layers + l->pp - 1) / l->pp;
+        if (l->pp <= m->layers && m->layers % l->pp)
+            uly_reason_add(&x, ULY_R_PP_UNEVEN, 0, (double)plan->stage_layers, (double)m->layers, (double)l->pp);
+        /* 1F1B: the first stage runs pp forwards before its first backward */
+        const double per = (double)w->micro_batch * (double)l->dp;
+        const int64_t micro = w->global_batch > 0 && (double)w->global_batch >= per
+                                  ? (int64_t)((double)w->global_batch / per) : 1;
+        plan->pp_in_flight = micro < l->pp ? micro : l->pp;
+        uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, (double)(l->pp - 1) / (double)(micro + l->pp - 1), (double)micro,
+                       (double)l->pp);
+    }
     if (!s->uses_ulysses && l->ulysses != 1) return ULY_EINVAL;
     if (!s->uses_ring && l->ring != 1) return ULY_EINVAL;
     if (!s->uses_tp && l->tp != 1) return ULY_EINVAL;
@@ -440,7 +476,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     memset(&plan->place[ULY_GROUP_NONE], 0, sizeof plan->place[0]);
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++)
         if (uly_group_place_get(l, c, (uly_group)g, &plan->place[g]) != ULY_OK) return ULY_EINVAL;
-    plan->dims.zero_group = gpus / l->tp;
+    plan->dims.zero_group = stage_gpus / l->tp;
     plan->weight_split = l->tp;
     plan->act_tp = 1;
     plan->act_cp = 1;
@@ -449,6 +485,13 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
 
     plan->layer_params_rank = uly_layer_params(m) / (double)l->tp;
     plan->model_params_rank = uly_model_params(m) / (double)l->tp;
+    if (l->pp > 1) {
+        /* the heavier end stage: the last holds the output layer (a copy of
+         * the word embedding when tied, as Megatron-LM keeps) and the final
+         * norm, the first the embedding */
+        const double head = (double)m->vocab * (double)m->hidden + (double)m->hidden;
+        plan->model_params_rank = ((double)plan->stage_layers * uly_layer_params(m) + head) / (double)l->tp;
+    }
     uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;
     if (plan->dims.cp < 1) plan->dims.cp = 1;
@@ -456,6 +499,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (plan->logit_tokens <= 0) plan->logit_tokens = plan->act_tokens;
 
     emit_model_ops(&x);
+    emit_pipeline_ops(&x);
     emit_zero_ops(&x);
     emit_optimizer(&x);
     if (x.overflow) return ULY_EOVERFLOW;

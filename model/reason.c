@@ -61,8 +61,17 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
     case ULY_R_UNEVEN_HEADS:
         k = snprintf(buf, n, "%.0f heads padded over %.0f ranks: %.2fx imbalance", v[0], v[1], v[2]);
         break;
-    case ULY_R_PP_UNSUPPORTED:
-        k = snprintf(buf, n, "pipeline degree %.0f: pipeline parallelism is not modelled yet", v[0]);
+    case ULY_R_PP_LAYERS:
+        k = snprintf(buf, n, "%.0f pipeline stages for %.0f layers: each stage needs at least one", v[0], v[1]);
+        break;
+    case ULY_R_PP_UNEVEN:
+        k = snprintf(buf, n, "%.0f layers over %.0f stages: the heaviest stage has %.0f layers and sets the pace "
+                     "(%.2fx the average)", v[1], v[2], v[0], v[0] * v[2] / v[1]);
+        break;
+    case ULY_R_PP_BUBBLE:
+        k = snprintf(buf, n, "1F1B pipeline of %.0f stages with %.0f micro-batch%s per step: each stage idles %.0f%% "
+                     "of the step (more micro-batches, a larger --global-batch, shrink it)", v[2], v[1],
+                     v[1] == 1 ? "" : "es", 100.0 * v[0]);
         break;
     default:
         k = snprintf(buf, n, "unknown reason %d", (int)r->code);

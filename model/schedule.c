@@ -5,7 +5,10 @@
  * transfers hide under the attention blocks they overlap (a step costs
  * max(block compute, hop)); ZeRO traffic is prefetched under the whole
  * phase's compute and only its excess shows. Per-step gradient reduction
- * hides under the last micro-batch's backward. */
+ * hides under the last micro-batch's backward. A pipeline of pp stages runs
+ * 1F1B (Narayanan et al. 2021): m micro-batches take (m + pp - 1) slots of
+ * the slowest stage, the last (its layers, the logits and loss, and the
+ * transfers to and from its neighbours), so pp - 1 slots are bubble. */
 #include <math.h>
 #include <string.h>
 
@@ -152,7 +155,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     }
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
-    const double L = (double)m->layers;
+    const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     /* gradient buckets reduce while the last micro-batch's backward runs */
     const double hide = L * tm->layer_bwd_s;
     const double dp_e = dp_grad > hide ? dp_grad - hide : 0;
@@ -172,7 +175,11 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     const double seqs = w->global_batch > 0 ? (double)w->global_batch : (double)w->micro_batch * (double)l->dp;
     tm->micro_steps = (int64_t)llround(seqs / ((double)w->micro_batch * (double)l->dp));
     if (tm->micro_steps < 1) tm->micro_steps = 1;
-    tm->step_s = (double)tm->micro_steps * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + model_s) + step_fixed;
+    const double slots = (double)tm->micro_steps + pp - 1.0;
+    tm->pp_bubble = (pp - 1.0) / slots;
+    tm->slots = slots;
+    tm->stage_layers = plan->stage_layers;
+    tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + model_s) + step_fixed;
     tm->tokens_per_s = seqs * (double)w->seq / tm->step_s;
 
     /* model FLOPs of one sequence: GEMMs and attention fwd + 2x bwd,
@@ -182,7 +189,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                          4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0);
     const double logits = 2.0 * N * (double)m->hidden * (double)m->vocab;
     tm->model_flops = 3.0 * seqs * ((double)m->layers * layer + logits);
-    tm->hw_flops = (L * hw_layer + hw_model) * (double)tm->micro_steps * (double)gpus;
+    /* every GPU runs its stage's layers, the end stages the model ops */
+    tm->hw_flops = ((double)m->layers * hw_layer + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
     const double peak = c->gpu.peak_flops[w->dtype];
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);

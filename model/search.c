@@ -64,11 +64,15 @@ static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
 /* Calls visit on every split of the GPUs into the strategy's degrees
  * (Ulysses, ring, TP) x data parallel that the pins allow, smaller Ulysses
  * then ring then TP degrees first: on ties the first visited wins, so the
- * order is part of the answer. */
-static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)(walk *k, uly_layout *l))
+ * order is part of the answer. A pinned pipeline degree takes its stages
+ * off the top; it is not searched. */
+static void layouts_each(walk *k, uly_strategy_id s, int64_t all_gpus, void (*visit)(walk *k, uly_layout *l))
 {
     const uly_strategy *st = uly_strategy_get(s);
     const uly_search_opts *o = k->o;
+    const int64_t pp = o->pin_pp > 1 ? o->pin_pp : 1;
+    if (all_gpus % pp) return;
+    const int64_t gpus = all_gpus / pp;
     int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
     const int nu = divisors(gpus, du);
     for (int iu = 0; iu < nu; iu++) {
@@ -84,6 +88,7 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)
                 if ((!st->uses_tp && t != 1) || !pinned_ok(o->pin_tp, t)) continue;
                 uly_layout l;
                 uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
+                l.pp = pp;
                 visit(k, &l);
             }
         }

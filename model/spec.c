@@ -36,7 +36,7 @@ const char *uly_topo_name(uly_topo t)
 
 const char *uly_group_name(uly_group g)
 {
-    static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero"};
+    static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero", "pp"};
     return (unsigned)g < ULY_GROUP_COUNT ? n[g] : "?";
 }
 
@@ -206,9 +206,9 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
     RANGE_I(l, ring, 1, 1 << 20);
     RANGE_I(l, tp, 1, 1 << 20);
     RANGE_I(l, dp, 1, 1 << 20);
-    if (l->pp != 1) return fail(why, n, "pp = %lld: pipeline parallelism is not modelled yet; use 1", (long long)l->pp);
+    RANGE_I(l, pp, 1, 1 << 20);
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
-        return fail(why, n, "ulysses x ring x tp x dp: must be 1..%lld GPUs", (long long)1 << 24);
+        return fail(why, n, "ulysses x ring x tp x dp x pp: must be 1..%lld GPUs", (long long)1 << 24);
     const uly_strategy *s = uly_strategy_get(l->strategy);
     if (!s->uses_ulysses && l->ulysses != 1)
         return fail(why, n, "ulysses = %lld: strategy %s has no Ulysses degree; use 1", (long long)l->ulysses, s->name);

@@ -244,7 +244,8 @@ void sim_args_help(FILE *f)
 "  --ring R             pin the context-parallel degree of ring, rsa, allgather-cp\n"
 "                       and usp [ways; default searched]\n"
 "  --tp T               pin the tensor-parallel degree [ways; default searched]\n"
-"  --pp P               pipeline degree [ways; default 1; only 1 is modelled]\n"
+"  --pp P               pipeline stages, 1F1B [ways; default 1; pinned, not searched;\n"
+"                       at most the layers; uneven stages are paced by the heaviest]\n"
 "                       (the data-parallel degree is what remains of --gpus)\n"
 "  --batch B            micro-batch [sequences per replica; default 1]\n"
 "  --global-batch G     sequences per optimizer step [default micro-batch x dp;\n"
@@ -367,7 +368,6 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             else if (which == 6) a->pin_r = x;
             else if (which == 7) a->pin_t = x;
             else {
-                if (x != 1) { rc = fail(why, n, "--pp %s: pipeline parallelism is not modelled yet (valid: 1)", q(val, qb, sizeof qb)); break; }
                 a->pin_pp = x;
             }
             break;
@@ -490,10 +490,11 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return fail(why, n, "workload: %s", lib);
     }
 
-    c->pinned = a->pin_u || a->pin_r || a->pin_t;
+    c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1;
     c->opts.pin_ulysses = a->pin_u;
     c->opts.pin_ring = a->pin_r;
     c->opts.pin_tp = a->pin_t;
+    c->opts.pin_pp = a->pin_pp;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
 
@@ -553,6 +554,10 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return fail(why, n, "%s %lld: does not split the %lld attention heads of %s evenly (valid: %s)", hflags[k],
                     (long long)hpins[k], (long long)heads, c->model.name, valid);
     }
+    /* a pipeline stage needs at least one layer */
+    if (a->pin_pp > c->model.layers)
+        return fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
+                    (long long)c->model.layers, c->model.name, (long long)c->model.layers);
     return 0;
 }
 
@@ -567,13 +572,14 @@ int sim_check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
 {
     const sim_args *a = c->a;
-    int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
+    int64_t pins[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
     int64_t prod = 1;
     char desc[120] = "";
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         if (pins[k] <= 0) continue;
         size_t l = strlen(desc);
-        snprintf(desc + l, sizeof desc - l, "%s%s %lld", l ? " " : "", degree_flag(k), (long long)pins[k]);
+        snprintf(desc + l, sizeof desc - l, "%s%s %lld", l ? " " : "", k == 3 ? "--pp" : degree_flag(k),
+                 (long long)pins[k]);
         if (prod > SIM_GPUS_MAX) continue;
         prod *= pins[k];
     }

@@ -33,7 +33,9 @@ static const char *const comp_words[COMP_COUNT] = {
 
 static void components(const sim_ctx *c, const sim_summary *s, double out[COMP_COUNT])
 {
-    double L = (double)c->model.layers, ms = (double)(s->time.micro_steps > 0 ? s->time.micro_steps : 1);
+    /* a pipeline stage's layers over its slots (the bubble counts as compute) */
+    (void)c;
+    double L = (double)s->time.stage_layers, ms = s->time.slots > 0 ? s->time.slots : 1;
     out[COMP_COMPUTE] = s->time.compute_s * L * ms;
     out[COMP_COMM] = s->time.comm_exposed_s * L * ms;
     out[COMP_MODEL] = s->time.model_s * ms;
@@ -146,14 +148,18 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             (long long)w->micro_batch, b2, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
             w->flash ? "flash attention" : "materialised scores", rec_names[w->recompute <= 2 ? w->recompute : 0],
             w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag");
-    fprintf(f, "# search    best layout per strategy over u x r x tp x dp, both placements%s; %llu layout(s) evaluated\n",
-            c->opts.search_micro_batch ? ", micro-batches" : "", (unsigned long long)evaluated);
+    char pps[80] = "";
+    if (c->opts.pin_pp > 1)
+        snprintf(pps, sizeof pps, ", under a 1F1B pipeline of %lld stages (pinned)", (long long)c->opts.pin_pp);
+    fprintf(f, "# search    best layout per strategy over u x r x tp x dp, both placements%s%s; %llu layout(s) evaluated\n",
+            c->opts.search_micro_batch ? ", micro-batches" : "", pps, (unsigned long long)evaluated);
     fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");
 
-    static const char *const names[] = {"strategy", "u", "r", "tp", "dp", "mb", "fits", "mem_GiB", "mem_largest",
-                                        "fwd_MiB", "bwd_MiB", "link", "step_s", "tokens_per_s", "TFLOPs_gpu", "mfu_pct"};
+    static const char *const names[] = {"strategy", "u", "r", "tp", "dp", "pp", "mb", "fits", "mem_GiB",
+                                        "mem_largest", "fwd_MiB", "bwd_MiB", "link", "step_s", "tokens_per_s",
+                                        "TFLOPs_gpu", "mfu_pct"};
     sim_table t;
-    sim_table_init(&t, 16, names, "lrrrrrlrlrrlrrrr");
+    sim_table_init(&t, 17, names, "lrrrrrrlrlrrlrrrr");
     for (int i = 0; i < nrows; i++) {
         const sim_summary *s = &rows[i];
         const uly_layout *l = &s->layout;
@@ -163,6 +169,7 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         sim_table_cell(&t, "%lld", (long long)l->ring);
         sim_table_cell(&t, "%lld", (long long)l->tp);
         sim_table_cell(&t, "%lld", (long long)l->dp);
+        sim_table_cell(&t, "%lld", (long long)(l->pp > 0 ? l->pp : 1));
         if (!sim_has_numbers(s)) {
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", sim_fit_tag(s));

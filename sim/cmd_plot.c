@@ -676,14 +676,14 @@ static int fig_breakdown(plot_run *r, FILE *f)
     int rc = pins_check(r, P);
     if (rc) return rc;
     csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]));
-    double L = (double)c->model.layers;
     for (int si = 0; si < c->n_strat; si++) {
         sim_summary s;
         char ls[64];
         if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
         if (row_unpriced(r, &s, ls)) continue;
         const uly_timing *t = &s.time;
-        double ms = (double)(t->micro_steps > 0 ? t->micro_steps : 1);
+        /* a pipeline stage's layers over its slots: the bubble counts as compute */
+        const double L = (double)t->stage_layers, ms = t->slots > 0 ? t->slots : 1;
         double compute = ms * (L * t->compute_s + t->model_s);
         double exposed = ms * L * t->comm_exposed_s;
         double hidden = ms * L * t->comm_overlapped_s;

@@ -56,7 +56,8 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
     const uly_strategy *st = uly_strategy_get(s);
     const sim_args *a = c->a;
     int64_t u = a->pin_u ? a->pin_u : 1, r = a->pin_r ? a->pin_r : 1, t = a->pin_t ? a->pin_t : 1;
-    int64_t prod = u * r * t;
+    const int64_t pp = a->pin_pp > 1 ? a->pin_pp : 1;
+    int64_t prod = u * r * t * pp;
     int64_t rest = prod > 0 && gpus % prod == 0 ? gpus / prod : 1;
     if (st) {
         int fu = st->uses_ulysses && !a->pin_u, fr = st->uses_ring && !a->pin_r, ft = st->uses_tp && !a->pin_t;
@@ -68,9 +69,10 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
         else if (fr) r = rest;
         else if (ft) t = rest;
     }
-    prod = u * r * t;
+    prod = u * r * t * pp;
     int64_t dp = prod > 0 && gpus % prod == 0 ? gpus / prod : 1;
     uly_layout_init(l, s, u, r, t, dp);
+    l->pp = pp;
 }
 
 void sim_best(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out)

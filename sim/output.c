@@ -168,7 +168,8 @@ void sim_degrees_words(const uly_layout *l, char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    struct { const char *p; int64_t v; } d[] = {{"tp=", l->tp}, {"u=", l->ulysses}, {"r=", l->ring}, {"dp=", l->dp}};
+    struct { const char *p; int64_t v; } d[] = {{"tp=", l->tp}, {"u=", l->ulysses}, {"r=", l->ring}, {"dp=", l->dp},
+                                                 {"pp=", l->pp}};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
         if (d[i].v <= 1) continue;
         int k = snprintf(buf + o, n - o, "%s%s%lld", o ? " x " : "", d[i].p, (long long)d[i].v);
@@ -219,7 +220,7 @@ const char *sim_fit_tag(const sim_summary *s)
         case ULY_R_GPUS_NOT_NODE_MULTIPLE:
         case ULY_R_GPUS_EXCEED_CLUSTER: return "no:gpus";
         case ULY_R_BATCH_NOT_DIVISIBLE: return "no:batch";
-        case ULY_R_PP_UNSUPPORTED: return "no:pp";
+        case ULY_R_PP_LAYERS: return "no:pp";
         default: return "no";
         }
     }
@@ -293,6 +294,7 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
     COL(csv ? "ring" : "r", 'r');
     COL("tp", 'r');
     COL("dp", 'r');
+    COL("pp", 'r');
     COL(csv ? "micro_batch" : "mb", 'r');
     if (csv) COL("feasible", 'l');
     COL("fits", 'l');
@@ -342,8 +344,9 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
             sim_table_cell(&t, "%lld", (long long)l->ring);
             sim_table_cell(&t, "%lld", (long long)l->tp);
             sim_table_cell(&t, "%lld", (long long)l->dp);
+            sim_table_cell(&t, "%lld", (long long)(l->pp > 0 ? l->pp : 1));
         } else {
-            for (int k = 0; k < 4; k++) sim_table_cell(&t, "%s", "");
+            for (int k = 0; k < 5; k++) sim_table_cell(&t, "%s", "");
         }
         if (have) sim_table_cell(&t, "%lld", (long long)s->micro_batch);
         else sim_table_cell(&t, "%s", "");
@@ -485,7 +488,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(pin, "ulysses", a->pin_u ? sim_json_int(a->pin_u) : cJSON_CreateNull());
     ADD(pin, "ring", a->pin_r ? sim_json_int(a->pin_r) : cJSON_CreateNull());
     ADD(pin, "tp", a->pin_t ? sim_json_int(a->pin_t) : cJSON_CreateNull());
-    ADD(pin, "pp", sim_json_int(1));
+    ADD(pin, "pp", sim_json_int(a->pin_pp > 1 ? a->pin_pp : 1));
     ADD(cfg, "pinned", pin);
     cJSON *so = cJSON_CreateObject();
     ADD(so, "both_placements", cJSON_CreateBool(c->opts.both_placements));
@@ -582,6 +585,8 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(st, "hfu", sim_json_num(s->time.hfu));
     ADD(st, "micro_batch", sim_json_int(s->micro_batch));
     ADD(st, "micro_steps", sim_json_int(s->time.micro_steps));
+    ADD(st, "stage_layers", sim_json_int(s->time.stage_layers));
+    ADD(st, "pp_bubble", sim_json_num(s->time.pp_bubble));
     ADD(st, "model_s", sim_json_num(s->time.model_s));
     ADD(st, "step_fixed_s", sim_json_num(s->time.step_fixed_s));
     ADD(st, "model_flops", sim_json_num(s->time.model_flops));

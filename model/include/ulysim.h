@@ -152,6 +152,7 @@ typedef enum uly_group {
     ULY_GROUP_RING,
     ULY_GROUP_DP,
     ULY_GROUP_ZERO, /* data x sequence (x ring x ulysses): where ZeRO shards */
+    ULY_GROUP_PP,   /* pipeline stages: always the outermost group */
     ULY_GROUP_COUNT
 } uly_group;
 const char *uly_group_name(uly_group g);
@@ -162,7 +163,7 @@ typedef struct uly_layout {
     int64_t ring;    /* r: context-parallel degree of ring, rsa, allgather-cp, usp */
     int64_t tp;      /* t */
     int64_t dp;      /* D */
-    int64_t pp;      /* fixed at 1 for now */
+    int64_t pp;      /* pipeline stages (1F1B), outside every other group */
     uly_group order[4]; /* innermost first: a permutation of TP, ULYSSES, RING, DP */
 } uly_layout;
 
@@ -255,8 +256,10 @@ typedef struct uly_plan {
     int64_t logit_tokens;    /* tokens whose logits this rank computes */
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
+    int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
+    int64_t pp_in_flight;    /* micro-batches whose activations the first stage holds at once (1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
-    double model_params_rank; /* parameters of the model this rank holds before ZeRO sharding */
+    double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
@@ -280,7 +283,9 @@ typedef enum uly_reason_code {
     ULY_R_NO_FLASH,           /* RSA materialises scores (assumption) */
     ULY_R_CAUSAL_IMBALANCE,   /* v0 critical/average work of the contiguous split */
     ULY_R_UNEVEN_HEADS,       /* v0 heads, v1 degree, v2 imbalance: padded heads */
-    ULY_R_PP_UNSUPPORTED,     /* v0 pp */
+    ULY_R_PP_LAYERS,          /* v0 pp, v1 layers: more stages than layers */
+    ULY_R_PP_UNEVEN,          /* v0 layers of the heaviest stage, v1 layers, v2 pp (assumption) */
+    ULY_R_PP_BUBBLE,          /* v0 idle fraction of the step, v1 micro-batches, v2 pp (assumption) */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 
@@ -323,10 +328,14 @@ typedef struct uly_timing {
     double compute_s;          /* per layer fwd+bwd compute on the critical path */
     double comm_exposed_s;     /* per layer fwd+bwd communication not hidden */
     double comm_overlapped_s;  /* per layer fwd+bwd communication hidden under compute */
-    double model_s;            /* per micro-batch, outside the layers (embedding, logits, loss) */
+    double model_s;            /* per micro-batch, outside the layers (embedding, logits, loss, stage transfers) */
     double step_fixed_s;       /* per step: optimizer, DP gradient reduction exposed */
     double step_s;             /* one optimizer step */
     int64_t micro_steps;       /* micro-batches per step per replica */
+    double pp_bubble;          /* fraction of the step a pipeline stage idles (0 without a pipeline) */
+    double slots;              /* micro-batch slots of the slowest stage per step: micro_steps + pp - 1 */
+    int64_t stage_layers;      /* layers of that stage: step_s = slots (stage_layers (fwd + bwd) + model_s)
+                                * + step_fixed_s */
     double tokens_per_s;       /* global tokens per second */
     double model_flops;        /* per step, all GPUs */
     double hw_flops;           /* per step, all GPUs */
@@ -452,6 +461,7 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
 typedef struct uly_search_opts {
     uint32_t strategies;      /* bit per uly_strategy_id; 0 = all */
     int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
+    int64_t pin_pp;           /* pipeline stages; 0 or 1 = none (the degree is not searched) */
     int both_placements;      /* also try the sequence group outside DP etc. */
     int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
 } uly_search_opts;

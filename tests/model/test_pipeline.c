@@ -1,0 +1,154 @@
+/* Pipeline parallelism (pinned --pp, 1F1B): a stage holds ceil(L/pp) layers; the
+ * first stage keeps the activations of min(pp, m) micro-batches, the last
+ * the logits; the step runs m + pp - 1 slots of the slowest stage; stage
+ * boundaries send b (N/cp) h elements each way per micro-batch; ZeRO shards
+ * inside a stage. Each expectation is written out here from those rules,
+ * not read back from the model's own helpers. */
+#include "fixtures.h"
+
+static uly_plan plan_a, plan_b;
+
+static int eval_pp(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s, int64_t u,
+                   int64_t t, int64_t dp, int64_t pp, uly_plan *p, uly_result *r)
+{
+    uly_layout l;
+    uly_layout_init(&l, s, u, 1, t, dp);
+    l.pp = pp;
+    return (int)uly_evaluate(m, w, c, &l, p, r);
+}
+
+static int has(const uly_result *r, uly_reason_code code, int fatal)
+{
+    for (int i = 0; i < r->n_reasons; i++)
+        if (r->reasons[i].code == code && r->reasons[i].fatal == fatal) return 1;
+    return 0;
+}
+
+static double op_time(const uly_plan *p, const uly_result *r, const char *name)
+{
+    for (int i = 0; i < p->n_ops; i++)
+        if (!strcmp(p->ops[i].name, name)) return r->op_time_s[i];
+    return -1;
+}
+
+static const uly_op *op_named(const uly_plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_ops; i++)
+        if (!strcmp(p->ops[i].name, name)) return &p->ops[i];
+    return NULL;
+}
+
+static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
+
+int main(void)
+{
+    const uly_model m = fx_gpt7b(); /* L 32, h 4096, V 50304 */
+    const uly_cluster c = fx_a100(64);
+    uly_workload w = fx_work(32768);
+    w.global_batch = 64;
+    uly_result *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    if (!a || !b) return 1;
+
+    /* A: Ulysses 8 x dp 2 on 16 GPUs; B: the same stage layout, 4 stages on 64 */
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 1, &plan_a, a) == 0, "evaluate pp 1");
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate pp 4");
+    CHECK(a->feasible && b->feasible, "both fit (a %d, b %d)", a->feasible, b->feasible);
+    const double mu = 64.0 / 2.0; /* micro-batches per step: global 64 over micro-batch 1 x dp 2 */
+    CHECK(b->time.micro_steps == (int64_t)mu, "micro-steps %lld, want %.0f", (long long)b->time.micro_steps, mu);
+
+    /* the bubble: (pp - 1) of m + pp - 1 slots, and said as an assumption */
+    CHECK(fabs(b->time.pp_bubble - 3.0 / (mu + 3.0)) < 1e-15, "bubble %.6f, want 3/35", b->time.pp_bubble);
+    CHECK(a->time.pp_bubble == 0, "no bubble without a pipeline: %g", a->time.pp_bubble);
+    CHECK(has(b, ULY_R_PP_BUBBLE, 0) && !has(a, ULY_R_PP_BUBBLE, 0), "the bubble is a reason only under a pipeline");
+
+    /* the same per-layer work; a stage runs 8 of the 32 layers */
+    CHECK(a->time.layer_fwd_s == b->time.layer_fwd_s && a->time.layer_bwd_s == b->time.layer_bwd_s,
+          "per-layer times differ: fwd %g vs %g", a->time.layer_fwd_s, b->time.layer_fwd_s);
+    CHECK(b->time.stage_layers == 8 && a->time.stage_layers == 32, "stage layers %lld / %lld",
+          (long long)b->time.stage_layers, (long long)a->time.stage_layers);
+
+    /* stage transfers: b x (N / u) x h elements, bf16, each way, per micro-batch, across nodes (stride 16) */
+    const uly_op *sa = op_named(&plan_b, "pp_send_act"), *sg = op_named(&plan_b, "pp_send_grad");
+    const int64_t send = 2LL * 1 * (32768 / 8) * 4096;
+    CHECK(sa && sg && sa->bytes_sent == send && sg->bytes_sent == send, "pp sends %lld / %lld bytes, want %lld",
+          sa ? (long long)sa->bytes_sent : -1LL, sg ? (long long)sg->bytes_sent : -1LL, (long long)send);
+    CHECK(sa && sa->group == ULY_GROUP_PP && sa->group_size == 4 && sa->group_stride == 16 && sa->tiers == ULY_TIER_INTER,
+          "pp group: size %d stride %d tiers %d", sa ? sa->group_size : -1, sa ? sa->group_stride : -1,
+          sa ? sa->tiers : -1);
+    CHECK(!op_named(&plan_a, "pp_send_act"), "no stage transfers without a pipeline");
+    const double p2p = op_time(&plan_b, b, "pp_send_act") + op_time(&plan_b, b, "pp_send_grad");
+    const double p2p_want = 2.0 * (c.nic_lat_s + (double)send / c.nic_bw_Bps);
+    CHECK(close_rel(p2p, p2p_want, 1e-12), "pp transfers %.6g s, want %.6g", p2p, p2p_want);
+
+    /* the step: m + pp - 1 slots of 8 layers plus the model ops and the transfers */
+    const double slot = 8.0 * (a->time.layer_fwd_s + a->time.layer_bwd_s) + a->time.model_s + p2p;
+    const double step_want = (mu + 3.0) * slot + b->time.step_fixed_s;
+    CHECK(close_rel(b->time.step_s, step_want, 1e-12), "step %.6g s, want %.6g", b->time.step_s, step_want);
+    /* 4x the GPUs for 4x the tokens per step would be ideal; the bubble and transfers cost */
+    CHECK(b->time.tokens_per_s < 4.0 * a->time.tokens_per_s, "pp 4 can't beat 4x pp 1");
+
+    /* ZeRO shards inside a stage: 16 ranks in both */
+    CHECK(plan_b.dims.zero_group == 16 && plan_a.dims.zero_group == 16, "zero groups %lld / %lld",
+          (long long)plan_b.dims.zero_group, (long long)plan_a.dims.zero_group);
+
+    /* memory: a stage's model states (8 layers + the output layer + final norm) */
+    const double layer = 4.0 * 4096.0 * 4096.0 + 2.0 * 4096.0 * 16384.0 + 2.0 * 4096.0;
+    const double stage_params = 8.0 * layer + 50304.0 * 4096.0 + 4096.0;
+    CHECK(close_rel(b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * stage_params / 16.0, 1e-12), "stage weights %.6g, want %.6g",
+          b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * stage_params / 16.0);
+    /* full recompute: each of the stage's 8 layers keeps its input, for 4 micro-batches in flight */
+    const double inputs = 4.0 * 8.0 * 2.0 * (32768.0 / 8.0) * 4096.0;
+    CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], inputs, 1e-12), "first stage activations %.6g, want %.6g",
+          b->mem.term_bytes[ULY_MEM_ACTIV], inputs);
+    CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] == 0, "the first stage is heavier here and has no logits");
+
+    /* fewer micro-batches than stages: only those are in flight */
+    w.global_batch = 4; /* m = 2 */
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
+    CHECK(plan_b.pp_in_flight == 2, "in flight %lld, want 2", (long long)plan_b.pp_in_flight);
+    CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
+
+    /* the last stage is the heavier when the logits outweigh the extra micro-batches */
+    {
+        uly_model big = fx_model("big-vocab", 8, 1024, 8, 8, 4096, 512000, 0);
+        uly_workload w1 = fx_work(16384);
+        w1.global_batch = 2; /* m = 2 at dp 1 */
+        CHECK(eval_pp(&big, &w1, &c, ULY_STRAT_ULYSSES, 8, 1, 1, 2, &plan_b, b) == 0, "evaluate big vocab");
+        /* the last stage holds one micro-batch's inputs of its 4 layers */
+        const double in1 = 4.0 * 2.0 * (16384.0 / 8.0) * 1024.0;
+        CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] > 0, "the logits stage is the heavier");
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], in1, 1e-12), "last stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], in1);
+    }
+
+    /* plain TP without SP sends the whole b N h from every TP rank */
+    w = fx_work(8192);
+    w.global_batch = 8;
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 8, 1, 2, &plan_b, b) == 0, "evaluate megatron-tp pp 2");
+    sa = op_named(&plan_b, "pp_send_act");
+    CHECK(sa && sa->bytes_sent == 2LL * 8192 * 4096, "megatron-tp pp send %lld, want %lld",
+          sa ? (long long)sa->bytes_sent : -1LL, 2LL * 8192 * 4096);
+
+    /* uneven stages: 32 layers over 5 stages, the heaviest has 7 and sets the pace; more stages than layers is fatal */
+    w = fx_work(8192);
+    w.global_batch = 8;
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 1, 5, &plan_b, b) == 0, "evaluate pp 5");
+    CHECK(b->feasible && has(b, ULY_R_PP_UNEVEN, 0) && b->time.stage_layers == 7, "pp 5: feasible %d, stage layers %lld",
+          b->feasible, (long long)b->time.stage_layers);
+    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 33, &plan_b, b) == 0, "evaluate pp 33");
+    CHECK(!b->feasible && has(b, ULY_R_PP_LAYERS, 1), "pp 33 over 32 layers must be fatal");
+
+    /* the search keeps a pinned pipeline and splits the rest; GPUs it does not divide give no layout */
+    {
+        uly_search_opts o = {.pin_pp = 4, .both_placements = 1};
+        w = fx_work(32768);
+        CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_OK, "search pp 4");
+        CHECK(b->layout.pp == 4 && uly_layout_gpus(&b->layout) == 64, "searched layout pp %lld on %lld GPUs",
+              (long long)b->layout.pp, (long long)uly_layout_gpus(&b->layout));
+        o.pin_pp = 3;
+        CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_EINVAL, "pp 3 does not divide 64");
+    }
+    free(a);
+    free(b);
+    FX_DONE();
+}
