@@ -20,7 +20,8 @@
 
 typedef struct hx_opts {
     const char *strategy;  /* contract name */
-    int64_t ulysses, ring, tp; /* 0 = pick (the strategy's degree = P / dp) */
+    int64_t ulysses, ring, tp; /* 0 = pick (the strategy's degree = P / (dp pp)) */
+    int64_t pp;            /* pipeline stages (1): the plan's outermost group */
     int64_t dp;            /* 0 = what remains */
     int64_t seq;           /* 0 = 128 * P */
     int64_t heads, kv_heads, head_dim, ffn, batch, vocab, layers;
@@ -220,6 +221,7 @@ typedef struct hx_ctx {
     int64_t lt, lv;          /* logit tokens and vocab columns */
     float *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
     int64_t *tok_ids;
+    float *pp_rx;            /* a stage output (or its gradient) from the neighbouring stage */
 
     /* execution */
     hx_opstat st[ULY_PLAN_MAX_OPS];

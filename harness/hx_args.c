@@ -14,8 +14,13 @@ static const char usage[] =
     "\n"
     "  --strategy S        ulysses | ring | rsa | allgather-cp | megatron-sp | usp |\n"
     "                      megatron-tp\n"
-    "  --ulysses U --ring R --tp T   degrees (default: the strategy's degree = P;\n"
-    "                      usp: U = 2 when P >= 4, R = P / U); DP = P / (U R T)\n"
+    "  --ulysses U --ring R --tp T   degrees (default: the strategy's degree = P / PP;\n"
+    "                      usp: U = 2 when P / PP >= 4, R = P / (PP U)); DP = P / (U R T PP)\n"
+    "  --pp PP             pipeline stages (default 1), the outermost group: every\n"
+    "                      stage runs the layer and hands its output on (pp_send_act)\n"
+    "                      and the gradient back (pp_send_grad), a ring over the\n"
+    "                      stages so each rank sends what a middle stage sends;\n"
+    "                      needs --layers >= PP; --backend mpi only\n"
     "  --seq N             tokens (default 128 * P; K/M suffixes are powers of 1024)\n"
     "  --heads A --kv-heads K --head-dim D   (default 8, 8, 32)\n"
     "  --ffn F             FFN hidden (default 4 * A * D)   --swiglu: SwiGLU MLP\n"
@@ -59,6 +64,7 @@ void hx_args_defaults(hx_opts *o)
     o->batch = 1;
     o->vocab = 1024;
     o->layers = 1;
+    o->pp = 1;
     o->causal = 1;
     o->split = ULY_SPLIT_ZIGZAG;
     o->recompute = ULY_RECOMPUTE_NONE;
@@ -158,6 +164,9 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         } else if (!strcmp(a, "--tp")) {
             NEED();
             if (parse_int(a, v, 1, 1 << 20, &o->tp, rank)) return 2;
+        } else if (!strcmp(a, "--pp")) {
+            NEED();
+            if (parse_int(a, v, 1, 1 << 20, &o->pp, rank)) return 2;
         } else if (!strcmp(a, "--seq")) {
             NEED();
             if (parse_size(a, v, &o->seq, rank)) return 2;

@@ -257,17 +257,21 @@ static void reference(const hx_ctx *c, ref *R)
 
 /* ------------------------------------------------------------ the check */
 
-static int dp_coord_of(const hx_ctx *c, int rank)
+/* Which copy of the layer a rank's pieces belong to: its data-parallel
+ * replica, within its pipeline stage (every stage runs the same layer on the
+ * same inputs, so each stage's copy is checked on its own). */
+static int replica_of(const hx_ctx *c, int rank)
 {
     int64_t stride = 1;
+    int dp = 0;
     for (int i = 0; i < 4; i++) {
         const uly_group g = c->l.order[i];
         const int64_t deg = g == ULY_GROUP_TP ? c->l.tp : g == ULY_GROUP_ULYSSES ? c->l.ulysses
                           : g == ULY_GROUP_RING ? c->l.ring : c->l.dp;
-        if (g == ULY_GROUP_DP) return (int)((rank / stride) % deg);
+        if (g == ULY_GROUP_DP) dp = (int)((rank / stride) % deg);
         stride *= deg;
     }
-    return 0;
+    return dp + (int)c->l.dp * (int)(rank / stride);
 }
 
 int hx_check(hx_ctx *c)
@@ -344,10 +348,10 @@ int hx_check(hx_ctx *c)
             double mref = 0;
             for (int64_t i = 0; i < n; i++) mref = fabs(R.out[t][i]) > mref ? fabs(R.out[t][i]) : mref;
             if (mref == 0) mref = 1;
-            for (int64_t rep = 0; rep < c->dp; rep++) {
+            for (int64_t rep = 0; rep < c->dp * c->l.pp; rep++) {
                 memset(full, 0, sizeof(double) * (size_t)n);
                 for (int src = 0; src < P; src++)
-                    if (dp_coord_of(c, src) == rep) {
+                    if (replica_of(c, src) == rep) {
                         const piece *p = &all[src * CK_N + t];
                         place(c, t, p, p->bat, p->pos, p->data, full);
                     }

@@ -399,6 +399,21 @@ static void h_dp_allreduce(hx_ctx *c, const uly_op *op)
     hx_allreduce_ring(&c->g[ULY_GROUP_ZERO], c->gwt, c->rs_tmp, c->model_sh * c->zg, &c->st[op->id].bytes_pass);
 }
 
+/* ------------------------------------------------------------ pipeline */
+
+/* The stage output (forward) or its gradient (backward): this rank's
+ * b x act_tokens x h elements to the next stage and the previous stage's
+ * into pp_rx, the reverse way in backward. Run as a ring over the stages,
+ * so every rank sends what a middle stage of a real pipeline sends. */
+static void h_pp(hx_ctx *c, const uly_op *op)
+{
+    const hx_group *g = &c->g[ULY_GROUP_PP];
+    const int fwd = op->phase == ULY_PHASE_FWD;
+    if (!c->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, op->name, (long long)c->l.pp);
+    hx_sendrecv(g, c->emb_x, fwd ? g->next : g->prev, c->pp_rx, fwd ? g->prev : g->next,
+                c->b * c->plan.act_tokens * c->h, fwd ? 41 : 42, &c->st[op->id].bytes_pass);
+}
+
 /* ------------------------------------------------------------ table */
 
 typedef struct hx_entry {
@@ -453,6 +468,8 @@ static const hx_entry layer_table[] = {
     {"zero_gather_w", h_zero_gather},
     {"zero_rs_grad", h_zero_rs},
     {"dp_allreduce_grad", h_dp_allreduce},
+    {"pp_send_act", h_pp},
+    {"pp_send_grad", h_pp},
 };
 
 hx_handler hx_find_handler(const char *name)

@@ -874,6 +874,7 @@ static const char *const hn_strategies = "ulysses, ring, usp";
 
 static int hn_configure(hx_opts *o, int rank)
 {
+    if (o->pp > 1) return hx_args_reject(rank, "--pp %lld: pipeline stages run with --backend mpi only", (long long)o->pp);
     if (o->microbench)
         return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
     if (o->strategy && strcmp(o->strategy, "ulysses") && strcmp(o->strategy, "ring") && strcmp(o->strategy, "usp"))

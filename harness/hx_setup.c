@@ -94,6 +94,7 @@ static int64_t degree(const uly_layout *l, uly_group g)
     case ULY_GROUP_ULYSSES: return l->ulysses;
     case ULY_GROUP_RING: return l->ring;
     case ULY_GROUP_DP: return l->dp;
+    case ULY_GROUP_PP: return l->pp;
     default: return 1;
     }
 }
@@ -140,8 +141,20 @@ static void comms_make(hx_ctx *c)
         if (c->g[gid].size != deg) hx_die("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
         stride *= deg;
     }
-    /* ZeRO shards over everything but TP: the ranks sharing a TP coordinate */
-    group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP], rank);
+    /* the pipeline stages, outside the four: ranks that share every other coordinate */
+    {
+        const int co = (int)(rank / stride);
+        group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co);
+        coord[ULY_GROUP_PP] = co;
+        if (c->g[ULY_GROUP_PP].size != c->l.pp)
+            hx_die("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
+        if (c->l.pp > 1 && c->plan.place[ULY_GROUP_PP].stride != stride)
+            hx_die("group pp: stride %lld here, %lld in the plan", (long long)stride,
+                   (long long)c->plan.place[ULY_GROUP_PP].stride);
+    }
+    /* ZeRO shards over everything but TP inside a stage: the ranks sharing a
+     * TP and a pipeline coordinate */
+    group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank);
     if (c->g[ULY_GROUP_ZERO].size != c->plan.dims.zero_group)
         hx_die("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
                (long long)c->plan.dims.zero_group);
@@ -209,7 +222,10 @@ static int cluster_setup(hx_ctx *c)
 static int specs_setup(hx_ctx *c)
 {
     const hx_opts *o = &c->o;
-    const int P = c->P;
+    if (o->pp > c->P || c->P % o->pp != 0)
+        return bad_input("--pp %lld: does not divide the %d ranks (valid: a divisor of %d)", (long long)o->pp, c->P,
+                         c->P);
+    const int P = c->P / (int)o->pp; /* the ranks of one pipeline stage */
     c->strat = uly_strategy_find(o->strategy);
     const uly_strategy *s = c->strat;
     int64_t u = s->uses_ulysses ? o->ulysses : 1;
@@ -236,9 +252,10 @@ static int specs_setup(hx_ctx *c)
     if (r < 1) r = 1;
     if (t < 1) t = 1;
     if (P % (u * r * t) != 0)
-        return bad_input("%d ranks: not a multiple of ulysses x ring x tp = %lld x %lld x %lld", P, (long long)u,
-                         (long long)r, (long long)t);
+        return bad_input("%d ranks per pipeline stage: not a multiple of ulysses x ring x tp = %lld x %lld x %lld", P,
+                         (long long)u, (long long)r, (long long)t);
     uly_layout_init(&c->l, s->id, u, r, t, P / (u * r * t));
+    c->l.pp = o->pp;
 
     uly_model *m = &c->m;
     memset(m, 0, sizeof *m);
@@ -256,7 +273,7 @@ static int specs_setup(hx_ctx *c)
 
     uly_workload *w = &c->w;
     memset(w, 0, sizeof *w);
-    w->seq = o->seq ? o->seq : 128 * (int64_t)P;
+    w->seq = o->seq ? o->seq : 128 * (int64_t)P; /* 128 tokens per rank of a stage */
     w->micro_batch = o->batch;
     /* the element type the backend computes and communicates in: model bytes =
      * its bytes (the CPU computes in float32; the nccl backend in bf16/fp16) */
@@ -275,8 +292,8 @@ static int specs_setup(hx_ctx *c)
         if (!c->reasons[i].fatal) continue;
         char line[300];
         uly_reason_format(&c->reasons[i], m, line, sizeof line);
-        return bad_input("%s with ulysses %lld, ring %lld, tp %lld on %d ranks: %s", s->name, (long long)u,
-                         (long long)r, (long long)t, P, line);
+        return bad_input("%s with ulysses %lld, ring %lld, tp %lld, pp %lld on %d ranks: %s", s->name, (long long)u,
+                         (long long)r, (long long)t, (long long)o->pp, c->P, line);
     }
     return 0;
 }
@@ -619,6 +636,7 @@ static void buffers_setup(hx_ctx *c)
     c->lv = c->plan.logit_vocab;
     c->emb_in = hx_falloc(c->lv * h, "embedding table");
     c->emb_x = hx_falloc(c->b * act * h, "embedded tokens");
+    if (c->l.pp > 1) c->pp_rx = hx_falloc(c->b * act * h, "stage transfer");
     c->tok_ids = hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids");
     c->xf = hx_falloc(c->b * c->lt * h, "final hidden");
     c->emb_out = hx_falloc(c->lv * h, "output embedding");

@@ -22,9 +22,10 @@ static int finish(int rc)
 
 static void print_table(const hx_ctx *c, double (*ts)[3])
 {
-    printf("# %s on %d ranks (ulysses %lld, ring %lld, tp %lld, dp %lld), seq %lld, heads %lld/%lld x %lld, ffn %lld, "
-           "batch %lld, %s, %s kernel, recompute %s, zero %d\n",
-           c->strat->name, c->P, (long long)c->u, (long long)c->r, (long long)c->t, (long long)c->dp, (long long)c->N,
+    printf("# %s on %d ranks (ulysses %lld, ring %lld, tp %lld, dp %lld, pp %lld), seq %lld, heads %lld/%lld x %lld, "
+           "ffn %lld, batch %lld, %s, %s kernel, recompute %s, zero %d\n",
+           c->strat->name, c->P, (long long)c->u, (long long)c->r, (long long)c->t, (long long)c->dp,
+           (long long)c->l.pp, (long long)c->N,
            (long long)c->a, (long long)c->k, (long long)c->d, (long long)c->f, (long long)c->b,
            c->w.causal ? (c->zig ? "causal zigzag" : "causal") : "non-causal", c->kern->name,
            c->w.recompute == ULY_RECOMPUTE_FULL ? "full" : "none", c->w.zero_stage);

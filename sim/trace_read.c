@@ -358,8 +358,8 @@ static int parse_layout(rd *r, const cJSON *pl, uly_layout *l)
         get_int(r, lo, "header plan.layout", "tp", 1, 1 << 20, &t) ||
         get_int(r, lo, "header plan.layout", "dp", 1, 1 << 20, &dp))
         return 2;
-    pp = 1; /* ulyharness runs one pipeline stage: its traces have none */
-    if (get(lo, "pp") && get_int(r, lo, "header plan.layout", "pp", 1, 1, &pp)) return 2;
+    pp = 1;
+    if (get(lo, "pp") && get_int(r, lo, "header plan.layout", "pp", 1, 1 << 20, &pp)) return 2;
     uly_layout_init(l, s->id, u, ri, t, dp);
     l->pp = pp;
     const cJSON *ord = get(lo, "order");

@@ -156,6 +156,7 @@ static int build_plan(const cJSON *h, uly_plan *p)
     uly_layout lay;
     uly_layout_init(&lay, s->id, (int64_t)num(l, "ulysses", 1), (int64_t)num(l, "ring", 1), (int64_t)num(l, "tp", 1),
                     (int64_t)num(l, "dp", 1));
+    lay.pp = (int64_t)num(l, "pp", 1);
     uly_reason rs[ULY_MAX_REASONS];
     int nr = 0;
     if (uly_plan_build(&mo, &wo, &c, &lay, p, rs, &nr) != ULY_OK) return fail("libulysim cannot rebuild the plan%s", "", 0);
