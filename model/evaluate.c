@@ -25,6 +25,7 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     int ovf = 0;
     for (int i = 0; i < scratch->n_ops; i++) {
         const uly_op *o = &scratch->ops[i];
+        if (o->kind == ULY_OP_COMM && o->group == ULY_GROUP_PP) res->comm_tiers |= o->tiers; /* stage transfers */
         if (o->kind != ULY_OP_COMM || o->per_step || o->per_model) continue;
         if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
             ovf |= __builtin_add_overflow(res->zero_bytes, o->bytes_sent, &res->zero_bytes);

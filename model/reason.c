@@ -69,9 +69,9 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
                      "(%.2fx the average)", v[1], v[2], v[0], v[0] * v[2] / v[1]);
         break;
     case ULY_R_PP_BUBBLE:
-        k = snprintf(buf, n, "1F1B pipeline of %.0f stages with %.0f micro-batch%s per step: each stage idles %.0f%% "
-                     "of the step (more micro-batches, a larger --global-batch, shrink it)", v[2], v[1],
-                     v[1] == 1 ? "" : "es", 100.0 * v[0]);
+        k = snprintf(buf, n, "1F1B pipeline of %.0f stages with %.0f micro-batch%s per step: each stage idles %.1f%% "
+                     "of the step%s", v[2], v[1], v[1] == 1 ? "" : "es", 100.0 * v[0],
+                     v[0] >= 0.01 ? " (a larger --global-batch, i.e. more micro-batches, shrinks it)" : "");
         break;
     default:
         k = snprintf(buf, n, "unknown reason %d", (int)r->code);

@@ -23,23 +23,28 @@ static int equivalent(const sim_summary *a, const sim_summary *b)
 }
 
 /* Components of a step, per token, for explaining a difference. */
-enum { COMP_COMPUTE, COMP_COMM, COMP_MODEL, COMP_FIXED, COMP_COUNT };
+enum { COMP_COMPUTE, COMP_COMM, COMP_MODEL, COMP_FIXED, COMP_BUBBLE, COMP_COUNT };
 static const char *const comp_words[COMP_COUNT] = {
     "less compute on the critical path",
     "less exposed communication",
     "less embedding and logits time",
     "less optimizer and gradient-synchronisation time",
+    "less pipeline bubble",
 };
 
 static void components(const sim_ctx *c, const sim_summary *s, double out[COMP_COUNT])
 {
-    /* a pipeline stage's layers over its slots (the bubble counts as compute) */
+    /* the slowest pipeline stage's layers over the step's micro-batches;
+     * its idle slots (pp - 1 of them) are the bubble */
     (void)c;
-    double L = (double)s->time.stage_layers, ms = s->time.slots > 0 ? s->time.slots : 1;
-    out[COMP_COMPUTE] = s->time.compute_s * L * ms;
-    out[COMP_COMM] = s->time.comm_exposed_s * L * ms;
-    out[COMP_MODEL] = s->time.model_s * ms;
-    out[COMP_FIXED] = s->time.step_fixed_s;
+    const uly_timing *t = &s->time;
+    const double L = (double)t->stage_layers, ms = (double)(t->micro_steps > 0 ? t->micro_steps : 1);
+    const double idle = t->slots > ms ? t->slots - ms : 0;
+    out[COMP_COMPUTE] = t->compute_s * L * ms;
+    out[COMP_COMM] = t->comm_exposed_s * L * ms;
+    out[COMP_MODEL] = t->model_s * ms;
+    out[COMP_FIXED] = t->step_fixed_s;
+    out[COMP_BUBBLE] = idle * (L * (t->layer_fwd_s + t->layer_bwd_s) + t->model_s);
 }
 
 static double tokens_per_step(const sim_summary *s)

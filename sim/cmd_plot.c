@@ -653,7 +653,8 @@ static int fig_breakdown(plot_run *r, FILE *f)
         "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
         "strategy's step holds the same tokens: as `ulysim --gpus P --seq N --batch B --global-batch P*B`)",
         "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
-        "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)", NULL};
+        "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
+        "(plot takes no --pp: figures are drawn without a pipeline)", NULL};
     static const col cols[] = {
         {"strategy", "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp"},
         {"layout", "degrees above 1 of the best layout"},
@@ -682,8 +683,8 @@ static int fig_breakdown(plot_run *r, FILE *f)
         if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
         if (row_unpriced(r, &s, ls)) continue;
         const uly_timing *t = &s.time;
-        /* a pipeline stage's layers over its slots: the bubble counts as compute */
-        const double L = (double)t->stage_layers, ms = t->slots > 0 ? t->slots : 1;
+        /* plot refuses --pp, so a stage is the whole model and there is no bubble */
+        const double L = (double)t->stage_layers, ms = (double)(t->micro_steps > 0 ? t->micro_steps : 1);
         double compute = ms * (L * t->compute_s + t->model_s);
         double exposed = ms * L * t->comm_exposed_s;
         double hidden = ms * L * t->comm_overlapped_s;
@@ -1367,6 +1368,12 @@ int sim_cmd_plot_main(int argc, char **argv)
     rc = sim_args_parse(np, pass, a, why, sizeof why);
     if (rc) {
         sim_err("plot: %s", why);
+        goto done;
+    }
+    if (a->pin_pp > 1) {
+        sim_err("plot %s: --pp %lld: figures are drawn without a pipeline (valid: 1, or leave it out; ulysim --pp "
+                "plans with one)", fig->name, (long long)a->pin_pp);
+        rc = SIM_EXIT_USAGE;
         goto done;
     }
     if (!fig->gpus_list && a->n_gpus != 1) {

@@ -19,12 +19,14 @@
  * efficiency comes from the cluster preset (hardware facts, FlashAttention's
  * published throughput).
  *
- * Where the model cannot represent an experiment (no pipeline parallelism,
- * no plain tensor parallelism without SP, ...), the row says so: the check
- * fails or is "n/a" rather than being patched here. The one reduction done
- * here is Table 4's pipeline stage: the memory of the heaviest stage of a
- * pipeline is the memory of a model made of that stage's layers (see
- * rsa_stage_model), which the model evaluates as it stands.
+ * Where the model cannot represent an experiment (12 heads split 8 ways,
+ * ...), the row says so: the check fails or is "n/a" rather than being
+ * patched here. The one reduction done here is Table 4's pipeline stage: the
+ * memory of the first stage of the pipeline is the memory of a model made
+ * of that stage's layers (see rsa_stage_model), which the model evaluates as
+ * it stands. The model's own --pp is not used for it: its memory is the
+ * heavier end stage, and the last one would add BERT's logits, a term of
+ * the last stage only.
  *
  * Output: a table for people ('#' comments, aligned columns), CSV (one line
  * per compared number) or JSON (experiments with their rows, and the
@@ -1030,9 +1032,9 @@ static const char rsa_title[] =
     "Sequence Parallelism / Ring Self-Attention (Li et al. 2021, arXiv 2105.13120) Table 4 weak scaling: BERT Base "
     "(bert-base) on Piz Daint P100 16GB (piz-daint-p100), pipeline size 8";
 static const char *const rsa_assumptions[] = {
-    "pipeline size 8: the model has no pipeline parallelism; the memory of a GPU is that of the heaviest stage, "
-    "ceil(12/8) = 2 layers plus the embedding (uniform partition), with the whole batch in flight (1F1B with at "
-    "most 8 micro-batches), evaluated as a 2-layer model; logits live on the last stage and are not counted",
+    "pipeline size 8: the memory of a GPU is that of the first stage, ceil(12/8) = 2 layers plus the embedding "
+    "(uniform partition), with the whole batch in flight (1F1B with at most 8 micro-batches), evaluated as a "
+    "2-layer model; logits live on the last stage and are not counted",
     "memory is torch's max allocated (MiB): the model's total less the preset's runtime reserve, plus the stage's "
     "output of every micro-batch in flight, which the schedule holds for its backward (b N h on every TP rank, "
     "b N/P h under SP; PyTorch keeps it unless the schedule frees it by hand, as later Megatron-LM versions do)",

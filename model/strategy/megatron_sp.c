@@ -85,7 +85,7 @@ int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
      * than 1/t of the K and V weights: h d k_eff / t each instead of h d k / t */
     const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s->t;
     p->layer_params_rank += kv_extra;
-    p->model_params_rank += kv_extra * (double)m->layers;
+    p->model_params_rank += kv_extra * (double)p->stage_layers; /* the layers this rank's stage holds */
     return kv_eff;
 }
 

@@ -60,6 +60,15 @@ int main(void)
     CHECK(fabs(b->time.pp_bubble - 3.0 / (mu + 3.0)) < 1e-15, "bubble %.6f, want 3/35", b->time.pp_bubble);
     CHECK(a->time.pp_bubble == 0, "no bubble without a pipeline: %g", a->time.pp_bubble);
     CHECK(has(b, ULY_R_PP_BUBBLE, 0) && !has(a, ULY_R_PP_BUBBLE, 0), "the bubble is a reason only under a pipeline");
+    for (int i = 0; i < b->n_reasons; i++)
+        if (b->reasons[i].code == ULY_R_PP_BUBBLE)
+            CHECK(b->reasons[i].v[0] == b->time.pp_bubble && b->reasons[i].v[1] == mu && b->reasons[i].v[2] == 4,
+                  "bubble reason %g %g %g", b->reasons[i].v[0], b->reasons[i].v[1], b->reasons[i].v[2]);
+    /* the same 64 sequences per step: every layer runs once per micro-batch
+     * on one stage, so the hardware FLOPs equal those of the 16-GPU layout */
+    CHECK(close_rel(b->time.hw_flops, a->time.hw_flops, 1e-12), "hw FLOPs %.6g, want %.6g", b->time.hw_flops,
+          a->time.hw_flops);
+    CHECK(close_rel(b->time.hfu, b->time.hw_flops / (b->time.step_s * 64.0 * 312e12), 1e-12), "hfu %g", b->time.hfu);
 
     /* the same per-layer work; a stage runs 8 of the 32 layers */
     CHECK(a->time.layer_fwd_s == b->time.layer_fwd_s && a->time.layer_bwd_s == b->time.layer_bwd_s,
@@ -102,11 +111,69 @@ int main(void)
           b->mem.term_bytes[ULY_MEM_ACTIV], inputs);
     CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] == 0, "the first stage is heavier here and has no logits");
 
-    /* fewer micro-batches than stages: only those are in flight */
-    w.global_batch = 4; /* m = 2 */
-    CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
-    CHECK(plan_b.pp_in_flight == 2, "in flight %lld, want 2", (long long)plan_b.pp_in_flight);
-    CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
+    /* fewer micro-batches than stages: only those are in flight. A small
+     * vocabulary keeps the first stage the heavier one. */
+    {
+        const uly_model sv = fx_model("small-vocab", 32, 4096, 32, 32, 16384, 1024, 0);
+        const int64_t gb[3] = {4, 6, 64}; /* m = 2, 3, 32 at dp 2 */
+        const double want_f[3] = {2, 3, 4};
+        for (int k = 0; k < 3; k++) {
+            w.global_batch = gb[k];
+            CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m %lld", (long long)gb[k] / 2);
+            const double want = want_f[k] * 8.0 * 2.0 * (32768.0 / 8.0) * 4096.0;
+            CHECK(plan_b.pp_in_flight == (int64_t)want_f[k] && close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want, 1e-12),
+                  "global batch %lld: in flight %lld, activations %.6g, want %.6g", (long long)gb[k],
+                  (long long)plan_b.pp_in_flight, b->mem.term_bytes[ULY_MEM_ACTIV], want);
+        }
+        CHECK(close_rel(b->time.pp_bubble, 3.0 / 35.0, 1e-15), "bubble %.6f, want 3/35", b->time.pp_bubble);
+        w.global_batch = 4;
+        CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
+        CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
+
+        /* no recompute, materialised scores: the first stage keeps every
+         * score block of its 8 layers for each of its 2 micro-batches in
+         * flight, half of the 32 layers' worth of one micro-batch at pp 1 */
+        uly_workload wn = fx_work(2048);
+        wn.recompute = ULY_RECOMPUTE_NONE;
+        wn.flash = 0;
+        wn.global_batch = 4;
+        CHECK(eval_pp(&sv, &wn, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 1, &plan_a, a) == 0, "evaluate no recompute pp 1");
+        CHECK(eval_pp(&sv, &wn, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate no recompute pp 4");
+        CHECK(a->mem.term_bytes[ULY_MEM_SCORES] > 0 &&
+                  close_rel(b->mem.term_bytes[ULY_MEM_SCORES], 0.5 * a->mem.term_bytes[ULY_MEM_SCORES], 1e-12) &&
+                  close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], 0.5 * a->mem.term_bytes[ULY_MEM_ACTIV], 1e-12),
+              "no recompute: scores %.6g / %.6g, activations %.6g / %.6g, want half", b->mem.term_bytes[ULY_MEM_SCORES],
+              a->mem.term_bytes[ULY_MEM_SCORES], b->mem.term_bytes[ULY_MEM_ACTIV], a->mem.term_bytes[ULY_MEM_ACTIV]);
+    }
+
+    /* ZeRO-0: the stage's gradient all-reduce hides under one micro-batch's
+     * backward of the stage's 8 layers, and only the rest shows */
+    {
+        uly_workload w0 = fx_work(2048);
+        w0.zero_stage = 0;
+        w0.global_batch = 64;
+        CHECK(eval_pp(&m, &w0, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate zero 0");
+        const double ar = op_time(&plan_b, b, "dp_allreduce_grad"), opt = op_time(&plan_b, b, "optimizer");
+        const double hide = 8.0 * b->time.layer_bwd_s;
+        CHECK(ar > hide, "precondition: the all-reduce (%.4g s) outlasts the stage's backward (%.4g s)", ar, hide);
+        CHECK(close_rel(b->time.step_fixed_s, opt + (ar - hide), 1e-12), "step fixed %.6g, want %.6g",
+              b->time.step_fixed_s, opt + (ar - hide));
+    }
+
+    /* replicated KV weights count for the stage's layers only: llama3-8b's 8
+     * KV heads over TP 16 replicate each twice */
+    {
+        const uly_model ll = fx_llama3_8b();
+        uly_workload wk = fx_work(8192);
+        wk.zero_stage = 0;
+        wk.global_batch = 8;
+        CHECK(eval_pp(&ll, &wk, &c, ULY_STRAT_MEGATRON_SP, 1, 16, 1, 4, &plan_b, b) == 0, "evaluate megatron-sp tp16 pp4");
+        const double h = 4096, d = 128, lp = h * d * (2.0 * 32 + 2.0 * 8) + 3.0 * h * 14336 + 2.0 * h;
+        const double kv_extra = 2.0 * h * d * (16 - 8); /* Wk, Wv for 16 KV heads instead of 8 */
+        const double params = (8.0 * (lp + kv_extra) + 128256.0 * h + h) / 16.0;
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params, 1e-12), "tp16 pp4 weights %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params);
+    }
 
     /* the last stage is the heavier when the logits outweigh the extra micro-batches */
     {
