@@ -20,7 +20,7 @@ static const char usage[] =
     "                      stage runs the layer and hands its output on (pp_send_act)\n"
     "                      and the gradient back (pp_send_grad), a ring over the\n"
     "                      stages so each rank sends what a middle stage sends;\n"
-    "                      needs --layers >= PP; --backend mpi only\n"
+    "                      needs --layers >= PP\n"
     "  --seq N             tokens (default 128 * P; K/M suffixes are powers of 1024)\n"
     "  --heads A --kv-heads K --head-dim D   (default 8, 8, 32)\n"
     "  --ffn F             FFN hidden (default 4 * A * D)   --swiglu: SwiGLU MLP\n"

@@ -128,6 +128,7 @@ typedef struct hn {
     float *master, *adam_m, *adam_v;
     /* per-model ops */
     void *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
+    void *pp_rx; /* a stage output (or its gradient) from the neighbouring stage */
     /* layout maps */
     hn_map m_tq, m_tk;         /* TOK: token-major Q / K,V <-> attention side */
     hn_map m_pq, m_pk, m_uk;   /* ULY: pack Q(O,dO) / K,V heads for the all-to-all; unpack dK, dV (replicas summed) */
@@ -599,6 +600,19 @@ static void g_zero_rs(hx_ctx *c, const uly_op *op)
     comm_out(nc);
 }
 
+/* The stage output (forward) or its gradient (backward) to the next (the
+ * previous) stage, a ring over the stages as in hx_layer.c's h_pp. */
+static void g_pp(hx_ctx *c, const uly_op *op)
+{
+    const int fwd = op->phase == ULY_PHASE_FWD;
+    if (!H.pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, op->name, (long long)c->l.pp);
+    const hx_group *g = &c->g[ULY_GROUP_PP]; /* its NCCL communicator has the same ranks */
+    kern_nccl_comm *nc = comm_in(ULY_GROUP_PP, op);
+    HN_K(kern_nccl_sendrecv(nc, H.emb_x, fwd ? g->next : g->prev, H.pp_rx, fwd ? g->prev : g->next,
+                            (size_t)(c->b * c->plan.act_tokens * c->h), H.ct, &c->st[op->id].bytes_pass));
+    comm_out(nc);
+}
+
 static void g_dp_allreduce(hx_ctx *c, const uly_op *op)
 {
     kern_nccl_comm *nc = comm_in(ULY_GROUP_ZERO, op);
@@ -855,6 +869,8 @@ static const hn_entry table[] = {
     {"zero_gather_w", g_zero_gather},
     {"zero_rs_grad", g_zero_rs},
     {"dp_allreduce_grad", g_dp_allreduce},
+    {"pp_send_act", g_pp},
+    {"pp_send_grad", g_pp},
     {"attn_fwd", g_attn_fwd},
     {"attn_bwd", g_attn_bwd},
     {"ring_kv", g_ring_fused},
@@ -874,7 +890,6 @@ static const char *const hn_strategies = "ulysses, ring, usp";
 
 static int hn_configure(hx_opts *o, int rank)
 {
-    if (o->pp > 1) return hx_args_reject(rank, "--pp %lld: pipeline stages run with --backend mpi only", (long long)o->pp);
     if (o->microbench)
         return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
     if (o->strategy && strcmp(o->strategy, "ulysses") && strcmp(o->strategy, "ring") && strcmp(o->strategy, "usp"))
@@ -1067,6 +1082,7 @@ static void buffers_make(hx_ctx *c)
     const int64_t act = c->plan.act_tokens;
     H.emb_in = dct(c->lv * h, "embedding table");
     H.emb_x = dct(c->b * act * h, "embedded tokens");
+    if (c->l.pp > 1) H.pp_rx = dct(c->b * act * h, "stage transfer");
     H.xf = dct(c->b * c->lt * h, "final hidden");
     H.emb_out = dct(c->lv * h, "output embedding");
     H.logit = dct(c->b * c->lt * c->lv, "logits");
