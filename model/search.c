@@ -61,18 +61,15 @@ typedef struct walk {
 
 static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
 
-/* Calls visit on every split of the GPUs into the strategy's degrees
- * (Ulysses, ring, TP) x data parallel that the pins allow, smaller Ulysses
- * then ring then TP degrees first: on ties the first visited wins, so the
- * order is part of the answer. A pinned pipeline degree takes its stages
- * off the top; it is not searched. */
-static void layouts_each(walk *k, uly_strategy_id s, int64_t all_gpus, void (*visit)(walk *k, uly_layout *l))
+/* Calls visit on every split of one pipeline stage's GPUs into the
+ * strategy's degrees (Ulysses, ring, TP) x data parallel that the pins
+ * allow, smaller Ulysses then ring then TP degrees first: on ties the first
+ * visited wins, so the order is part of the answer. */
+static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp,
+                               void (*visit)(walk *k, uly_layout *l))
 {
     const uly_strategy *st = uly_strategy_get(s);
     const uly_search_opts *o = k->o;
-    const int64_t pp = o->pin_pp > 1 ? o->pin_pp : 1;
-    if (all_gpus % pp) return;
-    const int64_t gpus = all_gpus / pp;
     int64_t du[MAX_DIV], dr[MAX_DIV], dt[MAX_DIV];
     const int nu = divisors(gpus, du);
     for (int iu = 0; iu < nu; iu++) {
@@ -93,6 +90,22 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t all_gpus, void (*vi
             }
         }
     }
+}
+
+/* The pipeline degree: none, the pinned one (its stages taken off the top),
+ * or, searched, every stage count that divides the GPUs and leaves each
+ * stage a layer, fewer stages first (they win ties). */
+static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)(walk *k, uly_layout *l))
+{
+    const int64_t pin = k->o->pin_pp;
+    if (pin != ULY_PP_SEARCH) {
+        const int64_t pp = pin > 1 ? pin : 1;
+        if (gpus % pp == 0) stage_layouts_each(k, s, gpus / pp, pp, visit);
+        return;
+    }
+    int64_t dp[MAX_DIV];
+    const int np = divisors(gpus, dp);
+    for (int i = 0; i < np && dp[i] <= k->m->layers; i++) stage_layouts_each(k, s, gpus / dp[i], dp[i], visit);
 }
 
 static void try_layout(walk *k, const uly_layout *l)

@@ -244,8 +244,9 @@ void sim_args_help(FILE *f)
 "  --ring R             pin the context-parallel degree of ring, rsa, allgather-cp\n"
 "                       and usp [ways; default searched]\n"
 "  --tp T               pin the tensor-parallel degree [ways; default searched]\n"
-"  --pp P               pipeline stages, 1F1B [ways; default 1; pinned, not searched;\n"
-"                       at most the layers; uneven stages are paced by the heaviest;\n"
+"  --pp P|auto          pipeline stages, 1F1B [ways; default 1; auto: searched over the\n"
+"                       divisors of --gpus; at most the layers; uneven stages are\n"
+"                       paced by the heaviest;\n"
 "                       micro-batches per step = global batch / (micro-batch x dp),\n"
 "                       1 without --global-batch: then the bubble is (P-1)/P]\n"
 "                       (the data-parallel degree is what remains of --gpus: the\n"
@@ -365,7 +366,17 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             break;
         case 4: rc = add_strategies(a, val, why, n); break;
         case 5: case 6: case 7: case 8:
-            if ((rc = parse_size(name, val, &x, why, n)) != 0) break;
+            if (which == 8 && !strcmp(val, "auto")) {
+                a->pin_pp = ULY_PP_SEARCH;
+                break;
+            }
+            if ((rc = parse_size(name, val, &x, why, n)) != 0) {
+                if (which == 8) {
+                    size_t l = strlen(why);
+                    if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
+                }
+                break;
+            }
             if (x > SIM_GPUS_MAX) { rc = fail(why, n, "%s %s: too large (valid: at most %lld)", name, q(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
             if (which == 5) a->pin_u = x;
             else if (which == 6) a->pin_r = x;
@@ -493,7 +504,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return fail(why, n, "workload: %s", lib);
     }
 
-    c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1;
+    c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH;
     c->opts.pin_ulysses = a->pin_u;
     c->opts.pin_ring = a->pin_r;
     c->opts.pin_tp = a->pin_t;

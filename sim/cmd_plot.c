@@ -1370,9 +1370,12 @@ int sim_cmd_plot_main(int argc, char **argv)
         sim_err("plot: %s", why);
         goto done;
     }
-    if (a->pin_pp > 1) {
-        sim_err("plot %s: --pp %lld: figures are drawn without a pipeline (valid: 1, or leave it out; ulysim --pp "
-                "plans with one)", fig->name, (long long)a->pin_pp);
+    if (a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH) {
+        char ppv[32];
+        if (a->pin_pp > 1) snprintf(ppv, sizeof ppv, "%lld", (long long)a->pin_pp);
+        else snprintf(ppv, sizeof ppv, "auto");
+        sim_err("plot %s: --pp %s: figures are drawn without a pipeline (valid: 1, or leave it out; ulysim --pp "
+                "plans with one)", fig->name, ppv);
         rc = SIM_EXIT_USAGE;
         goto done;
     }

@@ -488,7 +488,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(pin, "ulysses", a->pin_u ? sim_json_int(a->pin_u) : cJSON_CreateNull());
     ADD(pin, "ring", a->pin_r ? sim_json_int(a->pin_r) : cJSON_CreateNull());
     ADD(pin, "tp", a->pin_t ? sim_json_int(a->pin_t) : cJSON_CreateNull());
-    ADD(pin, "pp", sim_json_int(a->pin_pp > 1 ? a->pin_pp : 1));
+    ADD(pin, "pp", a->pin_pp == ULY_PP_SEARCH ? cJSON_CreateNull() : sim_json_int(a->pin_pp > 1 ? a->pin_pp : 1));
     ADD(cfg, "pinned", pin);
     cJSON *so = cJSON_CreateObject();
     ADD(so, "both_placements", cJSON_CreateBool(c->opts.both_placements));

@@ -458,10 +458,13 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
 
 /* ---------------------------------------------------------------- search */
 
+#define ULY_PP_SEARCH (-1)
+
 typedef struct uly_search_opts {
     uint32_t strategies;      /* bit per uly_strategy_id; 0 = all */
     int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
-    int64_t pin_pp;           /* pipeline stages; 0 or 1 = none (the degree is not searched) */
+    int64_t pin_pp;           /* pipeline stages: 0 or 1 none, P > 1 pinned, ULY_PP_SEARCH every stage
+                               * count dividing the GPUs, up to the layers */
     int both_placements;      /* also try the sequence group outside DP etc. */
     int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
 } uly_search_opts;

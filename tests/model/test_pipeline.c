@@ -215,6 +215,31 @@ int main(void)
         o.pin_pp = 3;
         CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_EINVAL, "pp 3 does not divide 64");
     }
+    /* searched stages: the best over every stage count dividing the GPUs is
+     * the best of the pinned searches, and here (ZeRO-1, so model states do
+     * not shard over data parallel) a pipeline wins */
+    {
+        const uly_model g3 = fx_model("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0);
+        uly_workload w1 = fx_work(32768);
+        w1.zero_stage = 1;
+        w1.global_batch = 512;
+        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
+        CHECK(uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK, "search pp auto");
+        double best = 0;
+        int64_t best_pp = 0;
+        for (int64_t pp = 1; pp <= 96; pp++) {
+            if (512 % pp) continue;
+            o.pin_pp = pp;
+            if (uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, b, NULL) != ULY_OK || !b->feasible) continue;
+            if (b->time.tokens_per_s > best) {
+                best = b->time.tokens_per_s;
+                best_pp = pp;
+            }
+        }
+        CHECK(a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp && best_pp > 1,
+              "auto: pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", (long long)a->layout.pp,
+              a->time.tokens_per_s, (long long)best_pp, best);
+    }
     free(a);
     free(b);
     FX_DONE();
