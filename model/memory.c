@@ -107,9 +107,9 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
 
 /* The activation, score, working-set and logit terms of a stage of
  * plan->stage_layers layers holding `in_flight` micro-batches (1F1B), with
- * or without the logits (the last stage). */
+ * or without the embedding (the first stage) and the logits (the last). */
 static void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
-                        double grads_live, double in_flight, int logits_here, double *tb)
+                        double grads_live, double in_flight, int embed_here, int logits_here, double *tb)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double scores = full->scores + full->score_masks;
@@ -133,6 +133,10 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
         tb[ULY_MEM_WORKING] = full->total - full->ln / 2.0 - scores + grads_live;
         break;
     }
+    /* the embedding's dropout keeps its mask (1 byte per element of the
+     * rank's tokens) until the embedding's backward, outside any recomputed
+     * layer */
+    if (embed_here && m->dropout) tb[ULY_MEM_ACTIV] += f * b * (double)plan->act_tokens * (double)m->hidden;
     /* the logits of this rank's tokens: the fp32 copy the loss works in
      * (its gradient reuses the buffer) beside the half-precision logits in
      * forward, or their gradient in backward. All are freed once the output
@@ -176,11 +180,11 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     /* A pipeline's heaviest stage is its first (activations of every
      * micro-batch in flight) or its last (the logits); without one the single
      * stage is both */
-    stage_terms(m, w, plan, &full, grads_live, 1.0, 1, tb);
+    stage_terms(m, w, plan, &full, grads_live, 1.0, plan->layout.pp <= 1, 1, tb);
     if (plan->layout.pp > 1) {
         double first[ULY_MEM_TERM_COUNT];
         memcpy(first, tb, sizeof first);
-        stage_terms(m, w, plan, &full, grads_live, (double)plan->pp_in_flight, 0, first);
+        stage_terms(m, w, plan, &full, grads_live, (double)plan->pp_in_flight, 1, 0, first);
         double a = 0, z = 0;
         for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
             a += first[i];

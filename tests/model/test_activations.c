@@ -36,7 +36,10 @@ static void korthikanti(void)
  * saved, scores included; selective: the scores of one layer at a time) for
  * megatron-tp and megatron-sp at t = 1, 2, 4, 8; Korthikanti's TP and TP+SP
  * formulas exactly. With flash attention the 5as/(ht) score term becomes the
- * fp32 log-sum-exp of each query row and head, 4 b a s / t bytes. */
+ * fp32 log-sum-exp of each query row and head, 4 b a s / t bytes. Outside
+ * the layers (Korthikanti counts layers only), the embedding's dropout mask:
+ * 1 byte per element of the rank's tokens, s b h under TP, s b h / t under
+ * SP. */
 static void korthikanti_plans(void)
 {
     uly_model m = fx_model("gpt", 24, 2048, 16, 16, 8192, 51200, 0);
@@ -58,7 +61,7 @@ static void korthikanti_plans(void)
                   "megatron-tp t=%lld: evaluate", (long long)t);
             const double base = s * b * h * (10.0 + 24.0 / td), sc = s * b * h * 5.0 * a * s / (h * td);
             const double lse = 4.0 * b * a * s / td;
-            double act = r.mem.term_bytes[ULY_MEM_ACTIV], scr = r.mem.term_bytes[ULY_MEM_SCORES];
+            double act = r.mem.term_bytes[ULY_MEM_ACTIV] - s * b * h, scr = r.mem.term_bytes[ULY_MEM_SCORES];
             if (rc == 0)
                 CHECK(close_to(act + scr, L * (base + sc)), "megatron-tp t=%lld: %.0f, want L sbh(10 + 24/t + 5as/(ht)) = %.0f",
                       (long long)t, act + scr, L * (base + sc));
@@ -73,7 +76,7 @@ static void korthikanti_plans(void)
             CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_SP, 1, 1, t, 1, &r) == 0 && r.feasible,
                   "megatron-sp t=%lld: evaluate", (long long)t);
             const double sp = s * b * h * 34.0 / td;
-            act = r.mem.term_bytes[ULY_MEM_ACTIV];
+            act = r.mem.term_bytes[ULY_MEM_ACTIV] - s * b * h / td;
             scr = r.mem.term_bytes[ULY_MEM_SCORES];
             if (rc == 0)
                 CHECK(close_to(act + scr, L * (sp + sc)), "megatron-sp t=%lld: %.0f, want L sbh(34/t + 5as/(ht)) = %.0f",
@@ -90,8 +93,8 @@ static void korthikanti_plans(void)
     w.zero_stage = 0;
     uly_result r;
     CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 8, 1, &r) == 0, "megatron-tp full recompute");
-    CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], L * 2.0 * s * b * h), "megatron-tp full recompute: %.0f, want 2 L s b h",
-          r.mem.term_bytes[ULY_MEM_ACTIV]);
+    CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], L * 2.0 * s * b * h + s * b * h),
+          "megatron-tp full recompute: %.0f, want 2 L s b h + the embedding's mask s b h", r.mem.term_bytes[ULY_MEM_ACTIV]);
     /* the layer backward rebuilds holds Korthikanti's TP activations less
      * its input, which is the checkpoint already counted: flash, t = 8,
      * s b h (10 + 24/t) + 4 b a s / t less 2 s b h, on top of backward's
@@ -107,8 +110,9 @@ static void korthikanti_plans(void)
               r.mem.term_bytes[ULY_MEM_WORKING], rn.mem.term_bytes[ULY_MEM_WORKING], rebuilt);
     }
     CHECK(fx_eval(&m, &w, &c, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1, &r) == 0, "megatron-sp full recompute");
-    CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], L * 2.0 * s * b * h / 8.0),
-          "megatron-sp full recompute: %.0f, want 2 L s b h / t", r.mem.term_bytes[ULY_MEM_ACTIV]);
+    CHECK(close_to(r.mem.term_bytes[ULY_MEM_ACTIV], (L * 2.0 + 1.0) * s * b * h / 8.0),
+          "megatron-sp full recompute: %.0f, want (2 L + 1) s b h / t (the embedding's mask)",
+          r.mem.term_bytes[ULY_MEM_ACTIV]);
 }
 
 /* RSA paper tables, in elements (B batch, L length, H hidden, Z heads, A

@@ -126,6 +126,14 @@ int main(void)
                   (long long)plan_b.pp_in_flight, b->mem.term_bytes[ULY_MEM_ACTIV], want);
         }
         CHECK(close_rel(b->time.pp_bubble, 3.0 / 35.0, 1e-15), "bubble %.6f, want 3/35", b->time.pp_bubble);
+        /* with dropout the first stage also keeps the embedding's dropout
+         * mask, 1 byte per element, for each micro-batch in flight */
+        uly_model svd = sv;
+        svd.dropout = 1;
+        CHECK(eval_pp(&svd, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with dropout");
+        const double T = 32768.0 / 8.0, want_d = 4.0 * (8.0 * 2.0 * T * 4096.0 + T * 4096.0);
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_d, 1e-12), "dropout: first stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], want_d);
         w.global_batch = 4;
         CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
         CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
