@@ -139,13 +139,19 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
     if (embed_here && m->dropout) tb[ULY_MEM_ACTIV] += f * b * (double)plan->act_tokens * (double)m->hidden;
     /* the logits of this rank's tokens: the fp32 copy the loss works in
      * (its gradient reuses the buffer) beside the half-precision logits in
-     * forward, or their gradient in backward. All are freed once the output
-     * layer's backward has run, before any transformer layer's backward, so
-     * they never coexist with backward's working set: the peak holds the
-     * larger of the two, and this term is what the logits add beyond it */
+     * forward, or their gradient in backward; with them, what the final norm
+     * and the output layer save for their backward: the norm's input and its
+     * output, the output GEMM's input, over the rank's own tokens (Megatron-SP
+     * saves the GEMM's input before its all-gather and gathers it again in
+     * backward). All are freed once the final norm's backward has run,
+     * before any transformer layer's backward, so they never coexist with
+     * backward's working set: the peak holds the larger of the two, and this
+     * term is what the logits phase adds beyond it */
     const double logit_elem_bytes = 4.0 + (beta < 4.0 ? beta : 0.0);
     const double logits =
-        logits_here ? logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab : 0;
+        logits_here ? logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab +
+                          2.0 * beta * b * (double)plan->act_tokens * (double)m->hidden
+                    : 0;
     tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
 }
 

@@ -341,8 +341,9 @@ static void backward_working_set(void)
     }
     /* the logits phase and backward's working set never coexist: the
      * logits term is what the logits ((4 + 2) bytes per element in bf16: the
-     * fp32 copy and the bf16 logits or their gradient) add beyond the
-     * working set, zero when the working set is larger */
+     * fp32 copy and the bf16 logits or their gradient) and the final norm's
+     * input and output (2 + 2 bytes per element of the rank's b N/8 h) add
+     * beyond the working set, zero when the working set is larger */
     for (int k = 0; k < 2; k++) {
         uly_workload wl = fx_work(65536);
         wl.flash = k == 0;
@@ -351,7 +352,8 @@ static void backward_working_set(void)
         CHECK(fx_eval(&glu, &wl, &c, k == 0 ? ULY_STRAT_ULYSSES : ULY_STRAT_RSA, k == 0 ? 8 : 1, k == 0 ? 1 : 8, 1, 1,
                       &rl) == 0,
               "logits case %d: evaluate", k);
-        const double logits = 6.0 * 65536.0 / 8.0 * (double)glu.vocab, wk = rl.mem.term_bytes[ULY_MEM_WORKING];
+        const double logits = 6.0 * 65536.0 / 8.0 * (double)glu.vocab + 4.0 * 65536.0 / 8.0 * (double)glu.hidden,
+                     wk = rl.mem.term_bytes[ULY_MEM_WORKING];
         const double want = logits > wk ? logits - wk : 0;
         CHECK(close_to(rl.mem.term_bytes[ULY_MEM_LOGITS], want) && (k == 0 ? want > 0 : want == 0),
               "logits case %d: logits term %.0f, want %.0f (logits %.0f beyond working %.0f)", k,
