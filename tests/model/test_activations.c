@@ -359,6 +359,20 @@ static void backward_working_set(void)
               "logits case %d: logits term %.0f, want %.0f (logits %.0f beyond working %.0f)", k,
               rl.mem.term_bytes[ULY_MEM_LOGITS], want, logits, wk);
     }
+    /* Megatron-SP: the logits of all N tokens over V/t vocabulary columns,
+     * the final norm's input and output over the rank's N/t tokens (the
+     * output GEMM keeps its input before the all-gather) */
+    {
+        uly_workload wl = fx_work(65536);
+        wl.zero_stage = 0;
+        uly_result rl;
+        CHECK(fx_eval(&glu, &wl, &c, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1, &rl) == 0, "logits megatron-sp: evaluate");
+        const double logits = 6.0 * 65536.0 * (double)glu.vocab / 8.0 + 4.0 * 65536.0 / 8.0 * (double)glu.hidden;
+        const double wk = rl.mem.term_bytes[ULY_MEM_WORKING];
+        CHECK(logits > wk && close_to(rl.mem.term_bytes[ULY_MEM_LOGITS], logits - wk),
+              "logits megatron-sp: logits term %.0f, want %.0f (logits %.0f beyond working %.0f)",
+              rl.mem.term_bytes[ULY_MEM_LOGITS], logits - wk, logits, wk);
+    }
     /* RSA: one full-length dK or dV plus the K/V block in flight, b 2(N/P) k d, bf16 */
     uly_workload w = fx_work(8192);
     w.micro_batch = 4;

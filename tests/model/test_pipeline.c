@@ -186,10 +186,12 @@ int main(void)
     /* the last stage is the heavier when the logits outweigh the extra micro-batches */
     {
         uly_model big = fx_model("big-vocab", 8, 1024, 8, 8, 4096, 512000, 0);
+        big.dropout = 1; /* the embedding's mask stays on the first stage */
         uly_workload w1 = fx_work(16384);
         w1.global_batch = 2; /* m = 2 at dp 1 */
         CHECK(eval_pp(&big, &w1, &c, ULY_STRAT_ULYSSES, 8, 1, 1, 2, &plan_b, b) == 0, "evaluate big vocab");
-        /* the last stage holds one micro-batch's inputs of its 4 layers */
+        /* the last stage holds one micro-batch's inputs of its 4 layers, and
+         * no embedding (so no embedding dropout mask) */
         const double in1 = 4.0 * 2.0 * (16384.0 / 8.0) * 1024.0;
         CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] > 0, "the logits stage is the heavier");
         CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], in1, 1e-12), "last stage activations %.6g, want %.6g",
@@ -224,8 +226,62 @@ int main(void)
         CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_EINVAL, "pp 3 does not divide 64");
     }
     /* searched stages: the best over every stage count dividing the GPUs is
-     * the best of the pinned searches, and here (ZeRO-1, so model states do
-     * not shard over data parallel) a pipeline wins */
+     * the best of the pinned searches, fewer stages first on a tie. Cases:
+     * none wins (ZeRO-3 on 64 GPUs); 96 GPUs, whose divisors 3, 6, 12, 24,
+     * 48, 96 are not powers of two (and 32 layers bound them); GPT-30B
+     * under ZeRO-0 on 24 GPUs, where 12 stages win */
+    {
+        const uly_model g7 = fx_gpt7b(), g30 = fx_model("gpt-30b", 64, 6144, 64, 64, 24576, 50304, 0);
+        uly_workload wa = fx_work(65536);
+        wa.global_batch = 96;
+        const struct {
+            const uly_model *m;
+            int64_t gpus, zero, seq, pp_want; /* pp_want 0: any */
+            uly_strategy_id s;
+        } cases[] = {{&g7, 64, 3, 65536, 1, ULY_STRAT_ULYSSES},
+                     {&g7, 96, 1, 65536, 0, ULY_STRAT_RING},
+                     {&g7, 96, 0, 65536, 0, ULY_STRAT_MEGATRON_SP},
+                     {&g30, 24, 0, 32768, 12, ULY_STRAT_ULYSSES}};
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            wa.zero_stage = (int)cases[k].zero;
+            wa.seq = cases[k].seq;
+            uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
+            CHECK(uly_search_best(cases[k].m, &wa, &c, cases[k].gpus, cases[k].s, &o, a, NULL) == ULY_OK,
+                  "case %zu: search pp auto", k);
+            double best = -1;
+            int64_t best_pp = 0, tried = 0;
+            for (int64_t pp = 1; pp <= cases[k].m->layers; pp++) {
+                if (cases[k].gpus % pp) continue;
+                o.pin_pp = pp;
+                if (uly_search_best(cases[k].m, &wa, &c, cases[k].gpus, cases[k].s, &o, b, NULL) != ULY_OK ||
+                    !b->feasible)
+                    continue;
+                tried++;
+                if (b->time.tokens_per_s > best) {
+                    best = b->time.tokens_per_s;
+                    best_pp = pp;
+                }
+            }
+            CHECK(tried > 1 && a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp,
+                  "case %zu: auto pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", k, (long long)a->layout.pp,
+                  a->time.tokens_per_s, (long long)best_pp, best);
+            if (cases[k].pp_want)
+                CHECK(best_pp == cases[k].pp_want, "case %zu: the pinned searches' best is pp %lld, want %lld", k,
+                      (long long)best_pp, (long long)cases[k].pp_want);
+        }
+        /* as many stages as layers is a stage count too: a 4-layer model
+         * whose model states fit 4 GPUs only one layer apiece (ZeRO-0) */
+        const uly_model fat = fx_model("fat", 4, 16384, 128, 128, 65536, 1024, 0);
+        uly_workload wf = fx_work(4096);
+        wf.zero_stage = 0;
+        wf.global_batch = 8;
+        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH};
+        CHECK(uly_search_best(&fat, &wf, &c, 4, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK && a->feasible &&
+                  a->layout.pp == 4,
+              "4 layers on 4 GPUs: auto pp %lld, feasible %d; want pp 4", (long long)a->layout.pp, a->feasible);
+    }
+    /* searched stages: here (ZeRO-1, so model states do not shard over data
+     * parallel) a pipeline wins */
     {
         const uly_model g3 = fx_model("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0);
         uly_workload w1 = fx_work(32768);
