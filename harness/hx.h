@@ -221,7 +221,7 @@ typedef struct hx_ctx {
     int64_t lt, lv;          /* logit tokens and vocab columns */
     float *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
     int64_t *tok_ids;
-    float *pp_rx;            /* a stage output (or its gradient) from the neighbouring stage */
+    float *pp_tx[2], *pp_rx; /* stage transfers: what this stage sends forward [backward], what it receives */
 
     /* execution */
     hx_opstat st[ULY_PLAN_MAX_OPS];
@@ -300,7 +300,7 @@ void hx_print_plan(const hx_ctx *c, FILE *fp);
 /* seeded inputs */
 float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
 enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
-       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT };
+       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
 
 /* layer pieces used by the executor and the reference */

@@ -404,14 +404,24 @@ static void h_dp_allreduce(hx_ctx *c, const uly_op *op)
 /* The stage output (forward) or its gradient (backward): this rank's
  * b x act_tokens x h elements to the next stage and the previous stage's
  * into pp_rx, the reverse way in backward. Run as a ring over the stages,
- * so every rank sends what a middle stage of a real pipeline sends. */
+ * so every rank sends what a middle stage of a real pipeline sends. Every
+ * stage runs the same layer on the same inputs, so the payload is seeded by
+ * the sending stage and the direction instead: the checked pass verifies
+ * that each rank received its neighbour's, bit for bit. */
 static void h_pp(hx_ctx *c, const uly_op *op)
 {
     const hx_group *g = &c->g[ULY_GROUP_PP];
-    const int fwd = op->phase == ULY_PHASE_FWD;
+    const int fwd = op->phase == ULY_PHASE_FWD, dir = fwd ? 0 : 1;
+    const int64_t n = c->b * c->plan.act_tokens * c->h;
     if (!c->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, op->name, (long long)c->l.pp);
-    hx_sendrecv(g, c->emb_x, fwd ? g->next : g->prev, c->pp_rx, fwd ? g->prev : g->next,
-                c->b * c->plan.act_tokens * c->h, fwd ? 41 : 42, &c->st[op->id].bytes_pass);
+    const int src = fwd ? g->prev : g->next;
+    hx_sendrecv(g, c->pp_tx[dir], fwd ? g->next : g->prev, c->pp_rx, src, n, fwd ? 41 : 42,
+                &c->st[op->id].bytes_pass);
+    if (c->pass != 0) return;
+    for (int64_t i = 0; i < n; i++)
+        if (c->pp_rx[i] != hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * src + dir), (uint64_t)i))
+            hx_die("op %d %s: element %lld is not what stage %d sent (the transfer paired the wrong ranks or "
+                   "carried the wrong buffer)", op->id, op->name, (long long)i, src);
 }
 
 /* ------------------------------------------------------------ table */

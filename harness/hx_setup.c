@@ -636,7 +636,17 @@ static void buffers_setup(hx_ctx *c)
     c->lv = c->plan.logit_vocab;
     c->emb_in = hx_falloc(c->lv * h, "embedding table");
     c->emb_x = hx_falloc(c->b * act * h, "embedded tokens");
-    if (c->l.pp > 1) c->pp_rx = hx_falloc(c->b * act * h, "stage transfer");
+    if (c->l.pp > 1) {
+        /* seeded by the sending stage and the direction, so the receiver can
+         * tell whose transfer arrived (hx_layer.c h_pp) */
+        const int64_t n = c->b * act * h;
+        c->pp_rx = hx_falloc(n, "stage transfer");
+        for (int dir = 0; dir < 2; dir++) {
+            c->pp_tx[dir] = hx_falloc(n, "stage transfer");
+            for (int64_t i = 0; i < n; i++)
+                c->pp_tx[dir][i] = hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * c->g[ULY_GROUP_PP].rank + dir), (uint64_t)i);
+        }
+    }
     c->tok_ids = hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids");
     c->xf = hx_falloc(c->b * c->lt * h, "final hidden");
     c->emb_out = hx_falloc(c->lv * h, "output embedding");
