@@ -137,6 +137,9 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
      * rank's tokens) until the embedding's backward, outside any recomputed
      * layer */
     if (embed_here && m->dropout) tb[ULY_MEM_ACTIV] += f * b * (double)plan->act_tokens * (double)m->hidden;
+    /* BERT's embedding LayerNorm keeps its input (beta bytes per element) */
+    if (embed_here && m->embed_norm)
+        tb[ULY_MEM_ACTIV] += f * beta * b * (double)plan->act_tokens * (double)m->hidden;
     /* the logits of this rank's tokens: the fp32 copy the loss works in
      * (its gradient reuses the buffer) beside the half-precision logits in
      * forward, or their gradient in backward; with them, what the final norm

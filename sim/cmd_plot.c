@@ -800,6 +800,7 @@ static int trace_load(const char *path, const char *cluster_override, trace_run 
     t->m.swiglu = cJSON_IsTrue(jget(m, "swiglu"));
     t->m.tied_embeddings = cJSON_IsTrue(jget(m, "tied_embeddings"));
     t->m.dropout = cJSON_IsTrue(jget(m, "dropout"));
+    t->m.embed_norm = cJSON_IsTrue(jget(m, "embed_norm"));
     if (uly_model_check(&t->m, lib, sizeof lib) != ULY_OK) TFAIL("header model: %s", lib);
     t->w.seq = (int64_t)jnum(w, "seq", 0);
     t->w.micro_batch = (int64_t)jnum(w, "micro_batch", 0);

@@ -453,6 +453,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(mo, "swiglu", cJSON_CreateBool(m->swiglu));
     ADD(mo, "tied_embeddings", cJSON_CreateBool(m->tied_embeddings));
     ADD(mo, "dropout", cJSON_CreateBool(m->dropout));
+    ADD(mo, "embed_norm", cJSON_CreateBool(m->embed_norm));
     ADD(mo, "params", sim_json_num(uly_model_params(m)));
     ADD(cfg, "model", mo);
 

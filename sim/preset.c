@@ -699,7 +699,7 @@ static int get_object(ctx *c, const cJSON *obj, const char *prefix, const char *
 
 static const char *const MODEL_KEYS[] = {
     "name", "description", "source", "notes", "sources", "layers", "hidden", "heads", "kv_heads",
-    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", NULL};
+    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm", NULL};
 
 static int parse_model(ctx *c, const cJSON *root, uly_model *m)
 {
@@ -721,6 +721,9 @@ static int parse_model(ctx *c, const cJSON *root, uly_model *m)
     if (get_bool(c, root, "", "swiglu", &m->swiglu)) return 2;
     if (get_bool(c, root, "", "tied_embeddings", &m->tied_embeddings)) return 2;
     if (get_bool(c, root, "", "dropout", &m->dropout)) return 2;
+    /* optional: files written before it existed stay valid */
+    if (cJSON_GetObjectItemCaseSensitive(root, "embed_norm") && get_bool(c, root, "", "embed_norm", &m->embed_norm))
+        return 2;
     const cJSON *v;
     if (m->heads > m->hidden) {
         v = cJSON_GetObjectItemCaseSensitive(root, "heads");

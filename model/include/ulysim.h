@@ -59,6 +59,7 @@ typedef struct uly_model {
     int swiglu;          /* 1: three h x f matrices; 0: two (GELU) */
     int tied_embeddings; /* 1: output projection shares the embedding */
     int dropout;         /* 1: dropout masks are stored (BERT/GPT-2 era) */
+    int embed_norm;      /* 1: a LayerNorm after the embedding sum keeps its input (BERT) */
 } uly_model;
 
 typedef struct uly_workload {

@@ -134,6 +134,12 @@ int main(void)
         const double T = 32768.0 / 8.0, want_d = 4.0 * (8.0 * 2.0 * T * 4096.0 + T * 4096.0);
         CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_d, 1e-12), "dropout: first stage activations %.6g, want %.6g",
               b->mem.term_bytes[ULY_MEM_ACTIV], want_d);
+        /* and BERT's embedding LayerNorm keeps its input, 2 bytes per element in bf16 */
+        svd.embed_norm = 1;
+        CHECK(eval_pp(&svd, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with embed_norm");
+        const double want_n = want_d + 4.0 * 2.0 * T * 4096.0;
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_n, 1e-12), "embed_norm: first stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], want_n);
         w.global_batch = 4;
         CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
         CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);

@@ -212,6 +212,9 @@ static void expect_model(const char *name, long long L, long long h, long long a
     CHECK(m.swiglu == swiglu, "%s swiglu %d", name, m.swiglu);
     CHECK(m.tied_embeddings == tied, "%s tied_embeddings %d", name, m.tied_embeddings);
     CHECK(m.dropout == dropout, "%s dropout %d", name, m.dropout);
+    /* BERT's embedding LayerNorm; optional in the files, false when absent */
+    const int embed_norm = !strncmp(name, "bert-", 5);
+    CHECK(m.embed_norm == embed_norm, "%s embed_norm %d", name, m.embed_norm);
 }
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
@@ -346,6 +349,7 @@ static const bad_case BAD[] = {
     {"heads_hidden.json", 0, "\"heads\": 32", "\"heads\": 5000", "\"heads\" = 5000", "at most hidden"},
     {"boolnum.json", 0, "\"swiglu\": true", "\"swiglu\": 1", "\"swiglu\" = 1", "true or false"},
     {"boolstr.json", 0, "\"dropout\": false", "\"dropout\": \"false\"", "\"dropout\" = \"false\" (a string)", "true or false"},
+    {"embednorm.json", 0, "\"dropout\": false", "\"dropout\": false, \"embed_norm\": 1", "\"embed_norm\" = 1", "true or false"},
     {"null.json", 0, "\"ffn_hidden\": 14336", "\"ffn_hidden\": null", "\"ffn_hidden\" = null", "integer"},
     {"unknown.json", 0, "\"layers\": 32", "\"layers\": 32, \"layer\": 32", "unknown field \"layer\"", "did you mean \"layers\""},
     {"unknown2.json", 0, "\"layers\": 32", "\"layers\": 32, \"rope_theta\": 500000", "unknown field \"rope_theta\"", "valid fields here are"},
