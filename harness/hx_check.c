@@ -259,19 +259,12 @@ static void reference(const hx_ctx *c, ref *R)
 
 /* Which copy of the layer a rank's pieces belong to: its data-parallel
  * replica, within its pipeline stage (every stage runs the same layer on the
- * same inputs, so each stage's copy is checked on its own). */
+ * same inputs, so each stage's copy is checked on its own). The plan's
+ * placements give each group's stride in the rank order. */
 static int replica_of(const hx_ctx *c, int rank)
 {
-    int64_t stride = 1;
-    int dp = 0;
-    for (int i = 0; i < 4; i++) {
-        const uly_group g = c->l.order[i];
-        const int64_t deg = g == ULY_GROUP_TP ? c->l.tp : g == ULY_GROUP_ULYSSES ? c->l.ulysses
-                          : g == ULY_GROUP_RING ? c->l.ring : c->l.dp;
-        if (g == ULY_GROUP_DP) dp = (int)((rank / stride) % deg);
-        stride *= deg;
-    }
-    return dp + (int)c->l.dp * (int)(rank / stride);
+    const int64_t dp = (rank / c->plan.place[ULY_GROUP_DP].stride) % c->l.dp;
+    return (int)(dp + c->l.dp * (rank / c->plan.place[ULY_GROUP_PP].stride));
 }
 
 int hx_check(hx_ctx *c)

@@ -441,6 +441,11 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         __builtin_mul_overflow(stage_gpus, l->tp, &stage_gpus) || __builtin_mul_overflow(stage_gpus, l->dp, &stage_gpus) ||
         __builtin_mul_overflow(stage_gpus, l->pp, &gpus))
         return ULY_EOVERFLOW;
+    {
+        const double per = (double)w->micro_batch * (double)l->dp;
+        plan->micro_steps = w->global_batch > 0 ? (int64_t)llround((double)w->global_batch / per) : 1;
+        if (plan->micro_steps < 1) plan->micro_steps = 1;
+    }
     plan->stage_layers = m->layers;
     plan->pp_in_flight = 1;
     if (l->pp > 1) {
@@ -450,10 +455,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         if (l->pp <= m->layers && m->layers % l->pp)
             uly_reason_add(&x, ULY_R_PP_UNEVEN, 0, (double)plan->stage_layers, (double)m->layers, (double)l->pp);
         /* 1F1B: the first stage runs pp forwards before its first backward */
-        /* micro-batches per step, as the schedule counts them */
-        const double per = (double)w->micro_batch * (double)l->dp;
-        int64_t micro = w->global_batch > 0 ? (int64_t)llround((double)w->global_batch / per) : 1;
-        if (micro < 1) micro = 1;
+        const int64_t micro = plan->micro_steps;
         plan->pp_in_flight = micro < l->pp ? micro : l->pp;
         uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, (double)(l->pp - 1) / (double)(micro + l->pp - 1), (double)micro,
                        (double)l->pp);

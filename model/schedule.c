@@ -173,8 +173,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     const uly_layout *l = &plan->layout;
     const int64_t gpus = uly_layout_gpus(l);
     const double seqs = w->global_batch > 0 ? (double)w->global_batch : (double)w->micro_batch * (double)l->dp;
-    tm->micro_steps = (int64_t)llround(seqs / ((double)w->micro_batch * (double)l->dp));
-    if (tm->micro_steps < 1) tm->micro_steps = 1;
+    tm->micro_steps = plan->micro_steps;
     const double slots = (double)tm->micro_steps + pp - 1.0;
     tm->pp_bubble = (pp - 1.0) / slots;
     tm->slots = slots;

@@ -258,6 +258,7 @@ typedef struct uly_plan {
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
     int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
+    int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
     int64_t pp_in_flight;    /* micro-batches whose activations the first stage holds at once (1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
