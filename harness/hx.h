@@ -111,14 +111,6 @@ double hx_now(void);
 
 /* ------------------------------------------------------------- the run */
 
-typedef enum hx_mode {
-    HX_MODE_TOK = 0, /* attention on this rank's tokens (ring; ulysses/usp with u = 1; agcp with r = 1) */
-    HX_MODE_ULY,     /* Ulysses all-to-all around the attention (ulysses, usp) */
-    HX_MODE_AG,      /* all-gather K,V (allgather-cp) */
-    HX_MODE_RSA,     /* materialised ring self-attention */
-    HX_MODE_TP,      /* Megatron TP+SP: heads split, gathers around GEMM regions */
-    HX_MODE_TPA,     /* plain Megatron TP: heads split, all N tokens everywhere, all-reduces */
-} hx_mode;
 
 /* A contiguous run of positions of one sequence, stored head-major
  * [H][len][d] at row offset `base` of an attention-side buffer. */
@@ -162,7 +154,7 @@ typedef struct hx_ctx {
 
     hx_group g[ULY_GROUP_COUNT];
     int P;
-    hx_mode mode;
+    uly_exec_mode mode;
     const struct kern_attn_impl *kern;
 
     /* shapes */
@@ -271,7 +263,7 @@ typedef struct hx_backend {
     int (*open)(const hx_opts *o);
     /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
     void (*prepare)(struct hx_ctx *c);
-    hx_handler (*find)(const char *name); /* the handler of a plan op, or NULL */
+    hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
     /* runs c->handler[id] and returns its time in seconds; fused ring transfer
      * ops' t_pass (their exposed time) are set when it returns */
     double (*exec)(struct hx_ctx *c, int id);
@@ -306,10 +298,9 @@ float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
 /* layer pieces used by the executor and the reference */
 void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
 void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
-hx_handler hx_find_handler(const char *name); /* layer, model, comm ops; then hx_attn_find */
-hx_handler hx_attn_find(const char *name);   /* attention, ring and RSA ops */
+hx_handler hx_find_handler(uly_op_type t); /* layer, model, comm ops; then hx_attn_find */
+hx_handler hx_attn_find(uly_op_type t);   /* attention, ring and RSA ops */
 double hx_median(double *v, int n);          /* sorts v */
-const char *hx_mode_name(hx_mode m);
 
 /* GEMM: row-major C = alpha op(A) op(B) + beta C; dies on error */
 void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,

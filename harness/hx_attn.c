@@ -38,7 +38,7 @@ static inline int64_t att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t
 
 void hx_attn_init(hx_ctx *c)
 {
-    if (c->mode == HX_MODE_RSA || c->mode == HX_MODE_ULY) return;
+    if (c->mode == ULY_EXEC_RSA || c->mode == ULY_EXEC_A2A) return;
     c->g2a = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "attention map");
     for (int64_t gr = 0; gr < c->Rg; gr++) c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr]);
 }
@@ -119,49 +119,50 @@ void hx_stage_qkv(hx_ctx *c)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
     switch (c->mode) {
-    case HX_MODE_ULY:
+    case ULY_EXEC_A2A:
         uly_pack_heads(c, c->Qg, c->a, c->a, c->s_q);
         uly_pack_heads(c, c->Kg, c->k, c->kv_eff, c->s_k);
         uly_pack_heads(c, c->Vg, c->k, c->kv_eff, c->s_v);
         break;
-    case HX_MODE_TOK:
-    case HX_MODE_TP:
-    case HX_MODE_TPA:
+    case ULY_EXEC_TOKENS:
+    case ULY_EXEC_TP_SP:
+    case ULY_EXEC_TP_ALLREDUCE:
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Qg, c->qc, c->Hq, c->qa);
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Kg, c->kc, c->Hkv, c->kv_own);
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Vg, c->kc, c->Hkv, c->kv_own + kvb);
         break;
-    case HX_MODE_AG:
+    case ULY_EXEC_ALLGATHER:
         /* K, V stay token-major: they are the all-gathers' inputs */
         tok_to_att(c, &c->qs, c->g2a, c->Rg, c->Qg, c->qc, c->Hq, c->qa);
         break;
-    case HX_MODE_RSA: {
+    case ULY_EXEC_RSA: {
         const int64_t blk = c->Rt * c->kc;
         memcpy(c->k_all + c->ri * blk, c->Kg, sizeof(float) * (size_t)blk);
         memcpy(c->v_all + c->ri * blk, c->Vg, sizeof(float) * (size_t)blk);
         break;
     }
+    case ULY_EXEC_COUNT: break;
     }
 }
 
 void hx_stage_o_in(hx_ctx *c)
 {
-    if (c->mode == HX_MODE_ULY) uly_unpack_heads(c, c->r_o, c->a, c->Og, c->a);
+    if (c->mode == ULY_EXEC_A2A) uly_unpack_heads(c, c->r_o, c->a, c->Og, c->a);
 }
 
 void hx_stage_do(hx_ctx *c)
 {
-    if (c->mode == HX_MODE_ULY) uly_pack_heads(c, c->dOg, c->a, c->a, c->s_do);
-    else if (c->mode != HX_MODE_RSA) tok_to_att(c, &c->qs, c->g2a, c->Rg, c->dOg, c->qc, c->Hq, c->doa);
+    if (c->mode == ULY_EXEC_A2A) uly_pack_heads(c, c->dOg, c->a, c->a, c->s_do);
+    else if (c->mode != ULY_EXEC_RSA) tok_to_att(c, &c->qs, c->g2a, c->Rg, c->dOg, c->qc, c->Hq, c->doa);
 }
 
 void hx_stage_dqkv_in(hx_ctx *c)
 {
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         uly_unpack_heads(c, c->r_dq, c->a, c->dQg, c->a);
         uly_unpack_heads(c, c->r_dk, c->kv_eff, c->dKg, c->k);
         uly_unpack_heads(c, c->r_dv, c->kv_eff, c->dVg, c->k);
-    } else if (c->mode == HX_MODE_RSA) {
+    } else if (c->mode == ULY_EXEC_RSA) {
         const int64_t blk = c->Rt * c->kc;
         memcpy(c->dKg, c->dk_all + c->ri * blk, sizeof(float) * (size_t)blk);
         memcpy(c->dVg, c->dv_all + c->ri * blk, sizeof(float) * (size_t)blk);
@@ -353,7 +354,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
 
 static int ringed(const hx_ctx *c)
 {
-    return c->r > 1 && (c->mode == HX_MODE_TOK || c->mode == HX_MODE_ULY);
+    return c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A);
 }
 
 static void ag_assemble(hx_ctx *c, const float *all, float *dst)
@@ -388,11 +389,11 @@ static void h_attn_fwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
     /* prologue: inputs to the attention side */
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         uly_recv_to_att(c, c->r_q, c->Hq, c->qa);
         uly_recv_to_att(c, c->r_k, c->Hkv, c->kv_own);
         uly_recv_to_att(c, c->r_v, c->Hkv, c->kv_own + kvb);
-    } else if (c->mode == HX_MODE_AG) {
+    } else if (c->mode == ULY_EXEC_ALLGATHER) {
         ag_assemble(c, c->kg_all, c->kv_own);
         ag_assemble(c, c->vg_all, c->kv_own + kvb);
     }
@@ -400,34 +401,34 @@ static void h_attn_fwd(hx_ctx *c, const uly_op *op)
     if (ringed(c)) {
         ring_fwd(c, op->id);
     } else {
-        const hx_segs *ks = c->mode == HX_MODE_AG ? &c->fulls : &c->qs;
+        const hx_segs *ks = c->mode == ULY_EXEC_ALLGATHER ? &c->fulls : &c->qs;
         pairs_fwd(c, ks, c->kv_own, c->kv_own + kvb);
     }
     fwd_end(c);
     /* epilogue: output to where out_proj (or a2a_o) reads it */
-    if (c->mode == HX_MODE_ULY) uly_att_to_send(c, c->oa, c->Hq, c->s_o);
+    if (c->mode == ULY_EXEC_A2A) uly_att_to_send(c, c->oa, c->Hq, c->s_o);
     else att_to_tok(c, &c->qs, c->g2a, c->Rg, c->oa, c->Hq, c->Og, c->qc);
 }
 
 static void h_attn_bwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
-    if (c->mode == HX_MODE_ULY) uly_recv_to_att(c, c->r_do, c->Hq, c->doa);
+    if (c->mode == ULY_EXEC_A2A) uly_recv_to_att(c, c->r_do, c->Hq, c->doa);
     memset(c->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d));
     memset(c->dkv_own, 0, sizeof(float) * (size_t)(2 * kvb));
     if (ringed(c)) {
         ring_bwd(c, op->id);
     } else {
-        const hx_segs *ks = c->mode == HX_MODE_AG ? &c->fulls : &c->qs;
+        const hx_segs *ks = c->mode == ULY_EXEC_ALLGATHER ? &c->fulls : &c->qs;
         pairs_bwd(c, ks, c->kv_own, c->kv_own + kvb, c->dkv_own, c->dkv_own + kvb);
     }
     switch (c->mode) {
-    case HX_MODE_ULY:
+    case ULY_EXEC_A2A:
         uly_att_to_send(c, c->dqa, c->Hq, c->s_dq);
         uly_att_to_send(c, c->dkv_own, c->Hkv, c->s_dk);
         uly_att_to_send(c, c->dkv_own + kvb, c->Hkv, c->s_dv);
         break;
-    case HX_MODE_AG:
+    case ULY_EXEC_ALLGATHER:
         att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dqa, c->Hq, c->dQg, c->qc);
         ag_scatter_in(c, c->dkv_own, c->rs_dk_in);
         ag_scatter_in(c, c->dkv_own + kvb, c->rs_dv_in);
@@ -444,7 +445,7 @@ static void h_attn_bwd(hx_ctx *c, const uly_op *op)
 static void h_ring_fused(hx_ctx *c, const uly_op *op)
 {
     if (!c->st[op->id].done)
-        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, op->name, op->overlaps);
+        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, uly_op_type_name(op->type), op->overlaps);
 }
 
 /* ------------------------------------------------------------------ RSA */
@@ -455,7 +456,7 @@ static void h_rsa_ring(hx_ctx *c, const uly_op *op)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
-    float *all = !strcmp(op->name, "ring_k") ? c->k_all : c->v_all;
+    float *all = op->type == ULY_OPT_RING_K ? c->k_all : c->v_all;
     const int64_t blk = c->Rt * c->kc;
     for (int s = 1; s < r; s++) {
         const int send_blk = (ri - s + 1 + r) % r, recv_blk = (ri - s + r) % r;
@@ -581,7 +582,7 @@ static void h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
 
 static void h_rsa_allreduce(hx_ctx *c, const uly_op *op)
 {
-    float *buf = !strcmp(op->name, "allreduce_dk") ? c->dk_all : c->dv_all;
+    float *buf = op->type == ULY_OPT_ALLREDUCE_DK ? c->dk_all : c->dv_all;
     hx_allreduce_ring(&c->g[ULY_GROUP_RING], buf, c->rs_tmp, c->r * c->Rt * c->kc, &c->st[op->id].bytes_pass);
 }
 
@@ -592,26 +593,24 @@ typedef struct hx_entry {
     hx_handler fn;
 } hx_entry;
 
-static const hx_entry attn_table[] = {
-    {"attn_fwd", h_attn_fwd},
-    {"attn_bwd", h_attn_bwd},
-    {"ring_kv", h_ring_fused},
-    {"ring_dkv", h_ring_fused},
-    {"ring_k", h_rsa_ring},
-    {"ring_v", h_rsa_ring},
-    {"rsa_qk", h_rsa_qk},
-    {"rsa_softmax", h_rsa_softmax},
-    {"rsa_pv", h_rsa_pv},
-    {"rsa_pv_bwd", h_rsa_pv_bwd},
-    {"rsa_softmax_bwd", h_rsa_softmax_bwd},
-    {"rsa_qk_bwd", h_rsa_qk_bwd},
-    {"allreduce_dk", h_rsa_allreduce},
-    {"allreduce_dv", h_rsa_allreduce},
+static const hx_handler attn_table[ULY_OPT_COUNT] = {
+    [ULY_OPT_ATTN_FWD] = h_attn_fwd,
+    [ULY_OPT_ATTN_BWD] = h_attn_bwd,
+    [ULY_OPT_RING_KV] = h_ring_fused,
+    [ULY_OPT_RING_DKV] = h_ring_fused,
+    [ULY_OPT_RING_K] = h_rsa_ring,
+    [ULY_OPT_RING_V] = h_rsa_ring,
+    [ULY_OPT_RSA_QK] = h_rsa_qk,
+    [ULY_OPT_RSA_SOFTMAX] = h_rsa_softmax,
+    [ULY_OPT_RSA_PV] = h_rsa_pv,
+    [ULY_OPT_RSA_PV_BWD] = h_rsa_pv_bwd,
+    [ULY_OPT_RSA_SOFTMAX_BWD] = h_rsa_softmax_bwd,
+    [ULY_OPT_RSA_QK_BWD] = h_rsa_qk_bwd,
+    [ULY_OPT_ALLREDUCE_DK] = h_rsa_allreduce,
+    [ULY_OPT_ALLREDUCE_DV] = h_rsa_allreduce,
 };
 
-hx_handler hx_attn_find(const char *name)
+hx_handler hx_attn_find(uly_op_type t)
 {
-    for (size_t i = 0; i < sizeof attn_table / sizeof attn_table[0]; i++)
-        if (!strcmp(attn_table[i].name, name)) return attn_table[i].fn;
-    return NULL;
+    return (unsigned)t < ULY_OPT_COUNT ? attn_table[t] : NULL;
 }

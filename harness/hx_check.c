@@ -44,13 +44,13 @@ typedef struct piece {
 
 static void pieces_of(const hx_ctx *c, piece pc[CK_N])
 {
-    const int64_t kv_w = c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA ? c->kv_eff : c->k;
+    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k;
     pc[CK_O] = (piece){c->Rg, c->qc, c->hq0, 1, c->gbat, c->gpos, c->Og};
     pc[CK_DQ] = (piece){c->Rg, c->qc, c->hq0, 1, c->gbat, c->gpos, c->dQg};
     pc[CK_DK] = (piece){c->Rg, c->kc, c->hk0, kv_w / c->k, c->gbat, c->gpos, c->dKg};
     pc[CK_DV] = (piece){c->Rg, c->kc, c->hk0, kv_w / c->k, c->gbat, c->gpos, c->dVg};
     pc[CK_DX] = (piece){c->Rt, c->h, 0, 1, c->tbat, c->tpos, c->dX};
-    if (c->mode == HX_MODE_TPA) {
+    if (c->mode == ULY_EXEC_TP_ALLREDUCE) {
         /* plain TP: every TP rank holds dX for all rows (replicated); each
          * sends its own share of them, so every row counts once and every
          * rank's result is checked on its share */

@@ -38,7 +38,7 @@ static int slot(const uly_op *o)
         return o->coll == ULY_COLL_ALLGATHER ? 10 : 8;        /* updated shards : grads */
     }
     if (o->phase == ULY_PHASE_FWD) {
-        if (!strcmp(o->name, "embed")) return 0;
+        if (o->type == ULY_OPT_EMBED) return 0;
         if (zero) return 1;
         if (o->per_model) return 3;
         return 2;
@@ -57,16 +57,16 @@ void hx_schedule(hx_ctx *c)
             if (slot(&p->ops[i]) == s) c->order[c->n_order++] = i;
     for (int i = 0; i < p->n_ops; i++) {
         c->fuse_kv[i] = c->fuse_dkv[i] = -1;
-        c->handler[i] = c->be && c->be->find ? c->be->find(p->ops[i].name) : hx_find_handler(p->ops[i].name);
-        if (!c->handler[i]) hx_die("plan op %d (%s): no handler in the harness", i, p->ops[i].name);
+        c->handler[i] = c->be && c->be->find ? c->be->find(p->ops[i].type) : hx_find_handler(p->ops[i].type);
+        if (!c->handler[i]) hx_die("plan op %d (%s): no handler in the harness", i, uly_op_type_name(p->ops[i].type));
     }
     for (int i = 0; i < p->n_ops; i++) {
         const uly_op *o = &p->ops[i];
         if (o->kind == ULY_OP_COMM && o->overlaps >= 0) {
             if (o->coll != ULY_COLL_SENDRECV || p->ops[o->overlaps].kind != ULY_OP_ATTN)
                 hx_die("plan op %d (%s) overlaps op %d: the harness fuses only ring transfers into attention", i,
-                       o->name, o->overlaps);
-            if (!strcmp(o->name, "ring_dkv")) c->fuse_dkv[o->overlaps] = i;
+                       uly_op_type_name(o->type), o->overlaps);
+            if (o->type == ULY_OPT_RING_DKV) c->fuse_dkv[o->overlaps] = i;
             else c->fuse_kv[o->overlaps] = i;
         }
     }
@@ -92,19 +92,19 @@ static void inject(hx_ctx *c, int id)
     if (c->pass != 0) return;
     if (c->o.inject_fail_rank == hx_world_rank && id == c->inject_fail_id) {
         fprintf(stderr, "ulyharness: rank %d: injected failure at op %d (%s): an MPI call to a rank that does not exist\n",
-                hx_world_rank, id, op->name);
+                hx_world_rank, id, uly_op_type_name(op->type));
         float x = 0;
         HX_MPI(MPI_Send(&x, 1, MPI_FLOAT, hx_world_size, 0, MPI_COMM_WORLD));
     }
     if (c->o.inject_kill_rank == hx_world_rank && id == c->inject_kill_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank, id, op->name);
+        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
         fflush(stderr);
         raise(SIGKILL);
     }
     if (c->o.inject_hang_rank == hx_world_rank && id == c->inject_hang_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank, id, op->name);
+        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
         fflush(stderr);
-        hx_beat(id, op->name);
+        hx_beat(id, uly_op_type_name(op->type));
         for (;;) pause();
     }
 }
@@ -114,7 +114,7 @@ void hx_exec_op(hx_ctx *c, int id)
     const uly_op *op = &c->plan.ops[id];
     hx_opstat *s = &c->st[id];
     if (s->done) return; /* ran inside the op it overlaps */
-    hx_beat(id, op->name);
+    hx_beat(id, uly_op_type_name(op->type));
     inject(c, id);
     double el = c->be->exec(c, id);
     if (c->fuse_kv[id] >= 0) el -= c->st[c->fuse_kv[id]].t_pass;
@@ -195,7 +195,7 @@ void hx_run(hx_ctx *c)
             hx_opstat *s = &c->st[i];
             if (p == 0) s->bytes = s->bytes_pass;
             else if (s->bytes_pass != s->bytes)
-                hx_die("op %d (%s): sent %lld bytes in pass %d, %lld in pass 0", i, c->plan.ops[i].name,
+                hx_die("op %d (%s): sent %lld bytes in pass %d, %lld in pass 0", i, uly_op_type_name(c->plan.ops[i].type),
                        (long long)s->bytes_pass, p, (long long)s->bytes);
             if (c->timed_rep >= 0) s->t[c->timed_rep] = s->t_pass;
         }
@@ -218,7 +218,7 @@ void hx_run(hx_ctx *c)
         if (c->st[i].bytes != op->bytes_sent) {
             ok = 0;
             fprintf(stderr, "ulyharness: rank %d: op %d (%s, %s): sent %lld bytes, the plan says %lld\n",
-                    hx_world_rank, i, op->name, uly_phase_name(op->phase), (long long)c->st[i].bytes,
+                    hx_world_rank, i, uly_op_type_name(op->type), uly_phase_name(op->phase), (long long)c->st[i].bytes,
                     (long long)op->bytes_sent);
         }
     }
@@ -245,14 +245,14 @@ void hx_print_plan(const hx_ctx *c, FILE *fp)
     fprintf(fp, "# plan: %s  ulysses %lld ring %lld tp %lld dp %lld  seq %lld heads %lld/%lld d %lld  mode %s\n",
             c->strat->name, (long long)p->layout.ulysses, (long long)p->layout.ring, (long long)p->layout.tp,
             (long long)p->layout.dp, (long long)c->N, (long long)c->a, (long long)c->k, (long long)c->d,
-            hx_mode_name(c->mode));
+            uly_exec_mode_name(c->mode));
     fprintf(fp, "# %3s %-18s %-5s %-5s %-14s %-8s %5s %5s %12s %10s %s\n", "id", "name", "phase", "kind", "coll",
             "group", "size", "steps", "bytes_sent", "elems", "flags");
     for (int i = 0; i < p->n_ops; i++) {
         const uly_op *o = &p->ops[i];
-        fprintf(fp, "  %3d %-18s %-5s %-5s %-14s %-8s %5d %5d %12lld %10lld %s%s%s", o->id, o->name,
+        fprintf(fp, "  %3d %-18s %-5s %-5s %-14s %-8s %5d %5d %12lld %10lld %s%s%s", o->id, uly_op_type_name(o->type),
                 uly_phase_name(o->phase), uly_op_kind_name(o->kind), uly_coll_name(o->coll), uly_group_name(o->group),
-                o->group_size, o->steps, (long long)o->bytes_sent, (long long)o->elems, o->recompute ? "recompute " : "",
+                o->group_size, o->steps, (long long)o->bytes_sent, (long long)(o->kind == ULY_OP_COMM ? o->comm_elems : o->kind == ULY_OP_ATTN ? o->flash : o->act_elems), o->recompute ? "recompute " : "",
                 o->per_model ? "per-model " : "", o->per_step ? "per-step " : "");
         if (o->overlaps >= 0) fprintf(fp, "overlaps %d", o->overlaps);
         fprintf(fp, "\n");

@@ -299,15 +299,15 @@ static void h_sp(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_TP];
     int64_t *bytes = &c->st[op->id].bytes_pass;
     const int64_t n = c->Rt * c->h;
-    const char *nm = op->name;
-    if (!strcmp(nm, "sp_ag_attn")) hx_allgather(g, c->Y1, c->Y1g, n, bytes);
-    else if (!strcmp(nm, "sp_ag_mlp")) hx_allgather(g, c->Y2, c->Y2g, n, bytes);
-    else if (!strcmp(nm, "sp_ag_dmlp")) hx_allgather(g, c->G, c->Gg, n, bytes);
-    else if (!strcmp(nm, "sp_ag_dattn")) hx_allgather(g, c->dX1, c->dX1g, n, bytes);
-    else if (!strcmp(nm, "sp_rs_attn")) hx_reduce_scatter(g, c->Zg, c->Z, n, bytes);
-    else if (!strcmp(nm, "sp_rs_mlp")) hx_reduce_scatter(g, c->Mg, c->M, n, bytes);
-    else if (!strcmp(nm, "sp_rs_dmlp")) hx_reduce_scatter(g, c->dY2g, c->dY2, n, bytes);
-    else if (!strcmp(nm, "sp_rs_dattn")) hx_reduce_scatter(g, c->dY1g, c->dY1, n, bytes);
+    const char *nm = uly_op_type_name(op->type);
+    if (op->type == ULY_OPT_SP_AG_ATTN) hx_allgather(g, c->Y1, c->Y1g, n, bytes);
+    else if (op->type == ULY_OPT_SP_AG_MLP) hx_allgather(g, c->Y2, c->Y2g, n, bytes);
+    else if (op->type == ULY_OPT_SP_AG_DMLP) hx_allgather(g, c->G, c->Gg, n, bytes);
+    else if (op->type == ULY_OPT_SP_AG_DATTN) hx_allgather(g, c->dX1, c->dX1g, n, bytes);
+    else if (op->type == ULY_OPT_SP_RS_ATTN) hx_reduce_scatter(g, c->Zg, c->Z, n, bytes);
+    else if (op->type == ULY_OPT_SP_RS_MLP) hx_reduce_scatter(g, c->Mg, c->M, n, bytes);
+    else if (op->type == ULY_OPT_SP_RS_DMLP) hx_reduce_scatter(g, c->dY2g, c->dY2, n, bytes);
+    else if (op->type == ULY_OPT_SP_RS_DATTN) hx_reduce_scatter(g, c->dY1g, c->dY1, n, bytes);
     else hx_die("no TP handler for op %s", nm);
 }
 
@@ -319,13 +319,13 @@ static void h_sp(hx_ctx *c, const uly_op *op)
 static void h_tp_ar(hx_ctx *c, const uly_op *op)
 {
     const hx_group *g = &c->g[ULY_GROUP_TP];
-    const char *nm = op->name;
-    if (c->mode != HX_MODE_TPA) hx_die("op %s: no plain-TP all-reduce in mode %s", nm, hx_mode_name(c->mode));
+    const char *nm = uly_op_type_name(op->type);
+    if (c->mode != ULY_EXEC_TP_ALLREDUCE) hx_die("op %s: no plain-TP all-reduce in mode %s", nm, uly_exec_mode_name(c->mode));
     float *buf;
-    if (!strcmp(nm, "tp_ar_attn")) buf = c->Z;
-    else if (!strcmp(nm, "tp_ar_mlp")) buf = c->M;
-    else if (!strcmp(nm, "tp_ar_dmlp")) buf = c->dY2;
-    else if (!strcmp(nm, "tp_ar_dattn")) buf = c->dY1;
+    if (op->type == ULY_OPT_TP_AR_ATTN) buf = c->Z;
+    else if (op->type == ULY_OPT_TP_AR_MLP) buf = c->M;
+    else if (op->type == ULY_OPT_TP_AR_DMLP) buf = c->dY2;
+    else if (op->type == ULY_OPT_TP_AR_DATTN) buf = c->dY1;
     else hx_die("no plain-TP handler for op %s", nm);
     hx_allreduce_ring(g, buf, c->rs_tmp, c->Rt * c->h, &c->st[op->id].bytes_pass);
 }
@@ -337,16 +337,16 @@ static void h_a2a(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_ULYSSES];
     int64_t *bytes = &c->st[op->id].bytes_pass;
     const int64_t nq = c->Rt * (c->a / c->u) * c->d, nk = c->Rt * (c->kv_eff / c->u) * c->d;
-    const char *nm = op->name;
-    if (c->mode != HX_MODE_ULY) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, hx_mode_name(c->mode));
-    if (!strcmp(nm, "a2a_q")) hx_alltoall(g, c->s_q, c->r_q, nq, bytes);
-    else if (!strcmp(nm, "a2a_k")) hx_alltoall(g, c->s_k, c->r_k, nk, bytes);
-    else if (!strcmp(nm, "a2a_v")) hx_alltoall(g, c->s_v, c->r_v, nk, bytes);
-    else if (!strcmp(nm, "a2a_o")) hx_alltoall(g, c->s_o, c->r_o, nq, bytes);
-    else if (!strcmp(nm, "a2a_do")) hx_alltoall(g, c->s_do, c->r_do, nq, bytes);
-    else if (!strcmp(nm, "a2a_dq")) hx_alltoall(g, c->s_dq, c->r_dq, nq, bytes);
-    else if (!strcmp(nm, "a2a_dk")) hx_alltoall(g, c->s_dk, c->r_dk, nk, bytes);
-    else if (!strcmp(nm, "a2a_dv")) hx_alltoall(g, c->s_dv, c->r_dv, nk, bytes);
+    const char *nm = uly_op_type_name(op->type);
+    if (c->mode != ULY_EXEC_A2A) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
+    if (op->type == ULY_OPT_A2A_Q) hx_alltoall(g, c->s_q, c->r_q, nq, bytes);
+    else if (op->type == ULY_OPT_A2A_K) hx_alltoall(g, c->s_k, c->r_k, nk, bytes);
+    else if (op->type == ULY_OPT_A2A_V) hx_alltoall(g, c->s_v, c->r_v, nk, bytes);
+    else if (op->type == ULY_OPT_A2A_O) hx_alltoall(g, c->s_o, c->r_o, nq, bytes);
+    else if (op->type == ULY_OPT_A2A_DO) hx_alltoall(g, c->s_do, c->r_do, nq, bytes);
+    else if (op->type == ULY_OPT_A2A_DQ) hx_alltoall(g, c->s_dq, c->r_dq, nq, bytes);
+    else if (op->type == ULY_OPT_A2A_DK) hx_alltoall(g, c->s_dk, c->r_dk, nk, bytes);
+    else if (op->type == ULY_OPT_A2A_DV) hx_alltoall(g, c->s_dv, c->r_dv, nk, bytes);
     else hx_die("no all-to-all handler for op %s", nm);
 }
 
@@ -357,12 +357,12 @@ static void h_agcp(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_RING];
     int64_t *bytes = &c->st[op->id].bytes_pass;
     const int64_t n = c->Rt * c->kc;
-    const char *nm = op->name;
-    if (c->mode != HX_MODE_AG) hx_die("op %s: no all-gather CP in mode %s", nm, hx_mode_name(c->mode));
-    if (!strcmp(nm, "ag_k")) hx_allgather(g, c->Kg, c->kg_all, n, bytes);
-    else if (!strcmp(nm, "ag_v")) hx_allgather(g, c->Vg, c->vg_all, n, bytes);
-    else if (!strcmp(nm, "rs_dk")) hx_reduce_scatter(g, c->rs_dk_in, c->dKg, n, bytes);
-    else if (!strcmp(nm, "rs_dv")) hx_reduce_scatter(g, c->rs_dv_in, c->dVg, n, bytes);
+    const char *nm = uly_op_type_name(op->type);
+    if (c->mode != ULY_EXEC_ALLGATHER) hx_die("op %s: no all-gather CP in mode %s", nm, uly_exec_mode_name(c->mode));
+    if (op->type == ULY_OPT_AG_K) hx_allgather(g, c->Kg, c->kg_all, n, bytes);
+    else if (op->type == ULY_OPT_AG_V) hx_allgather(g, c->Vg, c->vg_all, n, bytes);
+    else if (op->type == ULY_OPT_RS_DK) hx_reduce_scatter(g, c->rs_dk_in, c->dKg, n, bytes);
+    else if (op->type == ULY_OPT_RS_DV) hx_reduce_scatter(g, c->rs_dv_in, c->dVg, n, bytes);
     else hx_die("no all-gather CP handler for op %s", nm);
 }
 
@@ -373,10 +373,10 @@ static void h_zero_gather(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_ZERO];
     int64_t *bytes = &c->st[op->id].bytes_pass;
     if (op->phase == ULY_PHASE_STEP) {
-        if (!c->wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        if (!c->wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
         hx_allgather(g, c->wmshard, c->wt, c->model_sh, bytes);
     } else {
-        if (!c->wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        if (!c->wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
         hx_allgather(g, c->wshard, c->wt, c->layer_sh, bytes);
     }
 }
@@ -386,10 +386,10 @@ static void h_zero_rs(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_ZERO];
     int64_t *bytes = &c->st[op->id].bytes_pass;
     if (op->phase == ULY_PHASE_STEP) {
-        if (!c->gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, op->name);
+        if (!c->gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, uly_op_type_name(op->type));
         hx_reduce_scatter(g, c->gwt, c->gmshard, c->model_sh, bytes);
     } else {
-        if (!c->gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, op->name);
+        if (!c->gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, uly_op_type_name(op->type));
         hx_reduce_scatter(g, c->gwt, c->gshard, c->layer_sh, bytes);
     }
 }
@@ -413,7 +413,7 @@ static void h_pp(hx_ctx *c, const uly_op *op)
     const hx_group *g = &c->g[ULY_GROUP_PP];
     const int fwd = op->phase == ULY_PHASE_FWD, dir = fwd ? 0 : 1;
     const int64_t n = c->b * c->plan.act_tokens * c->h;
-    if (!c->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, op->name, (long long)c->l.pp);
+    if (!c->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, uly_op_type_name(op->type), (long long)c->l.pp);
     const int src = fwd ? g->prev : g->next;
     hx_sendrecv(g, c->pp_tx[dir], fwd ? g->next : g->prev, c->pp_rx, src, n, fwd ? 41 : 42,
                 &c->st[op->id].bytes_pass);
@@ -421,70 +421,64 @@ static void h_pp(hx_ctx *c, const uly_op *op)
     for (int64_t i = 0; i < n; i++)
         if (c->pp_rx[i] != hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * src + dir), (uint64_t)i))
             hx_die("op %d %s: element %lld is not what stage %d sent (the transfer paired the wrong ranks or "
-                   "carried the wrong buffer)", op->id, op->name, (long long)i, src);
+                   "carried the wrong buffer)", op->id, uly_op_type_name(op->type), (long long)i, src);
 }
 
 /* ------------------------------------------------------------ table */
 
-typedef struct hx_entry {
-    const char *name;
-    hx_handler fn;
-} hx_entry;
-
-static const hx_entry layer_table[] = {
-    {"ln1", h_ln1},
-    {"qkv_proj", h_qkv_proj},
-    {"out_proj", h_out_proj},
-    {"ln2", h_ln2},
-    {"mlp_up", h_mlp_up},
-    {"mlp_act", h_mlp_act},
-    {"mlp_down", h_mlp_down},
-    {"mlp_down_bwd", h_mlp_down_bwd},
-    {"mlp_act_bwd", h_mlp_act_bwd},
-    {"mlp_up_bwd", h_mlp_up_bwd},
-    {"ln2_bwd", h_ln2_bwd},
-    {"out_proj_bwd", h_out_proj_bwd},
-    {"qkv_proj_bwd", h_qkv_proj_bwd},
-    {"ln1_bwd", h_ln1_bwd},
-    {"embed", h_embed},
-    {"logits", h_logits},
-    {"loss", h_loss},
-    {"logits_bwd", h_logits_bwd},
-    {"optimizer", h_optimizer},
-    {"sp_ag_attn", h_sp},
-    {"sp_ag_mlp", h_sp},
-    {"sp_ag_dattn", h_sp},
-    {"sp_ag_dmlp", h_sp},
-    {"sp_rs_attn", h_sp},
-    {"sp_rs_mlp", h_sp},
-    {"sp_rs_dattn", h_sp},
-    {"sp_rs_dmlp", h_sp},
-    {"tp_ar_attn", h_tp_ar},
-    {"tp_ar_mlp", h_tp_ar},
-    {"tp_ar_dattn", h_tp_ar},
-    {"tp_ar_dmlp", h_tp_ar},
-    {"a2a_q", h_a2a},
-    {"a2a_k", h_a2a},
-    {"a2a_v", h_a2a},
-    {"a2a_o", h_a2a},
-    {"a2a_do", h_a2a},
-    {"a2a_dq", h_a2a},
-    {"a2a_dk", h_a2a},
-    {"a2a_dv", h_a2a},
-    {"ag_k", h_agcp},
-    {"ag_v", h_agcp},
-    {"rs_dk", h_agcp},
-    {"rs_dv", h_agcp},
-    {"zero_gather_w", h_zero_gather},
-    {"zero_rs_grad", h_zero_rs},
-    {"dp_allreduce_grad", h_dp_allreduce},
-    {"pp_send_act", h_pp},
-    {"pp_send_grad", h_pp},
+static const hx_handler layer_table[ULY_OPT_COUNT] = {
+    [ULY_OPT_LN1] = h_ln1,
+    [ULY_OPT_QKV_PROJ] = h_qkv_proj,
+    [ULY_OPT_OUT_PROJ] = h_out_proj,
+    [ULY_OPT_LN2] = h_ln2,
+    [ULY_OPT_MLP_UP] = h_mlp_up,
+    [ULY_OPT_MLP_ACT] = h_mlp_act,
+    [ULY_OPT_MLP_DOWN] = h_mlp_down,
+    [ULY_OPT_MLP_DOWN_BWD] = h_mlp_down_bwd,
+    [ULY_OPT_MLP_ACT_BWD] = h_mlp_act_bwd,
+    [ULY_OPT_MLP_UP_BWD] = h_mlp_up_bwd,
+    [ULY_OPT_LN2_BWD] = h_ln2_bwd,
+    [ULY_OPT_OUT_PROJ_BWD] = h_out_proj_bwd,
+    [ULY_OPT_QKV_PROJ_BWD] = h_qkv_proj_bwd,
+    [ULY_OPT_LN1_BWD] = h_ln1_bwd,
+    [ULY_OPT_EMBED] = h_embed,
+    [ULY_OPT_LOGITS] = h_logits,
+    [ULY_OPT_LOSS] = h_loss,
+    [ULY_OPT_LOGITS_BWD] = h_logits_bwd,
+    [ULY_OPT_OPTIMIZER] = h_optimizer,
+    [ULY_OPT_SP_AG_ATTN] = h_sp,
+    [ULY_OPT_SP_AG_MLP] = h_sp,
+    [ULY_OPT_SP_AG_DATTN] = h_sp,
+    [ULY_OPT_SP_AG_DMLP] = h_sp,
+    [ULY_OPT_SP_RS_ATTN] = h_sp,
+    [ULY_OPT_SP_RS_MLP] = h_sp,
+    [ULY_OPT_SP_RS_DATTN] = h_sp,
+    [ULY_OPT_SP_RS_DMLP] = h_sp,
+    [ULY_OPT_TP_AR_ATTN] = h_tp_ar,
+    [ULY_OPT_TP_AR_MLP] = h_tp_ar,
+    [ULY_OPT_TP_AR_DATTN] = h_tp_ar,
+    [ULY_OPT_TP_AR_DMLP] = h_tp_ar,
+    [ULY_OPT_A2A_Q] = h_a2a,
+    [ULY_OPT_A2A_K] = h_a2a,
+    [ULY_OPT_A2A_V] = h_a2a,
+    [ULY_OPT_A2A_O] = h_a2a,
+    [ULY_OPT_A2A_DO] = h_a2a,
+    [ULY_OPT_A2A_DQ] = h_a2a,
+    [ULY_OPT_A2A_DK] = h_a2a,
+    [ULY_OPT_A2A_DV] = h_a2a,
+    [ULY_OPT_AG_K] = h_agcp,
+    [ULY_OPT_AG_V] = h_agcp,
+    [ULY_OPT_RS_DK] = h_agcp,
+    [ULY_OPT_RS_DV] = h_agcp,
+    [ULY_OPT_ZERO_GATHER_W] = h_zero_gather,
+    [ULY_OPT_ZERO_RS_GRAD] = h_zero_rs,
+    [ULY_OPT_DP_ALLREDUCE_GRAD] = h_dp_allreduce,
+    [ULY_OPT_PP_SEND_ACT] = h_pp,
+    [ULY_OPT_PP_SEND_GRAD] = h_pp,
 };
 
-hx_handler hx_find_handler(const char *name)
+hx_handler hx_find_handler(uly_op_type t)
 {
-    for (size_t i = 0; i < sizeof layer_table / sizeof layer_table[0]; i++)
-        if (!strcmp(layer_table[i].name, name)) return layer_table[i].fn;
-    return hx_attn_find(name);
+    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
+    return layer_table[t] ? layer_table[t] : hx_attn_find(t);
 }

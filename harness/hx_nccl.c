@@ -253,7 +253,7 @@ static void maps_build(hx_ctx *c)
 {
     const int64_t d = c->d, Rt = c->Rt;
     int64_t *dof, *sof;
-    if (c->mode == HX_MODE_TOK) {
+    if (c->mode == ULY_EXEC_TOKENS) {
         /* token-major [Rg][Hh*d] <-> attention side, as tok_to_att / att_to_tok */
         for (int kv = 0; kv < 2; kv++) {
             const int64_t Hh = kv ? c->Hkv : c->Hq, ld = kv ? c->kc : c->qc, n = c->Rg * Hh;
@@ -268,7 +268,7 @@ static void maps_build(hx_ctx *c)
             free(dof);
             free(sof);
         }
-    } else if (c->mode == HX_MODE_ULY) {
+    } else if (c->mode == ULY_EXEC_A2A) {
         /* pack: token-major [Rt][src_heads*d] -> send [peer][Rt][Htot/u][d], as uly_pack_heads */
         for (int kv = 0; kv < 2; kv++) {
             const int64_t Htot = kv ? c->kv_eff : c->a, srch = kv ? c->k : c->a, Hp = Htot / c->u;
@@ -321,7 +321,7 @@ static void maps_build(hx_ctx *c)
             free(sof);
         }
     } else {
-        hx_die("internal: the nccl backend has no layout for mode %s", hx_mode_name(c->mode));
+        hx_die("internal: the nccl backend has no layout for mode %s", uly_exec_mode_name(c->mode));
     }
     /* embedding: this rank's token ids, as buffers_setup draws them */
     const int64_t n = c->b * c->plan.act_tokens, h = c->h;
@@ -371,7 +371,7 @@ static void g_qkv_proj(hx_ctx *c, const uly_op *op)
     gemm(0, 0, c->Rg, c->qc, c->h, 1.0f, H.Y1, c->h, W(c, off_wqkv), ld, 0.0f, H.Q, c->qc);
     gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, H.Y1, c->h, E(W(c, off_wqkv), c->qc), ld, 0.0f, H.K, c->kc);
     gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, H.Y1, c->h, E(W(c, off_wqkv), c->qc + c->kc), ld, 0.0f, H.V, c->kc);
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         map_run(&H.m_pq, 0, H.s_q, H.ct, H.Q, H.ct);
         map_run(&H.m_pk, 0, H.s_k, H.ct, H.K, H.ct);
         map_run(&H.m_pk, 0, H.s_v, H.ct, H.V, H.ct);
@@ -385,7 +385,7 @@ static void g_qkv_proj(hx_ctx *c, const uly_op *op)
 static void g_out_proj(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    if (c->mode == HX_MODE_ULY) map_run(&H.m_pq, 1, H.O, H.ct, H.r_o, H.ct);
+    if (c->mode == ULY_EXEC_A2A) map_run(&H.m_pq, 1, H.O, H.ct, H.r_o, H.ct);
     gemm(0, 0, c->Rg, c->h, c->qc, 1.0f, H.O, c->qc, W(c, off_wo), c->h, 0.0f, H.Z, c->h);
 }
 
@@ -446,14 +446,14 @@ static void g_out_proj_bwd(hx_ctx *c, const uly_op *op)
     (void)op;
     gemm(0, 1, c->Rg, c->qc, c->h, 1.0f, H.dX1, c->h, W(c, off_wo), c->h, 0.0f, H.dO, c->qc);
     gemm(1, 0, c->qc, c->h, c->Rg, 1.0f, H.O, c->qc, H.dX1, c->h, 0.0f, GW(c, off_wo), c->h);
-    if (c->mode == HX_MODE_ULY) map_run(&H.m_pq, 0, H.s_do, H.ct, H.dO, H.ct);
+    if (c->mode == ULY_EXEC_A2A) map_run(&H.m_pq, 0, H.s_do, H.ct, H.dO, H.ct);
     else map_run(&H.m_tq, 0, H.doa, H.ct, H.dO, H.ct);
 }
 
 static void g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         map_run(&H.m_pq, 1, H.dQ, H.ct, H.r_dq, H.ct);
         map_run(&H.m_uk, 0, H.dK, H.ct, H.r_dk, H.ct);
         map_run(&H.m_uk, 0, H.dV, H.ct, H.r_dv, H.ct);
@@ -542,7 +542,7 @@ static void g_optimizer(hx_ctx *c, const uly_op *op)
 static kern_nccl_comm *comm_in(uly_group g, const uly_op *op)
 {
     kern_nccl_comm *nc = H.nc[g];
-    if (!nc) hx_die("op %d (%s): no NCCL communicator for group %s", op->id, op->name, uly_group_name(g));
+    if (!nc) hx_die("op %d (%s): no NCCL communicator for group %s", op->id, uly_op_type_name(op->type), uly_group_name(g));
     HN_K(kern_nccl_wait_for(nc, H.cs));
     return nc;
 }
@@ -553,19 +553,19 @@ static void g_a2a(hx_ctx *c, const uly_op *op)
 {
     int64_t *bytes = &c->st[op->id].bytes_pass;
     const size_t nq = (size_t)(c->Rt * (c->a / c->u) * c->d), nk = (size_t)(c->Rt * (c->kv_eff / c->u) * c->d);
-    const char *nm = op->name;
-    if (c->mode != HX_MODE_ULY) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, hx_mode_name(c->mode));
+    const char *nm = uly_op_type_name(op->type);
+    if (c->mode != ULY_EXEC_A2A) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
     const void *s;
     void *r;
     size_t n = nq;
-    if (!strcmp(nm, "a2a_q")) s = H.s_q, r = H.r_q;
-    else if (!strcmp(nm, "a2a_k")) s = H.s_k, r = H.r_k, n = nk;
-    else if (!strcmp(nm, "a2a_v")) s = H.s_v, r = H.r_v, n = nk;
-    else if (!strcmp(nm, "a2a_o")) s = H.s_o, r = H.r_o;
-    else if (!strcmp(nm, "a2a_do")) s = H.s_do, r = H.r_do;
-    else if (!strcmp(nm, "a2a_dq")) s = H.s_dq, r = H.r_dq;
-    else if (!strcmp(nm, "a2a_dk")) s = H.s_dk, r = H.r_dk, n = nk;
-    else if (!strcmp(nm, "a2a_dv")) s = H.s_dv, r = H.r_dv, n = nk;
+    if (op->type == ULY_OPT_A2A_Q) s = H.s_q, r = H.r_q;
+    else if (op->type == ULY_OPT_A2A_K) s = H.s_k, r = H.r_k, n = nk;
+    else if (op->type == ULY_OPT_A2A_V) s = H.s_v, r = H.r_v, n = nk;
+    else if (op->type == ULY_OPT_A2A_O) s = H.s_o, r = H.r_o;
+    else if (op->type == ULY_OPT_A2A_DO) s = H.s_do, r = H.r_do;
+    else if (op->type == ULY_OPT_A2A_DQ) s = H.s_dq, r = H.r_dq;
+    else if (op->type == ULY_OPT_A2A_DK) s = H.s_dk, r = H.r_dk, n = nk;
+    else if (op->type == ULY_OPT_A2A_DV) s = H.s_dv, r = H.r_dv, n = nk;
     else hx_die("no all-to-all handler for op %s", nm);
     kern_nccl_comm *nc = comm_in(ULY_GROUP_ULYSSES, op);
     HN_K(kern_nccl_alltoall(nc, s, r, n, H.ct, bytes));
@@ -577,10 +577,10 @@ static void g_zero_gather(hx_ctx *c, const uly_op *op)
     int64_t *bytes = &c->st[op->id].bytes_pass;
     kern_nccl_comm *nc = comm_in(ULY_GROUP_ZERO, op);
     if (op->phase == ULY_PHASE_STEP) {
-        if (!H.wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        if (!H.wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
         HN_K(kern_nccl_allgather(nc, H.wmshard, H.wt, (size_t)c->model_sh, H.ct, bytes));
     } else {
-        if (!H.wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, op->name, c->w.zero_stage);
+        if (!H.wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
         HN_K(kern_nccl_allgather(nc, H.wshard, H.wt, (size_t)c->layer_sh, H.ct, bytes));
     }
     comm_out(nc);
@@ -591,10 +591,10 @@ static void g_zero_rs(hx_ctx *c, const uly_op *op)
     int64_t *bytes = &c->st[op->id].bytes_pass;
     kern_nccl_comm *nc = comm_in(ULY_GROUP_ZERO, op);
     if (op->phase == ULY_PHASE_STEP) {
-        if (!H.gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, op->name);
+        if (!H.gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, uly_op_type_name(op->type));
         HN_K(kern_nccl_reduce_scatter(nc, H.gwt, H.gmshard, (size_t)c->model_sh, H.ct, bytes));
     } else {
-        if (!H.gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, op->name);
+        if (!H.gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, uly_op_type_name(op->type));
         HN_K(kern_nccl_reduce_scatter(nc, H.gwt, H.gshard, (size_t)c->layer_sh, H.ct, bytes));
     }
     comm_out(nc);
@@ -605,7 +605,7 @@ static void g_zero_rs(hx_ctx *c, const uly_op *op)
 static void g_pp(hx_ctx *c, const uly_op *op)
 {
     const int fwd = op->phase == ULY_PHASE_FWD;
-    if (!H.pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, op->name, (long long)c->l.pp);
+    if (!H.pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, uly_op_type_name(op->type), (long long)c->l.pp);
     const hx_group *g = &c->g[ULY_GROUP_PP]; /* its NCCL communicator has the same ranks */
     kern_nccl_comm *nc = comm_in(ULY_GROUP_PP, op);
     HN_K(kern_nccl_sendrecv(nc, H.emb_x, fwd ? g->next : g->prev, H.pp_rx, fwd ? g->prev : g->next,
@@ -790,7 +790,7 @@ static void ring_bwd(hx_ctx *c, int attn_id)
 static void g_attn_fwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d, nq = c->qs.rows * c->Hq;
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         map_run(&H.m_aq, 0, H.qa, H.ct, H.r_q, H.ct);
         map_run(&H.m_ak, 0, H.kv_own, H.ct, H.r_k, H.ct);
         map_run(&H.m_ak, 0, E(H.kv_own, kvb), H.ct, H.r_v, H.ct);
@@ -802,19 +802,19 @@ static void g_attn_fwd(hx_ctx *c, const uly_op *op)
     if (ringed(c)) ring_fwd(c, op->id);
     else pairs_fwd(c, &c->qs, H.kv_own, E(H.kv_own, kvb));
     HN_CUDA(hxk_add(H.oa, H.ct, H.oacc, KERN_CUDA_F32, NULL, KERN_CUDA_F32, nq * c->d, H.cs));
-    if (c->mode == HX_MODE_ULY) map_run(&H.m_aq, 1, H.s_o, H.ct, H.oa, H.ct);
+    if (c->mode == ULY_EXEC_A2A) map_run(&H.m_aq, 1, H.s_o, H.ct, H.oa, H.ct);
     else map_run(&H.m_tq, 1, H.O, H.ct, H.oa, H.ct);
 }
 
 static void g_attn_bwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
-    if (c->mode == HX_MODE_ULY) map_run(&H.m_aq, 0, H.doa, H.ct, H.r_do, H.ct);
+    if (c->mode == ULY_EXEC_A2A) map_run(&H.m_aq, 0, H.doa, H.ct, H.r_do, H.ct);
     HN_CUDA(cudaMemsetAsync(H.dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d), H.cs));
     HN_CUDA(cudaMemsetAsync(H.dkv, 0, sizeof(float) * (size_t)(2 * kvb), H.cs));
     if (ringed(c)) ring_bwd(c, op->id);
     else pairs_bwd(c, &c->qs, H.kv_own, E(H.kv_own, kvb), H.dkv, H.dkv + kvb);
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         map_run(&H.m_aq, 1, H.s_dq, H.ct, H.dqa, KERN_CUDA_F32);
         map_run(&H.m_ak, 1, H.s_dk, H.ct, H.dkv, KERN_CUDA_F32);
         map_run(&H.m_ak, 1, H.s_dv, H.ct, H.dkv + kvb, KERN_CUDA_F32);
@@ -828,7 +828,7 @@ static void g_attn_bwd(hx_ctx *c, const uly_op *op)
 static void g_ring_fused(hx_ctx *c, const uly_op *op)
 {
     if (!c->st[op->id].done)
-        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, op->name, op->overlaps);
+        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, uly_op_type_name(op->type), op->overlaps);
 }
 
 /* ---------------------------------------------------------------- table */
@@ -838,63 +838,79 @@ typedef struct hn_entry {
     hx_handler fn;
 } hn_entry;
 
-static const hn_entry table[] = {
-    {"ln1", g_ln1},
-    {"qkv_proj", g_qkv_proj},
-    {"out_proj", g_out_proj},
-    {"ln2", g_ln2},
-    {"mlp_up", g_mlp_up},
-    {"mlp_act", g_mlp_act},
-    {"mlp_down", g_mlp_down},
-    {"mlp_down_bwd", g_mlp_down_bwd},
-    {"mlp_act_bwd", g_mlp_act_bwd},
-    {"mlp_up_bwd", g_mlp_up_bwd},
-    {"ln2_bwd", g_ln2_bwd},
-    {"out_proj_bwd", g_out_proj_bwd},
-    {"qkv_proj_bwd", g_qkv_proj_bwd},
-    {"ln1_bwd", g_ln1_bwd},
-    {"embed", g_embed},
-    {"logits", g_logits},
-    {"loss", g_loss},
-    {"logits_bwd", g_logits_bwd},
-    {"optimizer", g_optimizer},
-    {"a2a_q", g_a2a},
-    {"a2a_k", g_a2a},
-    {"a2a_v", g_a2a},
-    {"a2a_o", g_a2a},
-    {"a2a_do", g_a2a},
-    {"a2a_dq", g_a2a},
-    {"a2a_dk", g_a2a},
-    {"a2a_dv", g_a2a},
-    {"zero_gather_w", g_zero_gather},
-    {"zero_rs_grad", g_zero_rs},
-    {"dp_allreduce_grad", g_dp_allreduce},
-    {"pp_send_act", g_pp},
-    {"pp_send_grad", g_pp},
-    {"attn_fwd", g_attn_fwd},
-    {"attn_bwd", g_attn_bwd},
-    {"ring_kv", g_ring_fused},
-    {"ring_dkv", g_ring_fused},
+static const hx_handler table[ULY_OPT_COUNT] = {
+    [ULY_OPT_LN1] = g_ln1,
+    [ULY_OPT_QKV_PROJ] = g_qkv_proj,
+    [ULY_OPT_OUT_PROJ] = g_out_proj,
+    [ULY_OPT_LN2] = g_ln2,
+    [ULY_OPT_MLP_UP] = g_mlp_up,
+    [ULY_OPT_MLP_ACT] = g_mlp_act,
+    [ULY_OPT_MLP_DOWN] = g_mlp_down,
+    [ULY_OPT_MLP_DOWN_BWD] = g_mlp_down_bwd,
+    [ULY_OPT_MLP_ACT_BWD] = g_mlp_act_bwd,
+    [ULY_OPT_MLP_UP_BWD] = g_mlp_up_bwd,
+    [ULY_OPT_LN2_BWD] = g_ln2_bwd,
+    [ULY_OPT_OUT_PROJ_BWD] = g_out_proj_bwd,
+    [ULY_OPT_QKV_PROJ_BWD] = g_qkv_proj_bwd,
+    [ULY_OPT_LN1_BWD] = g_ln1_bwd,
+    [ULY_OPT_EMBED] = g_embed,
+    [ULY_OPT_LOGITS] = g_logits,
+    [ULY_OPT_LOSS] = g_loss,
+    [ULY_OPT_LOGITS_BWD] = g_logits_bwd,
+    [ULY_OPT_OPTIMIZER] = g_optimizer,
+    [ULY_OPT_A2A_Q] = g_a2a,
+    [ULY_OPT_A2A_K] = g_a2a,
+    [ULY_OPT_A2A_V] = g_a2a,
+    [ULY_OPT_A2A_O] = g_a2a,
+    [ULY_OPT_A2A_DO] = g_a2a,
+    [ULY_OPT_A2A_DQ] = g_a2a,
+    [ULY_OPT_A2A_DK] = g_a2a,
+    [ULY_OPT_A2A_DV] = g_a2a,
+    [ULY_OPT_ZERO_GATHER_W] = g_zero_gather,
+    [ULY_OPT_ZERO_RS_GRAD] = g_zero_rs,
+    [ULY_OPT_DP_ALLREDUCE_GRAD] = g_dp_allreduce,
+    [ULY_OPT_PP_SEND_ACT] = g_pp,
+    [ULY_OPT_PP_SEND_GRAD] = g_pp,
+    [ULY_OPT_ATTN_FWD] = g_attn_fwd,
+    [ULY_OPT_ATTN_BWD] = g_attn_bwd,
+    [ULY_OPT_RING_KV] = g_ring_fused,
+    [ULY_OPT_RING_DKV] = g_ring_fused,
 };
 
-static hx_handler hn_find(const char *name)
+static hx_handler hn_find(uly_op_type t)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (!strcmp(table[i].name, name)) return table[i].fn;
-    return NULL;
+    return (unsigned)t < ULY_OPT_COUNT ? table[t] : NULL;
 }
 
 /* ------------------------------------------------------------ the backend */
 
-static const char *const hn_strategies = "ulysses, ring, usp";
+/* The backend runs the token and all-to-all modes (attention on the rank's
+ * tokens with ring hops fused in, Ulysses' all-to-alls around it): the
+ * strategies it takes are the registry's entries of those modes. */
+static int hn_mode_runs(uly_exec_mode m) { return m == ULY_EXEC_TOKENS || m == ULY_EXEC_A2A; }
+
+static void hn_strategy_names(char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (!s || !hn_mode_runs(s->exec)) continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", l ? ", " : "", s->name);
+    }
+}
 
 static int hn_configure(hx_opts *o, int rank)
 {
     if (o->microbench)
         return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
-    if (o->strategy && strcmp(o->strategy, "ulysses") && strcmp(o->strategy, "ring") && strcmp(o->strategy, "usp"))
+    const uly_strategy *st = o->strategy ? uly_strategy_find(o->strategy) : NULL;
+    if (st && !hn_mode_runs(st->exec)) {
+        char names[160];
+        hn_strategy_names(names, sizeof names);
         return hx_args_reject(rank, "--strategy %s: not run by --backend nccl; valid with nccl: %s (every strategy "
-                                    "runs with --backend mpi)", o->strategy, hn_strategies);
+                                    "runs with --backend mpi)", o->strategy, names);
+    }
     if (o->dtype == HX_DTYPE_DEFAULT) o->dtype = ULY_BF16;
     if (o->dtype != ULY_BF16 && o->dtype != ULY_FP16)
         return hx_args_reject(rank, "--dtype %s: --backend nccl runs bf16 or fp16", uly_dtype_name(o->dtype));
@@ -1050,7 +1066,7 @@ static void buffers_make(hx_ctx *c)
             H.accr[i] = dct(blk, "ring dK,dV receive buffer");
         }
     }
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
         void **qb[] = {&H.s_q, &H.r_q, &H.s_o, &H.r_o, &H.s_do, &H.r_do, &H.s_dq, &H.r_dq};
         void **kb[] = {&H.s_k, &H.r_k, &H.s_v, &H.r_v, &H.s_dk, &H.r_dk, &H.s_dv, &H.r_dv};
@@ -1117,8 +1133,8 @@ static void buffers_make(hx_ctx *c)
 
 static void hn_prepare(hx_ctx *c)
 {
-    if (c->mode != HX_MODE_TOK && c->mode != HX_MODE_ULY)
-        hx_die("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s", hx_mode_name(c->mode));
+    if (c->mode != ULY_EXEC_TOKENS && c->mode != ULY_EXEC_A2A)
+        hx_die("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s", uly_exec_mode_name(c->mode));
     if (c->Rg != c->Rt) hx_die("internal: GEMM-side rows differ from token-side rows");
     c->kv_rows = c->qs.rows;
     c->lt = c->plan.logit_tokens;

@@ -79,11 +79,6 @@ void hx_seg_ring_part(const hx_ctx *c, int j, int64_t b, hx_segs *out)
     }
 }
 
-const char *hx_mode_name(hx_mode m)
-{
-    static const char *n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp", "tp-allreduce"};
-    return (unsigned)m < sizeof n / sizeof n[0] ? n[m] : "?";
-}
 
 /* ---------------------------------------------------------- communicators */
 
@@ -324,32 +319,27 @@ static int shapes_setup(hx_ctx *c)
     c->r = c->l.ring;
     c->t = c->l.tp;
     c->dp = c->l.dp;
-    const uly_strategy_id sid = c->strat->id;
-    switch (sid) {
-    case ULY_STRAT_RSA: c->mode = HX_MODE_RSA; break;
-    case ULY_STRAT_MEGATRON_SP: c->mode = HX_MODE_TP; break;
-    case ULY_STRAT_MEGATRON_TP: c->mode = HX_MODE_TPA; break;
-    case ULY_STRAT_ALLGATHER_CP: c->mode = c->r > 1 ? HX_MODE_AG : HX_MODE_TOK; break;
-    case ULY_STRAT_ULYSSES:
-    case ULY_STRAT_USP: c->mode = c->u > 1 ? HX_MODE_ULY : HX_MODE_TOK; break;
-    default: c->mode = HX_MODE_TOK; break;
-    }
-    c->zig = c->w.causal && c->w.split == ULY_SPLIT_ZIGZAG && c->r > 1 && sid != ULY_STRAT_RSA;
+    /* the registry's mode; a mode whose communication needs a degree falls
+     * back to the rank's own tokens when that degree is 1 */
+    c->mode = c->strat->exec;
+    if ((c->mode == ULY_EXEC_A2A && c->u == 1) || (c->mode == ULY_EXEC_ALLGATHER && c->r == 1))
+        c->mode = ULY_EXEC_TOKENS;
+    c->zig = c->w.causal && c->w.split == ULY_SPLIT_ZIGZAG && c->r > 1 && c->strat->causal_split;
     if (c->f % c->t) return bad_input("ffn %lld: not divisible by tp %lld", (long long)c->f, (long long)c->t);
     c->fl = c->f / c->t;
     c->f1 = c->m.swiglu ? 2 * c->f : c->f;
     c->kv_eff = c->k;
     c->hq0 = c->hk0 = 0;
     switch (c->mode) {
-    case HX_MODE_ULY:
+    case ULY_EXEC_A2A:
         c->T = c->N / (c->u * c->r);
         c->kv_eff = p->dims.kv_eff;
         c->Hq = c->a / c->u;
         c->Hkv = c->kv_eff / c->u;
         break;
-    case HX_MODE_TP:
-    case HX_MODE_TPA: /* plain TP: all N tokens on every rank */
-        c->T = c->mode == HX_MODE_TPA ? c->N : c->N / c->t;
+    case ULY_EXEC_TP_SP:
+    case ULY_EXEC_TP_ALLREDUCE: /* plain TP: all N tokens on every rank */
+        c->T = c->mode == ULY_EXEC_TP_ALLREDUCE ? c->N : c->N / c->t;
         c->kv_eff = p->dims.kv_eff;
         c->Hq = c->a / c->t;
         c->Hkv = c->kv_eff / c->t;
@@ -366,10 +356,10 @@ static int shapes_setup(hx_ctx *c)
         hx_die("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq, (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
     if (c->Hkv < 1 || c->Hq % c->Hkv) hx_die("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
-    const int heads_split = c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA;
+    const int heads_split = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE;
     c->qc = (heads_split ? c->Hq : c->a) * c->d;
     c->kc = (heads_split ? c->Hkv : c->k) * c->d;
-    c->Tg = c->mode == HX_MODE_TP ? c->N : c->T;
+    c->Tg = c->mode == ULY_EXEC_TP_SP ? c->N : c->T;
     c->Rt = c->b * c->T;
     c->Rg = c->b * c->Tg;
 
@@ -380,16 +370,16 @@ static int shapes_setup(hx_ctx *c)
         for (int64_t i = 0; i < c->T; i++) {
             int64_t pos;
             switch (c->mode) {
-            case HX_MODE_ULY: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
-            case HX_MODE_TP: pos = c->ti * c->T + i; break;
-            case HX_MODE_TPA: pos = i; break;
-            case HX_MODE_RSA: pos = c->ri * c->T + i; break;
+            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
+            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
+            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
+            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
             default: pos = hx_ring_part_pos(c, c->ri, i); break;
             }
             c->tpos[bb * c->T + i] = pos;
             c->tbat[bb * c->T + i] = bb;
         }
-    if (c->mode == HX_MODE_TP && c->t > 1) {
+    if (c->mode == ULY_EXEC_TP_SP && c->t > 1) {
         c->gpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions");
         c->gbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches");
         for (int64_t j = 0; j < c->t; j++)
@@ -405,7 +395,7 @@ static int shapes_setup(hx_ctx *c)
     }
 
     /* attention-side query segments */
-    if (c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA) {
+    if (c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE) {
         if (c->b > HX_MAX_SEGS) return bad_input("--batch %lld: at most %d", (long long)c->b, HX_MAX_SEGS);
         c->qs.n = 0;
         c->qs.rows = 0;
@@ -413,11 +403,11 @@ static int shapes_setup(hx_ctx *c)
             c->qs.s[c->qs.n++] = (hx_seg){bb, 0, c->N, c->qs.rows};
             c->qs.rows += c->N;
         }
-    } else if (c->mode != HX_MODE_RSA) {
+    } else if (c->mode != ULY_EXEC_RSA) {
         if (c->b * 2 > HX_MAX_SEGS) return bad_input("--batch %lld: at most %d", (long long)c->b, HX_MAX_SEGS / 2);
         hx_seg_ring_part(c, c->ri, c->b, &c->qs);
     }
-    if (c->mode == HX_MODE_AG) {
+    if (c->mode == ULY_EXEC_ALLGATHER) {
         c->fulls.n = 0;
         c->fulls.rows = 0;
         for (int64_t bb = 0; bb < c->b; bb++) {
@@ -425,7 +415,7 @@ static int shapes_setup(hx_ctx *c)
             c->fulls.rows += c->N;
         }
     }
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         c->uly_map = hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map");
         for (int64_t pe = 0; pe < c->u; pe++)
             for (int64_t bb = 0; bb < c->b; bb++)
@@ -465,7 +455,7 @@ static void params_setup(hx_ctx *c)
     c->wt = hx_falloc(na, "weights");
     c->gwt = hx_falloc(na, "weight grads");
 
-    const int64_t kv_w = c->mode == HX_MODE_TP || c->mode == HX_MODE_TPA ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
+    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
     const int64_t rep = kv_w / c->k;
     float *W = c->wt + c->off_wqkv;
     const int64_t ld = c->qc + 2 * c->kc;
@@ -531,7 +521,7 @@ static void buffers_setup(hx_ctx *c)
     const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
     /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
      * its token side (all rows), all-reduced in place */
-    const int tp = c->mode == HX_MODE_TP && c->t > 1;
+    const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1;
     c->X = hx_falloc(Rt * h, "X");
     c->Y1 = hx_falloc(Rt * h, "Y1");
     c->X1 = hx_falloc(Rt * h, "X1");
@@ -578,7 +568,7 @@ static void buffers_setup(hx_ctx *c)
     c->dKg = hx_falloc(Rg * c->kc, "dK");
     c->dVg = hx_falloc(Rg * c->kc, "dV");
 
-    if (c->mode != HX_MODE_RSA) {
+    if (c->mode != ULY_EXEC_RSA) {
         const int64_t qr = c->qs.rows;
         c->qa = hx_falloc(qr * c->Hq * d, "Q attention side");
         c->oa = hx_falloc(qr * c->Hq * d, "O attention side");
@@ -588,11 +578,11 @@ static void buffers_setup(hx_ctx *c)
         c->tmp_o = hx_falloc(qr * c->Hq * d, "partial O");
         c->tmp_lse = hx_falloc(qr * c->Hq, "partial lse");
         c->has = hx_alloc((size_t)HX_MAX_SEGS, "segment flags");
-        c->kv_rows = c->mode == HX_MODE_AG ? c->fulls.rows : qr;
+        c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : qr;
         const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
         c->kv_own = hx_falloc(blk, "K,V block");
         c->dkv_own = hx_falloc(blk, "dK,dV block");
-        if (c->r > 1 && (c->mode == HX_MODE_TOK || c->mode == HX_MODE_ULY)) {
+        if (c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A)) {
             for (int i = 0; i < 2; i++) {
                 c->rot[i] = hx_falloc(blk, "ring K,V buffer");
                 c->accs[i] = hx_falloc(blk, "ring dK,dV send buffer");
@@ -600,21 +590,21 @@ static void buffers_setup(hx_ctx *c)
             }
         }
     }
-    if (c->mode == HX_MODE_ULY) {
+    if (c->mode == ULY_EXEC_A2A) {
         const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
         float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
         float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
         for (int i = 0; i < 8; i++) *qbufs[i] = hx_falloc(nq, "all-to-all buffer");
         for (int i = 0; i < 8; i++) *kbufs[i] = hx_falloc(nk, "all-to-all buffer");
     }
-    if (c->mode == HX_MODE_AG) {
+    if (c->mode == ULY_EXEC_ALLGATHER) {
         const int64_t n = c->r * Rt * c->kc;
         c->kg_all = hx_falloc(n, "gathered K");
         c->vg_all = hx_falloc(n, "gathered V");
         c->rs_dk_in = hx_falloc(n, "dK to reduce-scatter");
         c->rs_dv_in = hx_falloc(n, "dV to reduce-scatter");
     }
-    if (c->mode == HX_MODE_RSA) {
+    if (c->mode == ULY_EXEC_RSA) {
         const int64_t n = c->r * Rt * c->kc;
         c->k_all = hx_falloc(n, "RSA K");
         c->v_all = hx_falloc(n, "RSA V");
@@ -625,8 +615,8 @@ static void buffers_setup(hx_ctx *c)
         c->Drow = hx_falloc(c->b * c->a * c->T, "RSA rowsum");
     }
     c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
-    if (c->mode == HX_MODE_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
-    if (c->mode == HX_MODE_TPA && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
+    if (c->mode == ULY_EXEC_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
+    if (c->mode == ULY_EXEC_TP_ALLREDUCE && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
     c->rs_tmp = hx_falloc(c->rs_tmp_n, "all-reduce block");
 
     /* per-model ops: embedding lookups on this rank's tokens, logits over the

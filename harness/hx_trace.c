@@ -186,7 +186,7 @@ static cJSON *json_plan(const hx_ctx *c)
         const uly_op *o = &p->ops[i];
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "id", o->id);
-        cJSON_AddStringToObject(x, "name", o->name);
+        cJSON_AddStringToObject(x, "name", uly_op_type_name(o->type));
         cJSON_AddStringToObject(x, "phase", uly_phase_name(o->phase));
         cJSON_AddStringToObject(x, "kind", uly_op_kind_name(o->kind));
         cJSON_AddStringToObject(x, "coll", uly_coll_name(o->coll));
@@ -200,7 +200,11 @@ static cJSON *json_plan(const hx_ctx *c)
         cJSON_AddBoolToObject(x, "per_model", o->per_model);
         cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
         cJSON_AddNumberToObject(x, "bytes_sent", (double)o->bytes_sent);
-        cJSON_AddNumberToObject(x, "elems", (double)o->elems);
+        /* the format's one "elems": the collective's input, the activation's
+         * elements, or 1 for a flash attention */
+        cJSON_AddNumberToObject(x, "elems", (double)(o->kind == ULY_OP_COMM   ? o->comm_elems
+                                                     : o->kind == ULY_OP_ATTN ? o->flash
+                                                                              : o->act_elems));
         cJSON_AddNumberToObject(x, "flops", o->flops);
         cJSON_AddNumberToObject(x, "bytes_touched", o->bytes_touched);
         cJSON_AddNumberToObject(x, "eff_size", o->eff_size);
@@ -270,7 +274,7 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddItemToObject(h, "cluster", hx_json_cluster(c->cluster_src, c->cluster_json, &c->cl, c->cluster_adjusted,
                                                         c->cluster_orig_nodes, c->cluster_orig_gpn));
     cJSON *x = cJSON_AddObjectToObject(h, "harness");
-    cJSON_AddStringToObject(x, "mode", hx_mode_name(c->mode));
+    cJSON_AddStringToObject(x, "mode", uly_exec_mode_name(c->mode));
     cJSON_AddNumberToObject(x, "threads", c->o.threads);
     cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
     cJSON_AddNumberToObject(x, "reps", c->o.reps);
@@ -340,7 +344,7 @@ void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "type", "op");
         cJSON_AddNumberToObject(x, "id", id);
-        cJSON_AddStringToObject(x, "name", o->name);
+        cJSON_AddStringToObject(x, "name", uly_op_type_name(o->type));
         cJSON_AddStringToObject(x, "phase", uly_phase_name(o->phase));
         cJSON_AddStringToObject(x, "kind", uly_op_kind_name(o->kind));
         cJSON_AddStringToObject(x, "coll", uly_coll_name(o->coll));

@@ -36,7 +36,7 @@ static void print_table(const hx_ctx *c, double (*ts)[3])
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
         const uly_op *o = &c->plan.ops[id];
-        printf("  %3d %-18s %-5s %-5s %-14s %12lld %12lld %10.3f %10.3f %10.3f%s%s\n", id, o->name,
+        printf("  %3d %-18s %-5s %-5s %-14s %12lld %12lld %10.3f %10.3f %10.3f%s%s\n", id, uly_op_type_name(o->type),
                uly_phase_name(o->phase), uly_op_kind_name(o->kind), uly_coll_name(o->coll), (long long)c->st[id].bytes,
                (long long)o->bytes_sent, ts[id][0] * 1e3, ts[id][1] * 1e3, ts[id][2] * 1e3,
                c->st[id].bytes == o->bytes_sent ? "" : "  BYTES DIFFER", o->recompute ? "  (recompute)" : "");

@@ -28,7 +28,7 @@ typedef struct uly_bctx {
 
 /* Recompute modes the layer driver passes to a strategy's attention. Full
  * recompute needs none: the driver copies the forward ops into backward. */
-enum { ULY_RC_NONE = 0, ULY_RC_SELECTIVE = 2 };
+enum { ULY_RECOMP_NONE = 0, ULY_RECOMP_SELECTIVE = 2 };
 
 static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_workload *w,
                                  const uly_cluster *c, const uly_layout *l, uly_plan *p,
@@ -60,19 +60,19 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
 /* Appends an op; returns a scratch op (and marks overflow) when the plan is full. */
-uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, int recompute);
+uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute);
 /* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
-uly_op *uly_emit_gemm(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       double m, double n, double k, double mult);
-uly_op *uly_emit_elem(uly_bctx *x, const char *name, uly_phase ph, int recompute, double bytes);
+uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes);
 /* A collective: bytes_sent per rank over all steps; elems in the rank's input buffer. */
-uly_op *uly_emit_comm(uly_bctx *x, const char *name, uly_phase ph, int recompute, uly_coll coll,
+uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
                       uly_group g, int64_t bytes_sent, int64_t elems, int steps);
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
  * for `heads` heads; frac: average fraction of score entries computed (0.5
  * causal); crit: critical rank's work over the average. Flash kernels count
  * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. */
-uly_op *uly_emit_attn(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
                       int flash, int backward);
 
@@ -83,11 +83,11 @@ typedef struct uly_layer_hooks {
     int64_t t;            /* weight split */
     int64_t kv_heads;     /* KV heads the QKV projection produces over all t ranks (0: the model's k) */
     /* attention section: input after qkv, output before out_proj */
-    void (*attn_fwd)(uly_bctx *x, int rc, void *ctx);
+    void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx);
     void (*attn_bwd)(uly_bctx *x, void *ctx);
     /* optional: comm around the GEMM regions (Megatron SP); may be NULL */
-    void (*enter_tp)(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx); /* before qkv (0) / mlp (1) */
-    void (*leave_tp)(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx); /* after out_proj (0) / mlp (1) */
+    void (*enter_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx); /* before qkv (0) / mlp (1) */
+    void (*leave_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx); /* after out_proj (0) / mlp (1) */
     void *ctx;
 } uly_layer_hooks;
 

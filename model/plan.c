@@ -64,7 +64,7 @@ int uly_has_fatal(const uly_bctx *x)
     return 0;
 }
 
-uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, int recompute)
+uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute)
 {
     static _Thread_local uly_op sink; /* absorbs writes once the plan is full */
     uly_plan *p = x->p;
@@ -74,16 +74,16 @@ uly_op *uly_emit(uly_bctx *x, const char *name, uly_phase ph, uly_op_kind kind, 
         return &sink;
     }
     uly_op *o = &p->ops[p->n_ops];
-    *o = (uly_op){.id = p->n_ops++, .name = name, .phase = ph, .kind = kind,
+    *o = (uly_op){.id = p->n_ops++, .type = type, .phase = ph, .kind = kind,
                   .recompute = (uint8_t)(recompute != 0), .steps = 1, .overlaps = ULY_OVERLAP_NONE,
                   .crit_factor = 1.0, .group_size = 1, .group_stride = 1};
     return o;
 }
 
-uly_op *uly_emit_gemm(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       double m, double n, double k, double mult)
 {
-    uly_op *o = uly_emit(x, name, ph, ULY_OP_GEMM, recompute);
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_GEMM, recompute);
     o->flops = 2.0 * m * n * k * mult;
     o->eff_size = m * n * k; /* the curve reads its cube root */
     /* operands read once, result written once (dgrad/wgrad: twice each) */
@@ -91,30 +91,30 @@ uly_op *uly_emit_gemm(uly_bctx *x, const char *name, uly_phase ph, int recompute
     return o;
 }
 
-uly_op *uly_emit_elem(uly_bctx *x, const char *name, uly_phase ph, int recompute, double bytes)
+uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes)
 {
-    uly_op *o = uly_emit(x, name, ph, ULY_OP_ELEM, recompute);
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_ELEM, recompute);
     o->bytes_touched = bytes;
     return o;
 }
 
-uly_op *uly_emit_comm(uly_bctx *x, const char *name, uly_phase ph, int recompute, uly_coll coll,
+uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
                       uly_group g, int64_t bytes_sent, int64_t elems, int steps)
 {
-    uly_op *o = uly_emit(x, name, ph, ULY_OP_COMM, recompute);
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_COMM, recompute);
     o->coll = coll;
     o->group = g;
     o->bytes_sent = bytes_sent;
-    o->elems = elems;
+    o->comm_elems = elems;
     o->steps = steps > 0 ? steps : 1;
     return o;
 }
 
-uly_op *uly_emit_attn(uly_bctx *x, const char *name, uly_phase ph, int recompute,
+uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
                       int flash, int backward)
 {
-    uly_op *o = uly_emit(x, name, ph, ULY_OP_ATTN, recompute);
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
     const double d = (double)x->m->head_dim;
     const double b = (double)x->b;
     double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks;
@@ -130,7 +130,7 @@ uly_op *uly_emit_attn(uly_bctx *x, const char *name, uly_phase ph, int recompute
     o->steps = blocks;
     o->eff_size = (double)kv;
     o->crit_factor = crit;
-    o->elems = flash ? 1 : 0; /* the executor's kernel choice */
+    o->flash = (uint8_t)(flash != 0); /* the executor's kernel choice */
     return o;
 }
 
@@ -150,26 +150,26 @@ double uly_mlp_params(const uly_model *m)
 static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
 {
     const uly_phase ph = ULY_PHASE_FWD;
-    const int rc = ULY_RC_NONE;
+    const int recomp = ULY_RECOMP_NONE;
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* residual add + norm: read x and the branch, write x' and the norm */
-    uly_emit_elem(x, "ln1", ph, rc, 4.0 * beta * b * tn * hid);
-    if (h->enter_tp) h->enter_tp(x, ph, rc, 0, h->ctx);
-    uly_emit_gemm(x, "qkv_proj", ph, rc, b * tg, qkv_cols, hid, 1.0);
-    h->attn_fwd(x, rc, h->ctx);
-    uly_emit_gemm(x, "out_proj", ph, rc, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
-    if (h->leave_tp) h->leave_tp(x, ph, rc, 0, h->ctx);
-    uly_emit_elem(x, "ln2", ph, rc, 4.0 * beta * b * tn * hid);
-    if (h->enter_tp) h->enter_tp(x, ph, rc, 1, h->ctx);
-    uly_emit_gemm(x, "mlp_up", ph, rc, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
-    uly_emit_elem(x, "mlp_act", ph, rc, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->elems =
+    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid);
+    if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->ctx);
+    uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0);
+    h->attn_fwd(x, recomp, h->ctx);
+    uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->ctx);
+    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid);
+    if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->ctx);
+    uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
+    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
-    uly_emit_gemm(x, "mlp_down", ph, rc, b * tg, hid, f / t, 1.0);
-    if (h->leave_tp) h->leave_tp(x, ph, rc, 1, h->ctx);
+    uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
+    if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->ctx);
 }
 
 static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
@@ -183,18 +183,18 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->ctx);
-    uly_emit_gemm(x, "mlp_down_bwd", ph, 0, b * tg, hid, f / t, 2.0);
-    uly_emit_elem(x, "mlp_act_bwd", ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->elems =
+    uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0);
+    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
-    uly_emit_gemm(x, "mlp_up_bwd", ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->ctx);
-    uly_emit_elem(x, "ln2_bwd", ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid);
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->ctx);
-    uly_emit_gemm(x, "out_proj_bwd", ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0);
+    uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0);
     h->attn_bwd(x, h->ctx);
-    uly_emit_gemm(x, "qkv_proj_bwd", ph, 0, b * tg, qkv_cols, hid, 2.0);
+    uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->ctx);
-    uly_emit_elem(x, "ln1_bwd", ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid);
 }
 
 /* Full recompute re-runs the forward ops, unchanged but for their phase,
@@ -225,7 +225,7 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
     if (x->w->recompute == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
     else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
-        h->attn_fwd(x, ULY_RC_SELECTIVE, h->ctx);
+        h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
     layer_bwd(x, h);
 }
 
@@ -332,13 +332,13 @@ static void emit_model_ops(uly_bctx *x)
     const double b = (double)x->b, beta = (double)x->beta, hid = (double)x->m->hidden;
     const double tl = (double)p->logit_tokens, vl = (double)p->logit_vocab;
     uly_op *o;
-    o = uly_emit_elem(x, "embed", ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid);
+    o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid);
     o->per_model = 1;
-    o = uly_emit_gemm(x, "logits", ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
+    o = uly_emit_gemm(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
     o->per_model = 1;
-    o = uly_emit_elem(x, "loss", ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
+    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
     o->per_model = 1;
-    o = uly_emit_gemm(x, "logits_bwd", ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
+    o = uly_emit_gemm(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
     o->per_model = 1;
 }
 
@@ -353,9 +353,9 @@ static void emit_pipeline_ops(uly_bctx *x)
     if (x->l->pp <= 1) return;
     const int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
     const int64_t bytes = ULY_PROD(x, elems, x->beta);
-    uly_op *o = uly_emit_comm(x, "pp_send_act", ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
+    uly_op *o = uly_emit_comm(x, ULY_OPT_PP_SEND_ACT, ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
     o->per_model = 1;
-    o = uly_emit_comm(x, "pp_send_grad", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
+    o = uly_emit_comm(x, ULY_OPT_PP_SEND_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
     o->per_model = 1;
 }
 
@@ -376,15 +376,15 @@ static void emit_zero_ops(uly_bctx *x)
     if (w->zero_stage >= 3) {
         /* gather each layer's weights before its forward and again before its
          * backward, reduce-scatter its grads; prefetch hides them (phase) */
-        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ULY_OVERLAP_PHASE;
-        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ULY_OVERLAP_PHASE;
     }
     if (w->zero_stage >= 2) {
-        o = uly_emit_comm(x, "zero_rs_grad", ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
+        o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), ULY_PROD(x, layer_sh, g), 1);
         o->overlaps = ULY_OVERLAP_PHASE;
     }
@@ -392,10 +392,10 @@ static void emit_zero_ops(uly_bctx *x)
         /* one all-reduce (ZeRO-0) or reduce-scatter (ZeRO-1) of all grads per
          * step, bucketed under the last micro-batch's backward */
         if (w->zero_stage == 0)
-            o = uly_emit_comm(x, "dp_allreduce_grad", ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_ZERO,
+            o = uly_emit_comm(x, ULY_OPT_DP_ALLREDUCE_GRAD, ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_ZERO,
                               ULY_PROD(x, 2, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
         else
-            o = uly_emit_comm(x, "zero_rs_grad", ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
+            o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
                               ULY_PROD(x, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
         o->per_step = 1;
         o->per_model = 1;
@@ -403,7 +403,7 @@ static void emit_zero_ops(uly_bctx *x)
     }
     if (w->zero_stage == 1 || w->zero_stage == 2) {
         /* updated shards are all-gathered once per step */
-        o = uly_emit_comm(x, "zero_gather_w", ULY_PHASE_STEP, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
+        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_STEP, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, model_sh, beta), model_sh, 1);
         o->per_step = 1;
         o->per_model = 1;
@@ -417,7 +417,7 @@ static void emit_optimizer(uly_bctx *x)
     if (x->w->zero_stage >= 1) params /= (double)p->dims.zero_group;
     /* Adam reads weights, grads, master, m, v and writes four of them:
      * about 32 bytes per parameter it owns */
-    uly_op *o = uly_emit_elem(x, "optimizer", ULY_PHASE_STEP, 0, 32.0 * params);
+    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, 32.0 * params);
     o->per_step = 1;
     o->per_model = 1;
 }

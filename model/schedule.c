@@ -40,7 +40,7 @@ static double compute_time(const rates *r, const uly_op *o)
         if (mem > t) t = mem;
         break;
     case ULY_OP_ATTN:
-        if (o->elems) { /* flash */
+        if (o->flash) {
             const double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
                                         : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
             t = o->flops * r->inv_peak / e;
@@ -51,8 +51,8 @@ static double compute_time(const rates *r, const uly_op *o)
         break;
     case ULY_OP_ELEM:
         t = mem;
-        if (o->elems) { /* the activation: its arithmetic may outlast its bytes */
-            const double a = (double)o->elems * r->act_s[o->phase == ULY_PHASE_BWD && !o->recompute];
+        if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
+            const double a = (double)o->act_elems * r->act_s[o->phase == ULY_PHASE_BWD && !o->recompute];
             if (a > t) t = a;
         }
         break;

@@ -58,6 +58,31 @@ const char *uly_op_kind_name(uly_op_kind k)
     return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
 }
 
+const char *uly_exec_mode_name(uly_exec_mode m)
+{
+    static const char *const n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp", "tp-allreduce"};
+    return (unsigned)m < ULY_EXEC_COUNT ? n[m] : "?";
+}
+
+static const char *const op_type_names[ULY_OPT_COUNT] = {
+#define ULY_OP_TYPE_NAME(e, n) [ULY_OPT_##e] = n,
+    ULY_OP_TYPES(ULY_OP_TYPE_NAME)
+#undef ULY_OP_TYPE_NAME
+};
+
+const char *uly_op_type_name(uly_op_type t)
+{
+    return (unsigned)t < ULY_OPT_COUNT ? op_type_names[t] : "?";
+}
+
+uly_op_type uly_op_type_find(const char *name)
+{
+    if (!name) return ULY_OPT_COUNT;
+    for (int i = 0; i < ULY_OPT_COUNT; i++)
+        if (strcmp(op_type_names[i], name) == 0) return (uly_op_type)i;
+    return ULY_OPT_COUNT;
+}
+
 const char *uly_mem_term_name(uly_mem_term t)
 {
     static const char *const n[] = {"weights", "grads", "optimizer", "activations", "working",

@@ -598,20 +598,20 @@ int sim_cmd_calibrate(int argc, char **argv)
                 if (!(t > 0)) continue;
                 if (!(o->eff_size > 0) && o->kind != ULY_OP_ELEM) continue; /* no curve key */
                 if (o->kind == ULY_OP_GEMM && o->flops > 0) {
-                    gs[n_g++] = (sample){cbrt(o->eff_size), o->flops * o->crit_factor, t, o->name};
+                    gs[n_g++] = (sample){cbrt(o->eff_size), o->flops * o->crit_factor, t, uly_op_type_name(o->type)};
                 } else if (o->kind == ULY_OP_ATTN && o->flops > 0) {
-                    if (!o->elems) { /* materialised attention: GEMMs plus softmax passes, not one curve */
+                    if (!o->flash) { /* materialised attention: GEMMs plus softmax passes, not one curve */
                         n_skipped_attn++;
                         continue;
                     }
-                    const sample sm = {o->eff_size, o->flops * o->crit_factor, t, o->name};
+                    const sample sm = {o->eff_size, o->flops * o->crit_factor, t, uly_op_type_name(o->type)};
                     if (o->phase == ULY_PHASE_BWD && !o->recompute) abw[ci][di][n_abw[ci][di]++] = sm;
                     else as[ci][di][n_a[ci][di]++] = sm;
-                } else if (o->kind == ULY_OP_ELEM && o->elems > 0) {
+                } else if (o->kind == ULY_OP_ELEM && o->act_elems > 0) {
                     const int bw = o->phase == ULY_PHASE_BWD && !o->recompute;
-                    acs[bw][n_act[bw]++] = (sample){1, (double)o->elems * o->crit_factor, t, o->name};
+                    acs[bw][n_act[bw]++] = (sample){1, (double)o->act_elems * o->crit_factor, t, uly_op_type_name(o->type)};
                 } else if (o->kind == ULY_OP_ELEM && o->bytes_touched > 0) {
-                    es[n_e++] = (sample){1, o->bytes_touched * o->crit_factor, t, o->name};
+                    es[n_e++] = (sample){1, o->bytes_touched * o->crit_factor, t, uly_op_type_name(o->type)};
                 }
             }
         }

@@ -242,7 +242,7 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         double tm = pres->op_time_s[i], ex = pres->op_exposed_s[i];
         sim_table_row(&t);
         sim_table_cell(&t, "%d", (int)op->id);
-        sim_table_cell(&t, "%s", op->name ? op->name : "?");
+        sim_table_cell(&t, "%s", uly_op_type_name(op->type));
         sim_table_cell(&t, "%s", op->recompute ? "recomp" : uly_phase_name(op->phase));
         sim_table_cell(&t, "%s", op->per_step ? "step" : op->per_model ? "model" : "layer");
         if (op->kind == ULY_OP_COMM) {

@@ -876,9 +876,9 @@ static int trace_load(const char *path, const char *cluster_override, trace_run 
               cJSON_IsArray(hops) ? cJSON_GetArraySize(hops) : 0, t->plan.n_ops);
     for (int i = 0; i < t->plan.n_ops; i++) {
         const char *nm = jstr(cJSON_GetArrayItem(hops, i), "name");
-        if (!nm || !t->plan.ops[i].name || strcmp(nm, t->plan.ops[i].name) != 0)
+        if (!nm || strcmp(nm, uly_op_type_name(t->plan.ops[i].type)) != 0)
             TFAIL("op %d is \"%s\" in the header, \"%s\" in the plan libulysim builds (a trace of another ulysim version?)",
-                  i, nm ? nm : "?", t->plan.ops[i].name ? t->plan.ops[i].name : "?");
+                  i, nm ? nm : "?", uly_op_type_name(t->plan.ops[i].type));
     }
     if (uly_plan_price(&t->m, &t->w, &t->c, &t->plan, &t->res) != ULY_OK) TFAIL("libulysim cannot price the plan");
 
@@ -919,7 +919,7 @@ static int trace_load(const char *path, const char *cluster_override, trace_run 
     }
     if (!have_summary) TFAIL("no summary line: the run did not complete (valid: a complete trace; see FORMAT.md)");
     for (int i = 0; i < t->plan.n_ops; i++)
-        if (!t->ops[i].seen) TFAIL("op %d (%s) has no line: the trace is incomplete", i, t->plan.ops[i].name);
+        if (!t->ops[i].seen) TFAIL("op %d (%s) has no line: the trace is incomplete", i, uly_op_type_name(t->plan.ops[i].type));
     cJSON_Delete(h);
     free(line);
     fclose(f);

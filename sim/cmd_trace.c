@@ -85,7 +85,7 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
         const double d = pred ? x->pred_s : x->meas_s;
         const char *cat = o->kind == ULY_OP_COMM ? "comm" : uly_op_kind_name(o->kind);
         char name[96];
-        snprintf(name, sizeof name, "%s %s%s", o->name, uly_phase_name(o->phase), x->hidden ? " (exposed)" : "");
+        snprintf(name, sizeof name, "%s %s%s", uly_op_type_name(o->type), uly_phase_name(o->phase), x->hidden ? " (exposed)" : "");
         cJSON *a = slice(ev, pid, 1, name, cat, t, d);
         cJSON_AddNumberToObject(a, "id", x->id);
         cJSON_AddStringToObject(a, "kind", uly_op_kind_name(o->kind));
@@ -110,7 +110,7 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
             const double s0 = start[o->overlaps];
             const double dur = pred ? x->pred_total_s : t + d - s0;
             char nm[96];
-            snprintf(nm, sizeof nm, "%s %s (in flight)", o->name, uly_phase_name(o->phase));
+            snprintf(nm, sizeof nm, "%s %s (in flight)", uly_op_type_name(o->type), uly_phase_name(o->phase));
             cJSON *b = slice(ev, pid, tid, nm, "comm-overlapped", s0, dur);
             cJSON_AddNumberToObject(b, "id", x->id);
             cJSON_AddNumberToObject(b, "overlaps", o->overlaps);

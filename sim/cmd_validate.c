@@ -439,7 +439,7 @@ int sim_cmd_validate(int argc, char **argv)
                 const trace_jop *x = &j->ops[k];
                 cJSON *q = cJSON_CreateObject();
                 cJSON_AddNumberToObject(q, "id", x->id);
-                cJSON_AddStringToObject(q, "name", x->op->name);
+                cJSON_AddStringToObject(q, "name", uly_op_type_name(x->op->type));
                 cJSON_AddStringToObject(q, "phase", uly_phase_name(x->op->phase));
                 cJSON_AddStringToObject(q, "kind", uly_op_kind_name(x->op->kind));
                 cJSON_AddStringToObject(q, "coll", uly_coll_name(x->op->coll));
@@ -474,7 +474,7 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON *q = cJSON_CreateObject();
             cJSON_AddStringToObject(q, "file", runs[worst[k].f].path);
             cJSON_AddNumberToObject(q, "id", x->id);
-            cJSON_AddStringToObject(q, "name", x->op->name);
+            cJSON_AddStringToObject(q, "name", uly_op_type_name(x->op->type));
             cJSON_AddStringToObject(q, "phase", uly_phase_name(x->op->phase));
             cJSON_AddNumberToObject(q, "predicted_s", x->pred_s);
             cJSON_AddNumberToObject(q, "measured_s", x->meas_s);
@@ -542,7 +542,7 @@ int sim_cmd_validate(int argc, char **argv)
                 char e[16];
                 if (isfinite(x->err)) snprintf(e, sizeof e, "%+7.1f%%", 100 * x->err);
                 else snprintf(e, sizeof e, "%8s", "-");
-                printf("  %3d %-16s %-5s %-4s %-14s %12lld %12lld %5s %10.3f %10.3f %8s %s\n", x->id, x->op->name,
+                printf("  %3d %-16s %-5s %-4s %-14s %12lld %12lld %5s %10.3f %10.3f %8s %s\n", x->id, uly_op_type_name(x->op->type),
                        uly_phase_name(x->op->phase), uly_op_kind_name(x->op->kind), uly_coll_name(x->op->coll),
                        (long long)x->bytes_plan, (long long)x->bytes_meas, x->bytes_plan == x->bytes_meas ? "ok" : "DIFF",
                        1e3 * x->pred_s, 1e3 * x->meas_s, e,
@@ -586,7 +586,7 @@ int sim_cmd_validate(int argc, char **argv)
             const trace_jop *x = &joins[worst[k].f].ops[worst[k].k];
             const char *base = strrchr(runs[worst[k].f].path, '/');
             base = base ? base + 1 : runs[worst[k].f].path;
-            printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%+.0f%%)\n", base, x->id, x->op->name,
+            printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%+.0f%%)\n", base, x->id, uly_op_type_name(x->op->type),
                    uly_phase_name(x->op->phase), 1e3 * x->pred_s, 1e3 * x->meas_s, 100 * (isfinite(x->err) ? x->err : 0));
         }
         if (n_pairs) {

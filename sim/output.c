@@ -609,7 +609,7 @@ cJSON *sim_json_ops(const uly_plan *pl, const uly_result *r)
         const uly_op *op = &pl->ops[i];
         cJSON *o = cJSON_CreateObject();
         ADD(o, "id", sim_json_int(op->id));
-        ADD(o, "name", cJSON_CreateString(op->name ? op->name : "?"));
+        ADD(o, "name", cJSON_CreateString(uly_op_type_name(op->type)));
         ADD(o, "phase", cJSON_CreateString(uly_phase_name(op->phase)));
         ADD(o, "kind", cJSON_CreateString(uly_op_kind_name(op->kind)));
         ADD(o, "per", cJSON_CreateString(op->per_step ? "step" : op->per_model ? "model" : "layer"));

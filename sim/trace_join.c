@@ -23,9 +23,9 @@ int trace_join_build(const trace_run *run, const uly_cluster *cluster, trace_joi
         return 2;
     }
     for (int i = 0; i < p.n_ops; i++)
-        if (strcmp(p.ops[i].name, run->plan.ops[i].name) || p.ops[i].bytes_sent != run->plan.ops[i].bytes_sent) {
+        if (p.ops[i].type != run->plan.ops[i].type || p.ops[i].bytes_sent != run->plan.ops[i].bytes_sent) {
             snprintf(why, why_len, "%s: op %d (%s) of the plan built on cluster %s differs from the trace's plan",
-                     run->path, i, run->plan.ops[i].name, cluster->name);
+                     run->path, i, uly_op_type_name(run->plan.ops[i].type), cluster->name);
             return 2;
         }
     if (uly_plan_price(&run->model, &run->workload, &j->cluster, &p, &j->res) != ULY_OK) {

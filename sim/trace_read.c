@@ -398,7 +398,7 @@ static int compare_header_plan(rd *r, const cJSON *pl, const uly_plan *p)
         const cJSON *id = get(o, "id");
         if (!cJSON_IsObject(o)) bad = "is not an object";
         else if (!cJSON_IsNumber(id) || id->valuedouble != i) bad = "has an id that is not its index";
-        else if (!str_of(o, "name") || strcmp(str_of(o, "name"), q->name)) bad = "name";
+        else if (!str_of(o, "name") || strcmp(str_of(o, "name"), uly_op_type_name(q->type))) bad = "name";
         else if (!str_of(o, "phase") || strcmp(str_of(o, "phase"), uly_phase_name(q->phase))) bad = "phase";
         else if (!str_of(o, "kind") || strcmp(str_of(o, "kind"), uly_op_kind_name(q->kind))) bad = "kind";
         else if (!str_of(o, "coll") || strcmp(str_of(o, "coll"), uly_coll_name(q->coll))) bad = "coll";
@@ -530,10 +530,10 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     const int id = (int)idj->valuedouble;
     const uly_op *q = &p->ops[id];
     trace_op *o = &run->ops[id];
-    if (o->present) return fail(r, r->line, "op id %d (%s) appears twice (first at line %d)", id, q->name, o->line);
+    if (o->present) return fail(r, r->line, "op id %d (%s) appears twice (first at line %d)", id, uly_op_type_name(q->type), o->line);
     struct {
         const char *key, *want;
-    } f[] = {{"name", q->name},
+    } f[] = {{"name", uly_op_type_name(q->type)},
              {"phase", uly_phase_name(q->phase)},
              {"kind", uly_op_kind_name(q->kind)},
              {"coll", uly_coll_name(q->coll)},
@@ -549,7 +549,7 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     if (get(x, "group_size")) {
         if (get_int(r, x, "op", "group_size", 1, 1 << 24, &v)) return 2;
         if (v != q->group_size)
-            return fail(r, r->line, "op id %d (%s): group_size %lld does not match the plan's %d", id, q->name,
+            return fail(r, r->line, "op id %d (%s): group_size %lld does not match the plan's %d", id, uly_op_type_name(q->type),
                         (long long)v, q->group_size);
     }
     if (get_int(r, x, "op", "bytes_sent", 0, INT64_C(1) << 62, &o->bytes_sent)) return 2;
@@ -557,7 +557,7 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     if (get(x, "bytes_planned")) {
         if (get_int(r, x, "op", "bytes_planned", 0, INT64_C(1) << 62, &v)) return 2;
         if (v != q->bytes_sent)
-            return fail(r, r->line, "op id %d (%s): bytes_planned %lld is not the plan's %lld bytes", id, q->name,
+            return fail(r, r->line, "op id %d (%s): bytes_planned %lld is not the plan's %lld bytes", id, uly_op_type_name(q->type),
                         (long long)v, (long long)q->bytes_sent);
     }
     if (get_time(r, x, &o->t, &o->reps)) return 2;
@@ -568,13 +568,13 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     if (get(x, "overlaps")) {
         if (get_int(r, x, "op", "overlaps", -2, ULY_PLAN_MAX_OPS, &v)) return 2;
         if (v != q->overlaps)
-            return fail(r, r->line, "op id %d (%s): overlaps %lld does not match the plan's %d", id, q->name,
+            return fail(r, r->line, "op id %d (%s): overlaps %lld does not match the plan's %d", id, uly_op_type_name(q->type),
                         (long long)v, q->overlaps);
         o->overlaps = (int)v;
     }
     o->exposed = ti != NULL;
     if (o->exposed && q->overlaps < 0)
-        return fail(r, r->line, "op id %d (%s): time_is \"exposed\" but the plan's op overlaps nothing", id, q->name);
+        return fail(r, r->line, "op id %d (%s): time_is \"exposed\" but the plan's op overlaps nothing", id, uly_op_type_name(q->type));
     o->present = 1;
     o->line = r->line;
     run->order[run->n_order++] = id;
@@ -701,7 +701,7 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
         for (int i = 0; i < run->plan.n_ops; i++)
             if (!run->ops[i].present)
                 return fail(&r, seen_summary, "plan op %d (%s, %s) has no op line before the summary", i,
-                            run->plan.ops[i].name, uly_phase_name(run->plan.ops[i].phase));
+                            uly_op_type_name(run->plan.ops[i].type), uly_phase_name(run->plan.ops[i].phase));
     } else if (run->n_points == 0) {
         return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
     }

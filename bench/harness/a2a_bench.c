@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         hx_schedule(&c);
         int id = -1;
         for (int i = 0; i < c.plan.n_ops; i++)
-            if (!strcmp(c.plan.ops[i].name, "a2a_q")) id = i;
+            if (c.plan.ops[i].type == ULY_OPT_A2A_Q) id = i;
         if (id < 0) hx_die("no a2a_q op in the plan");
         const int64_t cnt = c.Rt * (c.a / c.u) * c.d; /* per peer, as the op passes it */
         float *s = hx_falloc(cnt * P, "bare send"), *r = hx_falloc(cnt * P, "bare recv");

@@ -197,9 +197,65 @@ enum {
     ULY_OVERLAP_PHASE = -2, /* background for the whole phase (ZeRO prefetch) */
 };
 
+/* The op vocabulary: every operation a plan can hold, one line each, with
+ * the one name traces, JSON and the per-op tables use. Executors dispatch
+ * through tables indexed by uly_op_type; uly_op_kind is the cost class. */
+#define ULY_OP_TYPES(X)                                                        \
+    /* the layer around attention */                                           \
+    X(LN1, "ln1") X(QKV_PROJ, "qkv_proj") X(OUT_PROJ, "out_proj")               \
+    X(LN2, "ln2") X(MLP_UP, "mlp_up") X(MLP_ACT, "mlp_act")                     \
+    X(MLP_DOWN, "mlp_down") X(MLP_DOWN_BWD, "mlp_down_bwd")                     \
+    X(MLP_ACT_BWD, "mlp_act_bwd") X(MLP_UP_BWD, "mlp_up_bwd")                   \
+    X(LN2_BWD, "ln2_bwd") X(OUT_PROJ_BWD, "out_proj_bwd")                       \
+    X(QKV_PROJ_BWD, "qkv_proj_bwd") X(LN1_BWD, "ln1_bwd")                       \
+    /* attention (flash or materialised) */                                    \
+    X(ATTN_FWD, "attn_fwd") X(ATTN_BWD, "attn_bwd")                             \
+    /* Ulysses all-to-alls */                                                  \
+    X(A2A_Q, "a2a_q") X(A2A_K, "a2a_k") X(A2A_V, "a2a_v") X(A2A_O, "a2a_o")      \
+    X(A2A_DO, "a2a_do") X(A2A_DQ, "a2a_dq") X(A2A_DK, "a2a_dk")                 \
+    X(A2A_DV, "a2a_dv")                                                         \
+    /* ring attention hops */                                                  \
+    X(RING_KV, "ring_kv") X(RING_DKV, "ring_dkv")                               \
+    /* all-gather context parallelism */                                       \
+    X(AG_K, "ag_k") X(AG_V, "ag_v") X(RS_DK, "rs_dk") X(RS_DV, "rs_dv")         \
+    /* Ring Self-Attention */                                                  \
+    X(RING_K, "ring_k") X(RING_V, "ring_v") X(RSA_QK, "rsa_qk")                 \
+    X(RSA_SOFTMAX, "rsa_softmax") X(RSA_PV, "rsa_pv")                           \
+    X(RSA_PV_BWD, "rsa_pv_bwd") X(RSA_SOFTMAX_BWD, "rsa_softmax_bwd")           \
+    X(RSA_QK_BWD, "rsa_qk_bwd") X(ALLREDUCE_DK, "allreduce_dk")                 \
+    X(ALLREDUCE_DV, "allreduce_dv")                                             \
+    /* Megatron TP+SP all-gathers and reduce-scatters */                       \
+    X(SP_AG_ATTN, "sp_ag_attn") X(SP_AG_MLP, "sp_ag_mlp")                       \
+    X(SP_AG_DATTN, "sp_ag_dattn") X(SP_AG_DMLP, "sp_ag_dmlp")                   \
+    X(SP_RS_ATTN, "sp_rs_attn") X(SP_RS_MLP, "sp_rs_mlp")                       \
+    X(SP_RS_DATTN, "sp_rs_dattn") X(SP_RS_DMLP, "sp_rs_dmlp")                   \
+    /* plain Megatron TP all-reduces */                                        \
+    X(TP_AR_ATTN, "tp_ar_attn") X(TP_AR_MLP, "tp_ar_mlp")                       \
+    X(TP_AR_DATTN, "tp_ar_dattn") X(TP_AR_DMLP, "tp_ar_dmlp")                   \
+    /* per micro-batch, outside the layers */                                  \
+    X(EMBED, "embed") X(LOGITS, "logits") X(LOSS, "loss")                       \
+    X(LOGITS_BWD, "logits_bwd")                                                 \
+    /* pipeline stage transfers */                                             \
+    X(PP_SEND_ACT, "pp_send_act") X(PP_SEND_GRAD, "pp_send_grad")               \
+    /* data parallelism and ZeRO, and the optimizer */                         \
+    X(ZERO_GATHER_W, "zero_gather_w") X(ZERO_RS_GRAD, "zero_rs_grad")           \
+    X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")
+
+typedef enum uly_op_type {
+#define ULY_OP_TYPE_ENUM(e, n) ULY_OPT_##e,
+    ULY_OP_TYPES(ULY_OP_TYPE_ENUM)
+#undef ULY_OP_TYPE_ENUM
+    ULY_OPT_COUNT
+} uly_op_type;
+
+/* The op's name ("?" out of range); the type of a name, ULY_OPT_COUNT when
+ * the vocabulary has none. */
+const char *uly_op_type_name(uly_op_type t);
+uly_op_type uly_op_type_find(const char *name);
+
 typedef struct uly_op {
     int32_t id;          /* index in the plan, stable across executors */
-    const char *name;    /* static string, e.g. "a2a_q", "attn_fwd" */
+    uly_op_type type;    /* which operation: the executors' dispatch key */
     uly_phase phase;
     uly_op_kind kind;
     uly_coll coll;
@@ -211,10 +267,11 @@ typedef struct uly_op {
     uint8_t recompute;     /* re-runs a forward op inside backward */
     uint8_t per_step;      /* once per optimizer step, not per micro-batch */
     uint8_t per_model;     /* once per micro-batch for the whole model, not per layer */
+    uint8_t flash;         /* attention: blockwise kernel (1) or materialised scores (0) */
     int32_t overlaps;      /* op id whose compute hides this transfer, or ULY_OVERLAP_* */
     int64_t bytes_sent;    /* per rank, all steps together */
-    int64_t elems;         /* comm: elements per rank in the collective's input buffer; attn: 1 flash;
-                            * elem: elements through the MLP activation function (0: none) */
+    int64_t comm_elems;    /* comm: elements per rank in the collective's input buffer */
+    int64_t act_elems;     /* elem: elements through the MLP activation function (0: none) */
     double flops;          /* hardware FLOPs this op executes (per rank) */
     double bytes_touched;  /* HBM traffic for memory-bound ops */
     double eff_size;       /* efficiency-curve key: GEMM m*n*k (curve reads its cube root), attention kv rows */
@@ -376,13 +433,36 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t why_len);
  * integer), 2^40. Rejects 0, negatives, fractions, overflow and garbage. */
 uly_status uly_size_parse(const char *s, int64_t *out, char *why, size_t why_len);
 
-/* The strategy registry: one entry per file in model/strategy/. */
+/* How an executor runs a strategy's layer: what moves its tensors between
+ * the token side (the rank's own tokens, where the norms and GEMMs run) and
+ * the attention side. */
+typedef enum uly_exec_mode {
+    ULY_EXEC_TOKENS = 0,   /* attention on the rank's own tokens; ring hops fused into it */
+    ULY_EXEC_A2A,          /* Ulysses all-to-alls around attention (tokens when u = 1) */
+    ULY_EXEC_ALLGATHER,    /* K, V all-gathered over the ring group (tokens when r = 1) */
+    ULY_EXEC_RSA,          /* materialised ring self-attention */
+    ULY_EXEC_TP_SP,        /* Megatron TP+SP: heads split, gathers around the GEMM regions */
+    ULY_EXEC_TP_ALLREDUCE, /* plain Megatron TP: heads split, every token everywhere, all-reduces */
+    ULY_EXEC_COUNT
+} uly_exec_mode;
+const char *uly_exec_mode_name(uly_exec_mode m);
+
+/* The strategy registry: one entry per file in model/strategy/, the single
+ * source of what the CLI, the plots, validate and the harness know of a
+ * strategy. Registry order (uly_strategy_id) is the order of tables, plots
+ * and legends. */
 typedef struct uly_strategy {
     uly_strategy_id id;
     const char *name;          /* contract name: "ulysses", "ring", ... */
-    const char *summary;
+    const char *summary;       /* one line for --help and presets */
+    const char *label;         /* for figures and legends: "Ulysses", "All-gather CP" */
+    const char *label_short;   /* where space is short (bar charts): "AG-CP" */
     /* Which degrees the strategy uses (the rest must be 1, except dp). */
     int uses_ulysses, uses_ring, uses_tp;
+    /* 1: the ring degree's tokens follow the causal split (zigzag or
+     * contiguous); 0: contiguous blocks whatever the split */
+    int causal_split;
+    uly_exec_mode exec;        /* how the harness runs it */
     /* Appends this strategy's per-layer ops (fwd, then bwd with recompute). */
     uly_status (*build)(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                         const uly_layout *l, uly_plan *p,

@@ -11,43 +11,43 @@ typedef struct agcp_ctx {
     int64_t tokens; /* N/r */
 } agcp_ctx;
 
-static void gather(uly_bctx *x, const char *name, uly_phase ph, int rc, const agcp_ctx *s)
+static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
     const int64_t kd = x->m->kv_heads * x->m->head_dim;
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLGATHER, ULY_GROUP_RING,
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_RING,
                   ULY_PROD(x, s->r - 1, x->b, s->tokens, kd, x->beta), ULY_PROD(x, x->b, s->tokens, kd), 1);
 }
 
-static void scatter(uly_bctx *x, const char *name, const agcp_ctx *s)
+static void scatter(uly_bctx *x, uly_op_type type, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
     const int64_t kd = x->m->kv_heads * x->m->head_dim;
-    uly_emit_comm(x, name, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_RING,
+    uly_emit_comm(x, type, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_RING,
                   ULY_PROD(x, s->r - 1, x->b, s->tokens, kd, x->beta), ULY_PROD(x, x->b, x->w->seq, kd), 1);
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const agcp_ctx *s = ctx;
-    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
-    if (rc != ULY_RC_SELECTIVE) {
-        gather(x, "ag_k", ph, rc, s);
-        gather(x, "ag_v", ph, rc, s);
+    const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    if (recomp != ULY_RECOMP_SELECTIVE) {
+        gather(x, ULY_OPT_AG_K, ph, recomp, s);
+        gather(x, ULY_OPT_AG_V, ph, recomp, s);
     }
-    uly_emit_attn(x, "attn_fwd", ph, rc, x->m->heads, s->tokens, x->w->seq, 1, x->w->causal ? 0.5 : 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, x->m->heads, s->tokens, x->w->seq, 1, x->w->causal ? 0.5 : 1.0,
                   uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
 {
     const agcp_ctx *s = ctx;
-    gather(x, "ag_k", ULY_PHASE_BWD, 0, s);
-    gather(x, "ag_v", ULY_PHASE_BWD, 0, s);
-    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads, s->tokens, x->w->seq, 1,
+    gather(x, ULY_OPT_AG_K, ULY_PHASE_BWD, 0, s);
+    gather(x, ULY_OPT_AG_V, ULY_PHASE_BWD, 0, s);
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, x->m->heads, s->tokens, x->w->seq, 1,
                   x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
-    scatter(x, "rs_dk", s);
-    scatter(x, "rs_dv", s);
+    scatter(x, ULY_OPT_RS_DK, s);
+    scatter(x, ULY_OPT_RS_DV, s);
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -68,6 +68,10 @@ const uly_strategy uly_strategy_allgather_cp = {
     .id = ULY_STRAT_ALLGATHER_CP,
     .name = "allgather-cp",
     .summary = "all-gather CP: gather full K,V, attend local queries, reduce-scatter dK,dV",
+    .label = "All-gather CP",
+    .label_short = "AG-CP",
     .uses_ring = 1,
+    .causal_split = 1,
+    .exec = ULY_EXEC_ALLGATHER,
     .build = build,
 };

@@ -18,6 +18,6 @@ void uly_cp_split_check(uly_bctx *x, int64_t r);
  * fatal reason stands, emits the layer around the strategy's attention
  * hooks (ctx is theirs). Returns the build's status. */
 uly_status uly_cp_layer_emit(uly_bctx *x, int64_t r, int64_t attn_kv,
-                             void (*attn_fwd)(uly_bctx *x, int rc, void *ctx),
+                             void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx),
                              void (*attn_bwd)(uly_bctx *x, void *ctx), void *ctx);
 #endif

@@ -13,7 +13,7 @@ typedef struct uly_tp_sec {
 } uly_tp_sec;
 
 /* Attention hooks (ctx: uly_tp_sec): a/t heads over all N queries and keys. */
-void uly_tp_attn_fwd(uly_bctx *x, int rc, void *ctx);
+void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx);
 void uly_tp_attn_bwd(uly_bctx *x, void *ctx);
 
 /* Feasibility (heads; with split_seq, N divisible by t; TP spanning nodes)

@@ -8,48 +8,48 @@
 
 typedef uly_tp_sec msp_ctx;
 
-static const char *const ag_names[2][2] = {{"sp_ag_attn", "sp_ag_mlp"}, {"sp_ag_dattn", "sp_ag_dmlp"}};
-static const char *const rs_names[2][2] = {{"sp_rs_attn", "sp_rs_mlp"}, {"sp_rs_dattn", "sp_rs_dmlp"}};
+static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
+static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
-static void gather(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
 {
     const int64_t n = x->w->seq, h = x->m->hidden;
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, n / t, h, x->beta),
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, n / t, h, x->beta),
                   ULY_PROD(x, x->b, n / t, h), 1);
 }
 
-static void scatter(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
 {
     const int64_t n = x->w->seq, h = x->m->hidden;
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
                   ULY_PROD(x, t - 1, x->b, n / t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
 }
 
 /* forward: gather in; backward (the same hook point walked in reverse):
  * reduce-scatter the input's gradient */
-static void enter_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+static void enter_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
 {
     const msp_ctx *s = ctx;
     if (s->t <= 1) return;
     const int bwd = ph == ULY_PHASE_BWD;
-    if (bwd) scatter(x, rs_names[1][which], ph, rc, s->t);
-    else gather(x, ag_names[0][which], ph, rc, s->t);
+    if (bwd) scatter(x, rs_types[1][which], ph, recomp, s->t);
+    else gather(x, ag_types[0][which], ph, recomp, s->t);
 }
 
-static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+static void leave_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
 {
     const msp_ctx *s = ctx;
     if (s->t <= 1) return;
     const int bwd = ph == ULY_PHASE_BWD;
-    if (bwd) gather(x, ag_names[1][which], ph, rc, s->t);
-    else scatter(x, rs_names[0][which], ph, rc, s->t);
+    if (bwd) gather(x, ag_types[1][which], ph, recomp, s->t);
+    else scatter(x, rs_types[0][which], ph, recomp, s->t);
 }
 
-void uly_tp_attn_fwd(uly_bctx *x, int rc, void *ctx)
+void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
-    uly_emit_attn(x, "attn_fwd", rc ? ULY_PHASE_BWD : ULY_PHASE_FWD, rc, x->m->heads / s->t, n, n, 1,
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, x->m->heads / s->t, n, n, 1,
                   x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
 }
 
@@ -57,7 +57,7 @@ void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
 {
     const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
-    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 1);
 }
 
@@ -113,6 +113,9 @@ const uly_strategy uly_strategy_megatron_sp = {
     .id = ULY_STRAT_MEGATRON_SP,
     .name = "megatron-sp",
     .summary = "Megatron TP+SP: all-gather / reduce-scatter of b N h around the GEMM regions",
+    .label = "Megatron-SP",
+    .label_short = "Megatron-SP",
     .uses_tp = 1,
+    .exec = ULY_EXEC_TP_SP,
     .build = build,
 };

@@ -17,32 +17,32 @@
 typedef uly_tp_sec mtp_ctx;
 
 /* [bwd][which]: which 0 the attention region, 1 the MLP */
-static const char *const ar_names[2][2] = {{"tp_ar_attn", "tp_ar_mlp"}, {"tp_ar_dattn", "tp_ar_dmlp"}};
+static const uly_op_type ar_types[2][2] = {{ULY_OPT_TP_AR_ATTN, ULY_OPT_TP_AR_MLP}, {ULY_OPT_TP_AR_DATTN, ULY_OPT_TP_AR_DMLP}};
 
 /* ring all-reduce of the b x N x h buffer: 2 (t-1) blocks of b N h / t sent
  * (t divides h: it divides the heads, checked before any op is emitted) */
-static void allreduce(uly_bctx *x, const char *name, uly_phase ph, int rc, int64_t t)
+static void allreduce(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
 {
     const int64_t n = x->w->seq, h = x->m->hidden;
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, ULY_PROD(x, 2, t - 1, x->b, n, h / t, x->beta),
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, ULY_PROD(x, 2, t - 1, x->b, n, h / t, x->beta),
                   ULY_PROD(x, x->b, n, h), 1);
 }
 
 /* f: identity forward; backward (the same hook point walked in reverse), the
  * all-reduce of the region input's gradient */
-static void enter_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+static void enter_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
 {
     const mtp_ctx *s = ctx;
     if (s->t <= 1 || ph != ULY_PHASE_BWD) return;
-    allreduce(x, ar_names[1][which], ph, rc, s->t);
+    allreduce(x, ar_types[1][which], ph, recomp, s->t);
 }
 
 /* g: the all-reduce of the row-split GEMM's partial output forward; identity backward */
-static void leave_tp(uly_bctx *x, uly_phase ph, int rc, int which, void *ctx)
+static void leave_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
 {
     const mtp_ctx *s = ctx;
     if (s->t <= 1 || ph == ULY_PHASE_BWD) return;
-    allreduce(x, ar_names[0][which], ph, rc, s->t);
+    allreduce(x, ar_types[0][which], ph, recomp, s->t);
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -72,6 +72,9 @@ const uly_strategy uly_strategy_megatron_tp = {
     .id = ULY_STRAT_MEGATRON_TP,
     .name = "megatron-tp",
     .summary = "Megatron TP (no SP): all-reduce of b N h after each GEMM region, replicated norms",
+    .label = "Megatron-TP",
+    .label_short = "Megatron-TP",
     .uses_tp = 1,
+    .exec = ULY_EXEC_TP_ALLREDUCE,
     .build = build,
 };

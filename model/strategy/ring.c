@@ -20,28 +20,28 @@ static int64_t ring_bytes(uly_bctx *x, const uly_ring_sec *s)
     return ULY_PROD(x, s->r - 1, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim, x->beta);
 }
 
-void uly_ring_fwd(uly_bctx *x, int rc, const uly_ring_sec *s)
+void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s)
 {
-    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
-    const uly_op *a = uly_emit_attn(x, "attn_fwd", ph, rc, s->heads, s->tokens, s->tokens, (int)s->r,
+    const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads, s->tokens, s->tokens, (int)s->r,
                                     x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
-    if (s->r <= 1 || rc == ULY_RC_SELECTIVE) return;
+    if (s->r <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
     const int32_t id = a->id;
-    uly_op *o = uly_emit_comm(x, "ring_kv", ph, rc, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
+    uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
                               hop_elems(x, s), (int)(s->r - 1));
     o->overlaps = id;
 }
 
 void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s)
 {
-    const uly_op *a = uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, s->heads, s->tokens, s->tokens, (int)s->r,
+    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads, s->tokens, s->tokens, (int)s->r,
                                     x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
     if (s->r <= 1) return;
     const int32_t id = a->id;
-    uly_op *o = uly_emit_comm(x, "ring_kv", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
+    uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
                               ring_bytes(x, s), hop_elems(x, s), (int)(s->r - 1));
     o->overlaps = id;
-    o = uly_emit_comm(x, "ring_dkv", ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
+    o = uly_emit_comm(x, ULY_OPT_RING_DKV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
                       hop_elems(x, s), (int)(s->r - 1));
     o->overlaps = id;
 }
@@ -63,7 +63,7 @@ void uly_cp_split_check(uly_bctx *x, int64_t r)
 }
 
 uly_status uly_cp_layer_emit(uly_bctx *x, int64_t r, int64_t attn_kv,
-                             void (*attn_fwd)(uly_bctx *x, int rc, void *ctx),
+                             void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx),
                              void (*attn_bwd)(uly_bctx *x, void *ctx), void *ctx)
 {
     const uly_model *m = x->m;
@@ -84,7 +84,7 @@ uly_status uly_cp_layer_emit(uly_bctx *x, int64_t r, int64_t attn_kv,
     return x->overflow ? ULY_EOVERFLOW : ULY_OK;
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx) { uly_ring_fwd(x, rc, ctx); }
+static void attn_fwd(uly_bctx *x, int recomp, void *ctx) { uly_ring_fwd(x, recomp, ctx); }
 static void attn_bwd(uly_bctx *x, void *ctx) { uly_ring_bwd(x, ctx); }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -104,6 +104,10 @@ const uly_strategy uly_strategy_ring = {
     .id = ULY_STRAT_RING,
     .name = "ring",
     .summary = "ring attention: K,V blocks rotate P2P under blockwise flash attention",
+    .label = "Ring",
+    .label_short = "Ring",
     .uses_ring = 1,
+    .causal_split = 1,
+    .exec = ULY_EXEC_TOKENS,
     .build = build,
 };

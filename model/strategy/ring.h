@@ -12,7 +12,7 @@ typedef struct uly_ring_sec {
 } uly_ring_sec;
 
 /* Forward: r blocks of attention, r-1 hops of K,V hidden under them. */
-void uly_ring_fwd(uly_bctx *x, int rc, const uly_ring_sec *s);
+void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s);
 /* Backward (our implementation, named in ring.c): K,V rotate again and the
  * dK,dV accumulators travel r-1 hops home: twice the forward bytes. */
 void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s);

@@ -22,25 +22,25 @@ typedef struct rsa_ctx {
     int64_t kvd;    /* k d: width of K and V */
 } rsa_ctx;
 
-static void ring(uly_bctx *x, const char *name, uly_phase ph, int rc, const rsa_ctx *s)
+static void ring(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const rsa_ctx *s)
 {
     if (s->p <= 1) return;
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_SENDRECV, ULY_GROUP_RING,
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING,
                   ULY_PROD(x, s->p - 1, x->b, s->tokens, s->kvd, x->beta),
                   ULY_PROD(x, x->b, s->tokens, s->kvd), (int)(s->p - 1));
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const rsa_ctx *s = ctx;
-    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
     const double b = (double)x->b, a = (double)x->m->heads, d = (double)x->m->head_dim;
     const double q = (double)s->tokens, n = (double)x->w->seq;
-    if (rc != ULY_RC_SELECTIVE) ring(x, "ring_k", ph, rc, s);
-    uly_emit_gemm(x, "rsa_qk", ph, rc, b * a * q, n, d, 1.0);
-    uly_emit_elem(x, "rsa_softmax", ph, rc, 2.0 * (double)x->beta * b * a * q * n);
-    if (rc != ULY_RC_SELECTIVE) ring(x, "ring_v", ph, rc, s);
-    uly_emit_gemm(x, "rsa_pv", ph, rc, b * a * q, d, n, 1.0);
+    if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_K, ph, recomp, s);
+    uly_emit_gemm(x, ULY_OPT_RSA_QK, ph, recomp, b * a * q, n, d, 1.0);
+    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX, ph, recomp, 2.0 * (double)x->beta * b * a * q * n);
+    if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_V, ph, recomp, s);
+    uly_emit_gemm(x, ULY_OPT_RSA_PV, ph, recomp, b * a * q, d, n, 1.0);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
@@ -50,16 +50,16 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const double b = (double)x->b, a = (double)x->m->heads, d = (double)x->m->head_dim;
     const double q = (double)s->tokens, n = (double)x->w->seq;
     /* dP = dO V^T needs V again; dV = P^T dO is full length (all-reduced) */
-    ring(x, "ring_v", ph, 0, s);
-    uly_emit_gemm(x, "rsa_pv_bwd", ph, 0, b * a * q, d, n, 2.0);
+    ring(x, ULY_OPT_RING_V, ph, 0, s);
+    uly_emit_gemm(x, ULY_OPT_RSA_PV_BWD, ph, 0, b * a * q, d, n, 2.0);
     const int64_t full = ULY_PROD(x, x->b, x->w->seq, s->kvd);
     const int64_t bytes = ULY_PROD(x, 2, s->p - 1, x->b, s->tokens, s->kvd, x->beta);
-    if (s->p > 1) uly_emit_comm(x, "allreduce_dv", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
-    uly_emit_elem(x, "rsa_softmax_bwd", ph, 0, 3.0 * (double)x->beta * b * a * q * n);
+    if (s->p > 1) uly_emit_comm(x, ULY_OPT_ALLREDUCE_DV, ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
+    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX_BWD, ph, 0, 3.0 * (double)x->beta * b * a * q * n);
     /* dQ = dS K needs K again; dK = dS^T Q is full length (all-reduced) */
-    ring(x, "ring_k", ph, 0, s);
-    uly_emit_gemm(x, "rsa_qk_bwd", ph, 0, b * a * q, n, d, 2.0);
-    if (s->p > 1) uly_emit_comm(x, "allreduce_dk", ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
+    ring(x, ULY_OPT_RING_K, ph, 0, s);
+    uly_emit_gemm(x, ULY_OPT_RSA_QK_BWD, ph, 0, b * a * q, n, d, 2.0);
+    if (s->p > 1) uly_emit_comm(x, ULY_OPT_ALLREDUCE_DK, ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -83,6 +83,9 @@ const uly_strategy uly_strategy_rsa = {
     .id = ULY_STRAT_RSA,
     .name = "rsa",
     .summary = "Ring Self-Attention: K ring, materialised scores, V ring; all-reduced dK, dV",
+    .label = "RSA",
+    .label_short = "RSA",
     .uses_ring = 1,
+    .exec = ULY_EXEC_RSA,
     .build = build,
 };

@@ -12,40 +12,40 @@
 
 /* Per tensor of `heads` heads: each rank sends (u-1) blocks of
  * b x tokens x heads/u x d. tokens: this rank's share before the all-to-all. */
-static void a2a(uly_bctx *x, const char *name, uly_phase ph, int rc, const uly_ulysses_sec *s, int64_t heads)
+static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_ulysses_sec *s, int64_t heads)
 {
     const int64_t u = s->u;
     int64_t elems = ULY_PROD(x, x->b, s->tokens, heads, x->m->head_dim);
     int64_t bytes = ULY_PROD(x, x->b, s->tokens, heads / u, x->m->head_dim, x->beta, u - 1);
-    uly_emit_comm(x, name, ph, rc, ULY_COLL_ALLTOALL, ULY_GROUP_ULYSSES, bytes, elems, 1);
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLTOALL, ULY_GROUP_ULYSSES, bytes, elems, 1);
 }
 
-void uly_ulysses_pre_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s)
+void uly_ulysses_pre_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s)
 {
-    if (s->u <= 1 || rc == ULY_RC_SELECTIVE) return;
-    a2a(x, "a2a_q", ULY_PHASE_FWD + (rc != 0), rc, s, x->m->heads);
-    a2a(x, "a2a_k", ULY_PHASE_FWD + (rc != 0), rc, s, s->kv_eff);
-    a2a(x, "a2a_v", ULY_PHASE_FWD + (rc != 0), rc, s, s->kv_eff);
+    if (s->u <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
+    a2a(x, ULY_OPT_A2A_Q, ULY_PHASE_FWD + (recomp != 0), recomp, s, x->m->heads);
+    a2a(x, ULY_OPT_A2A_K, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff);
+    a2a(x, ULY_OPT_A2A_V, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff);
 }
 
-void uly_ulysses_post_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s)
+void uly_ulysses_post_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s)
 {
-    if (s->u <= 1 || rc == ULY_RC_SELECTIVE) return;
-    a2a(x, "a2a_o", ULY_PHASE_FWD + (rc != 0), rc, s, x->m->heads);
+    if (s->u <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
+    a2a(x, ULY_OPT_A2A_O, ULY_PHASE_FWD + (recomp != 0), recomp, s, x->m->heads);
 }
 
 void uly_ulysses_pre_bwd(uly_bctx *x, const uly_ulysses_sec *s)
 {
     if (s->u <= 1) return;
-    a2a(x, "a2a_do", ULY_PHASE_BWD, 0, s, x->m->heads);
+    a2a(x, ULY_OPT_A2A_DO, ULY_PHASE_BWD, 0, s, x->m->heads);
 }
 
 void uly_ulysses_post_bwd(uly_bctx *x, const uly_ulysses_sec *s)
 {
     if (s->u <= 1) return;
-    a2a(x, "a2a_dq", ULY_PHASE_BWD, 0, s, x->m->heads);
-    a2a(x, "a2a_dk", ULY_PHASE_BWD, 0, s, s->kv_eff);
-    a2a(x, "a2a_dv", ULY_PHASE_BWD, 0, s, s->kv_eff);
+    a2a(x, ULY_OPT_A2A_DQ, ULY_PHASE_BWD, 0, s, x->m->heads);
+    a2a(x, ULY_OPT_A2A_DK, ULY_PHASE_BWD, 0, s, s->kv_eff);
+    a2a(x, ULY_OPT_A2A_DV, ULY_PHASE_BWD, 0, s, s->kv_eff);
 }
 
 void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, uly_ulysses_sec *s)
@@ -56,15 +56,15 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, uly_ulysses_se
     s->kv_eff = uly_kv_eff(x, u);
 }
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const uly_ulysses_sec *s = ctx;
     const int64_t n = x->w->seq;
-    const uly_phase ph = rc ? ULY_PHASE_BWD : ULY_PHASE_FWD;
-    uly_ulysses_pre_fwd(x, rc, s);
-    uly_emit_attn(x, "attn_fwd", ph, rc, x->m->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+    uly_ulysses_pre_fwd(x, recomp, s);
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, x->m->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 0);
-    uly_ulysses_post_fwd(x, rc, s);
+    uly_ulysses_post_fwd(x, recomp, s);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
@@ -72,7 +72,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const uly_ulysses_sec *s = ctx;
     const int64_t n = x->w->seq;
     uly_ulysses_pre_bwd(x, s);
-    uly_emit_attn(x, "attn_bwd", ULY_PHASE_BWD, 0, x->m->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, x->m->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 1);
     uly_ulysses_post_bwd(x, s);
 }
@@ -107,6 +107,9 @@ const uly_strategy uly_strategy_ulysses = {
     .id = ULY_STRAT_ULYSSES,
     .name = "ulysses",
     .summary = "DeepSpeed-Ulysses: all-to-all heads<->sequence around local attention",
+    .label = "Ulysses",
+    .label_short = "Ulysses",
     .uses_ulysses = 1,
+    .exec = ULY_EXEC_A2A,
     .build = build,
 };

@@ -10,8 +10,8 @@ typedef struct uly_ulysses_sec {
 } uly_ulysses_sec;
 
 void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, uly_ulysses_sec *s);
-void uly_ulysses_pre_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s);  /* a2a q, k, v */
-void uly_ulysses_post_fwd(uly_bctx *x, int rc, const uly_ulysses_sec *s); /* a2a o */
+void uly_ulysses_pre_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s);  /* a2a q, k, v */
+void uly_ulysses_post_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s); /* a2a o */
 void uly_ulysses_pre_bwd(uly_bctx *x, const uly_ulysses_sec *s);          /* a2a do */
 void uly_ulysses_post_bwd(uly_bctx *x, const uly_ulysses_sec *s);         /* a2a dq, dk, dv */
 #endif

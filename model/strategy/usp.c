@@ -12,12 +12,12 @@ typedef struct usp_ctx {
     uly_ring_sec ring;
 } usp_ctx;
 
-static void attn_fwd(uly_bctx *x, int rc, void *ctx)
+static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     usp_ctx *s = ctx;
-    uly_ulysses_pre_fwd(x, rc, &s->a2a);
-    uly_ring_fwd(x, rc, &s->ring);
-    uly_ulysses_post_fwd(x, rc, &s->a2a);
+    uly_ulysses_pre_fwd(x, recomp, &s->a2a);
+    uly_ring_fwd(x, recomp, &s->ring);
+    uly_ulysses_post_fwd(x, recomp, &s->a2a);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
@@ -65,7 +65,11 @@ const uly_strategy uly_strategy_usp = {
     .id = ULY_STRAT_USP,
     .name = "usp",
     .summary = "Ulysses x ring hybrid: all-to-all over u, ring over r",
+    .label = "USP",
+    .label_short = "USP",
     .uses_ulysses = 1,
     .uses_ring = 1,
+    .causal_split = 1,
+    .exec = ULY_EXEC_A2A,
     .build = build,
 };

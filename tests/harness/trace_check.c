@@ -184,10 +184,10 @@ static int check_plan_trace(char **lines, int n)
     }
     for (int i = 0; i < nops; i++) {
         const cJSON *o = cJSON_GetArrayItem(ops, i);
-        if (num(o, "id", -1) != i || !str(o, "name") || strcmp(str(o, "name"), p.ops[i].name) ||
+        if (num(o, "id", -1) != i || !str(o, "name") || strcmp(str(o, "name"), uly_op_type_name(p.ops[i].type)) ||
             strcmp(str(o, "phase") ? str(o, "phase") : "", uly_phase_name(p.ops[i].phase)) ||
             num(o, "bytes_sent", -1) != (double)p.ops[i].bytes_sent) {
-            rc = fail("header plan op %s differs from libulysim's plan (id %g)", p.ops[i].name, i);
+            rc = fail("header plan op %s differs from libulysim's plan (id %g)", uly_op_type_name(p.ops[i].type), i);
             goto out;
         }
     }
@@ -205,13 +205,13 @@ static int check_plan_trace(char **lines, int n)
         if (id < 0 || id >= nops) {
             rc = fail("op line with id %s%g: not a plan op", "", id);
         } else if (seen[id]++) {
-            rc = fail("plan op %s (id %g) has two op lines", p.ops[id].name, id);
-        } else if (!str(x, "name") || strcmp(str(x, "name"), p.ops[id].name) ||
+            rc = fail("plan op %s (id %g) has two op lines", uly_op_type_name(p.ops[id].type), id);
+        } else if (!str(x, "name") || strcmp(str(x, "name"), uly_op_type_name(p.ops[id].type)) ||
                    strcmp(str(x, "phase") ? str(x, "phase") : "", uly_phase_name(p.ops[id].phase))) {
             rc = fail("op line id %s%g: name or phase differ from the plan", "", id);
         } else if (num(x, "bytes_sent", -1) != (double)p.ops[id].bytes_sent) {
             fprintf(stderr, "trace_check: %s: op %d (%s, %s): measured %.0f bytes, the plan says %lld\n", file, id,
-                    p.ops[id].name, uly_phase_name(p.ops[id].phase), num(x, "bytes_sent", -1),
+                    uly_op_type_name(p.ops[id].type), uly_phase_name(p.ops[id].phase), num(x, "bytes_sent", -1),
                     (long long)p.ops[id].bytes_sent);
             rc = 1;
         } else if (!time_ok(x)) {
@@ -224,7 +224,7 @@ static int check_plan_trace(char **lines, int n)
     if (!rc)
         for (int i = 0; i < nops; i++)
             if (!seen[i]) {
-                rc = fail("plan op %s (id %g) has no op line", p.ops[i].name, i);
+                rc = fail("plan op %s (id %g) has no op line", uly_op_type_name(p.ops[i].type), i);
                 break;
             }
     free(seen);

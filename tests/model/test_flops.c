@@ -64,17 +64,17 @@ int main(int argc, char **argv)
         CHECK(uly_plan_price(&m, &wa, &ca, &plan, &r) == ULY_OK, "price");
         for (int i = 0; i < plan.n_ops; i++) {
             const uly_op *o = &plan.ops[i];
-            if (strncmp(o->name, "mlp_act", 7)) {
-                CHECK(o->kind != ULY_OP_ELEM || o->elems == 0, "%s: elems %lld, only the activation has them", o->name,
-                      (long long)o->elems);
+            if (o->type != ULY_OPT_MLP_ACT && o->type != ULY_OPT_MLP_ACT_BWD) {
+                CHECK(o->kind != ULY_OP_ELEM || o->act_elems == 0, "%s: act_elems %lld, only the activation has them",
+                      uly_op_type_name(o->type), (long long)o->act_elems);
                 continue;
             }
             n_act++;
-            CHECK(o->elems == (int64_t)elems, "%s: elems %lld, want %.0f", o->name, (long long)o->elems, elems);
+            CHECK(o->act_elems == (int64_t)elems, "%s: act_elems %lld, want %.0f", uly_op_type_name(o->type), (long long)o->act_elems, elems);
             const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
             const double mem = o->bytes_touched / (ca.gpu.hbm_bw_Bps * ca.gpu.mem_eff);
             const double want_s = pass ? elems * (bwd ? 45e-9 : 30e-9) : mem;
-            CHECK(fabs(r.op_time_s[i] / want_s - 1) < 1e-12, "%s (%s%s): %.6g s, want %.6g s", o->name,
+            CHECK(fabs(r.op_time_s[i] / want_s - 1) < 1e-12, "%s (%s%s): %.6g s, want %.6g s", uly_op_type_name(o->type),
                   uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r.op_time_s[i], want_s);
         }
     }
@@ -96,9 +96,9 @@ int main(int argc, char **argv)
         if (o->kind != ULY_OP_ATTN) continue;
         n_attn++;
         const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
-        CHECK(r.op_time_s[i] == r1.op_time_s[i], "%s: unset and 1 differ", o->name);
+        CHECK(r.op_time_s[i] == r1.op_time_s[i], "%s: unset and 1 differ", uly_op_type_name(o->type));
         CHECK(fabs(r2.op_time_s[i] / r1.op_time_s[i] - (bwd ? 0.5 : 1.0)) < 1e-12, "%s (%s%s): %.6g s at 2, %.6g at 1",
-              o->name, uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r2.op_time_s[i], r1.op_time_s[i]);
+              uly_op_type_name(o->type), uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r2.op_time_s[i], r1.op_time_s[i]);
     }
     CHECK(n_attn == 3, "attention fwd, recompute, bwd: %d", n_attn);
     FX_DONE();

@@ -27,14 +27,14 @@ static int has(const uly_result *r, uly_reason_code code, int fatal)
 static double op_time(const uly_plan *p, const uly_result *r, const char *name)
 {
     for (int i = 0; i < p->n_ops; i++)
-        if (!strcmp(p->ops[i].name, name)) return r->op_time_s[i];
+        if (!strcmp(uly_op_type_name(p->ops[i].type), name)) return r->op_time_s[i];
     return -1;
 }
 
 static const uly_op *op_named(const uly_plan *p, const char *name)
 {
     for (int i = 0; i < p->n_ops; i++)
-        if (!strcmp(p->ops[i].name, name)) return &p->ops[i];
+        if (!strcmp(uly_op_type_name(p->ops[i].type), name)) return &p->ops[i];
     return NULL;
 }
 

@@ -28,7 +28,7 @@ int ug_gemm_shape_of(const uly_model *m, const uly_workload *w, const uly_plan *
     const int64_t qkv = (m->heads + 2 * m->kv_heads) * m->head_dim / t;
     int64_t M = 0, N = 0, K = 0;
     char base[64];
-    snprintf(base, sizeof base, "%s", op->name);
+    snprintf(base, sizeof base, "%s", uly_op_type_name(op->type));
     const size_t L = strlen(base);
     const int bwd = L > 4 && !strcmp(base + L - 4, "_bwd");
     if (bwd) base[L - 4] = 0;
@@ -188,7 +188,7 @@ typedef struct measured {
 /* an earlier op of the same plan with the same work (the recompute pass copies forward ops) */
 static int same_op(const uly_op *a, const uly_op *b)
 {
-    return a->kind == b->kind && !strcmp(a->name, b->name) && a->flops == b->flops && a->eff_size == b->eff_size &&
+    return a->kind == b->kind && a->type == b->type && a->flops == b->flops && a->eff_size == b->eff_size &&
            a->steps == b->steps && a->crit_factor == b->crit_factor;
 }
 
@@ -393,9 +393,9 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
     for (int i = 0; i < plan.n_ops; i++) {
         const uly_op *o = &plan.ops[i];
         if (o->kind != ULY_OP_ATTN) continue;
-        if (!o->elems) continue; /* materialised attention: not this kernel */
-        if (!strcmp(o->name, "attn_fwd") && fwd_id < 0) fwd_id = i;
-        if (!strcmp(o->name, "attn_bwd") && bwd_id < 0) bwd_id = i;
+        if (!o->flash) continue; /* materialised attention: not this kernel */
+        if (o->type == ULY_OPT_ATTN_FWD && fwd_id < 0) fwd_id = i;
+        if (o->type == ULY_OPT_ATTN_BWD && bwd_id < 0) bwd_id = i;
     }
     if (fwd_id >= 0 || bwd_id >= 0) {
         measured mf, mb;
@@ -428,20 +428,20 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
             }
             if (!m->done && o->kind == ULY_OP_ATTN) {
                 m->done = -1;
-                snprintf(m->note, sizeof m->note, o->elems ? "a second attention op of its kind" : "materialised attention");
+                snprintf(m->note, sizeof m->note, o->flash ? "a second attention op of its kind" : "materialised attention");
             }
         }
         const double pred = res.op_time_s[i];
         const char *kind = uly_op_kind_name(o->kind);
         if (o->kind == ULY_OP_COMM || o->kind == ULY_OP_ELEM) {
-            printf("  %3d %-14s %-5s %-4s %12.3f %12s %7s %8s %8s  %s\n", i, o->name, uly_phase_name(o->phase), kind,
+            printf("  %3d %-14s %-5s %-4s %12.3f %12s %7s %8s %8s  %s\n", i, uly_op_type_name(o->type), uly_phase_name(o->phase), kind,
                    pred * 1e3, "-", "-", "-", "-", o->kind == ULY_OP_COMM ? "communication: not run on one GPU" : "elementwise: not run");
         } else if (m->done == 1) {
             const double meas = m->st.median_ms * 1e-3;
             /* the rank run here is the critical one: it does crit_factor times the op's (average) FLOPs */
             const double eff_now = o->flops * o->crit_factor / (meas * c->cluster.gpu.peak_flops[ULY_BF16]);
             const double eff_pre = preset_eff(c, o, 1);
-            printf("  %3d %-14s %-5s %-4s %12.3f %12.3f %7.2f %8.3f %8.3f  %s\n", i, o->name, uly_phase_name(o->phase),
+            printf("  %3d %-14s %-5s %-4s %12.3f %12.3f %7.2f %8.3f %8.3f  %s\n", i, uly_op_type_name(o->type), uly_phase_name(o->phase),
                    kind, pred * 1e3, meas * 1e3, meas / pred, eff_now, eff_pre, m->note);
             if (!o->per_model) {
                 pred_sum += pred;
@@ -453,7 +453,7 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
             }
         } else {
             unmeasured++;
-            printf("  %3d %-14s %-5s %-4s %12.3f %12s %7s %8s %8s  not run: %s\n", i, o->name,
+            printf("  %3d %-14s %-5s %-4s %12.3f %12s %7s %8s %8s  not run: %s\n", i, uly_op_type_name(o->type),
                    uly_phase_name(o->phase), kind, pred * 1e3, "-", "-", "-", "-", m->note);
         }
         ug_json j;
@@ -461,7 +461,7 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
         ug_j_str(&j, "type", "op");
         ug_j_int(&j, "plan", index);
         ug_j_int(&j, "id", o->id);
-        ug_j_str(&j, "name", o->name);
+        ug_j_str(&j, "name", uly_op_type_name(o->type));
         ug_j_str(&j, "phase", uly_phase_name(o->phase));
         ug_j_str(&j, "kind", kind);
         ug_j_bool(&j, "recompute", o->recompute);

@@ -121,16 +121,16 @@ static void plans(ug_ctx *c)
             const uly_op *o = &plan.ops[k];
             if (o->kind == ULY_OP_GEMM) {
                 ug_gemm_shape s;
-                snprintf(w2, sizeof w2, "plan %zu op %d %s: GEMM shape derived with the plan's FLOPs", i, k, o->name);
+                snprintf(w2, sizeof w2, "plan %zu op %d %s: GEMM shape derived with the plan's FLOPs", i, k, uly_op_type_name(o->type));
                 expect(ug_gemm_shape_of(&c->model, &w, &plan, o, &s) == 1, w2);
                 gemms++;
             }
-            if (o->kind == ULY_OP_ATTN && o->elems) {
-                attn_f += !strcmp(o->name, "attn_fwd");
-                attn_b += !strcmp(o->name, "attn_bwd");
+            if (o->kind == ULY_OP_ATTN && o->flash) {
+                attn_f += o->type == ULY_OPT_ATTN_FWD;
+                attn_b += o->type == ULY_OPT_ATTN_BWD;
             }
             if (o->kind == ULY_OP_GEMM || o->kind == ULY_OP_ATTN) {
-                snprintf(w2, sizeof w2, "plan %zu op %d %s: a positive predicted time", i, k, o->name);
+                snprintf(w2, sizeof w2, "plan %zu op %d %s: a positive predicted time", i, k, uly_op_type_name(o->type));
                 expect(res.op_time_s[k] > 0 && isfinite(res.op_time_s[k]), w2);
             }
         }
