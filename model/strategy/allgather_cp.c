@@ -65,13 +65,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 }
 
 const uly_strategy uly_strategy_allgather_cp = {
-    .id = ULY_STRAT_ALLGATHER_CP,
-    .name = "allgather-cp",
+    .id = ULY_STRAT_ALLGATHER_CP, .name = "allgather-cp", .label = "All-gather CP", .label_short = "AG-CP",
     .summary = "all-gather CP: gather full K,V, attend local queries, reduce-scatter dK,dV",
-    .label = "All-gather CP",
-    .label_short = "AG-CP",
-    .uses_ring = 1,
-    .causal_split = 1,
-    .exec = ULY_EXEC_ALLGATHER,
-    .build = build,
+    .uses_ring = 1, .causal_split = 1, .exec = ULY_EXEC_ALLGATHER, .build = build,
 };

@@ -110,12 +110,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 }
 
 const uly_strategy uly_strategy_megatron_sp = {
-    .id = ULY_STRAT_MEGATRON_SP,
-    .name = "megatron-sp",
+    .id = ULY_STRAT_MEGATRON_SP, .name = "megatron-sp", .label = "Megatron-SP", .label_short = "Megatron-SP",
     .summary = "Megatron TP+SP: all-gather / reduce-scatter of b N h around the GEMM regions",
-    .label = "Megatron-SP",
-    .label_short = "Megatron-SP",
-    .uses_tp = 1,
-    .exec = ULY_EXEC_TP_SP,
-    .build = build,
+    .uses_tp = 1, .exec = ULY_EXEC_TP_SP, .build = build,
 };

@@ -69,12 +69,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 }
 
 const uly_strategy uly_strategy_megatron_tp = {
-    .id = ULY_STRAT_MEGATRON_TP,
-    .name = "megatron-tp",
+    .id = ULY_STRAT_MEGATRON_TP, .name = "megatron-tp", .label = "Megatron-TP", .label_short = "Megatron-TP",
     .summary = "Megatron TP (no SP): all-reduce of b N h after each GEMM region, replicated norms",
-    .label = "Megatron-TP",
-    .label_short = "Megatron-TP",
-    .uses_tp = 1,
-    .exec = ULY_EXEC_TP_ALLREDUCE,
-    .build = build,
+    .uses_tp = 1, .exec = ULY_EXEC_TP_ALLREDUCE, .build = build,
 };

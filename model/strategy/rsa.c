@@ -80,12 +80,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 }
 
 const uly_strategy uly_strategy_rsa = {
-    .id = ULY_STRAT_RSA,
-    .name = "rsa",
+    .id = ULY_STRAT_RSA, .name = "rsa", .label = "RSA", .label_short = "RSA",
     .summary = "Ring Self-Attention: K ring, materialised scores, V ring; all-reduced dK, dV",
-    .label = "RSA",
-    .label_short = "RSA",
-    .uses_ring = 1,
-    .exec = ULY_EXEC_RSA,
-    .build = build,
+    .uses_ring = 1, .exec = ULY_EXEC_RSA, .build = build,
 };
