@@ -86,21 +86,24 @@ typedef struct uly_layer_hooks {
     void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx);
     void (*attn_bwd)(uly_bctx *x, void *ctx);
     /* optional: comm around the GEMM regions (Megatron SP); may be NULL */
-    void (*enter_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx); /* before qkv (0) / mlp (1) */
-    void (*leave_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx); /* after out_proj (0) / mlp (1) */
-    void *ctx;
+    void (*enter_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx); /* before qkv (0) / mlp (1) */
+    void (*leave_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx); /* after out_proj (0) / mlp (1) */
+    void *ctx;            /* the attention hooks' */
+    void *tp_ctx;         /* the enter/leave hooks' */
 } uly_layer_hooks;
 
 /* Emits forward, the recompute pass (full: whole layer; selective: the
  * attention's compute), then backward, in the order they run. */
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
 
-/* KV heads a Ulysses group of degree u needs: k if u | k, u if k | u, else a
- * (KV expanded to MHA); records the assumption as a reason. */
-int64_t uly_kv_eff(uly_bctx *x, int64_t u);
+/* KV heads a head-splitting group of degree u (Ulysses u, TP t) needs, of a
+ * group holding k KV heads for a query heads: k if u | k, u if k | u (each
+ * KV head replicated), else a (KV expanded to MHA); records the assumption
+ * as a reason. */
+int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u);
 
-/* Checks head divisibility for a head-splitting degree (Ulysses u, TP t). */
-void uly_check_heads(uly_bctx *x, int64_t degree);
+/* Checks that `heads` query heads split `degree` ways (Ulysses u, TP t). */
+void uly_check_heads(uly_bctx *x, int64_t heads, int64_t degree);
 /* Checks N divisible by `div`. */
 void uly_check_seq(uly_bctx *x, int64_t div);
 

@@ -158,18 +158,18 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* residual add + norm: read x and the branch, write x' and the norm */
     uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid);
-    if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->ctx);
+    if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
     uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0);
     h->attn_fwd(x, recomp, h->ctx);
     uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
-    if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->ctx);
+    if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
     uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid);
-    if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->ctx);
+    if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
     uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
     uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
     uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
-    if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->ctx);
+    if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->tp_ctx);
 }
 
 static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
@@ -182,18 +182,18 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
-    if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->ctx);
+    if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->tp_ctx);
     uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0);
     uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
     uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
-    if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->ctx);
+    if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid);
-    if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->ctx);
+    if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
     uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0);
     h->attn_bwd(x, h->ctx);
     uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
-    if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->ctx);
+    if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid);
 }
 
@@ -231,9 +231,8 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 
 /* ------------------------------------------------------------ shape checks */
 
-int64_t uly_kv_eff(uly_bctx *x, int64_t u)
+int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u)
 {
-    const int64_t k = x->m->kv_heads, a = x->m->heads;
     if (u <= 1 || k % u == 0) return k;
     if (u % k == 0) {
         uly_reason_add(x, ULY_R_KV_REPLICATED, 0, (double)k, (double)u, (double)u);
@@ -243,9 +242,8 @@ int64_t uly_kv_eff(uly_bctx *x, int64_t u)
     return a;
 }
 
-void uly_check_heads(uly_bctx *x, int64_t degree)
+void uly_check_heads(uly_bctx *x, int64_t a, int64_t degree)
 {
-    const int64_t a = x->m->heads;
     if (degree <= 1) return;
     if (degree > a) {
         uly_reason_add(x, ULY_R_DEGREE_GT_HEADS, 1, (double)degree, (double)a, 0);

@@ -9,12 +9,14 @@
 typedef struct agcp_ctx {
     int64_t r;
     int64_t tokens; /* N/r */
+    int64_t kd;     /* width of K and V: the rank's KV heads x d */
+    int64_t heads;  /* query heads this rank attends */
 } agcp_ctx;
 
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
-    const int64_t kd = x->m->kv_heads * x->m->head_dim;
+    const int64_t kd = s->kd;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_RING,
                   ULY_PROD(x, s->r - 1, x->b, s->tokens, kd, x->beta), ULY_PROD(x, x->b, s->tokens, kd), 1);
 }
@@ -22,7 +24,7 @@ static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, cons
 static void scatter(uly_bctx *x, uly_op_type type, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
-    const int64_t kd = x->m->kv_heads * x->m->head_dim;
+    const int64_t kd = s->kd;
     uly_emit_comm(x, type, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_RING,
                   ULY_PROD(x, s->r - 1, x->b, s->tokens, kd, x->beta), ULY_PROD(x, x->b, x->w->seq, kd), 1);
 }
@@ -35,7 +37,7 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
         gather(x, ULY_OPT_AG_K, ph, recomp, s);
         gather(x, ULY_OPT_AG_V, ph, recomp, s);
     }
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, x->m->heads, s->tokens, x->w->seq, 1, x->w->causal ? 0.5 : 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads, s->tokens, x->w->seq, 1, x->w->causal ? 0.5 : 1.0,
                   uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
 }
 
@@ -44,7 +46,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const agcp_ctx *s = ctx;
     gather(x, ULY_OPT_AG_K, ULY_PHASE_BWD, 0, s);
     gather(x, ULY_OPT_AG_V, ULY_PHASE_BWD, 0, s);
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, x->m->heads, s->tokens, x->w->seq, 1,
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads, s->tokens, x->w->seq, 1,
                   x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
     scatter(x, ULY_OPT_RS_DK, s);
     scatter(x, ULY_OPT_RS_DV, s);
@@ -55,17 +57,20 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    agcp_ctx s = {.r = l->ring, .tokens = w->seq / l->ring};
-    uly_cp_split_check(&x, s.r);
-    p->comm_buf_bytes = s.r > 1 ? 4.0 * (double)x.beta * (double)x.b * (double)w->seq *
-                                      (double)(m->kv_heads * m->head_dim)
-                                : 0;
+    const int64_t r = l->ring;
+    uly_cp_split_check(&x, r, r, l->tp);
+    uly_cp_tp tp;
+    uly_cp_tp_init(&x, l->tp, r, &tp);
+    agcp_ctx s = {.r = r, .tokens = w->seq / r, .kd = tp.kv_heads * m->head_dim, .heads = tp.heads};
+    p->comm_buf_bytes = s.r > 1 ? 4.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)s.kd : 0;
     /* the gathered K, V: all N keys at once */
-    return uly_cp_layer_emit(&x, s.r, w->seq, attn_fwd, attn_bwd, &s);
+    const uly_cp_shape sh = {.cp = r, .heads = s.heads, .kv_eff = tp.kv_heads, .kv_heads = tp.kv_heads,
+                             .attn_q = s.tokens, .attn_kv = w->seq};
+    return uly_cp_layer_emit(&x, &tp, &sh, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_allgather_cp = {
     .id = ULY_STRAT_ALLGATHER_CP, .name = "allgather-cp", .label = "All-gather CP", .label_short = "AG-CP",
     .summary = "all-gather CP: gather full K,V, attend local queries, reduce-scatter dK,dV",
-    .uses_ring = 1, .causal_split = 1, .exec = ULY_EXEC_ALLGATHER, .build = build,
+    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_ALLGATHER, .build = build,
 };

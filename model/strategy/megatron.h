@@ -7,9 +7,10 @@
 #define ULY_STRATEGY_MEGATRON_H
 #include "../internal.h"
 
-/* The hooks' ctx of both strategies. */
+/* The hooks' ctx of both strategies and of TP inside context parallelism. */
 typedef struct uly_tp_sec {
     int64_t t;
+    int64_t tokens; /* tokens of a GEMM region's whole input: N, or N/cp inside context parallelism */
 } uly_tp_sec;
 
 /* Attention hooks (ctx: uly_tp_sec): a/t heads over all N queries and keys. */
@@ -22,4 +23,28 @@ void uly_tp_attn_bwd(uly_bctx *x, void *ctx);
  * vocabulary-parallel logits, and the K,V weights replicated when k < t.
  * Returns k_eff. */
 int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq);
+
+/* Megatron-SP's collectives around the GEMM regions (tp_ctx: uly_tp_sec):
+ * an all-gather of b x tokens x h entering each region and a reduce-scatter
+ * leaving it, swapped in backward. */
+void uly_tp_sp_enter(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx);
+void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx);
+
+/* Tensor parallelism of degree t with sequence parallelism inside a
+ * context-parallel strategy of degree cp (Megatron-Core's TP x CP, TP the
+ * innermost group): heads and weights split t ways first, the context
+ * split works on what remains. Each GEMM region all-gathers the rank's
+ * b x N/(cp t) x h share to the CP rank's N/cp tokens and reduce-scatters
+ * it back; norms and dropout run on N/(cp t) tokens. */
+typedef struct uly_cp_tp {
+    uly_tp_sec sec;   /* t, and N/cp tokens per GEMM region */
+    int64_t heads;    /* query heads of one TP rank: a/t */
+    int64_t kv_eff;   /* KV heads over the t ranks after replication: k, or t when k < t */
+    int64_t kv_heads; /* KV heads of one TP rank: kv_eff/t */
+} uly_cp_tp;
+
+/* Checks (heads divisible by t, TP spanning nodes), the KV replication,
+ * the t-way plan fields (replicated K,V weights, vocabulary-parallel
+ * logits). t = 1 leaves the plan as it is: heads a, KV heads k. */
+void uly_cp_tp_init(uly_bctx *x, int64_t t, int64_t cp, uly_cp_tp *tp);
 #endif

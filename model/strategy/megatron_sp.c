@@ -11,38 +11,39 @@ typedef uly_tp_sec msp_ctx;
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
 static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
-static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
+/* of b x tokens x h: each rank contributes its tokens/t */
+static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t n = x->w->seq, h = x->m->hidden;
+    const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, n / t, h, x->beta),
                   ULY_PROD(x, x->b, n / t, h), 1);
 }
 
-static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
+static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t n = x->w->seq, h = x->m->hidden;
+    const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
                   ULY_PROD(x, t - 1, x->b, n / t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
 }
 
 /* forward: gather in; backward (the same hook point walked in reverse):
  * reduce-scatter the input's gradient */
-static void enter_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
+void uly_tp_sp_enter(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx)
 {
-    const msp_ctx *s = ctx;
+    const uly_tp_sec *s = tp_ctx;
     if (s->t <= 1) return;
     const int bwd = ph == ULY_PHASE_BWD;
-    if (bwd) scatter(x, rs_types[1][which], ph, recomp, s->t);
-    else gather(x, ag_types[0][which], ph, recomp, s->t);
+    if (bwd) scatter(x, rs_types[1][which], ph, recomp, s);
+    else gather(x, ag_types[0][which], ph, recomp, s);
 }
 
-static void leave_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx)
+void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx)
 {
-    const msp_ctx *s = ctx;
+    const uly_tp_sec *s = tp_ctx;
     if (s->t <= 1) return;
     const int bwd = ph == ULY_PHASE_BWD;
-    if (bwd) gather(x, ag_types[1][which], ph, recomp, s->t);
-    else scatter(x, rs_types[0][which], ph, recomp, s->t);
+    if (bwd) gather(x, ag_types[1][which], ph, recomp, s);
+    else scatter(x, rs_types[0][which], ph, recomp, s);
 }
 
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
@@ -61,32 +62,57 @@ void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
                   x->p->act_flash, 1);
 }
 
+/* What every t-way split shares: the heads check, the KV replication
+ * (returned: KV heads over the t ranks), N divisible by seq_div (0: not
+ * checked here), TP spanning nodes, and the K,V
+ * weights each rank holds and projects when KV heads are replicated (k < t):
+ * h d k_eff / t each instead of h d k / t. */
+static int64_t tp_split(uly_bctx *x, int64_t t, int64_t seq_div)
+{
+    const uly_model *m = x->m;
+    uly_plan *p = x->p;
+    uly_check_heads(x, m->heads, t);
+    const int64_t kv_eff = uly_kv_eff(x, m->kv_heads, m->heads, t);
+    if (seq_div) uly_check_seq(x, seq_div);
+    if (t > x->c->gpus_per_node)
+        uly_reason_add(x, ULY_R_TP_SPANS_NODES, 0, (double)t, (double)x->c->gpus_per_node, 0);
+    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)t;
+    p->layer_params_rank += kv_extra;
+    p->model_params_rank += kv_extra * (double)p->stage_layers; /* the layers this rank's stage holds */
+    p->act_tp = t;
+    p->logit_vocab = (m->vocab + t - 1) / t;
+    return kv_eff;
+}
+
 int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
 {
     const uly_model *m = x->m;
-    const uly_cluster *c = x->c;
     uly_plan *p = x->p;
-    uly_check_heads(x, s->t);
-    const int64_t kv_eff = uly_kv_eff(x, s->t);
-    if (split_seq) uly_check_seq(x, s->t);
-    if (s->t > c->gpus_per_node)
-        uly_reason_add(x, ULY_R_TP_SPANS_NODES, 0, (double)s->t, (double)c->gpus_per_node, 0);
+    const int64_t kv_eff = tp_split(x, s->t, split_seq ? s->t : 0);
     p->dims.cp = 1;
     p->dims.heads = m->heads / s->t;
     p->dims.kv_eff = kv_eff;
     p->dims.kv_heads = kv_eff / s->t;
     p->dims.attn_q = x->w->seq;
     p->dims.attn_kv = x->w->seq;
-    p->act_tp = s->t;
     p->act_cp = 1;
     p->logit_tokens = x->w->seq;
-    p->logit_vocab = (m->vocab + s->t - 1) / s->t;
-    /* replicated KV heads (k < t) make each rank hold and project more
-     * than 1/t of the K and V weights: h d k_eff / t each instead of h d k / t */
-    const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)s->t;
-    p->layer_params_rank += kv_extra;
-    p->model_params_rank += kv_extra * (double)p->stage_layers; /* the layers this rank's stage holds */
     return kv_eff;
+}
+
+void uly_cp_tp_init(uly_bctx *x, int64_t t, int64_t cp, uly_cp_tp *tp)
+{
+    const uly_model *m = x->m;
+    tp->sec.t = t;
+    tp->sec.tokens = x->w->seq / cp;
+    tp->heads = m->heads;
+    tp->kv_eff = m->kv_heads;
+    tp->kv_heads = m->kv_heads;
+    if (t <= 1) return;
+    tp->kv_eff = tp_split(x, t, 0);
+    tp->heads = m->heads / t;
+    tp->kv_heads = tp->kv_eff / t;
+    x->p->act_sp = 1;
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -94,7 +120,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    msp_ctx s = {.t = l->tp};
+    msp_ctx s = {.t = l->tp, .tokens = w->seq};
     const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
     p->dims.tokens = w->seq / s.t;
     p->act_sp = 1;
@@ -103,8 +129,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     p->comm_buf_bytes = s.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
-                         .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
-                         .leave_tp = leave_tp, .ctx = &s};
+                         .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = uly_tp_sp_enter,
+                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

@@ -63,7 +63,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
-                         .leave_tp = leave_tp, .ctx = &s};
+                         .leave_tp = leave_tp, .ctx = &s, .tp_ctx = &s};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

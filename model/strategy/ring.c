@@ -53,33 +53,43 @@ double uly_ring_buf_bytes(const uly_bctx *x, const uly_ring_sec *s)
            (double)x->m->head_dim;
 }
 
-void uly_cp_split_check(uly_bctx *x, int64_t r)
+void uly_cp_split_check(uly_bctx *x, int64_t cp, int64_t r, int64_t t)
 {
     const uly_workload *w = x->w;
     const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
-    uly_check_seq(x, zig ? 2 * r : r);
+    uly_check_seq(x, (zig ? 2 : 1) * cp * t);
     if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
         uly_reason_add(x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
 }
 
-uly_status uly_cp_layer_emit(uly_bctx *x, int64_t r, int64_t attn_kv,
+uly_status uly_cp_layer_emit(uly_bctx *x, uly_cp_tp *tp, const uly_cp_shape *sh,
                              void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx),
                              void (*attn_bwd)(uly_bctx *x, void *ctx), void *ctx)
 {
     const uly_model *m = x->m;
     uly_plan *p = x->p;
-    const int64_t tokens = x->w->seq / r;
-    p->dims.cp = r;
-    p->dims.tokens = tokens;
-    p->dims.heads = m->heads;
-    p->dims.kv_eff = m->kv_heads;
-    p->dims.kv_heads = m->kv_heads;
-    p->dims.attn_q = tokens;
-    p->dims.attn_kv = attn_kv;
-    p->act_cp = r;
+    const int64_t t = tp->sec.t, tokens = x->w->seq / sh->cp; /* a CP rank's: gathered over its t TP ranks */
+    p->dims.cp = sh->cp;
+    p->dims.tokens = tokens / t;
+    p->dims.heads = sh->heads;
+    p->dims.kv_eff = sh->kv_eff;
+    p->dims.kv_heads = sh->kv_heads;
+    p->dims.attn_q = sh->attn_q;
+    p->dims.attn_kv = sh->attn_kv;
+    p->act_cp = sh->cp;
+    p->act_tokens = tokens / t;
+    p->logit_tokens = tokens;
+    /* the gathered b x N/cp x h input of a GEMM region (its gradient is
+     * backward's working set), as Megatron-SP holds */
+    if (t > 1) p->comm_buf_bytes += (double)x->beta * (double)x->b * (double)tokens * (double)m->hidden;
     if (uly_has_fatal(x)) return x->overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = tokens, .norm_tokens = tokens, .t = 1,
+    uly_layer_hooks h = {.gemm_tokens = tokens, .norm_tokens = tokens / t, .t = t, .kv_heads = tp->kv_eff,
                          .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = ctx};
+    if (t > 1) {
+        h.enter_tp = uly_tp_sp_enter;
+        h.leave_tp = uly_tp_sp_leave;
+        h.tp_ctx = &tp->sec;
+    }
     uly_layer_emit(x, &h);
     return x->overflow ? ULY_EOVERFLOW : ULY_OK;
 }
@@ -93,15 +103,19 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     const int64_t r = l->ring;
-    uly_cp_split_check(&x, r);
-    uly_ring_sec s = {.r = r, .tokens = w->seq / r, .heads = m->heads, .kv_heads = m->kv_heads};
+    uly_cp_tp tp;
+    uly_cp_split_check(&x, r, r, l->tp);
+    uly_cp_tp_init(&x, l->tp, r, &tp);
+    uly_ring_sec s = {.r = r, .tokens = w->seq / r, .heads = tp.heads, .kv_heads = tp.kv_heads};
     p->comm_buf_bytes = uly_ring_buf_bytes(&x, &s);
     /* each block of keys is one rank's N/r */
-    return uly_cp_layer_emit(&x, r, s.tokens, attn_fwd, attn_bwd, &s);
+    const uly_cp_shape sh = {.cp = r, .heads = s.heads, .kv_eff = tp.kv_heads, .kv_heads = s.kv_heads,
+                             .attn_q = s.tokens, .attn_kv = s.tokens};
+    return uly_cp_layer_emit(&x, &tp, &sh, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_ring = {
     .id = ULY_STRAT_RING, .name = "ring", .label = "Ring", .label_short = "Ring",
     .summary = "ring attention: K,V blocks rotate P2P under blockwise flash attention",
-    .uses_ring = 1, .causal_split = 1, .exec = ULY_EXEC_TOKENS, .build = build,
+    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_TOKENS, .build = build,
 };

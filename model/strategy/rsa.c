@@ -75,8 +75,13 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     p->comm_buf_bytes = s.p > 1 ? (double)x.beta * (double)x.b * (double)s.kvd *
                                       ((double)w->seq + 2.0 * (double)s.tokens)
                                 : 0;
-    /* the score block is N/P x N: all N keys at once */
-    return uly_cp_layer_emit(&x, s.p, w->seq, attn_fwd, attn_bwd, &s);
+    /* the score block is N/P x N: all N keys at once; no TP inside (the
+     * published method replicates the parameters over the ring) */
+    uly_cp_tp tp;
+    uly_cp_tp_init(&x, 1, s.p, &tp);
+    const uly_cp_shape sh = {.cp = s.p, .heads = m->heads, .kv_eff = m->kv_heads, .kv_heads = m->kv_heads,
+                             .attn_q = s.tokens, .attn_kv = w->seq};
+    return uly_cp_layer_emit(&x, &tp, &sh, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_rsa = {

@@ -6,10 +6,13 @@
 typedef struct uly_ulysses_sec {
     int64_t u;       /* all-to-all degree */
     int64_t tokens;  /* tokens per rank before the all-to-all: N/u (N/(u r) in USP) */
+    int64_t heads;   /* query heads the group splits: a, or a/t of one TP rank */
     int64_t kv_eff;  /* KV heads after replication */
 } uly_ulysses_sec;
 
-void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, uly_ulysses_sec *s);
+/* heads, kv: the query and KV heads the group holds (a and k, or one TP
+ * rank's a/t and KV heads) */
+void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads, int64_t kv, uly_ulysses_sec *s);
 void uly_ulysses_pre_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s);  /* a2a q, k, v */
 void uly_ulysses_post_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s); /* a2a o */
 void uly_ulysses_pre_bwd(uly_bctx *x, const uly_ulysses_sec *s);          /* a2a do */

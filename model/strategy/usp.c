@@ -4,6 +4,7 @@
  * N/r tokens for k_eff/u heads. Degenerates to ulysses (r = 1) or ring
  * (u = 1). */
 #include "../internal.h"
+#include "cp.h"
 #include "ring.h"
 #include "ulysses.h"
 
@@ -34,35 +35,24 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     const int64_t u = l->ulysses, r = l->ring, cp = u * r;
-    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
-    uly_check_seq(&x, zig ? 2 * cp : cp);
-    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
-        uly_reason_add(&x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
+    uly_cp_split_check(&x, cp, r, l->tp);
+    uly_cp_tp tp;
+    uly_cp_tp_init(&x, l->tp, cp, &tp);
     usp_ctx s;
-    uly_ulysses_sec_init(&x, u, w->seq / cp, &s.a2a);
+    uly_ulysses_sec_init(&x, u, w->seq / cp, tp.heads, tp.kv_heads, &s.a2a);
     s.ring.r = r;
     s.ring.tokens = w->seq / r;
-    s.ring.heads = m->heads / u;
+    s.ring.heads = tp.heads / u;
     s.ring.kv_heads = s.a2a.kv_eff / u;
-    p->dims.cp = cp;
-    p->dims.tokens = w->seq / cp;
-    p->dims.heads = s.ring.heads;
-    p->dims.kv_eff = s.a2a.kv_eff;
-    p->dims.kv_heads = s.ring.kv_heads;
-    p->dims.attn_q = s.ring.tokens;
-    p->dims.attn_kv = s.ring.tokens;
-    p->act_cp = cp;
-    p->comm_buf_bytes = (double)x.beta * (double)x.b * (double)(w->seq / cp) * (double)(m->heads * m->head_dim) +
+    p->comm_buf_bytes = (double)x.beta * (double)x.b * (double)(w->seq / cp) * (double)(tp.heads * m->head_dim) +
                         uly_ring_buf_bytes(&x, &s.ring);
-    if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq / cp, .norm_tokens = w->seq / cp, .t = 1,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = &s};
-    uly_layer_emit(&x, &h);
-    return x.overflow ? ULY_EOVERFLOW : ULY_OK;
+    const uly_cp_shape sh = {.cp = cp, .heads = s.ring.heads, .kv_eff = s.a2a.kv_eff, .kv_heads = s.ring.kv_heads,
+                             .attn_q = s.ring.tokens, .attn_kv = s.ring.tokens};
+    return uly_cp_layer_emit(&x, &tp, &sh, attn_fwd, attn_bwd, &s);
 }
 
 const uly_strategy uly_strategy_usp = {
     .id = ULY_STRAT_USP, .name = "usp", .label = "USP", .label_short = "USP",
     .summary = "Ulysses x ring hybrid: all-to-all over u, ring over r",
-    .uses_ulysses = 1, .uses_ring = 1, .causal_split = 1, .exec = ULY_EXEC_A2A, .build = build,
+    .uses_ulysses = 1, .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_A2A, .build = build,
 };
