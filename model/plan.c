@@ -350,10 +350,12 @@ static void emit_pipeline_ops(uly_bctx *x)
     const uly_plan *p = x->p;
     if (x->l->pp <= 1) return;
     const int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
-    const int64_t bytes = ULY_PROD(x, elems, x->beta);
-    uly_op *o = uly_emit_comm(x, ULY_OPT_PP_SEND_ACT, ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
+    const int64_t bytes = ULY_PROD(x, elems, x->beta, p->vpp);
+    const int steps = (int)p->vpp; /* interleaved: each of the V chunks hands its output on */
+    uly_op *o = uly_emit_comm(x, ULY_OPT_PP_SEND_ACT, ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems,
+                              steps);
     o->per_model = 1;
-    o = uly_emit_comm(x, ULY_OPT_PP_SEND_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, 1);
+    o = uly_emit_comm(x, ULY_OPT_PP_SEND_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, steps);
     o->per_model = 1;
 }
 
@@ -446,17 +448,34 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     }
     plan->stage_layers = m->layers;
     plan->pp_in_flight = 1;
+    plan->vpp = l->vpp > 1 && l->pp > 1 ? l->vpp : 1;
     if (l->pp > 1) {
         /* the slowest and fullest stage has ceil(L / pp) layers */
         if (l->pp > m->layers) uly_reason_add(&x, ULY_R_PP_LAYERS, 1, (double)l->pp, (double)m->layers, 0);
         else plan->stage_layers = (m->layers + l->pp - 1) / l->pp;
         if (l->pp <= m->layers && m->layers % l->pp)
             uly_reason_add(&x, ULY_R_PP_UNEVEN, 0, (double)plan->stage_layers, (double)m->layers, (double)l->pp);
-        /* 1F1B: the first stage runs pp forwards before its first backward */
-        const int64_t micro = plan->micro_steps;
-        plan->pp_in_flight = micro < l->pp ? micro : l->pp;
-        uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, (double)(l->pp - 1) / (double)(micro + l->pp - 1), (double)micro,
-                       (double)l->pp);
+        const int64_t micro = plan->micro_steps, V = plan->vpp;
+        const double lag = (double)(l->pp - 1) / (double)V; /* idle slots: (p - 1) / V of a stage's micro-batch */
+        if (V == 1) {
+            /* 1F1B: the first stage runs pp forwards before its first backward */
+            plan->pp_in_flight = (double)(micro < l->pp ? micro : l->pp);
+        } else {
+            /* interleaved 1F1B (Narayanan et al. 2021; Megatron-LM's schedule):
+             * V chunks of L / (pp V) layers per rank; the first rank runs
+             * 2 (pp - 1) + (V - 1) pp warm-up chunk forwards and one more
+             * before its first backward, at most all m V chunks: in
+             * micro-batches of its layers, pp (1 + (pp - 1) / (pp V))
+             * (Korthikanti et al. 2022, sec. 4.2.3) */
+            if (m->layers % (l->pp * V))
+                uly_reason_add(&x, ULY_R_PP_VIRTUAL_LAYERS, 1, (double)m->layers, (double)(l->pp * V), (double)l->pp);
+            int64_t chunks = V * l->pp + l->pp - 1;
+            if (chunks > micro * V) chunks = micro * V;
+            plan->pp_in_flight = (double)chunks / (double)V;
+            uly_reason_add(&x, ULY_R_PP_INTERLEAVED, 0, (double)V, (double)m->layers / (double)(l->pp * V),
+                           plan->pp_in_flight);
+        }
+        uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, lag / ((double)micro + lag), (double)micro, (double)l->pp);
     }
     if (!s->uses_ulysses && l->ulysses != 1) return ULY_EINVAL;
     if (!s->uses_ring && l->ring != 1) return ULY_EINVAL;

@@ -73,6 +73,14 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
                      "of the step%s", v[2], v[1], v[1] == 1 ? "" : "es", 100.0 * v[0],
                      v[0] >= 0.01 ? " (a larger --global-batch, i.e. more micro-batches, shrinks it)" : "");
         break;
+    case ULY_R_PP_VIRTUAL_LAYERS:
+        k = snprintf(buf, n, "%.0f layers do not split into %.0f virtual stages (%.0f pipeline ranks x %.0f): "
+                     "interleaving needs the layers divisible by pp x virtual stages", v[0], v[1], v[2], v[1] / v[2]);
+        break;
+    case ULY_R_PP_INTERLEAVED:
+        k = snprintf(buf, n, "interleaved 1F1B: %.0f virtual stages of %.4g layers per pipeline rank; the first rank "
+                     "holds %.3g micro-batches of activations", v[0], v[1], v[2]);
+        break;
     default:
         k = snprintf(buf, n, "unknown reason %d", (int)r->code);
         break;

@@ -174,8 +174,12 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     const int64_t gpus = uly_layout_gpus(l);
     const double seqs = w->global_batch > 0 ? (double)w->global_batch : (double)w->micro_batch * (double)l->dp;
     tm->micro_steps = plan->micro_steps;
-    const double slots = (double)tm->micro_steps + pp - 1.0;
-    tm->pp_bubble = (pp - 1.0) / slots;
+    /* 1F1B: m + pp - 1 slots of a stage's micro-batch; interleaved over V
+     * virtual stages the fill and drain shrink to (pp - 1) / V of a slot
+     * (Narayanan et al. 2021: bubble (pp - 1) / (V m) of the ideal step) */
+    const double lag = (pp - 1.0) / (double)(plan->vpp > 1 ? plan->vpp : 1);
+    const double slots = (double)tm->micro_steps + lag;
+    tm->pp_bubble = lag / slots;
     tm->slots = slots;
     tm->stage_layers = plan->stage_layers;
     tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + model_s) + step_fixed;

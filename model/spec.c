@@ -98,6 +98,7 @@ void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int
     l->tp = t;
     l->dp = dp;
     l->pp = 1;
+    l->vpp = 1;
     l->order[0] = ULY_GROUP_TP;
     l->order[1] = ULY_GROUP_ULYSSES;
     l->order[2] = ULY_GROUP_RING;
@@ -232,6 +233,9 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
     RANGE_I(l, tp, 1, 1 << 20);
     RANGE_I(l, dp, 1, 1 << 20);
     RANGE_I(l, pp, 1, 1 << 20);
+    if (l->vpp < 0 || l->vpp > (1 << 20)) return fail(why, n, "vpp = %lld: must be 1..%d", (long long)l->vpp, 1 << 20);
+    if (l->vpp > 1 && l->pp <= 1)
+        return fail(why, n, "vpp = %lld: virtual stages need a pipeline (pp > 1)", (long long)l->vpp);
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
         return fail(why, n, "ulysses x ring x tp x dp x pp: must be 1..%lld GPUs", (long long)1 << 24);
     const uly_strategy *s = uly_strategy_get(l->strategy);

@@ -165,6 +165,7 @@ typedef struct uly_layout {
     int64_t tp;      /* t */
     int64_t dp;      /* D */
     int64_t pp;      /* pipeline stages (1F1B), outside every other group */
+    int64_t vpp;     /* virtual stages per pipeline rank (interleaved 1F1B); 1 (or 0): plain 1F1B */
     uly_group order[4]; /* innermost first: a permutation of TP, ULYSSES, RING, DP */
 } uly_layout;
 
@@ -316,7 +317,8 @@ typedef struct uly_plan {
     int64_t weight_split;    /* t: how many ways the layer weights are split */
     int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
     int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
-    int64_t pp_in_flight;    /* micro-batches whose activations the first stage holds at once (1F1B) */
+    double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */
+    int64_t vpp;             /* virtual stages per pipeline rank (1: plain 1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
@@ -345,6 +347,9 @@ typedef enum uly_reason_code {
     ULY_R_PP_LAYERS,          /* v0 pp, v1 layers: more stages than layers */
     ULY_R_PP_UNEVEN,          /* v0 layers of the heaviest stage, v1 layers, v2 pp (assumption) */
     ULY_R_PP_BUBBLE,          /* v0 idle fraction of the step, v1 micro-batches, v2 pp (assumption) */
+    ULY_R_PP_VIRTUAL_LAYERS,  /* v0 layers, v1 pp x vpp, v2 pp: the layers do not split into the virtual stages */
+    ULY_R_PP_INTERLEAVED,     /* v0 vpp, v1 layers per virtual stage, v2 micro-batches in flight on the first stage
+                               * (assumption) */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 
@@ -392,7 +397,7 @@ typedef struct uly_timing {
     double step_s;             /* one optimizer step */
     int64_t micro_steps;       /* micro-batches per step per replica */
     double pp_bubble;          /* fraction of the step a pipeline stage idles (0 without a pipeline) */
-    double slots;              /* micro-batch slots of the slowest stage per step: micro_steps + pp - 1 */
+    double slots;              /* micro-batch slots of the slowest stage per step: micro_steps + (pp - 1) / vpp */
     int64_t stage_layers;      /* layers of that stage: step_s = slots (stage_layers (fwd + bwd) + model_s)
                                 * + step_fixed_s */
     double tokens_per_s;       /* global tokens per second */

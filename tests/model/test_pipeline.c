@@ -251,7 +251,10 @@ int main(void)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
             wa.zero_stage = (int)cases[k].zero;
             wa.seq = cases[k].seq;
-            uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
+            /* the context-parallel strategies without TP inside them: what
+             * shards the weights here is the pipeline alone */
+            uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
+            if (cases[k].s == ULY_STRAT_MEGATRON_SP) o.pin_tp = 0;
             CHECK(uly_search_best(cases[k].m, &wa, &c, cases[k].gpus, cases[k].s, &o, a, NULL) == ULY_OK,
                   "case %zu: search pp auto", k);
             double best = -1;
@@ -281,7 +284,7 @@ int main(void)
         uly_workload wf = fx_work(4096);
         wf.zero_stage = 0;
         wf.global_batch = 8;
-        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH};
+        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1};
         CHECK(uly_search_best(&fat, &wf, &c, 4, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK && a->feasible &&
                   a->layout.pp == 4,
               "4 layers on 4 GPUs: auto pp %lld, feasible %d; want pp 4", (long long)a->layout.pp, a->feasible);
@@ -312,5 +315,62 @@ int main(void)
     }
     free(a);
     free(b);
+    /* interleaved 1F1B (virtual stages V): a stage holds L / pp layers in V
+     * chunks; the fill and drain shrink to (pp - 1) / V slots (Narayanan et
+     * al. 2021: bubble (pp - 1) / (V m) of the ideal step); the first rank
+     * holds pp + (pp - 1) / V micro-batches of its layers' activations
+     * (2 (pp - 1) + (V - 1) pp + 1 chunk forwards of L / (pp V) layers each
+     * before its first backward); each micro-batch crosses a stage boundary V
+     * times each way; L must divide by pp V */
+    {
+        uly_workload wv = fx_work(32768);
+        wv.global_batch = 64;
+        wv.recompute = ULY_RECOMPUTE_NONE;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 2);
+        l.pp = 4;
+        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_a, a) == ULY_OK && a->feasible, "pp 4 V 1");
+        for (int64_t V = 2; V <= 8; V *= 2) {
+            l.vpp = V;
+            CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK && b->feasible, "pp 4 V %lld", (long long)V);
+            const double lag = 3.0 / (double)V, mv = 32.0;
+            CHECK(close_rel(b->time.pp_bubble, lag / (mv + lag), 1e-12), "V %lld: bubble %.6g, want %.6g", (long long)V,
+                  b->time.pp_bubble, lag / (mv + lag));
+            CHECK(close_rel(b->time.slots, mv + lag, 1e-12), "V %lld: slots %.6g, want %.6g", (long long)V,
+                  b->time.slots, mv + lag);
+            /* the same per-slot work: the step shrinks by the bubble's difference */
+            const double slot_a = (a->time.step_s - a->time.step_fixed_s) / a->time.slots;
+            const double slot_b = (b->time.step_s - b->time.step_fixed_s) / b->time.slots;
+            const uly_op *pa = op_named(&plan_a, "pp_send_act"), *pb = op_named(&plan_b, "pp_send_act");
+            CHECK(pa && pb && pb->bytes_sent == V * pa->bytes_sent && pb->steps == V,
+                  "V %lld: stage transfer %lld bytes in %d steps, want %lld in %lld", (long long)V,
+                  pb ? (long long)pb->bytes_sent : -1LL, pb ? pb->steps : -1, pa ? (long long)(V * pa->bytes_sent) : -1LL,
+                  (long long)V);
+            CHECK(slot_b >= slot_a, "V %lld: a slot %.6g s, shorter than plain 1F1B's %.6g s", (long long)V, slot_b,
+                  slot_a);
+            const double in_flight = 4.0 + 3.0 / (double)V;
+            CHECK(close_rel(plan_b.pp_in_flight, in_flight, 1e-12), "V %lld: in flight %.6g, want %.6g", (long long)V,
+                  plan_b.pp_in_flight, in_flight);
+            /* without recompute the first stage's activations scale with it */
+            CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0, 1e-9),
+                  "V %lld: activations x%.6g of plain 1F1B's, want x%.6g", (long long)V,
+                  b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0);
+            CHECK(has(b, ULY_R_PP_INTERLEAVED, 0), "V %lld: no interleaving note", (long long)V);
+        }
+        /* few micro-batches cap what is in flight: m V chunks in all */
+        wv.global_batch = 4; /* m = 2 */
+        l.vpp = 2;
+        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK, "pp 4 V 2 m 2");
+        CHECK(close_rel(plan_b.pp_in_flight, 2.0, 1e-12), "m 2: in flight %.6g, want 2", plan_b.pp_in_flight);
+        /* 32 layers do not split into 4 x 16 virtual stages */
+        wv.global_batch = 64;
+        l.vpp = 16;
+        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK && !b->feasible && has(b, ULY_R_PP_VIRTUAL_LAYERS, 1),
+              "pp 4 x V 16 of 32 layers: feasible %d, want the virtual-stage reason", b->feasible);
+        char why[200];
+        l.pp = 1;
+        l.vpp = 2;
+        CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "virtual stages without a pipeline accepted");
+    }
     FX_DONE();
 }
