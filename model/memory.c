@@ -168,11 +168,11 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     const double tsplit = (double)plan->weight_split;
     const double G = (double)plan->dims.zero_group;
     const double params = plan->model_params_rank;
-    const double opt_bytes = w->dtype == ULY_FP32 ? 8.0 : 12.0;
-
-    tb[ULY_MEM_WEIGHTS] = beta * params / (w->zero_stage >= 3 ? G : 1.0);
-    tb[ULY_MEM_GRADS] = beta * params / (w->zero_stage >= 2 ? G : 1.0);
-    tb[ULY_MEM_OPTIM] = opt_bytes * params / (w->zero_stage >= 1 ? G : 1.0);
+    uly_state_bytes sb;
+    uly_state_bytes_get(w, G, &sb);
+    tb[ULY_MEM_WEIGHTS] = sb.weights * params;
+    tb[ULY_MEM_GRADS] = sb.grads * params;
+    tb[ULY_MEM_OPTIM] = sb.optim * params;
 
     uly_workload wa = *w;
     wa.flash = plan->act_flash;

@@ -368,6 +368,9 @@ static void emit_zero_ops(uly_bctx *x)
     const int64_t g = p->dims.zero_group;
     if (g <= 1) return;
     const int64_t beta = x->beta;
+    uly_state_bytes sb;
+    uly_state_bytes_get(w, (double)g, &sb);
+    const int64_t gw = sb.grad_wire; /* gradients travel in the framework's reduction type */
     const int64_t layer = (int64_t)ceil(p->layer_params_rank);
     const int64_t model = (int64_t)ceil(p->model_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
@@ -385,7 +388,7 @@ static void emit_zero_ops(uly_bctx *x)
     }
     if (w->zero_stage >= 2) {
         o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, layer_sh, beta), ULY_PROD(x, layer_sh, g), 1);
+                          ULY_PROD(x, g - 1, layer_sh, gw), ULY_PROD(x, layer_sh, g), 1);
         o->overlaps = ULY_OVERLAP_PHASE;
     }
     if (w->zero_stage <= 1) {
@@ -393,10 +396,10 @@ static void emit_zero_ops(uly_bctx *x)
          * step, bucketed under the last micro-batch's backward */
         if (w->zero_stage == 0)
             o = uly_emit_comm(x, ULY_OPT_DP_ALLREDUCE_GRAD, ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_ZERO,
-                              ULY_PROD(x, 2, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
+                              ULY_PROD(x, 2, g - 1, model_sh, gw), ULY_PROD(x, model_sh, g), 1);
         else
             o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
-                              ULY_PROD(x, g - 1, model_sh, beta), ULY_PROD(x, model_sh, g), 1);
+                              ULY_PROD(x, g - 1, model_sh, gw), ULY_PROD(x, model_sh, g), 1);
         o->per_step = 1;
         o->per_model = 1;
         o->overlaps = ULY_OVERLAP_PHASE;

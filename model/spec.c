@@ -58,6 +58,42 @@ const char *uly_op_kind_name(uly_op_kind k)
     return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
 }
 
+const char *uly_framework_name(uly_framework f)
+{
+    static const char *const n[] = {"deepspeed", "megatron", "fsdp"};
+    return (unsigned)f < ULY_FW_COUNT ? n[f] : "?";
+}
+
+void uly_state_bytes_get(const uly_workload *w, double g, uly_state_bytes *o)
+{
+    const double beta = uly_dtype_bytes(w->dtype), fp32 = w->dtype == ULY_FP32;
+    const int z = w->zero_stage;
+    const double s1 = z >= 1 ? g : 1.0, s2 = z >= 2 ? g : 1.0, s3 = z >= 3 ? g : 1.0;
+    switch (w->framework) {
+    case ULY_FW_MEGATRON:
+        o->weights = beta;
+        o->grads = 4.0;
+        o->optim = (fp32 ? 8.0 : 12.0) / s1;
+        o->grad_wire = 4;
+        break;
+    case ULY_FW_FSDP:
+        /* the fp32 flat parameter is the master copy; half precision is
+         * gathered per unit (ZeRO-3's gathered layer) or, under
+         * SHARD_GRAD_OP and NO_SHARD, kept whole */
+        o->weights = 4.0 / (z >= 2 ? g : 1.0) + (fp32 || z >= 3 ? 0.0 : beta);
+        o->grads = 4.0 / (z >= 2 ? g : 1.0);
+        o->optim = 8.0 / (z >= 2 ? g : 1.0);
+        o->grad_wire = (int64_t)beta;
+        break;
+    default:
+        o->weights = beta / s3;
+        o->grads = beta / s2;
+        o->optim = (fp32 ? 8.0 : 12.0) / s1;
+        o->grad_wire = (int64_t)beta;
+        break;
+    }
+}
+
 const char *uly_exec_mode_name(uly_exec_mode m)
 {
     static const char *const n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp", "tp-allreduce"};
@@ -170,6 +206,14 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, zero_stage, 0, 3);
     if (w->split != ULY_SPLIT_ZIGZAG && w->split != ULY_SPLIT_CONTIGUOUS)
         return fail(why, n, "split = %d: must be zigzag or contiguous", w->split);
+    if ((unsigned)w->framework >= ULY_FW_COUNT)
+        return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
+    if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
+        return fail(why, n, "zero = %d: the megatron framework shards the optimizer (zero 1, the distributed "
+                    "optimizer) or nothing (zero 0)", w->zero_stage);
+    if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
+        return fail(why, n, "zero = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
+                    "(FULL_SHARD)");
     return ULY_OK;
 }
 

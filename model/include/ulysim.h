@@ -62,6 +62,31 @@ typedef struct uly_model {
     int embed_norm;      /* 1: a LayerNorm after the embedding sum keeps its input (BERT) */
 } uly_model;
 
+/* Whose conventions the model states follow: what a parameter costs in
+ * bytes and what the data-parallel sharding (--zero) shards.
+ *   deepspeed  ZeRO (Rajbhandari et al. 2020): half-precision weights and
+ *              gradients, fp32 master weights and Adam moments, 2 + 2 + 12
+ *              bytes; ZeRO 1/2/3 shard optimizer, gradients, weights.
+ *   megatron   Megatron-LM's mixed precision: half-precision weights, fp32
+ *              main gradients (accumulated and all-reduced in fp32), fp32
+ *              main weights and moments: 2 + 4 + 12 bytes; the distributed
+ *              optimizer (--zero 1) shards the 12 over data x context
+ *              parallel; ZeRO 2/3 are not Megatron-LM's.
+ *   fsdp       PyTorch FSDP with mixed precision (Zhao et al. 2023): fp32
+ *              flat parameters and gradients and Adam moments, 4 + 4 + 8,
+ *              sharded by FULL_SHARD (--zero 3), SHARD_GRAD_OP (--zero 2,
+ *              which keeps the half-precision parameters gathered from
+ *              forward to backward) or not (NO_SHARD, --zero 0); --zero 1
+ *              is not an FSDP mode.
+ * In fp32 training every convention keeps 4 + 4 + 8. */
+typedef enum uly_framework {
+    ULY_FW_DEEPSPEED = 0,
+    ULY_FW_MEGATRON,
+    ULY_FW_FSDP,
+    ULY_FW_COUNT
+} uly_framework;
+const char *uly_framework_name(uly_framework f);
+
 typedef struct uly_workload {
     int64_t seq;          /* N, tokens per sequence */
     int64_t micro_batch;  /* b, sequences per model replica per micro-step */
@@ -72,7 +97,18 @@ typedef struct uly_workload {
     uly_recompute recompute;
     int zero_stage;       /* 0..3, over the data x sequence group */
     uly_split split;      /* causal split of ring-style strategies */
+    uly_framework framework; /* model-state conventions (ULY_FW_DEEPSPEED: 0) */
 } uly_workload;
+
+/* Bytes per parameter of one rank's model states under the workload's
+ * framework and ZeRO stage, sharded over g ranks: weights (what forward
+ * reads, plus any fp32 copy the framework calls its parameters), gradients,
+ * optimizer states. grad_wire: bytes per gradient element on the wire. */
+typedef struct uly_state_bytes {
+    double weights, grads, optim;
+    int64_t grad_wire;
+} uly_state_bytes;
+void uly_state_bytes_get(const uly_workload *w, double g, uly_state_bytes *out);
 
 /* An efficiency curve: fraction of peak as a function of a size x,
  * interpolated linearly in log2(x), clamped at the ends. n == 0 means

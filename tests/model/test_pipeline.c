@@ -313,8 +313,6 @@ int main(void)
               "auto: pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", (long long)a->layout.pp,
               a->time.tokens_per_s, (long long)best_pp, best);
     }
-    free(a);
-    free(b);
     /* interleaved 1F1B (virtual stages V): a stage holds L / pp layers in V
      * chunks; the fill and drain shrink to (pp - 1) / V slots (Narayanan et
      * al. 2021: bubble (pp - 1) / (V m) of the ideal step); the first rank
@@ -372,5 +370,7 @@ int main(void)
         l.vpp = 2;
         CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "virtual stages without a pipeline accepted");
     }
+    free(a);
+    free(b);
     FX_DONE();
 }
