@@ -104,8 +104,9 @@ int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u);
 
 /* Checks that `heads` query heads split `degree` ways (Ulysses u, TP t). */
 void uly_check_heads(uly_bctx *x, int64_t heads, int64_t degree);
-/* Checks N divisible by `div`. */
-void uly_check_seq(uly_bctx *x, int64_t div);
+/* Checks N divisible by cp t (2 cp t with the zigzag causal split): the
+ * context-parallel ranks' shares, each split t ways by sequence parallelism. */
+void uly_check_seq(uly_bctx *x, int64_t cp, int64_t t, int zig);
 
 /* Critical rank's causal work over the average for a split of `ways`. */
 double uly_causal_crit(const uly_workload *w, int64_t ways);

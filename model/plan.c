@@ -256,10 +256,11 @@ void uly_check_heads(uly_bctx *x, int64_t a, int64_t degree)
     }
 }
 
-void uly_check_seq(uly_bctx *x, int64_t div)
+void uly_check_seq(uly_bctx *x, int64_t cp, int64_t t, int zig)
 {
+    const int64_t div = (zig ? 2 : 1) * cp * t;
     if (div > 1 && x->w->seq % div != 0)
-        uly_reason_add(x, ULY_R_SEQ_NOT_DIVISIBLE, 1, (double)x->w->seq, (double)div, 0);
+        uly_reason_add(x, ULY_R_SEQ_NOT_DIVISIBLE, 1, (double)x->w->seq, (double)div, (double)(2 * t + (zig != 0)));
 }
 
 double uly_causal_crit(const uly_workload *w, int64_t ways)

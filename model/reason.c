@@ -1,5 +1,7 @@
 /* reason.c: one-line descriptions of feasibility reasons, for people. */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ulysim.h"
 
@@ -30,9 +32,33 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
         k = snprintf(buf, n, "%.0f KV heads and degree %.0f do not divide each other: KV expanded to %.0f heads (MHA)",
                      v[0], v[2], v[1]);
         break;
-    case ULY_R_SEQ_NOT_DIVISIBLE:
-        k = snprintf(buf, n, "sequence %.0f is not divisible by %.0f", v[0], v[1]);
+    case ULY_R_SEQ_NOT_DIVISIBLE: {
+        /* which split needs it, and the nearest lengths that divide */
+        const int zig = (int)v[2] % 2;
+        const double t = v[2] > 0 ? (double)((int64_t)v[2] / 2) : 1.0, cp = v[1] / (t * (zig ? 2.0 : 1.0));
+        const double lo = floor(v[0] / v[1]) * v[1], hi = lo + v[1];
+        char what[120];
+        if (zig)
+            snprintf(what, sizeof what, "2 x %.0f context-parallel ranks: the zigzag causal split's 2 chunks per rank",
+                     cp);
+        else if (t > 1 && cp > 1)
+            snprintf(what, sizeof what, "%.0f context-parallel ranks x tp %.0f", cp, t);
+        else if (t > 1)
+            snprintf(what, sizeof what, "tp %.0f: sequence parallelism splits the tokens", t);
+        else
+            snprintf(what, sizeof what, "%.0f context-parallel ranks", cp);
+        if (zig && t > 1) {
+            size_t l = strlen(what);
+            snprintf(what + l, sizeof what - l, ", each split %.0f ways by sequence parallelism", t);
+        }
+        if (lo > 0)
+            k = snprintf(buf, n, "sequence %.0f is not divisible by %.0f (%s); the nearest that are: %.0f and %.0f",
+                         v[0], v[1], what, lo, hi);
+        else
+            k = snprintf(buf, n, "sequence %.0f is not divisible by %.0f (%s); the shortest that is: %.0f", v[0], v[1],
+                         what, hi);
         break;
+    }
     case ULY_R_OUT_OF_MEMORY: {
         int t = (int)v[2];
         k = snprintf(buf, n, "out of memory: needs %.1f GiB of %.1f GiB (%.1f GiB over; largest term %s)", gib(v[0]),

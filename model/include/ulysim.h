@@ -371,7 +371,8 @@ typedef enum uly_reason_code {
     ULY_R_DEGREE_GT_HEADS,    /* v0 degree, v1 heads */
     ULY_R_KV_REPLICATED,      /* v0 k, v1 k_eff, v2 degree (assumption, not a failure) */
     ULY_R_KV_EXPANDED,        /* v0 k, v1 k_eff = a, v2 degree: neither divides, KV expanded to MHA */
-    ULY_R_SEQ_NOT_DIVISIBLE,  /* v0 N, v1 divisor needed */
+    ULY_R_SEQ_NOT_DIVISIBLE,  /* v0 N, v1 divisor needed (2 cp t with the zigzag split, else cp t),
+                               * v2 2 t + zigzag */
     ULY_R_OUT_OF_MEMORY,      /* v0 need bytes, v1 have bytes, v2 largest term index */
     ULY_R_BATCH_NOT_DIVISIBLE,/* v0 global batch, v1 micro*dp */
     ULY_R_TP_SPANS_NODES,     /* v0 t, v1 gpus per node (assumption) */

@@ -73,7 +73,7 @@ static int64_t tp_split(uly_bctx *x, int64_t t, int64_t seq_div)
     uly_plan *p = x->p;
     uly_check_heads(x, m->heads, t);
     const int64_t kv_eff = uly_kv_eff(x, m->kv_heads, m->heads, t);
-    if (seq_div) uly_check_seq(x, seq_div);
+    if (seq_div) uly_check_seq(x, 1, seq_div, 0);
     if (t > x->c->gpus_per_node)
         uly_reason_add(x, ULY_R_TP_SPANS_NODES, 0, (double)t, (double)x->c->gpus_per_node, 0);
     const double kv_extra = (double)m->hidden * (double)m->head_dim * 2.0 * (double)(kv_eff - m->kv_heads) / (double)t;

@@ -57,7 +57,7 @@ void uly_cp_split_check(uly_bctx *x, int64_t cp, int64_t r, int64_t t)
 {
     const uly_workload *w = x->w;
     const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
-    uly_check_seq(x, (zig ? 2 : 1) * cp * t);
+    uly_check_seq(x, cp, t, zig);
     if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
         uly_reason_add(x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
 }

@@ -68,7 +68,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     rsa_ctx s = {.p = l->ring, .tokens = w->seq / l->ring, .kvd = m->kv_heads * m->head_dim};
-    uly_check_seq(&x, s.p);
+    uly_check_seq(&x, s.p, 1, 0);
     uly_reason_add(&x, ULY_R_NO_FLASH, 0, 0, 0, 0);
     p->act_flash = 0;
     /* one full-length dK or dV for its all-reduce plus one K/V block in flight */
