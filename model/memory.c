@@ -27,7 +27,7 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
     o->qkv = beta * b * T * (a + 2.0 * k) * d / tt;
     if (!w->flash && !selective) {
         /* a/t heads of T queries against all s keys: a s^2 / (cp t) per batch */
-        const double sc = b * a * T * s / tt;
+        const double sc = b * a * T * s / tt * uly_attn_density(w); /* block-sparse: the computed blocks */
         o->scores = beta * sc;
         o->score_masks = drop * (1.0 + beta) * sc;
     }

@@ -117,14 +117,16 @@ uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute
     uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
     const double d = (double)x->m->head_dim;
     const double b = (double)x->b;
-    double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks;
+    /* block-sparse: only that fraction of the score blocks is computed */
+    const double rho = uly_attn_density(x->w);
+    double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks * rho;
     if (flash) {
         o->flops = fwd * frac * (backward ? 2.5 : 1.0);
     } else {
         /* materialised: every score is computed (masking does not skip work);
          * the softmax reads and writes the b*heads*q*kv score block */
         o->flops = fwd * (backward ? 2.0 : 1.0);
-        double scores = b * (double)heads * (double)q * (double)kv * (double)blocks;
+        double scores = b * (double)heads * (double)q * (double)kv * (double)blocks * rho;
         o->bytes_touched = (double)x->beta * scores * (backward ? 4.0 : 2.0);
     }
     o->steps = blocks;

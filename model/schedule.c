@@ -189,7 +189,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
      * causal attention halved, logits; no recompute */
     const double N = (double)w->seq;
     const double layer = 2.0 * N * (uly_attn_params(m) + uly_mlp_params(m)) +
-                         4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0);
+                         4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0) *
+                             uly_attn_density(w);
     const double logits = 2.0 * N * (double)m->hidden * (double)m->vocab;
     tm->model_flops = 3.0 * seqs * ((double)m->layers * layer + logits);
     /* every GPU runs its stage's layers, the end stages the model ops */

@@ -58,6 +58,8 @@ const char *uly_op_kind_name(uly_op_kind k)
     return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
 }
 
+double uly_attn_density(const uly_workload *w) { return w->attn_density > 0 ? w->attn_density : 1.0; }
+
 const char *uly_framework_name(uly_framework f)
 {
     static const char *const n[] = {"deepspeed", "megatron", "fsdp"};
@@ -206,6 +208,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, zero_stage, 0, 3);
     if (w->split != ULY_SPLIT_ZIGZAG && w->split != ULY_SPLIT_CONTIGUOUS)
         return fail(why, n, "split = %d: must be zigzag or contiguous", w->split);
+    if (!(w->attn_density >= 0 && w->attn_density <= 1))
+        return fail(why, n, "attn_density = %g: must be a fraction in (0, 1]", w->attn_density);
     if ((unsigned)w->framework >= ULY_FW_COUNT)
         return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)

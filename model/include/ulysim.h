@@ -98,7 +98,15 @@ typedef struct uly_workload {
     int zero_stage;       /* 0..3, over the data x sequence group */
     uly_split split;      /* causal split of ring-style strategies */
     uly_framework framework; /* model-state conventions (ULY_FW_DEEPSPEED: 0) */
+    /* Block-sparse attention (DeepSpeed's sparse attention): the fraction of
+     * the score blocks a dense kernel would compute that are computed; 0 or
+     * 1: dense. Scales attention FLOPs and materialised score memory, not
+     * the sequence-parallel communication (K, V and Q move whole). */
+    double attn_density;
 } uly_workload;
+
+/* The workload's attention density: attn_density, or 1 when unset. */
+double uly_attn_density(const uly_workload *w);
 
 /* Bytes per parameter of one rank's model states under the workload's
  * framework and ZeRO stage, sharded over g ranks: weights (what forward
