@@ -1,4 +1,4 @@
-/* network.c: collective cost on a cluster (reference/model.md sec. 4).
+/* network.c: collective cost on a cluster (docs/model.md, "Collective costs").
  * Hockney alpha-beta per link tier. A group inside one node pays the in-node
  * fabric; one spanning nodes pays the NICs, bounded by the topology:
  *   all-to-all, two levels (g per node, M nodes, n = the rank's buffer):

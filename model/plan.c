@@ -363,7 +363,7 @@ static void emit_pipeline_ops(uly_bctx *x)
 }
 
 /* Data-parallel gradient reduction and ZeRO traffic over the data x sequence
- * group (model.md sec. 2, "Data parallel and ZeRO"). */
+ * group (docs/model.md, "Data parallelism, ZeRO and the optimizer"). */
 static void emit_zero_ops(uly_bctx *x)
 {
     const uly_workload *w = x->w;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# validate-cpu.sh: the validation loop end to end on this CPU host (issue 6).
+# validate-cpu.sh: the validation loop end to end on this CPU host (traces/cpu/).
 #
 #   1. fresh ulyharness runs: collective micro-benchmarks per rank count,
 #      "kernel" runs (the strategies that are NOT validated: megatron-sp and
@@ -32,7 +32,7 @@
 #                 host is less than F busy (fraction of all cores over 3 s; default 0.10)
 #   --max-other F repeat a run (at most --tries times, default 4) when other processes used
 #                 more than F of the host's CPU time while it ran (default 0.05)
-#   --nice N      run the harness at this niceness, and this session's scheduling group
+#   --nice N      run the harness at this niceness, and the script's scheduling group
 #                 too where Linux autogroup is on (e.g. -10 as root on a host shared
 #                 with builds: the ranks then get most of the cores; default 0)
 #   --sync M      the harness's timing (ulyharness --sync): op (default) puts a barrier
@@ -110,13 +110,13 @@ if "$mpirun" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then mpiflags=(--over
 export OPENBLAS_NUM_THREADS=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 echo "# validate-cpu.sh: traces and profiles in $out"
 # --nice: the niceness of the ranks, and (Linux autogroup scheduling, where
-# nice only ranks processes inside one session) of this session's group,
+# nice only ranks processes inside one autogroup) of the script's autogroup,
 # restored at exit
 if [ "$niceness" != 0 ] && [ -w /proc/self/autogroup ]; then
   old_ag=$(sed -n 's/.*nice \(-\{0,1\}[0-9]*\).*/\1/p' /proc/self/autogroup)
   if echo "$niceness" > /proc/self/autogroup 2>/dev/null; then
     trap 'echo "${old_ag:-0}" > /proc/self/autogroup 2>/dev/null || true' EXIT
-    echo "# session scheduling group: nice $niceness (was ${old_ag:-0}) while the script runs"
+    echo "# autogroup: nice $niceness (was ${old_ag:-0}) while the script runs"
   fi
 fi
 

@@ -2,7 +2,7 @@
  * and what the subcommands share (best-layout search with its fallback, the
  * compact per-strategy summary that travels between MPI ranks).
  *
- * Exit codes (design.md "Contracts"): 0 success, 2 bad usage or bad input
+ * Exit codes (docs/design.md, "Contracts"): 0 success, 2 bad usage or bad input
  * (one line on stderr naming the value and what would be valid), 1 internal
  * failure. */
 #ifndef SIM_ARGS_H

@@ -89,7 +89,8 @@ typedef struct rp_row {
     rp_status status;
 } rp_row;
 
-/* Acceptance items of issue 8, with the tolerance each asserts. */
+/* Acceptance items: the targets the reproduction is held to, with the
+ * tolerance each asserts (tests/sim/reproduce/CMakeLists.txt). */
 typedef struct rp_accept {
     const char *id;
     const char *paper; /* "ulysses" or "rsa" */
@@ -1057,7 +1058,7 @@ static int print_table(const rp_ctx *c, FILE *f)
     fprintf(f, "# ulysim %s reproduce: the seed papers' experiments, predicted by the model against the published "
                "numbers\n",
             ULY_VERSION);
-    fprintf(f, "# error = predicted / published - 1; check: the tolerance each number is held to (issue 8); "
+    fprintf(f, "# error = predicted / published - 1; check: the tolerance each number is held to; "
                "FAIL and n/a rows say why\n");
     if (c->do_uly) {
         fprintf(f, "\n");
@@ -1173,7 +1174,7 @@ static int print_table(const rp_ctx *c, FILE *f)
             sim_print_note(f, "#   ", "#       ", line, 118);
         }
     }
-    fprintf(f, "\n\n# acceptance (issue 8):\n");
+    fprintf(f, "\n\n# acceptance:\n");
     for (int i = 0; i < N_ACCEPT; i++) {
         if (!accept_selected(c, &accepts[i])) continue;
         int nr, nb;

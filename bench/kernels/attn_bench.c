@@ -4,7 +4,7 @@
  * (non-causal and causal), and the reference, then prints flash/SGEMM and
  * flash/reference. Not a test: numbers depend on the machine and its load.
  *
- * FLOP conventions (shared/reference/model.md section 3, kernel FLOPs):
+ * FLOP conventions (hardware FLOPs of docs/model.md, "FLOPs, MFU and HFU"):
  * forward 4*N^2*d per head (QK^T and PV), halved for causal; backward 2.5x
  * forward (it recomputes QK^T), so forward+backward is 3.5x forward. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */

@@ -1,4 +1,5 @@
-/* search_bench: how fast ulysim searches (issue 3 targets, one core).
+/* search_bench: how fast ulysim searches (the README's benchmark targets, one
+ * core).
  *
  *  1. full search: every strategy, every split of 1024 GPUs into
  *     Ulysses x ring x TP x DP, both placements, at one sequence length

@@ -7,7 +7,7 @@
  * codes back. No I/O, no globals, no allocation on the evaluation path, so a
  * search can price millions of layouts a second.
  *
- * Conventions (see shared/reference/model.md):
+ * Conventions (docs/model.md has every formula and its source):
  *   b micro-batch, N sequence tokens, L layers, h hidden, a query heads,
  *   k KV heads, d head dim, f FFN hidden, V vocab, beta bytes per element.
  *   "Bytes sent per rank" counts only bytes that leave the rank.
@@ -576,7 +576,8 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
 double uly_model_params(const uly_model *m);
 double uly_layer_params(const uly_model *m);
 
-/* FLOPs per iteration in the Megatron/Ulysses accounting of model.md sec. 3:
+/* FLOPs per iteration in the Megatron accounting (Narayanan et al. 2021) that
+ * the Ulysses paper's tables use (docs/model.md, "FLOPs, MFU and HFU"):
  * 96 B N L h^2 (1 + N/(6h) + V/(16 L h)) with full recompute, 72 and
  * V/(12 L h) without; attention counted non-causal, MHA, f = 4h. */
 double uly_flops_megatron(const uly_model *m, int64_t global_batch, int64_t seq, int recompute_full);

@@ -1,10 +1,10 @@
 /* contract_bytes: `ulysim --format json` end to end against the formulas of
- * shared/reference/model.md sec. 2 (bytes sent per rank, one layer, one
+ * docs/model.md, "Strategies" (bytes sent per rank, one layer, one
  * micro-batch), computed here from the model dimensions, not from ulysim.
  *
  *   contract_bytes ULYSIM CASE     CASE: ulysses ring rsa megatron-sp megatron-tp allgather-cp usp gqa json-ints
  *
- * Model dimensions (design.md "Contracts"): gpt-7b L 32, h 4096, a = k = 32,
+ * Model dimensions (docs/design.md, "Presets and defaults"): gpt-7b L 32, h 4096, a = k = 32,
  * d 128; llama3-8b h 4096, a 32, k 8, d 128. b = 1, bf16 (beta 2) unless
  * stated. */
 #define _POSIX_C_SOURCE 200809L
@@ -69,7 +69,7 @@ static void expect_eq(const char *what, double got, int64_t want)
         printf("ok   %-48s %" PRId64 "\n", what, want);
         return;
     }
-    fprintf(stderr, "FAIL %-48s got %.17g, want %" PRId64 " (model.md)\n", what, got, want);
+    fprintf(stderr, "FAIL %-48s got %.17g, want %" PRId64 " (docs/model.md)\n", what, got, want);
     failures++;
 }
 
@@ -132,7 +132,7 @@ static void bytes_case(const char *name, const char *strategy, int64_t u, int64_
     cJSON_Delete(doc);
 }
 
-/* model.md sec. 2 */
+/* docs/model.md, "Strategies" */
 static int64_t ulysses_fwd(int64_t b, int64_t N, int64_t d, int64_t a, int64_t k, int64_t u, int64_t beta)
 {
     int64_t k_eff = u % k == 0 && u > k ? u : k; /* k divides u: each KV head replicated u/k times */
@@ -254,7 +254,7 @@ int main(int argc, char **argv)
             }
             cJSON *plans = cJSON_GetObjectItemCaseSensitive(doc, "plans");
             cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommended");
-            /* the six of the contract (design.md), and megatron-tp: one plan each */
+            /* the six of the contract (docs/design.md), and megatron-tp: one plan each */
             static const char *const names[] = {"ulysses", "ring", "rsa", "megatron-sp", "usp", "allgather-cp",
                                                 "megatron-tp"};
             const int n_names = (int)(sizeof names / sizeof names[0]);

@@ -221,7 +221,7 @@ static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
 
 static void test_values(void)
 {
-    /* design.md "Contracts" and the brief's table. */
+    /* docs/design.md, "Presets and defaults", and the shapes the papers give. */
     expect_model("gpt-7b", 32, 4096, 32, 32, 128, 16384, 50304, 0, 1, 1);
     expect_model("gpt-30b", 64, 6144, 64, 64, 96, 24576, 50304, 0, 1, 1);
     expect_model("gpt-1.2b", 24, 2048, 16, 16, 128, 8192, 50304, 0, 1, 1);

@@ -1,4 +1,4 @@
-/* repro_check.c: checks of `ulysim reproduce` (issue 8).
+/* repro_check.c: checks of `ulysim reproduce` against the published numbers.
  *
  * The tolerances are the test's own, given on the command line by
  * CMakeLists.txt (10% for Tables 2-3 and Table 4, 20% for the headline

@@ -1,4 +1,4 @@
-# One acceptance item of issue 6 from the JSON report of sim.validate.run:
+# One validation target from the JSON report of sim.validate.run:
 #   -DJSON=report -DWHAT="words" -DKEY="summary@step_error_median_abs" -DOP=LE|GE -DLIMIT=x [-DXFAIL="why"]
 # With XFAIL the item is known not to hold yet: the test passes while it fails
 # (printing the value and "XFAIL"), and fails with "XPASS" once it holds, so
