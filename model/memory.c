@@ -151,8 +151,9 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
      * backward's working set: the peak holds the larger of the two, and this
      * term is what the logits phase adds beyond it */
     const double logit_elem_bytes = 4.0 + (beta < 4.0 ? beta : 0.0);
+    const double loss_chunks = w->loss_chunks > 1 ? (double)w->loss_chunks : 1.0; /* one block's logits at a time */
     const double logits =
-        logits_here ? logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab +
+        logits_here ? logit_elem_bytes * b * (double)plan->logit_tokens * (double)plan->logit_vocab / loss_chunks +
                           2.0 * beta * b * (double)plan->act_tokens * (double)m->hidden
                     : 0;
     tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
@@ -178,6 +179,14 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     wa.flash = plan->act_flash;
     uly_act_terms full;
     uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
+    if (w->ffn_chunks > 1) {
+        /* chunked FFN: the f-wide intermediates are not saved, and one
+         * block's are live at a time in backward */
+        const double C = (double)w->ffn_chunks;
+        full.total -= full.act_in + full.act_out;
+        full.act_in /= C;
+        full.act_out /= C;
+    }
     const double grads_live = backward_peak(&full, m, plan->act_sp, (double)plan->act_tp, beta);
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
     if (w->zero_stage >= 3 && G > 1) {

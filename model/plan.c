@@ -185,6 +185,13 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->tp_ctx);
+    if (x->w->ffn_chunks > 1) {
+        /* chunked FFN: the up-projection and activation rebuilt, a block at
+         * a time, for their backward */
+        uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, 1, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
+            (int64_t)(b * tg * f / t);
+    }
     uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0);
     uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);

@@ -210,6 +210,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
         return fail(why, n, "split = %d: must be zigzag or contiguous", w->split);
     if (!(w->attn_density >= 0 && w->attn_density <= 1))
         return fail(why, n, "attn_density = %g: must be a fraction in (0, 1]", w->attn_density);
+    RANGE_I(w, ffn_chunks, 0, (int64_t)1 << 30);
+    RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
     if ((unsigned)w->framework >= ULY_FW_COUNT)
         return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)

@@ -103,6 +103,15 @@ typedef struct uly_workload {
      * 1: dense. Scales attention FLOPs and materialised score memory, not
      * the sequence-parallel communication (K, V and Q move whole). */
     double attn_density;
+    /* Chunked FFN (the blockwise feedforward of Liu et al. 2023): the MLP
+     * runs over ffn_chunks blocks of the rank's tokens and its f-wide
+     * intermediates are not kept for backward but rebuilt a block at a time
+     * (one more up-projection and activation in backward); 0 or 1: whole. */
+    int64_t ffn_chunks;
+    /* Chunked (fused) loss: the output layer and cross-entropy run over
+     * loss_chunks blocks of tokens, so the logits are never held whole;
+     * 0 or 1: whole. Same FLOPs. */
+    int64_t loss_chunks;
 } uly_workload;
 
 /* The workload's attention density: attn_density, or 1 when unset. */

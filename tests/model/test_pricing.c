@@ -1,0 +1,115 @@
+/* Behaviours the pricing models beyond the dense baseline, each against an
+ * expectation written here from its definition:
+ *   block-sparse attention (DeepSpeed's sparse attention): a fraction rho of
+ *   the score blocks is computed, so attention FLOPs and materialised score
+ *   memory scale by rho while every sequence-parallel transfer moves whole
+ *   K, V, Q and O exactly as dense;
+ *   chunked FFN (Liu et al. 2023's blockwise feedforward): the f-wide MLP
+ *   intermediates (b T f per tensor, 2 b T f beta for SwiGLU's input, b T f
+ *   beta output) are not saved, one block's are live in backward, and each
+ *   layer's backward runs the up-projection and activation once more;
+ *   chunked loss: the logits (4 + beta bytes per element, fp32 copy beside
+ *   half precision) are held one block at a time. */
+#include "fixtures.h"
+
+static uly_plan plan;
+
+static int eval(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s, int64_t u,
+                int64_t r, uly_result *res)
+{
+    uly_layout l;
+    uly_layout_init(&l, s, u, r, 1, 1);
+    return (int)uly_evaluate(m, w, c, &l, &plan, res);
+}
+
+static double attn_flops(void)
+{
+    double f = 0;
+    for (int i = 0; i < plan.n_ops; i++)
+        if (plan.ops[i].kind == ULY_OP_ATTN) f += plan.ops[i].flops;
+    return f;
+}
+
+int main(void)
+{
+    const uly_model m = fx_gpt7b();
+    uly_cluster c = fx_a100(64);
+    c.gpu.hbm_bytes = 1e15;
+    static uly_result dense, sparse;
+    const struct {
+        uly_strategy_id s;
+        int64_t u, r;
+    } lay[] = {{ULY_STRAT_ULYSSES, 8, 1}, {ULY_STRAT_RING, 1, 8}, {ULY_STRAT_USP, 4, 2}, {ULY_STRAT_ALLGATHER_CP, 1, 8}};
+    for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++)
+        for (int flash = 0; flash <= 1; flash++) {
+            uly_workload w = fx_work(65536);
+            w.flash = flash;
+            w.recompute = ULY_RECOMPUTE_NONE;
+            CHECK(eval(&m, &w, &c, lay[i].s, lay[i].u, lay[i].r, &dense) == 0, "dense");
+            const double fd = attn_flops();
+            w.attn_density = 0.25;
+            CHECK(eval(&m, &w, &c, lay[i].s, lay[i].u, lay[i].r, &sparse) == 0, "sparse");
+            const double fs = attn_flops();
+            const char *nm = uly_strategy_get(lay[i].s)->name;
+            CHECK(fabs(fs / fd - 0.25) < 1e-12, "%s flash %d: attention FLOPs x%.6g at density 0.25", nm, flash, fs / fd);
+            CHECK(sparse.comm_fwd_bytes == dense.comm_fwd_bytes && sparse.comm_bwd_bytes == dense.comm_bwd_bytes,
+                  "%s: sparse attention changed the bytes sent (%lld vs %lld)", nm, (long long)sparse.comm_fwd_bytes,
+                  (long long)dense.comm_fwd_bytes);
+            if (!flash)
+                CHECK(fabs(sparse.mem.term_bytes[ULY_MEM_SCORES] / dense.mem.term_bytes[ULY_MEM_SCORES] - 0.25) < 1e-12,
+                      "%s: materialised scores x%.6g at density 0.25", nm,
+                      sparse.mem.term_bytes[ULY_MEM_SCORES] / dense.mem.term_bytes[ULY_MEM_SCORES]);
+            /* model FLOPs: the layer's GEMMs unchanged, attention's 4 N^2 a d
+             * (halved causal) per sequence times rho, times 3 for fwd + bwd */
+            const double N = 65536, L = (double)m.layers, ad = (double)(m.heads * m.head_dim);
+            const double attn_model = 3.0 * L * 4.0 * N * N * ad * 0.5;
+            CHECK(fabs((dense.time.model_flops - sparse.time.model_flops) / (0.75 * attn_model) - 1) < 1e-9,
+                  "%s: model FLOPs fell by %.6g, want %.6g", nm, dense.time.model_flops - sparse.time.model_flops,
+                  0.75 * attn_model);
+        }
+    /* chunked FFN and loss, Ulysses 8 on llama3-8b (SwiGLU), no recompute */
+    {
+        const uly_model lm = fx_llama3_8b();
+        uly_workload w = fx_work(65536);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        CHECK(eval(&lm, &w, &c, ULY_STRAT_ULYSSES, 8, 1, &dense) == 0, "whole FFN");
+        const double hw_whole = dense.time.hw_flops;
+        w.ffn_chunks = 8;
+        CHECK(eval(&lm, &w, &c, ULY_STRAT_ULYSSES, 8, 1, &sparse) == 0, "chunked FFN");
+        const double T = 65536.0 / 8, f = (double)lm.ffn_hidden, beta = 2, L = (double)lm.layers;
+        const double saved = L * (2.0 * beta * T * f + beta * T * f); /* act_in (gate and up) + act_out per layer */
+        CHECK(fabs((dense.mem.term_bytes[ULY_MEM_ACTIV] - sparse.mem.term_bytes[ULY_MEM_ACTIV]) / saved - 1) < 1e-9,
+              "chunked FFN saved %.6g bytes of activations, want %.6g",
+              dense.mem.term_bytes[ULY_MEM_ACTIV] - sparse.mem.term_bytes[ULY_MEM_ACTIV], saved);
+        CHECK(sparse.mem.term_bytes[ULY_MEM_WORKING] <= dense.mem.term_bytes[ULY_MEM_WORKING],
+              "chunked FFN: working set grew (%.6g > %.6g)", sparse.mem.term_bytes[ULY_MEM_WORKING],
+              dense.mem.term_bytes[ULY_MEM_WORKING]);
+        /* one more up-projection (2 T h 2f FLOPs, gate and up) per layer per rank, on 8 GPUs */
+        const double extra = 2.0 * T * (double)lm.hidden * 2.0 * f * L * 8.0;
+        CHECK(fabs((sparse.time.hw_flops - hw_whole) / extra - 1) < 1e-9, "chunked FFN: %.6g more hardware FLOPs, want %.6g",
+              sparse.time.hw_flops - hw_whole, extra);
+        CHECK(sparse.time.model_flops == dense.time.model_flops, "chunked FFN changed model FLOPs");
+        /* chunked loss: the logits phase holds 1/C of the logits */
+        w.ffn_chunks = 0;
+        w.recompute = ULY_RECOMPUTE_FULL;
+        w.seq = 1048576; /* long enough for the logits to outweigh backward's working set */
+        CHECK(eval(&lm, &w, &c, ULY_STRAT_ULYSSES, 8, 1, &dense) == 0, "whole loss");
+        w.loss_chunks = 16;
+        CHECK(eval(&lm, &w, &c, ULY_STRAT_ULYSSES, 8, 1, &sparse) == 0, "chunked loss");
+        const double logits = (4.0 + beta) * (1048576.0 / 8) * (double)lm.vocab;
+        const double total_d = dense.mem.term_bytes[ULY_MEM_LOGITS] + dense.mem.term_bytes[ULY_MEM_WORKING];
+        const double total_s = sparse.mem.term_bytes[ULY_MEM_LOGITS] + sparse.mem.term_bytes[ULY_MEM_WORKING];
+        CHECK(dense.mem.term_bytes[ULY_MEM_LOGITS] > 0, "whole loss: the logits phase adds nothing at 1M tokens");
+        CHECK(total_d - total_s <= logits * 15.0 / 16.0 * (1 + 1e-12) && total_s < total_d,
+              "chunked loss: the logits phase fell by %.6g, at most %.6g", total_d - total_s, logits * 15.0 / 16.0);
+        CHECK(sparse.time.step_s == dense.time.step_s, "chunked loss changed the step time");
+    }
+    {
+        uly_workload w = fx_work(65536);
+        char why[160] = "";
+        w.attn_density = 1.5;
+        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "attn_density"),
+              "density 1.5 accepted (%s)", why);
+    }
+    FX_DONE();
+}
