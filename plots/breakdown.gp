@@ -9,8 +9,8 @@
 # data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" breakdown.gp
 # By hand, every variable is optional:
 #   data        CSV written by `ulysim plot breakdown` [breakdown.csv]
-#               columns used: strategy, layout, fits, compute_s, comm_exposed_s,
-#               step_fixed_s, comm_overlapped_s
+#               columns used: label_short (the strategy's bar name), layout, fits,
+#               compute_s, comm_exposed_s, step_fixed_s, comm_overlapped_s
 #   out         output file [breakdown.<term>]
 #   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
 #   width, height   size in inches [3.5 x 3.3: one paper column]
@@ -46,9 +46,6 @@ c_compute = "#0072B2"
 c_exposed = "#D55E00"
 c_fixed = "#bdbdbd"
 c_hidden = "#D55E00"
-short(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
-           (s eq "megatron-tp") ? "Megatron-TP" : s
 
 # ------------------------------------------------------------------- data
 set datafile separator comma
@@ -86,7 +83,7 @@ set tmargin (subtitle ne "" ? 2.2 : 1)
 set key outside below center vertical maxrows 2 reverse Left width -4 height 0.6 samplen 1.5 spacing 1.0 font smallfont
 
 plot data using (e1(0)):0:(0):(e1(0)):($0 + top0):($0 + top1): \
-         ytic(short(strcol("strategy")) . "\n" . strcol("layout")) \
+         ytic(strcol("label_short") . "\n" . strcol("layout")) \
          with boxxyerror lc rgb c_compute lw 0.5 fs solid 1.0 border rgb "#000000" title "compute", \
      data using (e2(0)):0:(e1(0)):(e2(0)):($0 + top0):($0 + top1) \
          with boxxyerror lc rgb c_exposed lw 0.5 fs solid 1.0 border rgb "#000000" title "exposed comm.", \

@@ -6,12 +6,12 @@
 # data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" max-seq.gp
 # By hand, every variable is optional:
 #   data        CSV written by `ulysim plot max-seq` [max-seq.csv]
-#               columns used: strategy, gpus, max_seq
+#               columns used: strategy, gpus, max_seq, sidx, label
 #   out         output file [max-seq.<term>]
 #   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
 #   width, height   size in inches [3.5 x 3.3: one paper column]
 #   fontsize    points [9]; dpi: PNG resolution [300]
-#   strategies  space-separated, in legend order [ulysses ring rsa allgather-cp megatron-sp usp megatron-tp]
+#   strategies  space-separated, in legend order [every strategy in the data, by sidx]
 #   subtitle    a line above the plot naming the configuration ["": none]
 
 # ------------------------------------------------------------------ output
@@ -22,7 +22,6 @@ if (!exists("width")) width = 3.5
 if (!exists("height")) height = 3.3
 if (!exists("fontsize")) fontsize = 9
 if (!exists("dpi")) dpi = 300
-if (!exists("strategies")) strategies = "ulysses ring rsa allgather-cp megatron-sp usp"
 if (!exists("subtitle")) subtitle = ""
 fmt_png = 'set terminal pngcairo enhanced size %d,%d font "Sans,%g" fontscale %g linewidth %g'
 fmt_svg = 'set terminal svg enhanced size %g,%g font "Sans,%g" linewidth 1 background "white"'
@@ -40,23 +39,29 @@ psc = (term eq "png") ? dpi / 96.0 : 1.0
 
 # ------------------------------------------------- one style per strategy
 # colour (Okabe-Ito), dash type and point type, so that lines stay distinct
-# in greyscale; the same in every ulysim figure
-set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # ulysses: blue, solid, circle
-set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # ring: vermillion, dashed, square
-set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # rsa: green, dash-dot, triangle
-set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # allgather-cp: orange, dash-dot-dot, triangle down
-set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # megatron-sp: black, dotted, diamond
-set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # usp: wine, long dash-dot, pentagon
-set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # megatron-tp: sky blue, sparse dots, star
-sidx(s) = (s eq "ulysses") ? 1 : (s eq "ring") ? 2 : (s eq "rsa") ? 3 : (s eq "allgather-cp") ? 4 : \
-          (s eq "megatron-sp") ? 5 : (s eq "usp") ? 6 : (s eq "megatron-tp") ? 7 : 8
-label(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "All-gather CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
-           (s eq "megatron-tp") ? "Megatron-TP" : s
+# in greyscale; linetype i for the strategy whose sidx (CSV column) is i: the
+# same in every ulysim figure
+set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # 1: blue, solid, circle
+set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # 2: vermillion, dashed, square
+set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # 3: green, dash-dot, triangle
+set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # 4: orange, dash-dot-dot, triangle down
+set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # 5: black, dotted, diamond
+set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # 6: wine, long dash-dot, pentagon
+set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # 7: sky blue, sparse dots, star
 
 # ------------------------------------------------------------------- data
 set datafile separator comma
 set datafile columnheaders
+# the strategies in the data, by name: sidx (the position in ulysim's
+# strategy registry, from 1: the line style) and the legend label, as the
+# CSV's sidx and label columns give them
+array NAME[64]
+array LBL[64]
+do for [sj=1:64] { NAME[sj] = ""; LBL[sj] = "" }
+stats data using (sk = int(column("sidx")), NAME[sk] = strcol("strategy"), LBL[sk] = strcol("label"), 0) nooutput
+sidx(s) = sum [sj=1:64] (NAME[sj] eq s ? sj : 0)
+label(s) = sidx(s) > 0 ? LBL[sidx(s)] : s
+if (!exists("strategies")) { strategies = ""; do for [sj=1:64] { if (NAME[sj] ne "") { strategies = strategies . " " . NAME[sj] } } }
 # 1048576 -> "1M", 131072 -> "128K"
 tok(n) = n >= 2**30 && n % 2**30 == 0 ? sprintf("%dG", n / 2**30) : \
          n >= 2**20 && n % 2**20 == 0 ? sprintf("%dM", n / 2**20) : \

@@ -8,7 +8,8 @@
 # (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" memory.gp
 # By hand, every variable is optional:
 #   data        CSV written by `ulysim plot memory` [memory.csv]
-#               columns used: strategy, layout, <term>_bytes, total_bytes, capacity_bytes
+#               columns used: label_short (the strategy's bar name), layout,
+#               <term>_bytes, total_bytes, capacity_bytes
 #   out         output file [memory.<term>]
 #   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
 #   width, height   size in inches [3.5 x 3.7: one paper column]
@@ -51,10 +52,6 @@ array C[10] = ["#08519c", "#08519c", "#6baed6", "#fd8d3c", "#d94801", \
                "#7f2704", "#238b45", "#a1d99b", "#6a51a3", "#bdbdbd"]
 # fill pattern: 3 solid, 4 and 6 hatched /, 5 hatched \, 1 crosshatched
 array F[10] = [3, 4, 3, 3, 5, 3, 1, 3, 6, 3]
-# bar names: strategy, and its layout on a second line
-short(s) = (s eq "ulysses") ? "Ulysses" : (s eq "ring") ? "Ring" : (s eq "rsa") ? "RSA" : \
-           (s eq "allgather-cp") ? "AG-CP" : (s eq "megatron-sp") ? "Megatron-SP" : (s eq "usp") ? "USP" : \
-           (s eq "megatron-tp") ? "Megatron-TP" : s
 
 # ------------------------------------------------------------------- data
 set datafile separator comma
@@ -100,7 +97,7 @@ set key outside below center vertical maxrows 6 reverse Left width 1 height 0.6 
 # one rectangle per term and row (x from the end of the previous term to the
 # end of this one), then the totals of bars cut by the axis
 plot for [i=1:10] data using (clip(upto(i))):0:(clip(upto(i-1))):(clip(upto(i))):($0 - half):($0 + half): \
-         ytic(short(strcol("strategy")) . "\n" . strcol("layout")) \
+         ytic(strcol("label_short") . "\n" . strcol("layout")) \
          with boxxyerror lc rgb C[i] lw 0.5 fs pattern F[i] border rgb "#000000" title (NZ[i] ? L[i] : ""), \
      NaN with lines lc rgb "#000000" lw 1.2 dt 2 title sprintf("HBM, %.0f GiB", hbm), \
      data using (xtop):0:(column("total_bytes") / GiB > xtop ? sprintf("%.0f GiB ", column("total_bytes") / GiB) : "") \

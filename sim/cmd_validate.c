@@ -85,33 +85,23 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* "usp u2 r2", "megatron-sp t4", "ring contiguous dp2": what tells the runs
+ * of one size apart. A strategy with one sequence degree has it equal to
+ * ranks / dp, so it goes unsaid; a hybrid's split between its Ulysses and
+ * ring degrees is the layout's choice, and so is a TP degree: those are said. */
 static void layout_label(const trace_run *r, char *buf, size_t n)
 {
     const uly_layout *l = &r->layout;
-    const char *s = uly_strategy_get(l->strategy)->name;
-    switch (l->strategy) {
-    case ULY_STRAT_USP:
-        snprintf(buf, n, "%s u%lld r%lld", s, (long long)l->ulysses, (long long)l->ring);
-        break;
-    case ULY_STRAT_MEGATRON_SP:
-    case ULY_STRAT_MEGATRON_TP:
-        snprintf(buf, n, "%s t%lld", s, (long long)l->tp);
-        break;
-    default:
-        snprintf(buf, n, "%s", s);
-    }
+    const uly_strategy *st = uly_strategy_get(l->strategy);
+    size_t k = (size_t)snprintf(buf, n, "%s", st->name);
+    if (st->uses_ulysses && st->uses_ring && k < n)
+        k += (size_t)snprintf(buf + k, n - k, " u%lld r%lld", (long long)l->ulysses, (long long)l->ring);
+    if (st->uses_tp && k < n) k += (size_t)snprintf(buf + k, n - k, " t%lld", (long long)l->tp);
     /* a contiguous causal split is another layout of the same strategy (the
      * last rank does 2r-1 times the first's attention): ranked on its own */
-    const int ringlike = l->strategy == ULY_STRAT_RING || l->strategy == ULY_STRAT_USP ||
-                         l->strategy == ULY_STRAT_RSA || l->strategy == ULY_STRAT_ALLGATHER_CP;
-    if (ringlike && r->workload.causal && r->workload.split == ULY_SPLIT_CONTIGUOUS && l->ring > 1) {
-        size_t k = strlen(buf);
-        snprintf(buf + k, n - k, " contiguous");
-    }
-    if (l->dp > 1) {
-        size_t k = strlen(buf);
-        snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
-    }
+    if (st->uses_ring && r->workload.causal && r->workload.split == ULY_SPLIT_CONTIGUOUS && l->ring > 1 && k < n)
+        k += (size_t)snprintf(buf + k, n - k, " contiguous");
+    if (l->dp > 1 && k < n) snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
 }
 
 /* Runs compared for the ranking: same model shape, workload, rank count and

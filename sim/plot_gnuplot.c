@@ -74,3 +74,30 @@ int sim_gnuplot_run(const char *who, const char *vars, const char *script)
         sim_err("%s: gnuplot was killed (signal %d) on %s", who, WIFSIGNALED(status) ? WTERMSIG(status) : 0, script);
     return 1;
 }
+
+/* Appends s to b, single-quoted as gnuplot reads it ('' is one quote). */
+static int gp_quote(char *b, size_t n, const char *s)
+{
+    size_t o = strlen(b);
+    if (o + 2 >= n) return 1;
+    b[o++] = '\'';
+    for (; *s; s++) {
+        if (o + 3 >= n) return 1;
+        if (*s == '\'') b[o++] = '\'';
+        b[o++] = *s;
+    }
+    b[o++] = '\'';
+    b[o] = 0;
+    return 0;
+}
+
+int sim_gnuplot_assign(char *b, size_t n, const char *var, const char *val)
+{
+    size_t o = strlen(b);
+    int k = snprintf(b + o, n - o, "%s=", var);
+    if (k < 0 || (size_t)k >= n - o) return 1;
+    if (gp_quote(b, n, val)) return 1;
+    o = strlen(b);
+    k = snprintf(b + o, n - o, "; ");
+    return k < 0 || (size_t)k >= n - o;
+}

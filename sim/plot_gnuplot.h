@@ -18,4 +18,8 @@ int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t
  * one-line message prefixed by `who` ("plot", "reproduce") on stderr. */
 int sim_gnuplot_run(const char *who, const char *vars, const char *script);
 
+/* Appends `var='val'; ` to the -e string b (n bytes), val quoted as gnuplot
+ * reads it. Returns 0, or 1 when b is too small. */
+int sim_gnuplot_assign(char *b, size_t n, const char *var, const char *val);
+
 #endif

@@ -9,7 +9,9 @@
  *       the figure's rows are recomputed with `ULYSIM --format json` (plan,
  *       max-seq) and compared field by field; for traces, the measured times
  *       with the trace's op lines and the predicted ones with the plan
- *       command run on the trace's own model, cluster and workload.
+ *       command run on the trace's own model, cluster and workload. The
+ *       registry's columns the scripts draw with (sidx, label, label_short)
+ *       must give each strategy its registry position and one label.
  *   plot_check nognuplot ULYSIM OUTDIR
  *       with $GNUPLOT naming no program: exit 1, a message naming gnuplot,
  *       the CSV kept, no image.
@@ -362,7 +364,7 @@ static const cJSON *plan_of(const cJSON *root, const char *strategy)
 
 /* The model/cluster flags of the figure's arguments, for the plan commands. */
 typedef struct figargs {
-    const char *model, *cluster, *seq;
+    const char *model, *cluster, *seq, *strategy;
     int spread_best, spread_all;
 } figargs;
 
@@ -406,7 +408,75 @@ static int check_comm_volume(const char *ulysim, const csv *c, const figargs *fa
         cJSON_Delete(j);
     }
     if (!fixed || !scaled) return fail("the CSV lacks the fixed or the scaled panel");
+    /* without --strategy, no two lines lie on each other: a strategy whose
+     * bytes equal an earlier one's at every point is drawn once */
+    for (int r = 0; r < c->nrows && !fa->strategy; r++)
+        for (int q = 0; q < c->nrows; q++) {
+            if (strcmp(cell(c, q, "strategy"), cell(c, r, "strategy")) <= 0) continue;
+            int same = 1;
+            for (int x = 0; x < c->nrows && same; x++) {
+                if (strcmp(cell(c, x, "strategy"), cell(c, r, "strategy")) != 0) continue;
+                int found = 0;
+                for (int y = 0; y < c->nrows && !found; y++)
+                    found = strcmp(cell(c, y, "strategy"), cell(c, q, "strategy")) == 0 &&
+                            strcmp(cell(c, y, "panel"), cell(c, x, "panel")) == 0 &&
+                            strcmp(cell(c, y, "gpus"), cell(c, x, "gpus")) == 0 &&
+                            num(c, y, "comm_total_bytes") == num(c, x, "comm_total_bytes");
+                same = found;
+            }
+            if (same) return fail("%s and %s are both drawn with the same bytes at every point", cell(c, r, "strategy"),
+                                  cell(c, q, "strategy"));
+        }
     printf("  %d rows equal per_layer.comm_bytes_per_rank of `ulysim --format json`\n", c->nrows);
+    return 0;
+}
+
+/* The registry's columns: sidx is the strategy's position in the registry
+ * (the order of `ulysim --format json` plans), from 1; each strategy has one
+ * label and one short label, and no two share one. With --strategy all, every
+ * strategy of the registry has rows. */
+static int check_strategy_cols(const char *ulysim, const csv *c, const figargs *fa)
+{
+    static const char *const need[] = {"strategy", "sidx", "label", "label_short", NULL};
+    if (need_cols(c, need)) return 1;
+    args a = {0};
+    add(&a, ulysim);
+    add(&a, "--format=json");
+    add(&a, "--gpus=64");
+    add(&a, "--seq=64K");
+    cJSON *j = run_json(&a);
+    args_free(&a);
+    if (!j) return fail("the plan command failed");
+    int n_reg = cJSON_GetArraySize(jget(j, "plans")), seen[64] = {0};
+    for (int r = 0; r < c->nrows; r++) {
+        int want = 0, i = 0;
+        const cJSON *p;
+        cJSON_ArrayForEach(p, jget(j, "plans"))
+        {
+            i++;
+            if (strcmp(jget(p, "strategy")->valuestring, cell(c, r, "strategy")) == 0) want = i;
+        }
+        if (!want || num(c, r, "sidx") != want || !cell(c, r, "label")[0] || !cell(c, r, "label_short")[0]) {
+            cJSON_Delete(j);
+            return fail("row %d (%s): sidx %s, label '%s', short '%s'; the registry has it at %d", r + 1,
+                        cell(c, r, "strategy"), cell(c, r, "sidx"), cell(c, r, "label"), cell(c, r, "label_short"), want);
+        }
+        if (want < 64) seen[want] = 1;
+        for (int q = 0; q < r; q++) {
+            int same_s = strcmp(cell(c, q, "strategy"), cell(c, r, "strategy")) == 0;
+            if (same_s != (strcmp(cell(c, q, "label"), cell(c, r, "label")) == 0) ||
+                same_s != (strcmp(cell(c, q, "label_short"), cell(c, r, "label_short")) == 0)) {
+                cJSON_Delete(j);
+                return fail("rows %d and %d (%s, %s): labels '%s' / '%s', short '%s' / '%s'", q + 1, r + 1,
+                            cell(c, q, "strategy"), cell(c, r, "strategy"), cell(c, q, "label"), cell(c, r, "label"),
+                            cell(c, q, "label_short"), cell(c, r, "label_short"));
+            }
+        }
+    }
+    cJSON_Delete(j);
+    for (int i = 1; fa->strategy && strcmp(fa->strategy, "all") == 0 && i <= n_reg && i < 64; i++)
+        if (!seen[i]) return fail("--strategy all: no rows for the registry's strategy %d", i);
+    printf("  sidx, label and label_short follow the registry (%d strategies)\n", n_reg);
     return 0;
 }
 
@@ -785,6 +855,7 @@ static int mode_render(int argc, char **argv)
         if (i + 1 < argc && strcmp(argv[i], "--model") == 0) fa.model = argv[i + 1];
         if (i + 1 < argc && strcmp(argv[i], "--cluster") == 0) fa.cluster = argv[i + 1];
         if (i + 1 < argc && strcmp(argv[i], "--seq") == 0) fa.seq = argv[i + 1];
+        if (i + 1 < argc && strcmp(argv[i], "--strategy") == 0) fa.strategy = argv[i + 1];
         if (i + 1 < argc && strcmp(argv[i], "--spread") == 0) {
             fa.spread_best = strcmp(argv[i + 1], "best") == 0;
             fa.spread_all = strcmp(argv[i + 1], "all") == 0;
@@ -821,6 +892,7 @@ static int mode_render(int argc, char **argv)
         if (!rc) rc = check_traces(&c, tr, ntr, strcmp(figure, "timeline") == 0);
         for (int i = 0; i < ntr; i++) trace_free(&tr[i]);
     } else rc = fail("no check for figure %s", figure);
+    if (!rc && strcmp(figure, "timeline") != 0) rc = check_strategy_cols(ulysim, &c, &fa);
     csv_free(&c);
     return rc;
 }

@@ -1,0 +1,617 @@
+/* plot_fig_model.c: the figures `ulysim plot` computes from the model:
+ * comm-volume, throughput, max-seq, max-batch, memory and breakdown. Each
+ * writes its CSV (plot_csv.c) from the same libulysim calls as the planning
+ * commands, so that `ulysim --format json` gives the same numbers for the
+ * same configuration. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "plot_fig.h"
+
+#define MAX_BATCH_CAP (1LL << 20) /* max-batch: searched up to 1M sequences */
+
+/* "u8.r4", "tp8.dp2": the layout's degrees above 1. */
+static void layout_str(const uly_layout *l, char *b, size_t n) { sim_degrees_str(l, b, n); }
+
+static int has_fatal(const uly_reason *rs, int n, uly_reason_code code)
+{
+    for (int i = 0; i < n && i < ULY_MAX_REASONS; i++)
+        if (rs[i].fatal && rs[i].code == code) return 1;
+    return 0;
+}
+
+/* Fatal reasons that only say "does not fit this cluster" (memory, GPU
+ * count), as opposed to shapes that make the layout meaningless. */
+static int shapes_valid(const uly_reason *rs, int n)
+{
+    for (int i = 0; i < n && i < ULY_MAX_REASONS; i++) {
+        if (!rs[i].fatal) continue;
+        if (rs[i].code != ULY_R_OUT_OF_MEMORY && rs[i].code != ULY_R_GPUS_EXCEED_CLUSTER &&
+            rs[i].code != ULY_R_GPUS_NOT_NODE_MULTIPLE && rs[i].code != ULY_R_BATCH_NOT_DIVISIBLE)
+            return 0;
+    }
+    return 1;
+}
+
+static void size_words(int64_t v, char *b, size_t n) { sim_size_approx(v, b, n); }
+
+/* ---------------------------------------------------- figure 1: comm-volume */
+
+/* One point of comm-volume: strategy s spread over P GPUs at N tokens. */
+typedef struct cv_point {
+    int state;             /* CV_ROW, CV_NOTE (left out, why says why), CV_SKIP (N overflows) */
+    int fits;
+    int64_t seq, fwd, bwd; /* bytes sent per GPU, one layer */
+    char ls[64], why[400];
+} cv_point;
+enum { CV_ROW = 0, CV_NOTE, CV_SKIP };
+
+static void cv_point_eval(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_t N, uly_plan *plan,
+                          uly_result *res, cv_point *pt)
+{
+    uly_layout l;
+    sim_pure_layout(c, s, P, &l);
+    uly_workload w = c->w;
+    w.seq = N;
+    memset(res, 0, sizeof *res);
+    uly_status st = uly_layout_gpus(&l) == P ? uly_evaluate(&c->model, &w, &c->cluster, &l, plan, res)
+                                             : ULY_EINVAL;
+    pt->seq = N;
+    pt->why[0] = 0;
+    layout_str(&l, pt->ls, sizeof pt->ls);
+    if (st != ULY_OK || !shapes_valid(res->reasons, res->n_reasons)) {
+        pt->state = CV_NOTE;
+        if (st == ULY_OK) {
+            sim_summary sm;
+            memset(&sm, 0, sizeof sm);
+            sim_summary_from_result(&sm, res);
+            plot_reasons_plain(c, &sm, pt->why, sizeof pt->why);
+        } else {
+            snprintf(pt->why, sizeof pt->why, "%s", uly_layout_gpus(&l) == P ? uly_status_str(st) : "pinned degrees do not divide the GPUs");
+        }
+        return;
+    }
+    pt->state = CV_ROW;
+    pt->fwd = res->comm_fwd_bytes;
+    pt->bwd = res->comm_bwd_bytes;
+    pt->fits = res->feasible ? 1 : 0;
+}
+
+/* 1 when strategy a's line would lie on b's: drawn at the same points with
+ * the same bytes (all-gather CP sends what the ring sends; plain TP's
+ * all-reduces what TP+SP's gathers and reduce-scatters send). */
+static int cv_same_line(const cv_point *a, const cv_point *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if ((a[i].state == CV_ROW) != (b[i].state == CV_ROW)) return 0;
+        if (a[i].state == CV_ROW && (a[i].fwd != b[i].fwd || a[i].bwd != b[i].bwd)) return 0;
+    }
+    return 1;
+}
+
+int fig_comm_volume(plot_run *r, FILE *f)
+{
+    sim_ctx *c = r->c;
+    const sim_args *a = c->a;
+    int64_t n_fixed = a->seq[0], p0 = a->gpus[0];
+    if (n_fixed < p0) {
+        sim_err("plot comm-volume: --seq %lld is shorter than the first GPU count %lld (valid: --seq >= --gpus, "
+                "the scaled panel keeps --seq / %lld tokens per GPU)",
+                (long long)n_fixed, (long long)p0, (long long)p0);
+        return SIM_EXIT_USAGE;
+    }
+    int64_t per_gpu = n_fixed / p0;
+    char b1[32], b2[32], l1[200], l2[200], l0[200];
+    size_words(n_fixed, b1, sizeof b1);
+    size_words(per_gpu, b2, sizeof b2);
+    snprintf(l0, sizeof l0, "(%s: Ulysses inside a node, the ring across nodes; pinned --ulysses/--ring/--tp are kept)",
+             plot_hybrid_name());
+    snprintf(l1, sizeof l1, "panel fixed: N = %s tokens (%lld) on every GPU count", b1, (long long)n_fixed);
+    snprintf(l2, sizeof l2, "panel scaled: N grows with the GPUs, N = %s tokens (%lld) per GPU x gpus", b2,
+             (long long)per_gpu);
+    const char *about[] = {
+        "communication bytes sent per GPU for one layer and one micro-batch (the per_layer.comm_bytes_per_rank",
+        "of `ulysim --format json`), each strategy spread over all GPUs: its own degree = gpus, dp = 1",
+        l0, l1, l2, NULL};
+    static const col cols[] = {
+        {"panel", "fixed (N constant) or scaled (N proportional to gpus)"},
+        {"strategy", NULL},
+        {"gpus", "GPUs [count]"},
+        {"seq", "sequence length N [tokens]"},
+        {"layout", "degrees above 1 (u: Ulysses, r: context/ring, tp: tensor, dp: data)"},
+        {"comm_fwd_bytes", "bytes sent per GPU, one layer, forward [bytes]"},
+        {"comm_bwd_bytes", "bytes sent per GPU, one layer, backward with recompute [bytes]"},
+        {"comm_total_bytes", "fwd + bwd [bytes]"},
+        {"fits", "1: the layout also fits in memory (not needed for the volume)"},
+    };
+    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
+    /* every point first: which strategies are drawn depends on all of them */
+    const int per_strat = 2 * a->n_gpus;
+    uly_plan *plan = malloc(sizeof *plan);
+    uly_result *res = malloc(sizeof *res);
+    cv_point *pts = calloc((size_t)(c->n_strat * per_strat), sizeof *pts);
+    if (!plan || !res || !pts) {
+        free(plan);
+        free(res);
+        free(pts);
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
+    }
+    for (int si = 0; si < c->n_strat; si++)
+        for (int pi = 0; pi < 2; pi++)
+            for (int gi = 0; gi < a->n_gpus; gi++) {
+                cv_point *pt = &pts[si * per_strat + pi * a->n_gpus + gi];
+                int64_t P = a->gpus[gi];
+                if (pi == 1 && per_gpu > INT64_MAX / P) pt->state = CV_SKIP;
+                else cv_point_eval(c, c->strat[si], P, pi == 0 ? n_fixed : per_gpu * P, plan, res, pt);
+            }
+    free(plan);
+    free(res);
+    /* Without --strategy, a strategy whose line would hide under an earlier
+     * one's is drawn once, as the earlier one; --strategy draws what it names */
+    int n_drawn = 0;
+    for (int si = 0; si < c->n_strat; si++) {
+        int hidden = 0;
+        for (int k = 0; k < n_drawn && !c->strat_explicit && !hidden; k++)
+            hidden = cv_same_line(&pts[si * per_strat], &pts[k * per_strat], per_strat);
+        if (hidden) continue;
+        if (n_drawn != si) memcpy(&pts[n_drawn * per_strat], &pts[si * per_strat], sizeof *pts * (size_t)per_strat);
+        c->strat[n_drawn++] = c->strat[si];
+    }
+    c->n_strat = n_drawn;
+    static const char *const panels[2] = {"fixed", "scaled"};
+    for (int pi = 0; pi < 2; pi++)
+        for (int si = 0; si < c->n_strat; si++)
+            for (int gi = 0; gi < a->n_gpus; gi++) {
+                const cv_point *pt = &pts[si * per_strat + pi * a->n_gpus + gi];
+                uly_strategy_id s = c->strat[si];
+                int64_t P = a->gpus[gi];
+                if (pt->state == CV_NOTE)
+                    plot_note(r, "%s %s, %lld GPUs (%s): %s", panels[pi], sim_strategy_name(s), (long long)P, pt->ls,
+                              pt->why);
+                if (pt->state != CV_ROW) continue;
+                fprintf(f, "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%d", panels[pi], sim_strategy_name(s), (long long)P,
+                        (long long)pt->seq, pt->ls, (long long)pt->fwd, (long long)pt->bwd,
+                        (long long)(pt->fwd + pt->bwd), pt->fits);
+                plot_strategy_cells(f, s);
+            }
+    free(pts);
+    return 0;
+}
+
+/* ----------------------------------------------------- figure 2: throughput */
+
+/* Strategy s at (P GPUs, N tokens): its best layout (--spread best, as
+ * `ulysim --gpus P --seq N`), or its own degree over all GPUs with dp = 1
+ * (--spread all, as `ulysim --gpus P --seq N --strategy S` with the degrees
+ * pinned: --ulysses P, --ring P, --tp P; the hybrid: Ulysses inside a node). */
+static void strategy_at(const plot_run *r, uly_strategy_id s, int64_t P, int64_t N, sim_summary *out)
+{
+    const sim_ctx *c = r->c;
+    if (!r->spread_all) {
+        sim_best(c, s, P, N, out);
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    out->strategy = (int32_t)s;
+    out->gpus = P;
+    out->seq = N;
+    out->micro_batch = c->w.micro_batch;
+    sim_pure_layout(c, s, P, &out->layout);
+    if (uly_layout_gpus(&out->layout) != P) {
+        out->status = SIM_ROW_NOLAYOUT;
+        snprintf(out->note, sizeof out->note, "the pinned degrees do not divide %lld GPUs", (long long)P);
+        return;
+    }
+    uly_plan *plan = malloc(sizeof *plan);
+    uly_result *res = calloc(1, sizeof *res);
+    if (!plan || !res) {
+        free(plan);
+        free(res);
+        out->status = SIM_ROW_ERROR;
+        snprintf(out->note, sizeof out->note, "out of memory");
+        return;
+    }
+    uly_workload w = c->w;
+    w.seq = N;
+    uly_layout l = out->layout;
+    uly_status st = uly_evaluate(&c->model, &w, &c->cluster, &l, plan, res);
+    if (st == ULY_OK) {
+        sim_summary_from_result(out, res);
+        out->layout = l;
+        if (out->micro_batch <= 0) out->micro_batch = w.micro_batch;
+        out->status = shapes_valid(res->reasons, res->n_reasons) ? SIM_ROW_OK : SIM_ROW_NOLAYOUT;
+    } else {
+        out->status = st == ULY_EOVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
+        char why[160] = "";
+        if (uly_layout_check(&l, why, sizeof why) != ULY_OK && why[0]) snprintf(out->note, sizeof out->note, "%s", why);
+        else snprintf(out->note, sizeof out->note, "%s", uly_status_str(st));
+    }
+    free(plan);
+    free(res);
+}
+
+/* The figure line saying which layouts: for the CSV header. */
+static void spread_line(const plot_run *r, int64_t P, const char *seq_words, char *b, size_t n)
+{
+    if (r->spread_all)
+        snprintf(b, n, "each strategy over all %lld GPUs at %s: its own degree = %lld, dp = 1 (%s: Ulysses inside a node, ring across), "
+                 "as `ulysim --gpus %lld --seq N --strategy S` with --ulysses/--ring/--tp pinned to the layout column",
+                 (long long)P, seq_words, (long long)P, plot_hybrid_name(), (long long)P);
+    else
+        snprintf(b, n, "best layout of each strategy on %lld GPUs at %s (as `ulysim --gpus %lld --seq N%s`)", (long long)P,
+                 seq_words, (long long)P, r->c->w.global_batch ? " --global-batch G" : "");
+}
+
+/* spread_line for the figures at one (P GPUs, N tokens): memory, breakdown. */
+static void spread_line_at(const plot_run *r, int64_t P, int64_t N, char *b, size_t n)
+{
+    char words[64];
+    size_words(N, words, sizeof words);
+    snprintf(words + strlen(words), sizeof words - strlen(words), " tokens");
+    spread_line(r, P, words, b, n);
+}
+
+static int is_oom(const sim_summary *s)
+{
+    return sim_has_numbers(s) && !s->feasible && has_fatal(s->reasons, s->n_reasons, ULY_R_OUT_OF_MEMORY);
+}
+
+/* The figures at one GPU count (throughput, memory, breakdown) have no point
+ * to draw when the pinned degrees do not divide it: 0, or the usage error,
+ * reported. */
+static int pins_check(plot_run *r, int64_t P)
+{
+    int rc = sim_check_pins_divide(r->c, P, r->notes, sizeof r->notes);
+    if (rc) sim_err("plot %s: %s", r->fig->name, r->notes);
+    return rc;
+}
+
+/* strategy_at for one row of a figure, with the layout as text in ls: 0, or
+ * SIM_EXIT_INTERNAL (reported) when libulysim itself failed. */
+static int row_at(const plot_run *r, uly_strategy_id id, int64_t P, int64_t N, sim_summary *s, char *ls, size_t ls_n)
+{
+    strategy_at(r, id, P, N, s);
+    if (s->status == SIM_ROW_ERROR) {
+        sim_err("internal: %s", s->note);
+        return SIM_EXIT_INTERNAL;
+    }
+    layout_str(&s->layout, ls, ls_n);
+    return 0;
+}
+
+/* A row the one-point figures (memory, breakdown) cannot draw, having no
+ * numbers: 1, with the reason noted; an infeasible plan with numbers is
+ * drawn (fits = 0). */
+static int row_unpriced(plot_run *r, const sim_summary *s, const char *ls)
+{
+    if (sim_has_numbers(s) && s->status == SIM_ROW_OK) return 0;
+    char why[600];
+    plot_reasons_plain(r->c, s, why, sizeof why);
+    plot_note(r, "%s (%s): %s", sim_strategy_name(s->strategy), ls, why);
+    return 1;
+}
+
+int fig_throughput(plot_run *r, FILE *f)
+{
+    const sim_ctx *c = r->c;
+    const sim_args *a = c->a;
+    int64_t P = a->gpus[0];
+    char l1[400];
+    spread_line(r, P, "each sequence length N", l1, sizeof l1);
+    const char *about[] = {
+        l1,
+        "fits = 0 and oom = 1: out of memory; tflops_per_gpu is then what the closest layout (least memory over",
+        "the HBM) would reach if it fitted: the figure marks these points, it does not join them",
+        NULL};
+    static const col cols[] = {
+        {"strategy", NULL},
+        {"seq", "sequence length N [tokens]"},
+        {"gpus", "GPUs [count]"},
+        {"layout", "degrees above 1 of the best layout"},
+        {"micro_batch", "sequences per replica per micro-step"},
+        {"fits", "1: fits in memory and has valid shapes"},
+        {"oom", "1: only memory stops it"},
+        {"mem_bytes", "memory per GPU [bytes]"},
+        {"tflops_per_gpu", "model TFLOP/s per GPU [1e12 FLOP/s] (step.tflops_per_gpu)"},
+        {"tokens_per_s", "tokens per second, all GPUs [tokens/s]"},
+        {"mfu", "model FLOPs utilisation [fraction]"},
+        {"step_s", "one optimizer step [s]"},
+    };
+    int rc = pins_check(r, P);
+    if (rc) return rc;
+    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
+    for (int si = 0; si < c->n_strat; si++)
+        for (int qi = 0; qi < a->n_seq; qi++) {
+            sim_summary s;
+            char ls[64], why[600];
+            if (row_at(r, c->strat[si], P, a->seq[qi], &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+            /* out-of-memory points stay: the figure marks them */
+            int fits = s.status == SIM_ROW_OK && s.feasible;
+            if (!sim_has_numbers(&s) || s.status != SIM_ROW_OK || (!fits && !is_oom(&s))) {
+                plot_reasons_plain(c, &s, why, sizeof why);
+                plot_note(r, "%s at %lld tokens (%s): %s", sim_strategy_name(s.strategy), (long long)s.seq, ls, why);
+                continue;
+            }
+            fprintf(f, "%s,%lld,%lld,%s,%lld,%d,%d,%.0f,%.10g,%.10g,%.10g,%.10g", sim_strategy_name(s.strategy),
+                    (long long)s.seq, (long long)P, ls, (long long)s.micro_batch, fits, is_oom(&s), s.mem.total_bytes,
+                    s.time.tflops_per_gpu, s.time.tokens_per_s, s.time.mfu, s.time.step_s);
+            plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+        }
+    return 0;
+}
+
+/* ------------------------------------------- figures over GPU counts: 3, 3b */
+
+/* One point of a figure whose x axis is the GPU count: strategy s on P GPUs,
+ * its row written to f or why not noted. res: scratch for the search (a
+ * uly_result is too large for the stack). 0, or an exit status that stops
+ * the figure (reported). */
+typedef int (*gpus_point_fn)(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *res);
+
+/* Runs point on each strategy and GPU count. A count the pinned degrees do
+ * not divide is a point left out, not an error: the axis is a list or range. */
+static int gpus_points(plot_run *r, FILE *f, gpus_point_fn point)
+{
+    const sim_ctx *c = r->c;
+    const sim_args *a = c->a;
+    uly_result *res = malloc(sizeof *res);
+    if (!res) {
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
+    }
+    int rc = 0;
+    for (int si = 0; si < c->n_strat && !rc; si++)
+        for (int gi = 0; gi < a->n_gpus && !rc; gi++) {
+            uly_strategy_id s = c->strat[si];
+            int64_t P = a->gpus[gi];
+            char why[600];
+            if (sim_check_pins_divide(c, P, why, sizeof why)) {
+                plot_note(r, "%s on %lld GPUs: %s", sim_strategy_name(s), (long long)P, why);
+                continue;
+            }
+            rc = point(r, f, s, P, res);
+        }
+    free(res);
+    return rc;
+}
+
+/* ----------------------------------------------- figure 3: max-seq, a point */
+
+/* The longest sequence up to the bound --seq that some layout of s fits on P GPUs. */
+static int max_seq_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *at)
+{
+    const sim_ctx *c = r->c;
+    int64_t hi = c->a->seq[0], best = 0;
+    memset(at, 0, sizeof *at);
+    uly_status st = uly_search_max_seq(&c->model, &c->w, &c->cluster, P, s, &c->opts, hi, &best, at);
+    if (st != ULY_OK && st != ULY_EINVAL && st != ULY_EOVERFLOW) {
+        sim_err("internal: uly_search_max_seq(%s, %lld GPUs): %s", sim_strategy_name(s), (long long)P,
+                uly_status_str(st));
+        return SIM_EXIT_INTERNAL;
+    }
+    if (st != ULY_OK || best <= 0) {
+        /* why not: the reasons at a short length every layout divides */
+        sim_summary sm;
+        char why[600];
+        int64_t probe = P <= hi / 2 ? 2 * P : hi;
+        sim_best(c, s, P, probe, &sm);
+        plot_reasons_plain(c, &sm, why, sizeof why);
+        plot_note(r, "%s on %lld GPUs fits no sequence length: %s", sim_strategy_name(s), (long long)P, why);
+        return 0;
+    }
+    char ls[64];
+    layout_str(&at->layout, ls, sizeof ls);
+    fprintf(f, "%s,%lld,%lld,%s,%.0f,%.10g,%d", sim_strategy_name(s), (long long)P, (long long)best, ls,
+            at->mem.total_bytes, at->time.tokens_per_s, best == hi);
+    plot_strategy_cells(f, s);
+    return 0;
+}
+
+/* --------------------------------------------- figure 3b: max-batch, a point */
+
+/* 1 when some layout of s on P GPUs fits micro-batch b at sequence N. */
+static int batch_fits(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_t N, int64_t b, uly_result *res)
+{
+    uly_workload w = c->w;
+    w.seq = N;
+    w.micro_batch = b;
+    w.global_batch = 0;
+    uly_search_opts o = c->opts;
+    o.search_micro_batch = 0;
+    uly_search_stats stats = {0, 0};
+    memset(res, 0, sizeof *res);
+    uly_status st = uly_search_best(&c->model, &w, &c->cluster, P, s, &o, res, &stats);
+    return st == ULY_OK && res->feasible;
+}
+
+/* The largest micro-batch at --seq that some layout of s fits on P GPUs. */
+static int max_batch_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *res)
+{
+    const sim_ctx *c = r->c;
+    int64_t N = c->a->seq[0];
+    if (!batch_fits(c, s, P, N, 1, res)) {
+        sim_summary sm;
+        char why[600];
+        sim_best(c, s, P, N, &sm);
+        plot_reasons_plain(c, &sm, why, sizeof why);
+        plot_note(r, "%s on %lld GPUs fits no batch at %lld tokens: %s", sim_strategy_name(s), (long long)P,
+             (long long)N, why);
+        return 0;
+    }
+    int64_t lo = 1, hi = 0; /* lo fits; hi (when > 0) does not */
+    for (int64_t bb = 2; bb <= MAX_BATCH_CAP; bb *= 2) {
+        if (batch_fits(c, s, P, N, bb, res)) lo = bb;
+        else { hi = bb; break; }
+    }
+    if (hi)
+        while (hi - lo > 1) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (batch_fits(c, s, P, N, mid, res)) lo = mid;
+            else hi = mid;
+        }
+    else plot_note(r, "%s on %lld GPUs: fits the search bound of %lld sequences", sim_strategy_name(s),
+              (long long)P, (long long)MAX_BATCH_CAP);
+    batch_fits(c, s, P, N, lo, res);
+    char ls[64];
+    layout_str(&res->layout, ls, sizeof ls);
+    fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%s,%.0f,%.10g", sim_strategy_name(s), (long long)P,
+            (long long)N, (long long)lo, (long long)res->layout.dp, (long long)(lo * res->layout.dp), ls,
+            res->mem.total_bytes, res->time.tokens_per_s);
+    plot_strategy_cells(f, s);
+    return 0;
+}
+
+/* ------------------------------------------ figures 3, 3b: the whole figure */
+
+int fig_max_seq(plot_run *r, FILE *f)
+{
+    int64_t hi = r->c->a->seq[0];
+    char l1[200], b[32];
+    size_words(hi, b, sizeof b);
+    snprintf(l1, sizeof l1, "longest sequence each strategy fits on each GPU count (as `ulysim max-seq --gpus P`), searched up to %s = %lld tokens",
+             b, (long long)hi);
+    const char *about[] = {l1, "layout: the best layout at that length; at_bound = 1: fits the bound, the true limit is higher", NULL};
+    static const col cols[] = {
+        {"strategy", NULL},
+        {"gpus", "GPUs [count]"},
+        {"max_seq", "longest sequence that fits [tokens]"},
+        {"layout", "degrees above 1 of the best layout at max_seq"},
+        {"mem_bytes", "memory per GPU at max_seq [bytes]"},
+        {"tokens_per_s", "tokens per second at max_seq [tokens/s]"},
+        {"at_bound", "1: max_seq is the search bound (--seq)"},
+    };
+    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
+    return gpus_points(r, f, max_seq_point);
+}
+
+int fig_max_batch(plot_run *r, FILE *f)
+{
+    int64_t N = r->c->a->seq[0];
+    char l1[240], b[32];
+    size_words(N, b, sizeof b);
+    snprintf(l1, sizeof l1, "largest micro-batch b (sequences of %s = %lld tokens per model replica) for which some layout fits,",
+             b, (long long)N);
+    const char *about[] = {
+        l1,
+        "on each GPU count (as `ulysim --gpus P --seq N --batch b`: fits at b, not at b + 1; searched up to 1M);",
+        "max_batch = b x dp of the best layout at b: sequences in flight at once on all GPUs", NULL};
+    static const col cols[] = {
+        {"strategy", NULL},
+        {"gpus", "GPUs [count]"},
+        {"seq", "sequence length N [tokens]"},
+        {"max_micro_batch", "largest micro-batch that fits [sequences per replica]"},
+        {"dp", "data-parallel degree of the best layout at max_micro_batch"},
+        {"max_batch", "max_micro_batch x dp [sequences]"},
+        {"layout", "degrees above 1 of that layout"},
+        {"mem_bytes", "memory per GPU there [bytes]"},
+        {"tokens_per_s", "tokens per second there [tokens/s]"},
+    };
+    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
+    return gpus_points(r, f, max_batch_point);
+}
+
+/* --------------------------------------------------------- figure 4: memory */
+
+int fig_memory(plot_run *r, FILE *f)
+{
+    const sim_ctx *c = r->c;
+    const sim_args *a = c->a;
+    int64_t P = a->gpus[0], N = a->seq[0];
+    char l1[400];
+    spread_line_at(r, P, N, l1, sizeof l1);
+    const char *about[] = {"memory per GPU by term:", l1,
+                           "the *_bytes term columns sum to total_bytes (memory.terms of the JSON output); capacity_bytes: the HBM", NULL};
+    col cols[8 + ULY_MEM_TERM_COUNT];
+    char names[ULY_MEM_TERM_COUNT][48];
+    int n = 0;
+    cols[n++] = (col){"strategy", NULL};
+    cols[n++] = (col){"layout", "degrees above 1 of the best layout"};
+    cols[n++] = (col){"gpus", "GPUs [count]"};
+    cols[n++] = (col){"seq", "sequence length N [tokens]"};
+    cols[n++] = (col){"micro_batch", "sequences per replica per micro-step"};
+    cols[n++] = (col){"fits", "1: fits in memory and has valid shapes"};
+    for (int t = 0; t < ULY_MEM_TERM_COUNT; t++) {
+        snprintf(names[t], sizeof names[t], "%s_bytes", uly_mem_term_name((uly_mem_term)t));
+        cols[n++] = (col){names[t], "memory per GPU of this term [bytes]"};
+    }
+    cols[n++] = (col){"total_bytes", "memory per GPU [bytes] (memory.total_bytes)"};
+    cols[n++] = (col){"capacity_bytes", "usable HBM per GPU [bytes]"};
+    int rc = pins_check(r, P);
+    if (rc) return rc;
+    plot_csv_header(r, f, about, cols, n, 1);
+    for (int si = 0; si < c->n_strat; si++) {
+        sim_summary s;
+        char ls[64];
+        if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+        if (row_unpriced(r, &s, ls)) continue;
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%d", sim_strategy_name(s.strategy), ls, (long long)P, (long long)N,
+                (long long)s.micro_batch, s.feasible ? 1 : 0);
+        for (int t = 0; t < ULY_MEM_TERM_COUNT; t++) fprintf(f, ",%.0f", s.mem.term_bytes[t]);
+        fprintf(f, ",%.0f,%.0f", s.mem.total_bytes, s.mem.capacity_bytes);
+        plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------ figure 6: breakdown */
+
+int fig_breakdown(plot_run *r, FILE *f)
+{
+    const sim_ctx *c = r->c;
+    const sim_args *a = c->a;
+    int64_t P = a->gpus[0], N = a->seq[0];
+    char l1[400];
+    spread_line_at(r, P, N, l1, sizeof l1);
+    const char *about[] = {
+        "one optimizer step split by what its time is spent on:", l1,
+        "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
+        "strategy's step holds the same tokens: as `ulysim --gpus P --seq N --batch B --global-batch P*B`)",
+        "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
+        "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
+        "(plot takes no --pp: figures are drawn without a pipeline)", NULL};
+    static const col cols[] = {
+        {"strategy", NULL},
+        {"layout", "degrees above 1 of the best layout"},
+        {"gpus", "GPUs [count]"},
+        {"seq", "sequence length N [tokens]"},
+        {"micro_batch", "sequences per replica per micro-step"},
+        {"micro_steps", "micro-steps per optimizer step"},
+        {"fits", "1: fits in memory and has valid shapes"},
+        {"compute_s", "compute on the critical path per step: layers plus embedding/logits [s]"},
+        {"comm_exposed_s", "communication not hidden, per step [s]"},
+        {"step_fixed_s", "per step: optimizer and exposed gradient synchronisation [s]"},
+        {"comm_overlapped_s", "communication hidden under compute, per step [s]"},
+        {"step_s", "one optimizer step [s] (step.time_s)"},
+        {"tokens_per_step", "tokens per optimizer step, all GPUs [tokens]"},
+        {"layer_compute_s", "per layer, one micro-batch (per_layer.compute_s) [s]"},
+        {"layer_comm_exposed_s", "per layer, one micro-batch (per_layer.comm_exposed_s) [s]"},
+        {"layer_comm_overlapped_s", "per layer, one micro-batch (per_layer.comm_overlapped_s) [s]"},
+        {"model_s", "per micro-batch outside the layers (step.model_s) [s]"},
+    };
+    int rc = pins_check(r, P);
+    if (rc) return rc;
+    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
+    for (int si = 0; si < c->n_strat; si++) {
+        sim_summary s;
+        char ls[64];
+        if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
+        if (row_unpriced(r, &s, ls)) continue;
+        const uly_timing *t = &s.time;
+        /* plot refuses --pp, so a stage is the whole model and there is no bubble */
+        const double L = (double)t->stage_layers, ms = (double)(t->micro_steps > 0 ? t->micro_steps : 1);
+        double compute = ms * (L * t->compute_s + t->model_s);
+        double exposed = ms * L * t->comm_exposed_s;
+        double hidden = ms * L * t->comm_overlapped_s;
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g",
+                sim_strategy_name(s.strategy), ls, (long long)P, (long long)N, (long long)s.micro_batch,
+                (long long)t->micro_steps, s.feasible ? 1 : 0, compute, exposed, t->step_fixed_s, hidden, t->step_s,
+                t->tokens_per_s * t->step_s, t->compute_s, t->comm_exposed_s, t->comm_overlapped_s, t->model_s);
+        plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+    }
+    return 0;
+}
