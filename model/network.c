@@ -8,7 +8,12 @@
  *   ring all-gather / reduce-scatter: (p-1) a + sent / B_bottleneck
  *   ring all-reduce: 2 (p-1) a + sent / B_bottleneck
  *   ring hop (send/recv): steps (a + hop / B), hops run both directions at once
- * A direct mesh (no NVSwitch) gives each peer 1/(g-1) of the GPU's links. */
+ * A direct mesh (no NVSwitch) gives each peer 1/(g-1) of the GPU's links.
+ * A PCIe server shares links: each GPU's own x16 link, its switch's uplink
+ * (every byte of the switch's GPUs bound elsewhere, and with peer-to-peer
+ * off every byte at all, since it bounces through host memory), and the
+ * socket link (every byte between GPUs of different sockets). A transfer
+ * takes the longest of the three loads over their bandwidths. */
 #include <math.h>
 
 #include "internal.h"
@@ -28,10 +33,72 @@ static double intra_bw(const uly_cluster *c, int64_t peers)
     return c->intra_bw_Bps * (double)peers / (double)(c->gpus_per_node - 1);
 }
 
+/* Where a group's members of one node sit on a PCIe server: consecutive
+ * members are `stride` GPUs apart, so a switch holds s = switch / stride of
+ * them (at least one), the node's members fill g / s switches, and they
+ * span both sockets when their GPUs reach past the first socket's half. */
+typedef struct pcie_span {
+    double g, s, switches, sockets;
+} pcie_span;
+
+static pcie_span pcie_place(const uly_cluster *c, const uly_group_place *gp)
+{
+    pcie_span o;
+    const double stride = gp->stride < c->gpus_per_node ? (double)gp->stride : (double)c->gpus_per_node;
+    o.g = (double)gp->per_node;
+    o.s = floor((double)c->pcie_per_switch / stride);
+    if (o.s < 1) o.s = 1;
+    if (o.s > o.g) o.s = o.g;
+    o.switches = ceil(o.g / o.s);
+    const double span = o.g * stride, half = (double)c->gpus_per_node / 2.0;
+    o.sockets = c->socket_bw_Bps > 0 && span > half ? 2.0 : 1.0;
+    return o;
+}
+
+/* Seconds to move an all-to-all of `buf` bytes per GPU (own block included)
+ * among the node's members: the busiest of the GPU link, a switch uplink and
+ * the socket link. */
+static double pcie_alltoall_s(const uly_cluster *c, const pcie_span *q, double buf)
+{
+    const double g = q->g, out = buf * (g - 1.0) / g;
+    double t = out / c->intra_bw_Bps;
+    /* a switch's uplink: its s GPUs' bytes to members under other switches,
+     * or all their bytes without peer-to-peer */
+    const double up = q->s * (c->pcie_p2p ? buf * (g - q->s) / g : out);
+    if (c->pcie_uplink_bw_Bps > 0 && up / c->pcie_uplink_bw_Bps > t) t = up / c->pcie_uplink_bw_Bps;
+    if (q->sockets > 1) {
+        /* half the members send half their buffer across */
+        const double x = (g / 2.0) * buf * (g / 2.0) / g;
+        if (x / c->socket_bw_Bps > t) t = x / c->socket_bw_Bps;
+    }
+    return t;
+}
+
+/* Bandwidth of one ring neighbour transfer per GPU, every member sending to
+ * the next at once: the ring leaves each switch once (or, without
+ * peer-to-peer, every hop goes up and down its switch's uplink) and crosses
+ * the socket link once each way. */
+static double pcie_ring_bw(const uly_cluster *c, const pcie_span *q)
+{
+    double b = c->intra_bw_Bps;
+    const double on_uplink = c->pcie_p2p ? (q->switches > 1 ? 1.0 : 0.0) : q->s;
+    if (on_uplink > 0 && c->pcie_uplink_bw_Bps > 0 && c->pcie_uplink_bw_Bps / on_uplink < b)
+        b = c->pcie_uplink_bw_Bps / on_uplink;
+    if (q->sockets > 1 && c->socket_bw_Bps < b) b = c->socket_bw_Bps;
+    return b;
+}
+
 static double alltoall(const uly_cluster *c, const uly_group_place *gp, double sent)
 {
     const double p = (double)gp->size, g = (double)gp->per_node, M = (double)gp->nodes;
     const double buf = sent * p / (p - 1.0); /* the rank's whole buffer, own block included */
+    if (c->pcie_per_switch > 0) {
+        const pcie_span q = pcie_place(c, gp);
+        const double lat = (g - 1.0) * c->intra_lat_s;
+        if (gp->nodes <= 1) return lat + pcie_alltoall_s(c, &q, buf);
+        const double t = gp->per_node > 1 ? lat + pcie_alltoall_s(c, &q, buf) : 0;
+        return t + (M - 1.0) * c->nic_lat_s + buf * (M - 1.0) / M / (c->nic_bw_Bps / nic_factor(c, gp));
+    }
     if (gp->nodes <= 1) return (p - 1.0) * c->intra_lat_s + sent / intra_bw(c, gp->size - 1);
     double t = 0;
     if (gp->per_node > 1) t += (g - 1.0) * c->intra_lat_s + buf * (g - 1.0) / g / intra_bw(c, gp->per_node - 1);
@@ -51,6 +118,10 @@ static double link_bw(const uly_cluster *c, const uly_group_place *gp, int neigh
         if (c->topo == ULY_TOPO_TORUS && c->torus_link_bw_Bps > 0 && c->torus_link_bw_Bps < b)
             b = c->torus_link_bw_Bps;
         return b;
+    }
+    if (c->pcie_per_switch > 0) {
+        const pcie_span q = pcie_place(c, gp);
+        return pcie_ring_bw(c, &q);
     }
     return neighbour_only ? intra_bw(c, 1) : intra_bw(c, gp->size - 1);
 }

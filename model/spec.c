@@ -271,6 +271,11 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
         RANGE_I(c, torus_dims, 1, 8);
         RANGE_D(c, torus_link_bw_Bps, 1e6, 1e15);
     }
+    RANGE_I(c, pcie_per_switch, 0, c->gpus_per_node);
+    if (c->pcie_per_switch > 0) {
+        RANGE_D(c, pcie_uplink_bw_Bps, 1e6, 1e15);
+        RANGE_D(c, socket_bw_Bps, 0, 1e15);
+    }
     return ULY_OK;
 }
 

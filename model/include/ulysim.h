@@ -174,6 +174,16 @@ typedef struct uly_cluster {
     double intra_bw_Bps;     /* per GPU per direction */
     double intra_lat_s;
     int intra_switched;      /* 1: NVSwitch crossbar; 0: direct mesh (1/(g-1) per peer) */
+    /* PCIe servers (no NVLink): GPUs sit under PCIe switches, pcie_per_switch
+     * to a switch, whose uplinks meet at the CPU sockets' root complexes; the
+     * sockets are joined by UPI or xGMI. intra_bw_Bps is then one GPU's own
+     * PCIe link. pcie_per_switch 0: not a PCIe server (the fields below are
+     * unused). */
+    int64_t pcie_per_switch;    /* GPUs under one PCIe switch */
+    double pcie_uplink_bw_Bps;  /* one switch's uplink to its socket, per direction */
+    double socket_bw_Bps;       /* the link between the two sockets, per direction (0: one socket) */
+    int pcie_p2p;               /* 1: GPUs under one switch exchange directly; 0: every transfer goes
+                                 * through host memory (up the switch uplink and down again) */
     /* between nodes */
     double nic_bw_Bps;       /* per GPU per direction */
     double nic_lat_s;

@@ -104,6 +104,56 @@ int main(void)
               "chunked loss: the logits phase fell by %.6g, at most %.6g", total_d - total_s, logits * 15.0 / 16.0);
         CHECK(sparse.time.step_s == dense.time.step_s, "chunked loss changed the step time");
     }
+    /* a PCIe server: 8 GPUs, 2 under each switch, 25 GB/s per GPU link and
+     * per switch uplink, sockets joined at 40 GB/s. Ulysses over the 8: each
+     * rank's all-to-all buffer B (sent S = 7B/8) loads its GPU link with S,
+     * a switch uplink with its 2 GPUs' bytes to the 6 members elsewhere,
+     * 2 x 6B/8 (peer-to-peer on) or 2 S (off: everything bounces through
+     * host memory), the socket link with 4 GPUs x 4B/8; the busiest sets the
+     * time, after 7 latencies. A ring hop of 8 leaves each switch once (on)
+     * or twice (off, both GPUs' hops) and crosses the sockets once. */
+    {
+        uly_cluster pc = fx_a100(1);
+        pc.gpu.hbm_bytes = 1e15;
+        pc.intra_bw_Bps = 25e9;
+        pc.intra_lat_s = 5e-6;
+        pc.pcie_per_switch = 2;
+        pc.pcie_uplink_bw_Bps = 25e9;
+        pc.socket_bw_Bps = 40e9;
+        char why[200] = "";
+        for (int p2p = 1; p2p >= 0; p2p--) {
+            pc.pcie_p2p = p2p;
+            CHECK(uly_cluster_check(&pc, why, sizeof why) == ULY_OK, "pcie cluster rejected: %s", why);
+            uly_workload w = fx_work(65536);
+            CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 8, 1, &dense) == 0 &&
+                      eval(&m, &w, &pc, ULY_STRAT_ULYSSES, 8, 1, &sparse) == 0, "ulysses on pcie");
+            for (int i = 0; i < plan.n_ops; i++) {
+                const uly_op *o = &plan.ops[i];
+                if (o->type != ULY_OPT_A2A_Q) continue;
+                const double S = (double)o->bytes_sent, B = S * 8.0 / 7.0;
+                double t = S / 25e9;
+                const double up = p2p ? 2.0 * B * 6.0 / 8.0 : 2.0 * S;
+                if (up / 25e9 > t) t = up / 25e9;
+                if (4.0 * B * 4.0 / 8.0 / 40e9 > t) t = 4.0 * B * 4.0 / 8.0 / 40e9;
+                t += 7 * 5e-6;
+                CHECK(fabs(sparse.op_time_s[i] / t - 1) < 1e-12, "p2p %d: a2a_q %.6g s, want %.6g s", p2p,
+                      sparse.op_time_s[i], t);
+                break;
+            }
+            CHECK(eval(&m, &w, &pc, ULY_STRAT_RING, 1, 8, &sparse) == 0, "ring on pcie");
+            for (int i = 0; i < plan.n_ops; i++) {
+                const uly_op *o = &plan.ops[i];
+                if (o->type != ULY_OPT_RING_KV) continue;
+                const double bw = p2p ? 25e9 : 12.5e9;
+                const double want = (double)o->steps * 5e-6 + (double)o->bytes_sent / bw;
+                CHECK(fabs(sparse.op_time_s[i] / want - 1) < 1e-12, "p2p %d: ring_kv %.6g s, want %.6g s", p2p,
+                      sparse.op_time_s[i], want);
+                break;
+            }
+        }
+        pc.pcie_per_switch = 16;
+        CHECK(uly_cluster_check(&pc, why, sizeof why) == ULY_EINVAL, "16 GPUs per switch in an 8-GPU node accepted");
+    }
     {
         uly_workload w = fx_work(65536);
         char why[160] = "";
