@@ -149,6 +149,21 @@ double uly_mlp_params(const uly_model *m)
     return (double)m->hidden * (double)m->ffn_hidden * (m->swiglu ? 3.0 : 2.0);
 }
 
+/* Tensor-parallel communication overlap (TransformerEngine's userbuffers,
+ * Megatron-LM's --tp-comm-overlap): the TP all-gathers and reduce-scatters
+ * a hook just emitted (ops from `from` on) run under the GEMM they feed or
+ * that feeds them, hidden up to its time. Without it they are exposed. */
+static void tp_overlap(uly_bctx *x, int from, const uly_op *gemm)
+{
+    if (!x->w->tp_comm_overlap || x->overflow) return;
+    for (int i = from; i < x->p->n_ops; i++) {
+        uly_op *o = &x->p->ops[i];
+        if (o->kind == ULY_OP_COMM && o->group == ULY_GROUP_TP &&
+            (o->coll == ULY_COLL_ALLGATHER || o->coll == ULY_COLL_REDUCE_SCATTER))
+            o->overlaps = gemm->id;
+    }
+}
+
 static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
 {
     const uly_phase ph = ULY_PHASE_FWD;
@@ -160,18 +175,24 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* residual add + norm: read x and the branch, write x' and the norm */
     uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid);
+    int k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
-    uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0);
+    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0));
     h->attn_fwd(x, recomp, h->ctx);
-    uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    const uly_op *g = uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
+    tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid);
+    k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
-    uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
+    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0));
     uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
-    uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
+    g = uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
+    k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->tp_ctx);
+    tp_overlap(x, k, g);
 }
 
 static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
@@ -184,6 +205,7 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
+    int k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->tp_ctx);
     if (x->w->ffn_chunks > 1) {
         /* chunked FFN: the up-projection and activation rebuilt, a block at
@@ -192,17 +214,22 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
         uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
             (int64_t)(b * tg * f / t);
     }
-    uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0);
+    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0));
     uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
         (int64_t)(b * tg * f / t);
-    uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    const uly_op *g = uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
+    tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid);
+    k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
-    uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0);
+    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0));
     h->attn_bwd(x, h->ctx);
-    uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
+    g = uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
+    k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
+    tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid);
 }
 

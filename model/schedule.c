@@ -88,6 +88,11 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
+    /* cleared up front: a TP collective may sit under a GEMM emitted after it */
+    for (int i = 0; i < n; i++) {
+        hid_s[i] = 0;
+        hops[i] = 0;
+    }
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
         const int comm = o->kind == ULY_OP_COMM;
@@ -96,8 +101,6 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                                : compute_time(&rt, o);
         t[i] = ti;
         ex[i] = ti;
-        hid_s[i] = 0;
-        hops[i] = 0;
         if (o->per_step) {
             if (comm && o->overlaps == ULY_OVERLAP_PHASE) {
                 dp_grad += ti;
@@ -122,7 +125,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
         } else if (o->overlaps == ULY_OVERLAP_PHASE) {
             bg[o->phase] += ti;
             late[n_late++] = i;
-        } else if (o->overlaps >= 0 && o->overlaps < i) {
+        } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
             const int a = o->overlaps;
             if (hid_s[a] == 0) attn[n_attn++] = a;
             hid_s[a] += ti;
@@ -130,7 +133,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
             late[n_late++] = i;
         }
     }
-    /* ring transfers: a step costs max(block compute, hop) */
+    /* ring transfers: a step costs max(block compute, hop); a TP collective
+     * under its GEMM (one step) shows what outlasts the GEMM */
     double frac[ULY_PLAN_MAX_OPS];
     for (int j = 0; j < n_attn; j++) {
         const int a = attn[j];

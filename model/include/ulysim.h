@@ -112,6 +112,10 @@ typedef struct uly_workload {
      * loss_chunks blocks of tokens, so the logits are never held whole;
      * 0 or 1: whole. Same FLOPs. */
     int64_t loss_chunks;
+    /* 1: tensor-parallel all-gathers and reduce-scatters run under the GEMM
+     * they feed or that feeds them (TransformerEngine's userbuffers,
+     * Megatron-LM --tp-comm-overlap); 0: on the critical path. */
+    int tp_comm_overlap;
 } uly_workload;
 
 /* The workload's attention density: attn_density, or 1 when unset. */

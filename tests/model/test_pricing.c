@@ -9,7 +9,10 @@
  *   beta output) are not saved, one block's are live in backward, and each
  *   layer's backward runs the up-projection and activation once more;
  *   chunked loss: the logits (4 + beta bytes per element, fp32 copy beside
- *   half precision) are held one block at a time. */
+ *   half precision) are held one block at a time;
+ *   TP communication overlap (TransformerEngine userbuffers): each SP
+ *   all-gather runs under the GEMM it feeds and each reduce-scatter under
+ *   the GEMM that feeds it, exposing only what outlasts that GEMM. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -103,6 +106,46 @@ int main(void)
         CHECK(total_d - total_s <= logits * 15.0 / 16.0 * (1 + 1e-12) && total_s < total_d,
               "chunked loss: the logits phase fell by %.6g, at most %.6g", total_d - total_s, logits * 15.0 / 16.0);
         CHECK(sparse.time.step_s == dense.time.step_s, "chunked loss changed the step time");
+    }
+    /* TP overlap, Megatron-SP t = 8 */
+    {
+        uly_workload w = fx_work(16384);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1);
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &dense) == ULY_OK, "exposed TP");
+        w.tp_comm_overlap = 1;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &sparse) == ULY_OK, "overlapped TP");
+        /* which GEMM each collective sits under */
+        const struct {
+            uly_op_type comm, gemm;
+        } pair[] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_QKV_PROJ},         {ULY_OPT_SP_RS_ATTN, ULY_OPT_OUT_PROJ},
+                    {ULY_OPT_SP_AG_MLP, ULY_OPT_MLP_UP},            {ULY_OPT_SP_RS_MLP, ULY_OPT_MLP_DOWN},
+                    {ULY_OPT_SP_AG_DMLP, ULY_OPT_MLP_DOWN_BWD},     {ULY_OPT_SP_RS_DMLP, ULY_OPT_MLP_UP_BWD},
+                    {ULY_OPT_SP_AG_DATTN, ULY_OPT_OUT_PROJ_BWD},    {ULY_OPT_SP_RS_DATTN, ULY_OPT_QKV_PROJ_BWD}};
+        double saved = 0;
+        for (size_t k = 0; k < sizeof pair / sizeof pair[0]; k++) {
+            int ci = -1, gi = -1;
+            for (int i = 0; i < plan.n_ops; i++) {
+                if (plan.ops[i].type == pair[k].comm && ci < 0) ci = i;
+                if (plan.ops[i].type == pair[k].gemm && gi < 0) gi = i;
+            }
+            CHECK(ci >= 0 && gi >= 0 && plan.ops[ci].overlaps == gi, "%s: overlaps %d, want %s (op %d)",
+                  uly_op_type_name(pair[k].comm), ci >= 0 ? plan.ops[ci].overlaps : -9,
+                  uly_op_type_name(pair[k].gemm), gi);
+            if (ci < 0 || gi < 0) continue;
+            const double tc = sparse.op_time_s[ci], tg = sparse.op_time_s[gi];
+            const double want = tc > tg ? tc - tg : 0;
+            CHECK(fabs(sparse.op_exposed_s[ci] - want) <= 1e-15 + 1e-12 * tc, "%s: exposed %.6g s, want %.6g s",
+                  uly_op_type_name(pair[k].comm), sparse.op_exposed_s[ci], want);
+            CHECK(dense.op_exposed_s[ci] == dense.op_time_s[ci], "%s exposed without the overlap",
+                  uly_op_type_name(pair[k].comm));
+            saved += tc - want;
+        }
+        const double layer_d = dense.time.layer_fwd_s + dense.time.layer_bwd_s;
+        const double layer_s = sparse.time.layer_fwd_s + sparse.time.layer_bwd_s;
+        CHECK(saved > 0 && fabs((layer_d - layer_s) / saved - 1) < 1e-9, "TP overlap saved %.6g s a layer, want %.6g",
+              layer_d - layer_s, saved);
     }
     /* a PCIe server: 8 GPUs, 2 under each switch, 25 GB/s per GPU link and
      * per switch uplink, sockets joined at 40 GB/s. Ulysses over the 8: each
