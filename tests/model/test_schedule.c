@@ -27,6 +27,14 @@ static int eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
     return st;
 }
 
+/* evaluates on fx_unit(1) with in-node links of intra_bw B/s */
+static int eval_bw(const uly_model *m, const uly_workload *w, const uly_layout *l, double intra_bw, uly_result *r)
+{
+    uly_cluster c = fx_unit(1);
+    c.intra_bw_Bps = intra_bw;
+    return eval(m, w, &c, l, r);
+}
+
 /* index of the first op of `type` in `phase` (not a recompute), -1 if none */
 static int op_index(uly_op_type type, uly_phase phase)
 {
@@ -114,11 +122,10 @@ static void ring_hidden_or_exposed(void)
      * moves K and V of the block: 2 x 512 x 4 x 16 x 2 = 131,072 B. */
     const double gemm_f = 5.0331648e-5, gemm_b = 1.00663296e-4, blk_f = 6.7108864e-5, blk_b = 1.6777216e-4;
     for (int fast = 0; fast < 2; fast++) {
-        uly_cluster c = fx_unit(1);
-        c.intra_bw_Bps = fast ? 4e9 : 1e9;
+        const double bw = fast ? 4e9 : 1e9;
         uly_result r;
-        if (eval(&m, &w, &c, &l, &r)) return;
-        const double hop = 131072.0 / c.intra_bw_Bps; /* 1.31072e-4 s, or 3.2768e-5 s at 4e9 */
+        if (eval_bw(&m, &w, &l, bw, &r)) return;
+        const double hop = 131072.0 / bw; /* 1.31072e-4 s, or 3.2768e-5 s at 4e9 */
         const int kv = op_index(ULY_OPT_RING_KV, ULY_PHASE_FWD);
         NEAR(r.op_time_s[kv], hop, "ring_kv");
         if (fast) {
@@ -141,33 +148,38 @@ static void ring_hidden_or_exposed(void)
     }
 }
 
-/* Ulysses u = 1 x dp 2 under ZeRO-3: each layer's weights gathered before
- * its forward and again before its backward, its gradients reduce-scattered,
- * all prefetched under the phase's compute. */
+/* Data parallel only, Ulysses u = 1 x dp 2: T = 1024 tokens on each rank,
+ * fwd 2 x 1024 x 49152 + 4 x 4 x 1024^2 x 16 = 369,098,752 FLOPs =
+ * 3.69098752e-4 s; bwd 2 x 100,663,296 + 2.5 x 268,435,456 = 872,415,232 =
+ * 8.72415232e-4 s; no communication inside the layer. */
+static const double dp2_fwd_s = 3.69098752e-4, dp2_bwd_s = 8.72415232e-4;
+static uly_layout dp2_layout(void)
+{
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 2);
+    return l;
+}
+
+/* u 1 x dp 2 under ZeRO-3: each layer's weights gathered before its
+ * forward and again before its backward, its gradients reduce-scattered, all
+ * prefetched under the phase's compute. A gather or reduce-scatter of a
+ * layer over G = 2 sends (G-1) ceil(49280/2) x 2 = 49,280 B; bwd has two. */
 static void zero3_prefetch(void)
 {
     const uly_model m = fx_tiny();
     uly_workload w = work();
     w.zero_stage = 3;
-    uly_layout l;
-    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 2);
-    /* T = 1024 on each rank: fwd 2 x 1024 x 49152 + 4 x 4 x 1024^2 x 16 =
-     * 369,098,752 FLOPs = 3.69098752e-4 s; bwd 2 x 100,663,296 + 2.5 x
-     * 268,435,456 = 872,415,232 = 8.72415232e-4 s. A gather or
-     * reduce-scatter of a layer over G = 2 sends (G-1) ceil(49280/2) x 2 =
-     * 49,280 B; bwd has two. */
-    const double cf = 3.69098752e-4, cb = 8.72415232e-4;
+    const uly_layout l = dp2_layout();
     for (int slow = 0; slow < 2; slow++) {
-        uly_cluster c = fx_unit(1);
-        c.intra_bw_Bps = slow ? 1e8 : 1e9;
+        const double bw = slow ? 1e8 : 1e9;
         uly_result r;
-        if (eval(&m, &w, &c, &l, &r)) return;
-        const double g = 49280.0 / c.intra_bw_Bps; /* 4.928e-5 s, or 4.928e-4 s at 1e8 */
+        if (eval_bw(&m, &w, &l, bw, &r)) return;
+        const double g = 49280.0 / bw; /* 4.928e-5 s, or 4.928e-4 s at 1e8 */
         NEAR(r.op_time_s[op_index(ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD)], g, "zero-3 gather");
         if (!slow) {
             /* 4.928e-5 < 3.69e-4 and 9.856e-5 < 8.72e-4: hidden */
-            NEAR(r.time.layer_fwd_s, cf, "zero-3 hidden: fwd");
-            NEAR(r.time.layer_bwd_s, cb, "zero-3 hidden: bwd");
+            NEAR(r.time.layer_fwd_s, dp2_fwd_s, "zero-3 hidden: fwd");
+            NEAR(r.time.layer_bwd_s, dp2_bwd_s, "zero-3 hidden: bwd");
             NEAR(r.time.comm_overlapped_s, 3 * g, "zero-3 hidden: overlapped");
             CHECK(r.time.comm_exposed_s == 0, "zero-3 hidden: exposed %g", r.time.comm_exposed_s);
         } else {
@@ -177,23 +189,21 @@ static void zero3_prefetch(void)
             NEAR(r.time.layer_fwd_s, g, "zero-3 exposed: fwd");
             NEAR(r.time.layer_bwd_s, 2 * g, "zero-3 exposed: bwd");
             NEAR(r.time.comm_exposed_s, 1.23701248e-4 + 1.13184768e-4, "zero-3 exposed");
-            NEAR(r.time.comm_overlapped_s, cf + cb, "zero-3 overlapped: up to the compute");
+            NEAR(r.time.comm_overlapped_s, dp2_fwd_s + dp2_bwd_s, "zero-3 overlapped: up to the compute");
             NEAR(r.op_exposed_s[op_index(ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD)], 1.23701248e-4,
                  "zero-3 fwd gather exposed");
         }
     }
 }
 
-/* Ulysses u = 1 x dp 2, global batch 8: 4 micro-batches per step. The
- * gradient reduction hides under one micro-batch's backward only. */
+/* u 1 x dp 2, global batch 8: 4 micro-batches per step. The gradient
+ * reduction hides under one micro-batch's backward only. */
 static void per_step_and_slots(void)
 {
     const uly_model m = fx_tiny();
     uly_workload w = work();
     w.global_batch = 8;
-    uly_layout l;
-    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 2);
-    const double cf = 3.69098752e-4, cb = 8.72415232e-4;
+    const uly_layout l = dp2_layout();
     /* logits: 2 x 1024 x 1000 x 64 x 3 = 393,216,000 FLOPs = 3.93216e-4 s */
     const double model_s = 3.93216e-4;
     /* model FLOPs: 8 sequences of 869,269,504 x 3 */
@@ -202,15 +212,13 @@ static void per_step_and_slots(void)
         /* ZeRO-0 at 1e8 B/s: the all-reduce, 453,248 B = 4.53248e-3 s,
          * outlasts the last backward, L x 8.72415232e-4 = 1.744830464e-3 s,
          * by 2.787649536e-3 s (4 backwards, 6.98e-3 s, would have hidden it) */
-        uly_cluster c = fx_unit(1);
-        c.intra_bw_Bps = 1e8;
         uly_result r;
-        if (eval(&m, &w, &c, &l, &r)) return;
+        if (eval_bw(&m, &w, &l, 1e8, &r)) return;
         const double fixed = 2.787649536e-3;
         CHECK(r.time.micro_steps == 4, "micro-steps %lld, want 8 / (1 x 2) = 4", (long long)r.time.micro_steps);
         NEAR(r.time.slots, 4.0, "slots without a pipeline");
-        NEAR(r.time.layer_fwd_s, cf, "dp layer fwd");
-        NEAR(r.time.layer_bwd_s, cb, "dp layer bwd");
+        NEAR(r.time.layer_fwd_s, dp2_fwd_s, "dp layer fwd");
+        NEAR(r.time.layer_bwd_s, dp2_bwd_s, "dp layer bwd");
         NEAR(r.time.model_s, model_s, "dp model ops");
         NEAR(r.time.step_fixed_s, fixed, "zero-0 step fixed: the all-reduce beyond the last backward");
         NEAR(r.op_exposed_s[op_index(ULY_OPT_DP_ALLREDUCE_GRAD, ULY_PHASE_STEP)], fixed, "all-reduce exposed");
@@ -231,7 +239,7 @@ static void per_step_and_slots(void)
         if (eval(&m, &w, &c, &l, &r)) return;
         CHECK(r.op_exposed_s[op_index(ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_STEP)] == 0, "zero-1 reduce-scatter hidden");
         NEAR(r.time.step_fixed_s, 2.26624e-4, "zero-1 step fixed: the all-gather");
-        NEAR(r.time.step_s, 4 * (2 * (cf + cb) + model_s) + 2.26624e-4, "zero-1 step");
+        NEAR(r.time.step_s, 4 * (2 * (dp2_fwd_s + dp2_bwd_s) + model_s) + 2.26624e-4, "zero-1 step");
     }
 }
 
