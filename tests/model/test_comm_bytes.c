@@ -1,5 +1,5 @@
 /* Per-layer bytes sent per rank equal, to the byte, the formulas of
- * shared/reference/model.md sec. 2 for every strategy, on several
+ * the model reference (communication, sec. 2) for every strategy, on several
  * (N, h, a, k, degree) combinations including degree 1 (zero bytes) and
  * groups that span nodes. Expected values are computed here from the
  * formulas, independently of the model's code. */
