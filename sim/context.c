@@ -55,7 +55,14 @@ static void lists_resolve(const sim_args *a, sim_ctx *c)
     if (!c->n_seq) c->seq[c->n_seq++] = a->cmd == SIM_CMD_MAXSEQ ? SIM_DEFAULT_MAXSEQ_HI : SIM_DEFAULT_SEQ;
 }
 
-static int check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n);
+/* `gpus` fills whole nodes once past one: 0, or 2 with a reason. */
+static int check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
+{
+    const int64_t gpn = c->cluster.gpus_per_node;
+    if (gpus <= gpn || gpus % gpn == 0) return 0;
+    return sim_fail(why, n, "--gpus %lld: not a whole number of %lld-GPU nodes of %s (valid: up to %lld, or a multiple of %lld)",
+                (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
+}
 
 int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
 {
@@ -183,15 +190,6 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         if (rc) return rc;
     }
     return 0;
-}
-
-/* `gpus` fills whole nodes once past one: 0, or 2 with a reason. */
-static int check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
-{
-    const int64_t gpn = c->cluster.gpus_per_node;
-    if (gpus <= gpn || gpus % gpn == 0) return 0;
-    return sim_fail(why, n, "--gpus %lld: not a whole number of %lld-GPU nodes of %s (valid: up to %lld, or a multiple of %lld)",
-                (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
 }
 
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
