@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "context.h"
 
 /* The parser lists the registry's commands in --help only; the fuzzer
  * links the parser without them (those commands parse their own flags). */

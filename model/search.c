@@ -52,6 +52,7 @@ typedef struct walk {
     uly_plan plan;
     uly_result cur;
     uly_result *best;
+    uly_plan *best_plan; /* NULL: the caller wants the result only */
     int have;
     uly_search_stats *stats;
     /* max-seq: the bound, and the longest sequence found so far with its layout */
@@ -131,6 +132,9 @@ static void try_layout(walk *k, const uly_layout *l)
         }
         if (!k->have || better(&k->cur, k->best)) {
             *k->best = k->cur;
+            /* copied only on a new best: the plan of the winner, without
+             * building it a second time */
+            if (k->best_plan) *k->best_plan = k->plan;
             k->have = 1;
         }
     }
@@ -152,17 +156,24 @@ static void try_orders(walk *k, uly_layout *l)
     }
 }
 
-uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                           int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
-                           uly_result *best, uly_search_stats *stats)
+uly_status uly_search_best_plan(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                                uly_result *best, uly_plan *best_plan, uly_search_stats *stats)
 {
     const uly_strategy *st = uly_strategy_get(s);
     if (!m || !w || !c || !best || !st || gpus < 1) return ULY_EINVAL;
     const uly_search_opts none = {0};
     if (!o) o = &none;
-    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .stats = stats};
+    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .best_plan = best_plan, .stats = stats};
     layouts_each(&k, s, gpus, try_orders);
     return k.have ? ULY_OK : ULY_EINVAL;
+}
+
+uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                           uly_result *best, uly_search_stats *stats)
+{
+    return uly_search_best_plan(m, w, c, gpus, s, o, best, NULL, stats);
 }
 
 /* Smallest sequence step every check of the layout accepts. */

@@ -1,29 +1,36 @@
-/* args.c: parsing the ulysim command line and resolving it into a sim_ctx. */
+/* args.c: parsing the ulysim command line (context.c resolves what it
+ * names), its --help, and the one-line messages of bad input. */
 #include "args.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
-#include "preset.h"
+#include "par.h"
+
+/* The planning commands, in sim_cmd order. */
+static const char *const cmd_names[] = {"plan", "max-seq", "min-gpus", "sweep", "presets"};
+#define N_CMDS ((int)(sizeof cmd_names / sizeof cmd_names[0]))
 
 const char *sim_cmd_name(sim_cmd c)
 {
-    switch (c) {
-    case SIM_CMD_PLAN: return "plan";
-    case SIM_CMD_MAXSEQ: return "max-seq";
-    case SIM_CMD_MINGPUS: return "min-gpus";
-    case SIM_CMD_SWEEP: return "sweep";
-    case SIM_CMD_PRESETS: return "presets";
-    }
-    return "?";
+    return (int)c >= 0 && (int)c < N_CMDS ? cmd_names[c] : "?";
 }
 
-/* A value as it may appear in a one-line message: quoted, printable, short. */
-static const char *q(const char *v, char *buf, size_t n)
+void sim_err(const char *fmt, ...)
+{
+    if (sim_par_rank() != 0) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sim_one_line(buf);
+    fprintf(stderr, "ulysim: %s\n", buf);
+}
+
+const char *sim_quote(const char *v, char *buf, size_t n)
 {
     size_t j = 0;
     if (n < 8) return "";
@@ -38,26 +45,26 @@ static const char *q(const char *v, char *buf, size_t n)
     return buf;
 }
 
-/* Strips a trailing newline and makes sure a message is one line. */
-static void one_line(char *s)
+void sim_one_line(char *s)
 {
     for (; *s; s++)
         if (*s == '\n' || *s == '\r') *s = ' ';
 }
 
-static int fail(char *why, size_t n, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int fail(char *why, size_t n, const char *fmt, ...)
+int sim_fail(char *why, size_t n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, n, fmt, ap);
     va_end(ap);
-    one_line(why);
+    sim_one_line(why);
     return SIM_EXIT_USAGE;
+}
+
+void sim_join(char *buf, size_t n, const char *sep, const char *item)
+{
+    size_t l = strlen(buf);
+    if (l < n) snprintf(buf + l, n - l, "%s%s", l ? sep : "", item);
 }
 
 static int parse_size(const char *flag, const char *v, int64_t *out, char *why, size_t n)
@@ -65,15 +72,15 @@ static int parse_size(const char *flag, const char *v, int64_t *out, char *why, 
     char lib[160] = "", qb[80];
     uly_status st = uly_size_parse(v, out, lib, sizeof lib);
     if (st == ULY_OK) return 0;
-    one_line(lib);
+    sim_one_line(lib);
     if (!lib[0]) snprintf(lib, sizeof lib, "not a size");
     /* the library's message may start with the value itself: say it once */
     const char *msg = lib;
-    q(v, qb, sizeof qb);
+    sim_quote(v, qb, sizeof qb);
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
-    return fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G are powers of 1024)",
+    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G are powers of 1024)",
                 flag, qb, msg);
 }
 
@@ -86,10 +93,10 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
     size_t len = strlen(v);
     if (len == 0) return parse_size(flag, v, &out[0], why, n);
     if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
-        return fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
-                    flag, q(v, qb, sizeof qb));
+        return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
+                    flag, sim_quote(v, qb, sizeof qb));
     char *copy = malloc(len + 1);
-    if (!copy) return fail(why, n, "out of memory");
+    if (!copy) return sim_fail(why, n, "out of memory");
     memcpy(copy, v, len + 1);
     int rc = 0;
     char *p = copy;
@@ -104,8 +111,8 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
             if ((rc = parse_size(flag, dots + 2, &hi, why, n)) != 0) break;
             if (lo > hi) {
                 *dots = '.';
-                rc = fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
-                          flag, q(p, qb, sizeof qb));
+                rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
+                          flag, sim_quote(p, qb, sizeof qb));
                 break;
             }
         } else {
@@ -113,14 +120,14 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
             hi = lo;
         }
         if (hi > hi_limit) {
-            rc = fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, q(v, qb, sizeof qb),
+            rc = sim_fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, sim_quote(v, qb, sizeof qb),
                       (long long)hi, (long long)hi_limit);
             break;
         }
         for (int64_t x = lo; x <= hi; x *= 2) {
             if (count >= SIM_LIST_MAX) {
-                rc = fail(why, n, "%s %s: more than %d values (valid: a shorter list or range)", flag,
-                          q(v, qb, sizeof qb), SIM_LIST_MAX);
+                rc = sim_fail(why, n, "%s %s: more than %d values (valid: a shorter list or range)", flag,
+                          sim_quote(v, qb, sizeof qb), SIM_LIST_MAX);
                 break;
             }
             out[count++] = x;
@@ -142,10 +149,9 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
     char qb[80], valid[200] = "";
     for (int i = 0; i < count; i++) {
         if (strcmp(v, names[i]) == 0) { *out = i; return 0; }
-        size_t l = strlen(valid);
-        snprintf(valid + l, sizeof valid - l, "%s%s", i ? "|" : "", names[i]);
+        sim_join(valid, sizeof valid, "|", names[i]);
     }
-    return fail(why, n, "%s %s: unknown value (valid: %s)", flag, q(v, qb, sizeof qb), valid);
+    return sim_fail(why, n, "%s %s: unknown value (valid: %s)", flag, sim_quote(v, qb, sizeof qb), valid);
 }
 
 static void strategy_names(char *buf, size_t n)
@@ -153,9 +159,7 @@ static void strategy_names(char *buf, size_t n)
     buf[0] = 0;
     for (int i = 0; i < ULY_STRAT_COUNT; i++) {
         const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
-        if (!s) continue;
-        size_t l = strlen(buf);
-        snprintf(buf + l, n - l, "%s%s", l ? ", " : "", s->name);
+        if (s) sim_join(buf, n, ", ", s->name);
     }
 }
 
@@ -164,7 +168,7 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
     char qb[80], names[200];
     size_t len = strlen(v);
     char *copy = malloc(len + 1);
-    if (!copy) return fail(why, n, "out of memory");
+    if (!copy) return sim_fail(why, n, "out of memory");
     memcpy(copy, v, len + 1);
     int rc = 0;
     char *p = copy;
@@ -181,7 +185,7 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
             const uly_strategy *s = uly_strategy_find(p);
             if (!s) {
                 strategy_names(names, sizeof names);
-                rc = fail(why, n, "--strategy %s: unknown strategy (valid: %s, all)", q(p, qb, sizeof qb), names);
+                rc = sim_fail(why, n, "--strategy %s: unknown strategy (valid: %s, all)", sim_quote(p, qb, sizeof qb), names);
                 break;
             }
             int seen = 0;
@@ -200,24 +204,14 @@ static const char *const dtype_names[] = {"bf16", "fp16", "fp32"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const zero_names[] = {"0", "1", "2", "3"};
 static const char *const split_names[] = {"zigzag", "contiguous"};
-static const char *const cmd_names[] = {"plan", "max-seq", "min-gpus", "sweep", "presets"};
 
 void sim_args_help(FILE *f)
 {
-    /* the registry's commands (commands.c), one line each */
-    char extra[2048] = "";
-    size_t used = 0;
-    for (int i = 0; i < sim_command_count() && used < sizeof extra; i++) {
-        const sim_command *c = sim_command_at(i);
-        int k = snprintf(extra + used, sizeof extra - used, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary,
-                         c->name);
-        if (k > 0) used += (size_t)k;
-    }
     fprintf(f,
 "usage: ulysim [COMMAND] [OPTIONS]\n"
 "\n"
-"Capacity planning for sequence parallelism (Ulysses all-to-all, ring attention,\n"
-"RSA, all-gather CP, Megatron TP+SP, Ulysses x ring hybrid) from an analytic model.\n"
+"Capacity planning for sequence parallelism from an analytic model of each\n"
+"strategy below.\n"
 "\n"
 "commands:\n"
 "  plan       (default) best layout of every strategy, the recommendation and its\n"
@@ -229,20 +223,29 @@ void sim_args_help(FILE *f)
 "  sweep      best layout per (strategy, seq, gpus); --seq and --gpus take lists\n"
 "             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
 "                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
-"  presets    list the model and cluster presets with description and source\n"
-"%s"
+"  presets    list the model and cluster presets with description and source\n");
+    /* the registry's commands (commands.c), one line each */
+    for (int i = 0; i < sim_command_count(); i++) {
+        const sim_command *c = sim_command_at(i);
+        fprintf(f, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary, c->name);
+    }
+    /* the strategy registry, in its order */
+    fprintf(f, "\nstrategies (--strategy NAME):\n");
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
+    }
+    fprintf(f,
 "\n"
 "options (sizes accept 131072, 128K, 1M, 1G, 1e6, 2^20; K, M, G are powers of 1024):\n"
 "  --gpus N             GPUs in total [count; default %d]\n"
 "  --seq N              sequence length [tokens; default 128K]\n"
 "  --model NAME|FILE    model preset or JSON file [default %s]\n"
 "  --cluster NAME|FILE  cluster preset or JSON file [default %s]\n"
-"  --strategy NAME      ulysses, ring, rsa, allgather-cp, megatron-sp, usp,\n"
-"                       megatron-tp or all [default all]; repeatable or\n"
-"                       comma-separated\n"
+"  --strategy NAME      one of the strategies above or all [default all];\n"
+"                       repeatable or comma-separated\n"
 "  --ulysses U          pin the Ulysses (all-to-all) degree [ways; default searched]\n"
-"  --ring R             pin the context-parallel degree of ring, rsa, allgather-cp\n"
-"                       and usp [ways; default searched]\n"
+"  --ring R             pin the context-parallel (ring) degree [ways; default searched]\n"
 "  --tp T               pin the tensor-parallel degree [ways; default searched]\n"
 "  --pp P|auto          pipeline stages, 1F1B [ways; default 1; auto: searched over the\n"
 "                       divisors of --gpus; at most the layers; uneven stages are\n"
@@ -270,7 +273,7 @@ void sim_args_help(FILE *f)
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
 "rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else the\n"
 "source tree's sim/presets, else the installed share/ulysim/presets.\n",
-        extra, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
@@ -295,12 +298,15 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         const char *arg = argv[i];
         if (arg[0] != '-' || arg[1] == 0) {
             if (have_cmd)
-                return fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
-                            q(arg, qb, sizeof qb));
+                return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
+                            sim_quote(arg, qb, sizeof qb));
             int c;
-            if (parse_choice("command", arg, cmd_names, 5, &c, why, n) != 0)
-                return fail(why, n, "unknown command %s (valid: plan, max-seq, min-gpus, sweep, presets; see --help)",
-                            q(arg, qb, sizeof qb));
+            if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
+                char valid[120] = "";
+                for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
+                return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", sim_quote(arg, qb, sizeof qb),
+                                valid);
+            }
             a->cmd = (sim_cmd)c;
             have_cmd = 1;
             continue;
@@ -329,7 +335,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         int matched = 0;
         for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) {
             if (strcmp(name, bools[k].flag) == 0) {
-                if (val) return fail(why, n, "%s takes no value (got %s)", bools[k].flag, q(val, qb, sizeof qb));
+                if (val) return sim_fail(why, n, "%s takes no value (got %s)", bools[k].flag, sim_quote(val, qb, sizeof qb));
                 *bools[k].dst = bools[k].v;
                 matched = 1;
                 break;
@@ -345,23 +351,23 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             if (strcmp(name, valued[k]) == 0) which = (int)k;
         if (which < 0)
-            return fail(why, n, "unknown option %s (valid: see ulysim --help)", q(name, qb, sizeof qb));
+            return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", sim_quote(name, qb, sizeof qb));
         if (!val) {
             if (i + 1 >= argc)
-                return fail(why, n, "%s needs a value (see ulysim --help)", name);
+                return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
             val = argv[++i];
         }
         int rc = 0, c = 0;
         int64_t x = 0;
         switch (which) {
-        case 0: gpus_arg = val; a->gpus_set = 1; break;
-        case 1: seq_arg = val; a->seq_set = 1; break;
+        case 0: gpus_arg = val; break;
+        case 1: seq_arg = val; break;
         case 2:
-            if (!val[0]) return fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
+            if (!val[0]) return sim_fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
             a->model = val;
             break;
         case 3:
-            if (!val[0]) return fail(why, n, "--cluster '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
+            if (!val[0]) return sim_fail(why, n, "--cluster '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
             a->cluster = val;
             break;
         case 4: rc = add_strategies(a, val, why, n); break;
@@ -377,7 +383,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                 }
                 break;
             }
-            if (x > SIM_GPUS_MAX) { rc = fail(why, n, "%s %s: too large (valid: at most %lld)", name, q(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
+            if (x > SIM_GPUS_MAX) { rc = sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, sim_quote(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
             if (which == 5) a->pin_u = x;
             else if (which == 6) a->pin_r = x;
             else if (which == 7) a->pin_t = x;
@@ -400,205 +406,18 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     }
     if (a->help || a->version) return 0;
 
+    /* the lists as typed; their defaults depend on the command and the
+     * cluster, and are the context's (context.c) */
     int lists = a->cmd == SIM_CMD_SWEEP;
     if (gpus_arg) {
         int rc = parse_list("--gpus", gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
         if (rc) return rc;
-    } else {
-        a->gpus[0] = SIM_DEFAULT_GPUS;
-        a->n_gpus = 1;
     }
     if (seq_arg) {
         int rc = parse_list("--seq", seq_arg, lists, INT64_MAX, a->seq, &a->n_seq, why, n);
         if (rc) return rc;
-    } else {
-        a->seq[0] = a->cmd == SIM_CMD_MAXSEQ ? SIM_DEFAULT_MAXSEQ_HI : SIM_DEFAULT_SEQ;
-        a->n_seq = 1;
     }
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
     return 0;
 }
 
-/* ------------------------------------------------------------- resolving */
-
-static const char *degree_flag(int which)
-{
-    return which == 0 ? "--ulysses" : which == 1 ? "--ring" : "--tp";
-}
-
-static int strategy_accepts(const uly_strategy *s, const sim_args *a)
-{
-    if (a->pin_u > 1 && !s->uses_ulysses) return 0;
-    if (a->pin_r > 1 && !s->uses_ring) return 0;
-    if (a->pin_t > 1 && !s->uses_tp) return 0;
-    return 1;
-}
-
-/* "--model X: <loader message>", saying X once when the message starts with it. */
-static int load_fail(char *why, size_t n, const char *flag, const char *value, char *lib, const char *fallback)
-{
-    char qb[80];
-    one_line(lib);
-    if (!lib[0]) return fail(why, n, "%s %s: %s", flag, q(value, qb, sizeof qb), fallback);
-    size_t l = strlen(value);
-    if (l && strncmp(lib, value, l) == 0 && lib[l] == ':') return fail(why, n, "%s %s", flag, lib);
-    return fail(why, n, "%s %s: %s", flag, q(value, qb, sizeof qb), lib);
-}
-
-int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
-{
-    char lib[512];
-    memset(c, 0, sizeof *c);
-    c->a = a;
-    static const char cant[] = "cannot load (valid: a preset name, see 'ulysim presets', or FILE.json)";
-    lib[0] = 0;
-    if (sim_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
-    lib[0] = 0;
-    if (uly_model_check(&c->model, lib, sizeof lib) != ULY_OK) return load_fail(why, n, "--model", a->model, lib, "invalid model");
-    lib[0] = 0;
-    if (sim_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
-        return load_fail(why, n, "--cluster", a->cluster, lib, cant);
-    lib[0] = 0;
-    if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
-        return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");
-    /* A preset's node count is a planning default, not a limit: --gpus beyond
-     * it adds nodes of the same kind (a torus keeps its shape). */
-    int64_t want = 0;
-    for (int i = 0; a->gpus_set && i < a->n_gpus; i++)
-        if (a->gpus[i] > want) want = a->gpus[i];
-    const int64_t gpn = c->cluster.gpus_per_node;
-    if (c->cluster.topo != ULY_TOPO_TORUS && want > c->cluster.nodes * gpn) {
-        c->preset_nodes = c->cluster.nodes;
-        c->cluster.nodes = (want + gpn - 1) / gpn;
-    }
-
-    uly_workload *w = &c->w;
-    w->seq = a->seq[0];
-    w->micro_batch = a->batch;
-    w->global_batch = a->global_batch;
-    w->dtype = a->dtype;
-    w->causal = a->causal;
-    w->flash = a->flash;
-    w->recompute = a->recompute;
-    w->zero_stage = a->zero;
-    w->split = a->split;
-    if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
-        return fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
-                    (long long)a->global_batch, (long long)a->batch);
-    if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) {
-        one_line(lib);
-        /* name the flag the field came from */
-        static const struct { const char *field, *flag; } map[] = {
-            {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
-            {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
-        };
-        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
-            size_t l = strlen(map[k].field);
-            if (strncmp(lib, map[k].field, l) == 0 && strncmp(lib + l, " = ", 3) == 0) {
-                const char *rest = lib + l + 3;
-                const char *colon = strchr(rest, ':');
-                if (colon)
-                    return fail(why, n, "%s %.*s:%s", map[k].flag, (int)(colon - rest), rest, colon + 1);
-            }
-        }
-        return fail(why, n, "workload: %s", lib);
-    }
-
-    c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH;
-    c->opts.pin_ulysses = a->pin_u;
-    c->opts.pin_ring = a->pin_r;
-    c->opts.pin_tp = a->pin_t;
-    c->opts.pin_pp = a->pin_pp;
-    c->opts.both_placements = 1;
-    c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
-
-    int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
-    if (a->n_strategies) {
-        c->strat_explicit = 1;
-        for (int i = 0; i < a->n_strategies; i++) {
-            const uly_strategy *s = uly_strategy_get(a->strategies[i]);
-            if (!s) return fail(why, n, "internal: strategy %d missing from the registry", (int)a->strategies[i]);
-            int uses[3] = {s->uses_ulysses, s->uses_ring, s->uses_tp};
-            for (int k = 0; k < 3; k++) {
-                if (pins[k] > 1 && !uses[k]) {
-                    char names[200] = "";
-                    for (int j = 0; j < ULY_STRAT_COUNT; j++) {
-                        const uly_strategy *o = uly_strategy_get((uly_strategy_id)j);
-                        int ou[3] = {o ? o->uses_ulysses : 0, o ? o->uses_ring : 0, o ? o->uses_tp : 0};
-                        if (o && ou[k]) {
-                            size_t l = strlen(names);
-                            snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", o->name);
-                        }
-                    }
-                    return fail(why, n, "%s %lld: strategy '%s' has no such degree (valid: 1, or a strategy that uses it: %s)",
-                                degree_flag(k), (long long)pins[k], s->name, names);
-                }
-            }
-            c->strat[c->n_strat++] = s->id;
-        }
-    } else {
-        for (int i = 0; i < ULY_STRAT_COUNT; i++) {
-            const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
-            if (s && strategy_accepts(s, a)) c->strat[c->n_strat++] = s->id;
-        }
-        if (c->n_strat == 0) {
-            char pinned[120] = "";
-            for (int k = 0; k < 3; k++)
-                if (pins[k] > 1) {
-                    size_t l = strlen(pinned);
-                    snprintf(pinned + l, sizeof pinned - l, "%s%s %lld", l ? " " : "", degree_flag(k), (long long)pins[k]);
-                }
-            return fail(why, n, "%s: no strategy uses all these degrees together (valid: see --strategy in ulysim --help)", pinned);
-        }
-    }
-    for (int i = 0; i < c->n_strat; i++) c->opts.strategies |= 1u << c->strat[i];
-    /* a pinned head-splitting degree must split the heads: asking for an
-     * impossible layout is bad input, not a plan to explain */
-    const int64_t heads = c->model.heads;
-    const int64_t hpins[2] = {a->pin_u, a->pin_t};
-    const char *hflags[2] = {"--ulysses", "--tp"};
-    for (int k = 0; k < 2; k++) {
-        if (hpins[k] <= 1 || (hpins[k] <= heads && heads % hpins[k] == 0)) continue;
-        char valid[200] = "";
-        for (int64_t d = 1; d <= heads; d++)
-            if (heads % d == 0) {
-                size_t l = strlen(valid);
-                snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)d);
-            }
-        return fail(why, n, "%s %lld: does not split the %lld attention heads of %s evenly (valid: %s)", hflags[k],
-                    (long long)hpins[k], (long long)heads, c->model.name, valid);
-    }
-    /* a pipeline stage needs at least one layer */
-    if (a->pin_pp > c->model.layers)
-        return fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
-                    (long long)c->model.layers, c->model.name, (long long)c->model.layers);
-    return 0;
-}
-
-int sim_check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
-{
-    const int64_t gpn = c->cluster.gpus_per_node;
-    if (gpus <= gpn || gpus % gpn == 0) return 0;
-    return fail(why, n, "--gpus %lld: not a whole number of %lld-GPU nodes of %s (valid: up to %lld, or a multiple of %lld)",
-                (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
-}
-
-int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
-{
-    const sim_args *a = c->a;
-    int64_t pins[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
-    int64_t prod = 1;
-    char desc[120] = "";
-    for (int k = 0; k < 4; k++) {
-        if (pins[k] <= 0) continue;
-        size_t l = strlen(desc);
-        snprintf(desc + l, sizeof desc - l, "%s%s %lld", l ? " " : "", k == 3 ? "--pp" : degree_flag(k),
-                 (long long)pins[k]);
-        if (prod > SIM_GPUS_MAX) continue;
-        prod *= pins[k];
-    }
-    if (prod > 1 && (prod > gpus || gpus % prod != 0))
-        return fail(why, n, "%s: the pinned degrees (product %lld) do not divide --gpus %lld (valid: degrees whose product divides %lld)",
-                    desc, (long long)prod, (long long)gpus, (long long)gpus);
-    return 0;
-}

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "context.h"
 #include "output.h"
 #include "par.h"
 
@@ -32,8 +32,8 @@ static void one(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq_h
         sim_best(c, s, gpus, probe, out);
         out->value = 0;
     } else if (st == ULY_EINVAL || st == ULY_EOVERFLOW) {
-        /* nothing with valid shapes: show why at the smallest sequence */
-        sim_best(c, s, gpus, c->w.seq < seq_hi ? c->w.seq : seq_hi, out);
+        /* nothing with valid shapes: show why at the bound */
+        sim_best(c, s, gpus, seq_hi, out);
         if (out->status == SIM_ROW_OK) out->status = SIM_ROW_NOLAYOUT;
         out->value = 0;
     } else {
@@ -68,7 +68,7 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
         bad |= sim_json_add(root, "command", cJSON_CreateString(cmd));
         cJSON *cfg = sim_json_config(c, cmd);
         if (cfg && maxseq) {
-            bad |= sim_json_add(cfg, "gpus", sim_json_int(a->gpus[0]));
+            bad |= sim_json_add(cfg, "gpus", sim_json_int(c->gpus[0]));
             bad |= sim_json_add(cfg, "seq_hi", sim_json_int(bound));
         } else if (cfg) {
             bad |= sim_json_add(cfg, "gpus_hi", sim_json_int(bound));
@@ -96,7 +96,7 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
         if (maxseq) {
             sim_size_str(bound, b, sizeof b);
             fprintf(f, "# ulysim %s max-seq: longest sequence each strategy fits: %s on %s, %lld GPUs (searched up to %s = %lld tokens)\n",
-                    ULY_VERSION, c->model.name, c->cluster.name, (long long)a->gpus[0], b, (long long)bound);
+                    ULY_VERSION, c->model.name, c->cluster.name, (long long)c->gpus[0], b, (long long)bound);
         } else {
             sim_size_str(c->w.seq, b, sizeof b);
             fprintf(f, "# ulysim %s min-gpus: fewest GPUs on which each strategy fits: %s on %s, sequence %s (%lld tokens), at most %lld GPUs\n",
@@ -140,16 +140,8 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
 
 int sim_cmd_maxseq(const sim_ctx *c)
 {
-    const sim_args *a = c->a;
-    char why[768];
-    int64_t gpus = a->gpus[0];
-    int64_t seq_hi = a->seq[0];
-    int rc = sim_check_pins_divide(c, gpus, why, sizeof why);
-    if (!rc) rc = sim_check_gpus_nodes(c, gpus, why, sizeof why);
-    if (rc) {
-        sim_err("%s", why);
-        return rc;
-    }
+    /* one GPU count (checked when resolved); the sequence is the bound */
+    const int64_t gpus = c->gpus[0], seq_hi = c->seq[0];
     int n = c->n_strat;
     sim_summary *items = calloc((size_t)n, sizeof *items);
     if (!items) {
@@ -159,12 +151,14 @@ int sim_cmd_maxseq(const sim_ctx *c)
     }
     for (int i = 0; i < n; i++)
         if (sim_par_mine((size_t)i)) one(c, c->strat[i], gpus, seq_hi, &items[i]);
+    int rc = SIM_EXIT_OK;
     if (sim_par_gather(items, sizeof *items, (size_t)n) != 0) {
         sim_err("gathering the results across MPI ranks failed");
         sim_par_abort(SIM_EXIT_INTERNAL);
+        rc = SIM_EXIT_INTERNAL;
+    } else if (sim_par_rank() == 0) {
+        rc = sim_limits_print(c, items, n, SIM_ROWS_MAXSEQ, seq_hi);
     }
-    rc = SIM_EXIT_OK;
-    if (sim_par_rank() == 0) rc = sim_limits_print(c, items, n, SIM_ROWS_MAXSEQ, seq_hi);
     free(items);
     return rc;
 }

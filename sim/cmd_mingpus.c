@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "context.h"
 #include "output.h"
 #include "par.h"
 
@@ -43,10 +43,7 @@ static void one(const sim_ctx *c, uly_strategy_id s, int64_t gpus_hi, sim_summar
 
 int sim_cmd_mingpus(const sim_ctx *c)
 {
-    const sim_args *a = c->a;
-    int64_t gpus_hi = a->gpus_set ? a->gpus[0] : c->cluster.nodes * c->cluster.gpus_per_node;
-    if (gpus_hi <= 0) gpus_hi = c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1;
-    if (gpus_hi > SIM_GPUS_MAX) gpus_hi = SIM_GPUS_MAX;
+    const int64_t gpus_hi = c->gpus[0]; /* the bound: --gpus, else the cluster's GPUs */
     int n = c->n_strat;
     sim_summary *items = calloc((size_t)n, sizeof *items);
     if (!items) {
@@ -56,12 +53,14 @@ int sim_cmd_mingpus(const sim_ctx *c)
     }
     for (int i = 0; i < n; i++)
         if (sim_par_mine((size_t)i)) one(c, c->strat[i], gpus_hi, &items[i]);
+    int rc = SIM_EXIT_OK;
     if (sim_par_gather(items, sizeof *items, (size_t)n) != 0) {
         sim_err("gathering the results across MPI ranks failed");
         sim_par_abort(SIM_EXIT_INTERNAL);
+        rc = SIM_EXIT_INTERNAL;
+    } else if (sim_par_rank() == 0) {
+        rc = sim_limits_print(c, items, n, SIM_ROWS_MINGPUS, gpus_hi);
     }
-    int rc = SIM_EXIT_OK;
-    if (sim_par_rank() == 0) rc = sim_limits_print(c, items, n, SIM_ROWS_MINGPUS, gpus_hi);
     free(items);
     return rc;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
+#include "context.h"
 #include "output.h"
 #include "par.h"
 
@@ -83,36 +83,50 @@ static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary
                  tw > 0 ? cw[best] / tw * 1048576.0 : 0, tr > 0 ? cr[best] / tr * 1048576.0 : 0);
 }
 
-/* The note on pure Ulysses over every GPU when it is not what the search chose. */
+/* The note on the pure all-to-all layout (every GPU in one Ulysses group)
+ * when it is not what the search chose. */
 static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summary *best_u, char *buf, size_t n)
 {
     char reasons[600], dw[80];
     int64_t g = pure->gpus;
+    const uly_strategy *st = uly_strategy_get((uly_strategy_id)pure->strategy);
+    const char *label = st && st->label ? st->label : sim_strategy_name(pure->strategy);
     buf[0] = 0;
     if (usable(pure) && usable(best_u) && best_u->layout.ulysses == g) return;
     sim_degrees_words(&best_u->layout, dw, sizeof dw);
     if (!usable(pure)) {
         sim_reasons_str(c, pure, 0, reasons, sizeof reasons);
         if (!reasons[0]) snprintf(reasons, sizeof reasons, "%s", pure->note[0] ? pure->note : "no valid shapes");
-        size_t o = (size_t)snprintf(buf, n, "pure Ulysses over all %lld GPUs (u=%lld) is not possible: %s. ",
+        size_t o = (size_t)snprintf(buf, n, "pure %s over all %lld GPUs (u=%lld) is not possible: %s. ", label,
                                     (long long)g, (long long)g, reasons);
         if (o >= n) return;
         if (best_u->status == SIM_ROW_OK && best_u->layout.ulysses == g) {
-            snprintf(buf + o, n - o, "No other Ulysses layout does better on %lld GPUs", (long long)g);
+            snprintf(buf + o, n - o, "No other %s layout does better on %lld GPUs", label, (long long)g);
         } else if (best_u->status == SIM_ROW_OK) {
             char ur[400] = "";
             sim_reasons_str(c, best_u, 0, ur, sizeof ur);
-            snprintf(buf + o, n - o, "Instead the best Ulysses layout is %s: all-to-all over %lld GPUs, data parallel over %lld groups%s%s%s",
-                     dw, (long long)best_u->layout.ulysses, (long long)best_u->layout.dp,
+            snprintf(buf + o, n - o, "Instead the best %s layout is %s: all-to-all over %lld GPUs, data parallel over %lld groups%s%s%s",
+                     label, dw, (long long)best_u->layout.ulysses, (long long)best_u->layout.dp,
                      usable(best_u) ? "" : ", which does not fit either",
                      ur[0] ? "; " : "", ur);
         } else {
-            snprintf(buf + o, n - o, "No Ulysses layout has valid shapes on %lld GPUs", (long long)g);
+            snprintf(buf + o, n - o, "No %s layout has valid shapes on %lld GPUs", label, (long long)g);
         }
     } else if (usable(best_u)) {
-        snprintf(buf, n, "pure Ulysses over all %lld GPUs (u=%lld) fits, but %s is faster (%.0f against %.0f tokens/s)",
-                 (long long)g, (long long)g, dw, best_u->time.tokens_per_s, pure->time.tokens_per_s);
+        snprintf(buf, n, "pure %s over all %lld GPUs (u=%lld) fits, but %s is faster (%.0f against %.0f tokens/s)",
+                 label, (long long)g, (long long)g, dw, best_u->time.tokens_per_s, pure->time.tokens_per_s);
     }
+}
+
+/* The strategy plan sets against its pure layout: the first asked for whose
+ * only degree is the all-to-all (Ulysses) one; its index in c->strat, or -1. */
+static int pure_strategy(const sim_ctx *c)
+{
+    for (int i = 0; i < c->n_strat; i++) {
+        const uly_strategy *s = uly_strategy_get(c->strat[i]);
+        if (s && s->uses_ulysses && !s->uses_ring && !s->uses_tp) return i;
+    }
+    return -1;
 }
 
 #define WIDTH 120
@@ -369,61 +383,45 @@ static int print_json(const sim_ctx *c, const sim_summary *rows, int nrows, cons
 int sim_cmd_plan(const sim_ctx *c)
 {
     const sim_args *a = c->a;
-    char why[768];
-    int64_t gpus = a->gpus[0];
-    int rc = sim_check_pins_divide(c, gpus, why, sizeof why);
-    if (!rc) rc = sim_check_gpus_nodes(c, gpus, why, sizeof why);
-    if (rc) {
-        sim_err("%s", why);
-        return rc;
-    }
-    int have_ulysses = 0;
-    for (int i = 0; i < c->n_strat; i++) have_ulysses |= c->strat[i] == ULY_STRAT_ULYSSES;
-    int want_pure = have_ulysses && !c->pinned;
-    int n = c->n_strat + (want_pure ? 1 : 0);
+    const int64_t gpus = c->gpus[0], seq = c->seq[0]; /* one GPU count, checked when resolved */
+    /* rows: the strategies, then the pure all-to-all layout unless degrees are pinned */
+    const int nrows = c->n_strat, pure_at = c->pinned ? -1 : pure_strategy(c);
+    int n = nrows + (pure_at >= 0 ? 1 : 0);
     if (n <= 0) n = 1;
     sim_summary *items = calloc((size_t)n, sizeof *items);
-    uly_plan *plan = malloc(sizeof *plan);
-    uly_result *pres = malloc(sizeof *pres);
-    if (!items || !plan || !pres) {
+    /* each row's plan and priced result: the recommendation's ops are printed */
+    uly_plan *plans = calloc((size_t)n, sizeof *plans);
+    uly_result *results = calloc((size_t)n, sizeof *results);
+    if (!items || !plans || !results) {
         free(items);
-        free(plan);
-        free(pres);
+        free(plans);
+        free(results);
         sim_err("out of memory");
         sim_par_abort(SIM_EXIT_INTERNAL);
         return SIM_EXIT_INTERNAL;
     }
     for (int i = 0; i < n; i++) {
         if (!sim_par_mine((size_t)i)) continue;
-        if (i < c->n_strat) {
-            sim_best(c, c->strat[i], gpus, c->w.seq, &items[i]);
+        if (i < nrows) {
+            sim_best_plan(c, c->strat[i], gpus, seq, &items[i], &plans[i], &results[i]);
         } else {
-            /* pure Ulysses: every GPU in one all-to-all group */
-            sim_summary *s = &items[i];
-            memset(s, 0, sizeof *s);
-            s->strategy = ULY_STRAT_ULYSSES;
-            s->gpus = gpus;
-            s->seq = c->w.seq;
-            s->micro_batch = c->w.micro_batch;
-            uly_layout_init(&s->layout, ULY_STRAT_ULYSSES, gpus, 1, 1, 1);
-            uly_status st = sim_reevaluate(c, s, plan, pres);
-            if (st == ULY_OK) {
-                sim_summary_from_result(s, pres);
-                s->layout.ulysses = gpus;
-                s->status = SIM_ROW_OK;
-            } else {
-                s->status = st == ULY_EOVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
-                char w2[160] = "";
-                if (uly_layout_check(&s->layout, w2, sizeof w2) != ULY_OK && w2[0]) snprintf(s->note, sizeof s->note, "%s", w2);
-                else snprintf(s->note, sizeof s->note, "%s", uly_status_str(st));
-            }
+            /* every GPU in one all-to-all group */
+            uly_layout l;
+            uly_layout_init(&l, c->strat[pure_at], gpus, 1, 1, 1);
+            memset(&items[i], 0, sizeof items[i]);
+            items[i].strategy = (int32_t)c->strat[pure_at];
+            items[i].gpus = gpus;
+            sim_summary_of_layout(c, &l, seq, &items[i], &plans[i], &results[i]);
         }
     }
-    if (sim_par_gather(items, sizeof *items, (size_t)n) != 0) {
+    int rc = SIM_EXIT_OK;
+    if (sim_par_gather(items, sizeof *items, (size_t)n) != 0 || sim_par_gather(plans, sizeof *plans, (size_t)n) != 0 ||
+        sim_par_gather(results, sizeof *results, (size_t)n) != 0) {
         sim_err("gathering the results across MPI ranks failed");
         sim_par_abort(SIM_EXIT_INTERNAL);
+        rc = SIM_EXIT_INTERNAL;
+        goto out;
     }
-    rc = SIM_EXIT_OK;
     if (sim_par_rank() != 0) goto out;
     for (int i = 0; i < n; i++) {
         if (items[i].status == SIM_ROW_ERROR) {
@@ -432,7 +430,6 @@ int sim_cmd_plan(const sim_ctx *c)
             goto out;
         }
     }
-    int nrows = c->n_strat;
     int rec = -1, run = -1;
     for (int i = 0; i < nrows; i++)
         if (usable(&items[i]) && (rec < 0 || items[i].time.tokens_per_s > items[rec].time.tokens_per_s)) rec = i;
@@ -442,8 +439,7 @@ int sim_cmd_plan(const sim_ctx *c)
     for (int i = 0; rec >= 0 && i < nrows; i++) {
         if (i == rec || !usable(&items[i])) continue;
         if (equivalent(&items[i], &items[rec])) {
-            size_t l = strlen(same);
-            snprintf(same + l, sizeof same - l, "%s%s", l ? ", " : "", sim_strategy_name(items[i].strategy));
+            sim_join(same, sizeof same, ", ", sim_strategy_name(items[i].strategy));
             continue;
         }
         if (run < 0 || items[i].time.tokens_per_s > items[run].time.tokens_per_s) run = i;
@@ -459,21 +455,11 @@ int sim_cmd_plan(const sim_ctx *c)
             snprintf(whytxt + l, sizeof whytxt - l, " (%s: the same layout and speed here)", same);
         }
     }
-    const sim_summary *pure = want_pure ? &items[n - 1] : NULL;
-    if (pure) {
-        for (int i = 0; i < nrows; i++)
-            if (c->strat[i] == ULY_STRAT_ULYSSES) pure_note(c, pure, &items[i], note, sizeof note);
-    }
-    const uly_plan *pp = NULL;
-    if (rec >= 0) {
-        uly_status st = sim_reevaluate(c, &items[rec], plan, pres);
-        if (st != ULY_OK) {
-            sim_err("internal: re-evaluating the recommended layout failed: %s", uly_status_str(st));
-            rc = SIM_EXIT_INTERNAL;
-            goto out;
-        }
-        pp = plan;
-    }
+    const sim_summary *pure = pure_at >= 0 ? &items[n - 1] : NULL;
+    if (pure) pure_note(c, pure, &items[pure_at], note, sizeof note);
+    /* the recommendation's plan and per-op times, as its search priced them */
+    const uly_plan *pp = rec >= 0 ? &plans[rec] : NULL;
+    const uly_result *pres = rec >= 0 ? &results[rec] : NULL;
     switch (a->format) {
     case SIM_FMT_JSON: rc = print_json(c, items, nrows, pure, rec, whytxt, note, pp, pres); break;
     case SIM_FMT_CSV: rc = print_csv(c, items, nrows, rec) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
@@ -481,7 +467,7 @@ int sim_cmd_plan(const sim_ctx *c)
     }
 out:
     free(items);
-    free(plan);
-    free(pres);
+    free(plans);
+    free(results);
     return rc;
 }

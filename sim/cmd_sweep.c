@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "args.h"
+#include "context.h"
 #include "output.h"
 #include "par.h"
 
@@ -63,7 +63,7 @@ static void progress_end(progress *p)
 int sim_cmd_sweep(const sim_ctx *c)
 {
     const sim_args *a = c->a;
-    size_t ns = (size_t)c->n_strat, nq = (size_t)a->n_seq, ng = (size_t)a->n_gpus;
+    size_t ns = (size_t)c->n_strat, nq = (size_t)c->n_seq, ng = (size_t)c->n_gpus;
     size_t n = ns * nq * ng;
     sim_summary *items = calloc(n ? n : 1, sizeof *items);
     unsigned char *best = calloc(n ? n : 1, 1);
@@ -82,15 +82,17 @@ int sim_cmd_sweep(const sim_ctx *c)
     for (size_t i = 0; i < n; i++) {
         if (!sim_par_mine(i)) continue;
         size_t is = i / (nq * ng), iq = i / ng % nq, ig = i % ng;
-        sim_best(c, c->strat[is], a->gpus[ig], a->seq[iq], &items[i]);
+        sim_best(c, c->strat[is], c->gpus[ig], c->seq[iq], &items[i]);
         progress_step(&pg, ++done);
     }
     progress_end(&pg);
+    int rc = SIM_EXIT_OK;
     if (sim_par_gather(items, sizeof *items, n) != 0) {
         sim_err("gathering the results across MPI ranks failed");
         sim_par_abort(SIM_EXIT_INTERNAL);
+        rc = SIM_EXIT_INTERNAL;
+        goto out;
     }
-    int rc = SIM_EXIT_OK;
     if (sim_par_rank() != 0) goto out;
     for (size_t i = 0; i < n; i++)
         if (items[i].status == SIM_ROW_ERROR) {
@@ -116,8 +118,8 @@ int sim_cmd_sweep(const sim_ctx *c)
         bad |= sim_json_add(root, "command", cJSON_CreateString("sweep"));
         cJSON *cfg = sim_json_config(c, "sweep");
         cJSON *sq = cJSON_CreateArray(), *gp = cJSON_CreateArray();
-        for (size_t k = 0; k < nq; k++) bad |= sim_json_add(sq, NULL, sim_json_int(a->seq[k]));
-        for (size_t k = 0; k < ng; k++) bad |= sim_json_add(gp, NULL, sim_json_int(a->gpus[k]));
+        for (size_t k = 0; k < nq; k++) bad |= sim_json_add(sq, NULL, sim_json_int(c->seq[k]));
+        for (size_t k = 0; k < ng; k++) bad |= sim_json_add(gp, NULL, sim_json_int(c->gpus[k]));
         bad |= sim_json_add(cfg, "seq", sq);
         bad |= sim_json_add(cfg, "gpus", gp);
         bad |= sim_json_add(root, "config", cfg);

@@ -1,6 +1,7 @@
 /* commands.h: subcommands with arguments of their own (validate, calibrate,
  * trace, plot, reproduce). The planning family (plan, max-seq, min-gpus,
- * sweep, presets) shares args.c's flags and is dispatched there; a command in
+ * sweep, presets) shares args.c's flags and runs from main.c's table on a
+ * context resolved once (context.h); a command in
  * this registry gets argv from its name on and parses the rest itself
  * (sim_args_parse can still be used for the model/cluster/workload flags).
  * Adding one: a file sim/cmd_NAME.c defining the function, and one line in

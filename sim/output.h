@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
-#include "args.h"
+#include "context.h"
 #include "ulysim.h"
 
 /* ----------------------------------------------------------------- tables */

@@ -12,7 +12,9 @@
  * PMI_SIZE or PMIX_RANK in the environment). Returns 0, or 1 on failure. */
 int sim_par_init(int *argc, char ***argv);
 void sim_par_finalize(void);
-/* Ends every rank at once (internal failure on one rank). */
+/* An internal failure on one rank: under MPI ends every rank at once (the
+ * others would wait in the gather for ever); with one process it returns,
+ * and the command returns its status to main. */
 void sim_par_abort(int code);
 
 int sim_par_rank(void);

@@ -35,7 +35,6 @@ void sim_par_finalize(void)
 void sim_par_abort(int code)
 {
     if (g_on) MPI_Abort(MPI_COMM_WORLD, code);
-    exit(code);
 }
 
 int sim_par_rank(void) { return g_rank; }

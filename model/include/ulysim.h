@@ -638,6 +638,12 @@ uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_
                            int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                            uly_result *best, uly_search_stats *stats);
 
+/* uly_search_best that also hands back the plan `best` prices (best_plan may
+ * be NULL): copied when a better layout is found, never built twice. */
+uly_status uly_search_best_plan(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                                uly_result *best, uly_plan *best_plan, uly_search_stats *stats);
+
 /* Longest sequence (a multiple of `granule`, at most seq_hi) the strategy
  * fits on `gpus` GPUs; 0 when none fits. */
 uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const uly_cluster *c,

@@ -73,6 +73,44 @@ static inline uly_cluster fx_a100(int64_t nodes)
     return c;
 }
 
+/* A tiny GPT-style model whose counts are easy to do by hand: L 2, h 64,
+ * a = k = 4 heads of d 16, f 256 (GELU, two h x f matrices), V 1000,
+ * untied. Parameters: a layer 4h^2 + 2hf + 2h (the norms' gains)
+ * = 16384 + 32768 + 128 = 49280; the model 2 x 49280 + 2 V h + h
+ * = 98560 + 128000 + 64 = 226624. */
+static inline uly_model fx_tiny(void) { return fx_model("tiny", 2, 64, 4, 4, 256, 1000, 0); }
+
+/* A cluster with round rates, so priced times can be worked out by hand:
+ * 1e12 FLOP/s in every dtype at efficiency 1 for every GEMM and attention
+ * block, HBM bandwidth so large that memory-bound ops cost nothing, no link
+ * latency, 1e9 B/s per direction inside a node (NVSwitch) and 1e8 B/s per
+ * GPU between nodes, 8 GPUs per node, a flat fat tree, no reserve and 1 TB
+ * of memory per GPU. */
+static inline uly_cluster fx_unit(int64_t nodes)
+{
+    uly_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "fx-unit");
+    snprintf(c.gpu.name, sizeof c.gpu.name, "unit");
+    for (int i = 0; i < ULY_DTYPE_COUNT; i++) c.gpu.peak_flops[i] = 1e12;
+    c.gpu.hbm_bytes = 1e12; c.gpu.hbm_bw_Bps = 1e30; c.gpu.mem_eff = 1;
+    c.gpu.gemm_eff.n = 1; c.gpu.gemm_eff.x[0] = 1; c.gpu.gemm_eff.eff[0] = 1;
+    c.nodes = nodes; c.gpus_per_node = 8;
+    c.intra_bw_Bps = 1e9; c.intra_switched = 1;
+    c.nic_bw_Bps = 1e8; c.topo = ULY_TOPO_FATTREE; c.oversub = 1; c.gpus_per_leaf = 1 << 20;
+    return c;
+}
+
+/* a within a relative tolerance of b */
+static inline int fx_close(double a, double b, double rel) { return fabs(a - b) <= rel * fabs(b); }
+
+static inline int fx_has_reason(const uly_result *r, uly_reason_code code, int fatal)
+{
+    for (int i = 0; i < r->n_reasons; i++)
+        if (r->reasons[i].code == code && r->reasons[i].fatal == fatal) return 1;
+    return 0;
+}
+
 static inline int fx_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s,
                           int64_t u, int64_t r, int64_t t, int64_t dp, uly_result *res)
 {

@@ -103,9 +103,21 @@ int main(void)
     /* a plan that fits: Ulysses u=32 x dp=2 at 256K */
     uly_workload w2 = fx_work(256 * 1024);
     CHECK(fx_eval(&m, &w2, &c, ULY_STRAT_ULYSSES, 32, 1, 1, 2, &r) == 0 && r.feasible, "u=32 dp=2 at 256K should fit");
-    double sum = 0;
-    for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) sum += r.mem.term_bytes[i];
-    CHECK(fabs(sum - r.mem.total_bytes) < 1, "memory terms add up to the total");
+    /* and the same layout on GPUs a byte smaller than it needs does not,
+     * with the need and the capacity in its reason (test_memory.c checks
+     * each term and the total by hand) */
+    {
+        uly_cluster tight = c;
+        tight.gpu.hbm_bytes = r.mem.total_bytes - 1;
+        uly_result rt;
+        CHECK(fx_eval(&m, &w2, &tight, ULY_STRAT_ULYSSES, 32, 1, 1, 2, &rt) == 0 && !rt.feasible &&
+                  has(&rt, ULY_R_OUT_OF_MEMORY, 1),
+              "u=32 dp=2 at 256K on %.0f bytes should not fit", tight.gpu.hbm_bytes);
+        for (int i = 0; i < rt.n_reasons; i++)
+            if (rt.reasons[i].code == ULY_R_OUT_OF_MEMORY)
+                CHECK(rt.reasons[i].v[0] == r.mem.total_bytes && rt.reasons[i].v[1] == tight.gpu.hbm_bytes,
+                      "reason: needs %.0f of %.0f", rt.reasons[i].v[0], rt.reasons[i].v[1]);
+    }
 
     /* ZeRO stages shard model states over the data x sequence group */
     uly_result z0, z3;
@@ -116,6 +128,10 @@ int main(void)
     const double st0 = z0.mem.term_bytes[ULY_MEM_WEIGHTS] + z0.mem.term_bytes[ULY_MEM_GRADS] + z0.mem.term_bytes[ULY_MEM_OPTIM];
     const double st3 = z3.mem.term_bytes[ULY_MEM_WEIGHTS] + z3.mem.term_bytes[ULY_MEM_GRADS] + z3.mem.term_bytes[ULY_MEM_OPTIM];
     CHECK(fabs(st0 / st3 - 64.0) < 1e-9, "ZeRO-3 over 64 GPUs shards the 16 B/param states 64 ways: %.3f", st0 / st3);
-    CHECK(fabs(st0 - 16.0 * uly_model_params(&m)) < 1, "16 bytes per parameter unsharded");
+    /* Llama 3 8B by hand: 32 layers of 4096 x 128 x (2 x 32 + 2 x 8) =
+     * 41,943,040 (attention) + 3 x 4096 x 14336 = 176,160,768 (SwiGLU MLP) +
+     * 2 x 4096 (norms) = 218,112,000, plus 2 x 128256 x 4096 = 1,050,673,152
+     * (untied embedding and output) and 4096 (final norm): 8,030,261,248 */
+    CHECK(fabs(st0 - 16.0 * 8030261248.0) < 1, "16 bytes per parameter unsharded: %.0f", st0);
     FX_DONE();
 }

@@ -68,7 +68,18 @@ int main(void)
      * on one stage, so the hardware FLOPs equal those of the 16-GPU layout */
     CHECK(close_rel(b->time.hw_flops, a->time.hw_flops, 1e-12), "hw FLOPs %.6g, want %.6g", b->time.hw_flops,
           a->time.hw_flops);
-    CHECK(close_rel(b->time.hfu, b->time.hw_flops / (b->time.step_s * 64.0 * 312e12), 1e-12), "hfu %g", b->time.hfu);
+    /* hardware FLOPs by hand: a rank of Ulysses 8 runs GEMMs on T = 4096
+     * tokens, 2 T (4h^2 + 2hf) = 1,649,267,441,664 forward, again in the
+     * recompute and twice in backward (4x); causal flash attention for 32/8
+     * = 4 heads over N = 32768, 4 x 4 N^2 d / 2 = 1,099,511,627,776 forward,
+     * again recomputed, 2.5x backward (4.5x); the logits 2 T h V =
+     * 1,687,922,147,328 forward, twice backward (3x). The 16 ranks of each
+     * stage share the 32 layers and the last stage's ranks the logits, for
+     * each of the 32 micro-batches: (32 layers x (4 x 1,649,267,441,664 +
+     * 4.5 x 1,099,511,627,776) + 3 x 1,687,922,147,328) x 32 x 16 */
+    const double hw = (32.0 * (4.0 * 1649267441664.0 + 4.5 * 1099511627776.0) + 3.0 * 1687922147328.0) * 32.0 * 16.0;
+    CHECK(close_rel(b->time.hw_flops, hw, 1e-12), "hw FLOPs %.6g, want %.6g", b->time.hw_flops, hw);
+    CHECK(close_rel(b->time.hfu, hw / (b->time.step_s * 64.0 * 312e12), 1e-12), "hfu %g", b->time.hfu);
 
     /* the same per-layer work; a stage runs 8 of the 32 layers */
     CHECK(a->time.layer_fwd_s == b->time.layer_fwd_s && a->time.layer_bwd_s == b->time.layer_bwd_s,

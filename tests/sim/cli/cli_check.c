@@ -7,7 +7,8 @@
  *                                          FILE.json: the same JSON document (keys in the
  *                                          same order, strings equal, numbers within 1e-9
  *                                          relative, so last-bit changes of the model pass)
- *   cli_check help ULYSIM                  --help lists every flag; --version works
+ *   cli_check help ULYSIM                  --help lists every flag and every strategy of
+ *                                          the registry with its summary; --version works
  *   cli_check robust ULYSIM                odd inputs: exit 0 or 2, never a signal or a hang
  *
  * An argument spelled @EMPTY@ is passed as the empty string. */
@@ -20,6 +21,7 @@
 #include <math.h>
 
 #include "runner.h"
+#include "ulysim.h"
 
 #define TIMEOUT_S 60.0
 
@@ -203,6 +205,14 @@ static int check_help(char *ulysim)
     if (o.rc != 0 || o.err_len) { show("FAIL: --help", &o); bad = 1; }
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         if (!strstr(o.out, flags[i])) { fprintf(stderr, "FAIL: --help does not mention %s\n", flags[i]); bad = 1; }
+    /* the strategies come from the registry: each on a line of its own, its name then its summary */
+    for (int i = 0; i < ULY_STRAT_COUNT && o.out; i++) {
+        const uly_strategy *st = uly_strategy_get((uly_strategy_id)i);
+        if (!st) continue;
+        char line[256];
+        snprintf(line, sizeof line, "\n  %-13s %s\n", st->name, st->summary);
+        if (!strstr(o.out, line)) { fprintf(stderr, "FAIL: --help does not list strategy %s with its summary\n", st->name); bad = 1; }
+    }
     /* every option line states a unit or a default in brackets */
     for (const char *p = o.out; (p = strstr(p, "\n  --")) != NULL; p++) {
         const char *e = strchr(p + 1, '\n');

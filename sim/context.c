@@ -1,0 +1,354 @@
+/* context.c: resolving a planning request once (presets, workload,
+ * strategies, the GPU counts and sequence lengths with their defaults and
+ * checks), and what the planning commands share: the summary row of an
+ * evaluated layout and the best layout of a strategy with its fallback. */
+#include "context.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "preset.h"
+
+/* ------------------------------------------------------------- resolving */
+
+static const char *degree_flag(int which)
+{
+    return which == 0 ? "--ulysses" : which == 1 ? "--ring" : "--tp";
+}
+
+static int strategy_accepts(const uly_strategy *s, const sim_args *a)
+{
+    if (a->pin_u > 1 && !s->uses_ulysses) return 0;
+    if (a->pin_r > 1 && !s->uses_ring) return 0;
+    if (a->pin_t > 1 && !s->uses_tp) return 0;
+    return 1;
+}
+
+/* "--model X: <loader message>", saying X once when the message starts with it. */
+static int load_fail(char *why, size_t n, const char *flag, const char *value, char *lib, const char *fallback)
+{
+    char qb[80];
+    sim_one_line(lib);
+    if (!lib[0]) return sim_fail(why, n, "%s %s: %s", flag, sim_quote(value, qb, sizeof qb), fallback);
+    size_t l = strlen(value);
+    if (l && strncmp(lib, value, l) == 0 && lib[l] == ':') return sim_fail(why, n, "%s %s", flag, lib);
+    return sim_fail(why, n, "%s %s: %s", flag, sim_quote(value, qb, sizeof qb), lib);
+}
+
+/* The GPU counts and sequence lengths of the request: as given, else the
+ * command's defaults. */
+static void lists_resolve(const sim_args *a, sim_ctx *c)
+{
+    c->n_gpus = a->n_gpus;
+    memcpy(c->gpus, a->gpus, (size_t)a->n_gpus * sizeof c->gpus[0]);
+    if (!c->n_gpus) {
+        int64_t g = SIM_DEFAULT_GPUS;
+        if (a->cmd == SIM_CMD_MINGPUS) { /* the bound: every GPU of the cluster */
+            g = c->cluster.nodes * c->cluster.gpus_per_node;
+            if (g <= 0) g = c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1;
+            if (g > SIM_GPUS_MAX) g = SIM_GPUS_MAX;
+        }
+        c->gpus[c->n_gpus++] = g;
+    }
+    c->n_seq = a->n_seq;
+    memcpy(c->seq, a->seq, (size_t)a->n_seq * sizeof c->seq[0]);
+    if (!c->n_seq) c->seq[c->n_seq++] = a->cmd == SIM_CMD_MAXSEQ ? SIM_DEFAULT_MAXSEQ_HI : SIM_DEFAULT_SEQ;
+}
+
+/* `gpus` fills whole nodes once past one: 0, or 2 with a reason. */
+static int check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
+{
+    const int64_t gpn = c->cluster.gpus_per_node;
+    if (gpus <= gpn || gpus % gpn == 0) return 0;
+    return sim_fail(why, n, "--gpus %lld: not a whole number of %lld-GPU nodes of %s (valid: up to %lld, or a multiple of %lld)",
+                (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
+}
+
+int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
+{
+    char lib[512];
+    memset(c, 0, sizeof *c);
+    c->a = a;
+    static const char cant[] = "cannot load (valid: a preset name, see 'ulysim presets', or FILE.json)";
+    lib[0] = 0;
+    if (sim_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
+    lib[0] = 0;
+    if (uly_model_check(&c->model, lib, sizeof lib) != ULY_OK) return load_fail(why, n, "--model", a->model, lib, "invalid model");
+    lib[0] = 0;
+    if (sim_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
+        return load_fail(why, n, "--cluster", a->cluster, lib, cant);
+    lib[0] = 0;
+    if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
+        return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");
+    /* A preset's node count is a planning default, not a limit: --gpus beyond
+     * it adds nodes of the same kind (a torus keeps its shape). */
+    int64_t want = 0;
+    for (int i = 0; i < a->n_gpus; i++)
+        if (a->gpus[i] > want) want = a->gpus[i];
+    const int64_t gpn = c->cluster.gpus_per_node;
+    if (c->cluster.topo != ULY_TOPO_TORUS && want > c->cluster.nodes * gpn) {
+        c->preset_nodes = c->cluster.nodes;
+        c->cluster.nodes = (want + gpn - 1) / gpn;
+    }
+    lists_resolve(a, c);
+
+    uly_workload *w = &c->w;
+    *w = (uly_workload){.seq = c->seq[0], .micro_batch = a->batch, .global_batch = a->global_batch,
+                        .dtype = a->dtype, .causal = a->causal, .flash = a->flash, .recompute = a->recompute,
+                        .zero_stage = a->zero, .split = a->split};
+    if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
+        return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
+                    (long long)a->global_batch, (long long)a->batch);
+    if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) {
+        sim_one_line(lib);
+        /* name the flag the field came from */
+        static const struct { const char *field, *flag; } map[] = {
+            {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
+            {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
+        };
+        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
+            size_t l = strlen(map[k].field);
+            if (strncmp(lib, map[k].field, l) == 0 && strncmp(lib + l, " = ", 3) == 0) {
+                const char *rest = lib + l + 3;
+                const char *colon = strchr(rest, ':');
+                if (colon)
+                    return sim_fail(why, n, "%s %.*s:%s", map[k].flag, (int)(colon - rest), rest, colon + 1);
+            }
+        }
+        return sim_fail(why, n, "workload: %s", lib);
+    }
+
+    c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH;
+    c->opts.pin_ulysses = a->pin_u;
+    c->opts.pin_ring = a->pin_r;
+    c->opts.pin_tp = a->pin_t;
+    c->opts.pin_pp = a->pin_pp;
+    c->opts.both_placements = 1;
+    c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
+
+    int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
+    if (a->n_strategies) {
+        c->strat_explicit = 1;
+        for (int i = 0; i < a->n_strategies; i++) {
+            const uly_strategy *s = uly_strategy_get(a->strategies[i]);
+            if (!s) return sim_fail(why, n, "internal: strategy %d missing from the registry", (int)a->strategies[i]);
+            int uses[3] = {s->uses_ulysses, s->uses_ring, s->uses_tp};
+            for (int k = 0; k < 3; k++) {
+                if (pins[k] > 1 && !uses[k]) {
+                    char names[200] = "";
+                    for (int j = 0; j < ULY_STRAT_COUNT; j++) {
+                        const uly_strategy *o = uly_strategy_get((uly_strategy_id)j);
+                        int ou[3] = {o ? o->uses_ulysses : 0, o ? o->uses_ring : 0, o ? o->uses_tp : 0};
+                        if (o && ou[k]) sim_join(names, sizeof names, ", ", o->name);
+                    }
+                    return sim_fail(why, n, "%s %lld: strategy '%s' has no such degree (valid: 1, or a strategy that uses it: %s)",
+                                degree_flag(k), (long long)pins[k], s->name, names);
+                }
+            }
+            c->strat[c->n_strat++] = s->id;
+        }
+    } else {
+        for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+            const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+            if (s && strategy_accepts(s, a)) c->strat[c->n_strat++] = s->id;
+        }
+        if (c->n_strat == 0) {
+            char pinned[120] = "";
+            for (int k = 0; k < 3; k++)
+                if (pins[k] > 1) {
+                    size_t l = strlen(pinned);
+                    snprintf(pinned + l, sizeof pinned - l, "%s%s %lld", l ? " " : "", degree_flag(k), (long long)pins[k]);
+                }
+            return sim_fail(why, n, "%s: no strategy uses all these degrees together (valid: see --strategy in ulysim --help)", pinned);
+        }
+    }
+    for (int i = 0; i < c->n_strat; i++) c->opts.strategies |= 1u << c->strat[i];
+    /* a pinned head-splitting degree must split the heads: asking for an
+     * impossible layout is bad input, not a plan to explain */
+    const int64_t heads = c->model.heads;
+    const int64_t hpins[2] = {a->pin_u, a->pin_t};
+    const char *hflags[2] = {"--ulysses", "--tp"};
+    for (int k = 0; k < 2; k++) {
+        if (hpins[k] <= 1 || (hpins[k] <= heads && heads % hpins[k] == 0)) continue;
+        char valid[200] = "";
+        for (int64_t d = 1; d <= heads; d++)
+            if (heads % d == 0) {
+                size_t l = strlen(valid);
+                snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)d);
+            }
+        return sim_fail(why, n, "%s %lld: does not split the %lld attention heads of %s evenly (valid: %s)", hflags[k],
+                    (long long)hpins[k], (long long)heads, c->model.name, valid);
+    }
+    /* a pipeline stage needs at least one layer */
+    if (a->pin_pp > c->model.layers)
+        return sim_fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
+                    (long long)c->model.layers, c->model.name, (long long)c->model.layers);
+    /* plan and max-seq run on one GPU count: it must hold the layout */
+    if (a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ) {
+        int rc = sim_check_pins_divide(c, c->gpus[0], why, n);
+        if (!rc) rc = check_gpus_nodes(c, c->gpus[0], why, n);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
+{
+    const sim_args *a = c->a;
+    int64_t pins[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
+    int64_t prod = 1;
+    char desc[120] = "";
+    for (int k = 0; k < 4; k++) {
+        if (pins[k] <= 0) continue;
+        size_t l = strlen(desc);
+        snprintf(desc + l, sizeof desc - l, "%s%s %lld", l ? " " : "", k == 3 ? "--pp" : degree_flag(k),
+                 (long long)pins[k]);
+        if (prod > SIM_GPUS_MAX) continue;
+        prod *= pins[k];
+    }
+    if (prod > 1 && (prod > gpus || gpus % prod != 0))
+        return sim_fail(why, n, "%s: the pinned degrees (product %lld) do not divide --gpus %lld (valid: degrees whose product divides %lld)",
+                    desc, (long long)prod, (long long)gpus, (long long)gpus);
+    return 0;
+}
+
+/* ------------------------------------------------------- the summary row */
+
+void sim_summary_from_result(sim_summary *s, const uly_result *r)
+{
+    s->layout = r->layout;
+    s->micro_batch = r->micro_batch;
+    s->feasible = r->feasible;
+    s->n_reasons = r->n_reasons < 0 ? 0 : r->n_reasons > ULY_MAX_REASONS ? ULY_MAX_REASONS : r->n_reasons;
+    memcpy(s->reasons, r->reasons, sizeof s->reasons);
+    s->comm_fwd = r->comm_fwd_bytes;
+    s->comm_bwd = r->comm_bwd_bytes;
+    s->comm_recompute = r->comm_recompute_bytes;
+    s->zero_bytes = r->zero_bytes;
+    s->tiers = r->comm_tiers;
+    s->mem = r->mem;
+    s->time = r->time;
+}
+
+uly_status sim_summary_of_layout(const sim_ctx *c, const uly_layout *l, int64_t seq, sim_summary *out,
+                                 uly_plan *plan, uly_result *res)
+{
+    uly_workload w = c->w;
+    w.seq = seq;
+    out->seq = seq;
+    out->layout = *l;
+    out->micro_batch = w.micro_batch;
+    memset(res, 0, sizeof *res);
+    const uly_status st = uly_evaluate(&c->model, &w, &c->cluster, l, plan, res);
+    if (st == ULY_OK) {
+        sim_summary_from_result(out, res);
+        out->status = SIM_ROW_OK;
+        return st;
+    }
+    out->status = st == ULY_EOVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
+    char why[160] = "";
+    if (uly_layout_check(l, why, sizeof why) != ULY_OK && why[0]) snprintf(out->note, sizeof out->note, "%s", why);
+    else snprintf(out->note, sizeof out->note, "%s", uly_status_str(st));
+    return st;
+}
+
+/* ------------------------------------------------------ the best layout */
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layout *l)
+{
+    const uly_strategy *st = uly_strategy_get(s);
+    const uly_search_opts *o = &c->opts;
+    int64_t u = o->pin_ulysses ? o->pin_ulysses : 1, r = o->pin_ring ? o->pin_ring : 1, t = o->pin_tp ? o->pin_tp : 1;
+    const int64_t pp = o->pin_pp > 1 ? o->pin_pp : 1;
+    int64_t prod = u * r * t * pp;
+    int64_t rest = prod > 0 && gpus % prod == 0 ? gpus / prod : 1;
+    if (st) {
+        int fu = st->uses_ulysses && !o->pin_ulysses, fr = st->uses_ring && !o->pin_ring, ft = st->uses_tp && !o->pin_tp;
+        if (fu && fr) {
+            /* hybrid: Ulysses inside a node, the ring across */
+            u = gcd64(rest, c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1);
+            r = rest / u;
+        } else if (fu) u = rest;
+        else if (fr) r = rest;
+        else if (ft) t = rest;
+    }
+    prod = u * r * t * pp;
+    int64_t dp = prod > 0 && gpus % prod == 0 ? gpus / prod : 1;
+    uly_layout_init(l, s, u, r, t, dp);
+    l->pp = pp;
+}
+
+void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out,
+                   uly_plan *plan, uly_result *res)
+{
+    memset(out, 0, sizeof *out);
+    out->strategy = (int32_t)s;
+    out->seq = seq;
+    out->gpus = gpus;
+    /* the caller's buffers, else scratch */
+    uly_plan *own_plan = plan ? NULL : malloc(sizeof *own_plan);
+    uly_result *own_res = res ? NULL : malloc(sizeof *own_res);
+    if (!plan) plan = own_plan;
+    if (!res) res = own_res;
+    if (!res || !plan) {
+        out->status = SIM_ROW_ERROR;
+        snprintf(out->note, sizeof out->note, "out of memory");
+        goto done;
+    }
+    uly_workload w = c->w;
+    w.seq = seq;
+    memset(res, 0, sizeof *res);
+    uly_search_stats stats = {0, 0};
+    /* the winner's plan is wanted only when the caller asked for it */
+    uly_status st = uly_search_best_plan(&c->model, &w, &c->cluster, gpus, s, &c->opts, res, own_plan ? NULL : plan,
+                                         &stats);
+    out->evaluated = stats.evaluated;
+    if (st == ULY_OK) {
+        out->status = SIM_ROW_OK;
+        sim_summary_from_result(out, res);
+        goto done;
+    }
+    if (st != ULY_EINVAL && st != ULY_EOVERFLOW) {
+        const uly_strategy *rs = uly_strategy_get(s);
+        out->status = SIM_ROW_ERROR;
+        snprintf(out->note, sizeof out->note, "uly_search_best(%s, %lld GPUs, seq %lld): %s", rs ? rs->name : "?",
+                 (long long)gpus, (long long)seq, uly_status_str(st));
+        goto done;
+    }
+    /* No layout with valid shapes (or sizes overflow): show why, on the
+     * representative layout. */
+    uly_layout l;
+    sim_pure_layout(c, s, gpus, &l);
+    if (uly_layout_gpus(&l) != gpus) {
+        out->layout = l;
+        out->micro_batch = w.micro_batch;
+        out->status = SIM_ROW_NOLAYOUT;
+        out->n_reasons = 1;
+        out->reasons[0].code = ULY_R_GPUS_MISMATCH;
+        out->reasons[0].fatal = 1;
+        out->reasons[0].v[0] = (double)uly_layout_gpus(&l);
+        out->reasons[0].v[1] = (double)gpus;
+        goto done;
+    }
+    if (sim_summary_of_layout(c, &l, seq, out, plan, res) == ULY_OK) out->feasible = 0;
+    /* the search's overflow is the row's too, whatever the layout's own status */
+    out->status = st == ULY_EOVERFLOW || out->status == SIM_ROW_OVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
+done:
+    free(own_plan);
+    free(own_res);
+}
+
+void sim_best(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out)
+{
+    sim_best_plan(c, s, gpus, seq, out, NULL, NULL);
+}
