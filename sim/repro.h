@@ -66,8 +66,11 @@ int rp_accept_holds(const rp_rows *r, const rp_accept *a, int *n_rows, int *n_ba
 /* The row of experiment exp with id, or NULL. */
 const rp_row *rp_row_find(const rp_rows *r, const char *exp, const char *id);
 
-/* A new row, its numbers NAN; NULL (and r->oom) when out of memory. */
-rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept);
+/* A new row of experiment exp (acceptance item accept, or NULL): the
+ * published number pub in unit, held to check with tolerance tol; no
+ * prediction yet (NAN). NULL (and r->oom) when out of memory. */
+rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept, const char *unit, rp_check check, double tol,
+                   double pub);
 /* predicted / published - 1; NAN when either is missing or published is 0. */
 double rp_rel_err(const rp_row *x);
 /* Sets x->status from its check and tolerance. */

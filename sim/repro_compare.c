@@ -23,7 +23,8 @@ const rp_accept rp_accepts[] = {
 };
 const int rp_n_accepts = (int)(sizeof rp_accepts / sizeof rp_accepts[0]);
 
-rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept)
+rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept, const char *unit, rp_check check, double tol,
+                   double pub)
 {
     if (r->oom) return NULL;
     if (r->n == r->cap) {
@@ -40,8 +41,11 @@ rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept)
     memset(x, 0, sizeof *x);
     x->exp = exp;
     x->accept = accept;
-    x->pred = x->pub = NAN;
-    x->unit = "";
+    x->unit = unit;
+    x->check = check;
+    x->tol = tol;
+    x->pub = pub;
+    x->pred = NAN;
     return x;
 }
 

@@ -14,12 +14,8 @@
 #include "plot_gnuplot.h"
 #include "repro.h"
 
-#ifndef ULY_PLOT_DIR_SOURCE
-#define ULY_PLOT_DIR_SOURCE "plots"
-#endif
-#ifndef ULY_PLOT_DIR_INSTALLED
-#define ULY_PLOT_DIR_INSTALLED "/usr/local/share/ulysim/plots"
-#endif
+/* ULY_PLOT_DIR_SOURCE and ULY_PLOT_DIR_INSTALLED, where the scripts are
+ * looked for, come from the build (sim/cli.cmake). */
 
 /* Writes path via a temporary name; fn fills the file. */
 static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
@@ -41,10 +37,15 @@ static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const
     return 0;
 }
 
-static void dat_num(FILE *f, double v)
+/* One data line: the quoted label, then the numbers (NaN: none). */
+static void dat_line(FILE *f, const char *label, const double *v, int n)
 {
-    if (isnan(v)) fputs(" NaN", f);
-    else fprintf(f, " %.6g", v);
+    fprintf(f, "\"%s\"", label);
+    for (int i = 0; i < n; i++) {
+        if (isnan(v[i])) fputs(" NaN", f);
+        else fprintf(f, " %.6g", v[i]);
+    }
+    fputc('\n', f);
 }
 
 static int dat_ulysses(const rp_ctx *c, FILE *f)
@@ -53,14 +54,11 @@ static int dat_ulysses(const rp_ctx *c, FILE *f)
                "published\n");
     fprintf(f, "# label time_s_pub time_s_pred tflops_pub tflops_pred\n");
     for (int i = 0; i < c->n_uly_tab; i++) {
-        char s[16];
+        char s[16], label[64];
         sim_size_str(c->uly_tab[i].seq, s, sizeof s);
-        fprintf(f, "\"%s %s/%lld\"", c->uly_tab[i].table, s, (long long)c->uly_tab[i].gpus);
-        dat_num(f, c->uly_tab[i].pub_s);
-        dat_num(f, c->uly_tab[i].pred_s);
-        dat_num(f, c->uly_tab[i].pub_tf);
-        dat_num(f, c->uly_tab[i].pred_tf);
-        fputc('\n', f);
+        snprintf(label, sizeof label, "%s %s/%lld", c->uly_tab[i].table, s, (long long)c->uly_tab[i].gpus);
+        const double v[4] = {c->uly_tab[i].pub_s, c->uly_tab[i].pred_s, c->uly_tab[i].pub_tf, c->uly_tab[i].pred_tf};
+        dat_line(f, label, v, 4);
     }
     return ferror(f) ? 1 : 0;
 }
@@ -75,13 +73,12 @@ static int dat_rsa(const rp_ctx *c, FILE *f)
         for (int i = 0; i < c->n_rsa_tab; i++) {
             const int seq_scaling = c->rsa_tab[i].batch == 64 && !(c->rsa_tab[i].p == 1 && c->rsa_tab[i].seq == 512);
             if (seq_scaling != blk) continue;
-            fprintf(f, "\"P%lld b%lld N%lld\"", (long long)c->rsa_tab[i].p, (long long)c->rsa_tab[i].batch,
-                    (long long)c->rsa_tab[i].seq);
-            dat_num(f, c->rsa_tab[i].tp_pub);
-            dat_num(f, c->rsa_tab[i].tp_pred);
-            dat_num(f, c->rsa_tab[i].sp_pub);
-            dat_num(f, c->rsa_tab[i].sp_pred);
-            fputc('\n', f);
+            char label[64];
+            snprintf(label, sizeof label, "P%lld b%lld N%lld", (long long)c->rsa_tab[i].p,
+                     (long long)c->rsa_tab[i].batch, (long long)c->rsa_tab[i].seq);
+            const double v[4] = {c->rsa_tab[i].tp_pub, c->rsa_tab[i].tp_pred, c->rsa_tab[i].sp_pub,
+                                 c->rsa_tab[i].sp_pred};
+            dat_line(f, label, v, 4);
         }
     }
     return ferror(f) ? 1 : 0;
@@ -95,10 +92,8 @@ static int dat_claims(const rp_ctx *c, FILE *f)
         const rp_row *x = &c->r.v[i];
         if (strcmp(x->exp, "ulysses.claims") && strcmp(x->exp, "rsa.claims")) continue;
         if (strcmp(x->unit, "x") || !x->accept) continue;
-        fprintf(f, "\"%s\"", x->id);
-        dat_num(f, x->pub);
-        dat_num(f, x->pred);
-        fputc('\n', f);
+        const double v[2] = {x->pub, x->pred};
+        dat_line(f, x->id, v, 2);
     }
     return ferror(f) ? 1 : 0;
 }

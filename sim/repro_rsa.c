@@ -126,51 +126,40 @@ static int rsa_table4(rp_ctx *c)
         char tag[40];
         SETF(tag, "P%lld.b%lld.n%lld", (long long)p, (long long)b, (long long)n);
 
-        rp_row *x = rp_row_add(&c->r, exp, acc);
+        /* the paper's empty cell: out of memory, a yes/no */
+        const int oom_cell = isnan(rsa_pub[i].tp_mem);
+        rp_row *x = oom_cell ? rp_row_add(&c->r, exp, acc, "yes/no", RP_SAME, 0, 1)
+                             : rp_row_add(&c->r, exp, acc, "MiB", RP_WITHIN, 0.10, rsa_pub[i].tp_mem);
         if (!x) return 1;
         SETF(x->id, "%s.tp_mem", tag);
-        SETF(x->label, "TP %lld, batch %lld, seq %lld: memory per GPU", (long long)p, (long long)b, (long long)n);
         SETF(x->setup, "%s tp%lld, stage of %lld layers, fp32", tp_name, (long long)p, (long long)stage.layers);
-        if (isnan(rsa_pub[i].tp_mem)) {
-            /* the paper's empty cell: out of memory */
-            x->unit = "yes/no";
-            x->pub = 1;
-            x->check = RP_SAME;
+        if (oom_cell) {
             SETF(x->label, "TP %lld, batch %lld, seq %lld: out of memory (1 yes, 0 no)", (long long)p, (long long)b,
                  (long long)n);
             if (!isnan(tp)) x->pred = tp * 1048576.0 + p100->gpu.reserved_bytes > p100->gpu.hbm_bytes ? 1 : 0;
-            else SETF(x->note, "the model has no valid layout: %s", why_t);
         } else {
-            x->unit = "MiB";
-            x->pub = rsa_pub[i].tp_mem;
-            x->check = RP_WITHIN;
-            x->tol = 0.10;
+            SETF(x->label, "TP %lld, batch %lld, seq %lld: memory per GPU", (long long)p, (long long)b, (long long)n);
             x->pred = tp;
-            if (isnan(tp)) SETF(x->note, "the model has no valid layout: %s", why_t);
         }
+        if (isnan(tp)) SETF(x->note, "the model has no valid layout: %s", why_t);
         rp_row_judge(x);
 
-        rp_row *y = rp_row_add(&c->r, exp, acc);
+        rp_row *y = rp_row_add(&c->r, exp, acc, "MiB", RP_WITHIN, 0.10, rsa_pub[i].sp_mem);
         if (!y) return 1;
         SETF(y->id, "%s.sp_mem", tag);
         SETF(y->label, "SP %lld, batch %lld, seq %lld: memory per GPU", (long long)p, (long long)b, (long long)n);
         SETF(y->setup, "%s r%lld, stage of %lld layers, fp32", sp_name, (long long)p, (long long)stage.layers);
-        y->unit = "MiB";
-        y->pub = rsa_pub[i].sp_mem;
-        y->check = RP_WITHIN;
-        y->tol = 0.10;
         y->pred = sp;
         if (isnan(sp)) SETF(y->note, "the model has no valid layout: %s", why_s);
         rp_row_judge(y);
 
         /* throughput: SP over TP */
         const double ts = full_tokens_per_s(c, &ls, n, b), tt = full_tokens_per_s(c, &lt, n, b);
-        rp_row *z = rp_row_add(&c->r, exp, NULL);
+        rp_row *z = rp_row_add(&c->r, exp, NULL, "x", RP_INFO, 0, NAN);
         if (!z) return 1;
         SETF(z->id, "%s.tokens_ratio", tag);
-        SETF(z->label, "P %lld, batch %lld, seq %lld: tokens/s of SP over TP", (long long)p, (long long)b, (long long)n);
-        z->unit = "x";
-        z->check = RP_INFO;
+        SETF(z->label, "P %lld, batch %lld, seq %lld: tokens/s of SP over TP", (long long)p, (long long)b,
+             (long long)n);
         if (!isnan(rsa_pub[i].tp_tok)) z->pub = rsa_pub[i].sp_tok / rsa_pub[i].tp_tok;
         if (!isnan(ts) && !isnan(tt)) z->pred = ts / tt;
         SETF(z->setup, "whole model on %lld GPUs without the pipeline: only the ratio is comparable", (long long)p);
@@ -239,14 +228,10 @@ static int rsa_claims(rp_ctx *c)
     uly_layout_init(&lt, ULY_STRAT_MEGATRON_TP, 1, 1, tp_max, 1);
     const int64_t bs = max_batch(c, &c->bert, &ls, 512, why_s, sizeof why_s);
     const int64_t bt = max_batch(c, &c->bert, &lt, 512, why_t, sizeof why_t);
-    rp_row *x = rp_row_add(&c->r, exp, acc);
+    rp_row *x = rp_row_add(&c->r, exp, acc, "x", RP_WITHIN, 0.20, 13.7);
     if (!x) return 1;
     SETF(x->id, "max_batch_ratio_seq512");
     SETF(x->label, "BERT Base, seq 512: largest batch, SP on 64 GPUs over TP on 12 (paper: 13.7x)");
-    x->unit = "x";
-    x->pub = 13.7;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
     if (bs > 0 && bt > 0) x->pred = (double)bs / (double)bt;
     if (bt >= 0)
         SETF(x->setup, "SP %s r64: batch %lld; TP %s tp%lld: batch %lld", sp_name, (long long)bs, tp_name,
@@ -260,27 +245,19 @@ static int rsa_claims(rp_ctx *c)
     const int64_t s64 = max_seq_pinned(c, ULY_STRAT_RSA, 64, 64, 64);
     const int64_t s16 = max_seq_pinned(c, ULY_STRAT_RSA, 16, 16, 64);
     const int64_t t12 = max_seq_pinned(c, ULY_STRAT_MEGATRON_TP, tp_max, tp_max, 64);
-    x = rp_row_add(&c->r, exp, acc);
+    x = rp_row_add(&c->r, exp, acc, "x", RP_WITHIN, 0.20, 3.0);
     if (!x) return 1;
     SETF(x->id, "max_seq_ratio_64gpus");
     SETF(x->label, "BERT Base, batch 64: longest sequence, SP on 64 GPUs over TP (paper: 3.0x)");
-    x->unit = "x";
-    x->pub = 3.0;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
     if (s64 > 0 && t12 > 0) x->pred = (double)s64 / (double)t12;
     SETF(x->setup, "SP %s r64: %lld tokens; TP %s tp%lld (its largest degree): %lld tokens", sp_name,
          (long long)s64, tp_name, (long long)tp_max, (long long)t12);
     rp_row_judge(x);
 
-    x = rp_row_add(&c->r, exp, acc);
+    x = rp_row_add(&c->r, exp, acc, "x", RP_WITHIN, 0.20, 1.4);
     if (!x) return 1;
     SETF(x->id, "max_seq_ratio_16gpus");
     SETF(x->label, "BERT Base, batch 64: longest sequence, SP on 16 GPUs over TP (paper: 1.4x)");
-    x->unit = "x";
-    x->pub = 1.4;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
     if (s16 > 0 && t12 > 0) x->pred = (double)s16 / (double)t12;
     SETF(x->setup, "SP %s r16: %lld tokens; TP %s tp%lld: %lld tokens", sp_name, (long long)s16, tp_name,
          (long long)tp_max, (long long)t12);

@@ -63,15 +63,11 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
         char s[32], lay[96];
         sim_size_str(uly_pub[i].seq, s, sizeof s);
         rp_layout_str(&res->layout, res->micro_batch, lay, sizeof lay);
-        rp_row *x = rp_row_add(&c->r, exp, "ulysses-tables-each");
+        rp_row *x = rp_row_add(&c->r, exp, "ulysses-tables-each", "s", RP_WITHIN, 0.10, uly_pub[i].ms / 1e3);
         if (!x) break;
         SETF(x->id, "%s.%s.%lldgpus.iter_time", uly_pub[i].table, s, (long long)uly_pub[i].gpus);
         SETF(x->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: iteration time", uly_pub[i].table + 1, s,
              (long long)uly_pub[i].gpus);
-        x->unit = "s";
-        x->pub = uly_pub[i].ms / 1e3;
-        x->check = RP_WITHIN;
-        x->tol = 0.10;
         if (ok) {
             x->pred = res->time.step_s;
             SETF(x->setup, "%s (degree from uly_search_best)", lay);
@@ -83,14 +79,11 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
         rp_row_judge(x);
         if (!isnan(rp_rel_err(x))) errs[n_err++] = fabs(rp_rel_err(x)) * 100.0;
 
-        rp_row *y = rp_row_add(&c->r, exp, NULL);
+        rp_row *y = rp_row_add(&c->r, exp, NULL, "TFLOP/s", RP_INFO, 0, uly_pub[i].tflops);
         if (!y) break;
         SETF(y->id, "%s.%s.%lldgpus.tflops", uly_pub[i].table, s, (long long)uly_pub[i].gpus);
         SETF(y->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: TFLOP/s per GPU (paper's accounting)",
              uly_pub[i].table + 1, s, (long long)uly_pub[i].gpus);
-        y->unit = "TFLOP/s";
-        y->pub = uly_pub[i].tflops;
-        y->check = RP_INFO;
         if (ok) {
             y->pred = paper_tflops(&c->gpt7b, 8, uly_pub[i].seq, res->time.step_s, uly_pub[i].gpus);
             SETF(y->setup, "%s", x->setup);
@@ -119,13 +112,10 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
         }
     }
     free(res);
-    rp_row *m = rp_row_add(&c->r, exp, "ulysses-tables-median");
+    rp_row *m = rp_row_add(&c->r, exp, "ulysses-tables-median", "%", RP_AT_MOST, 5.0, NAN);
     if (!m) return 1;
     SETF(m->id, "median_abs_error");
     SETF(m->label, "Tables 2-3: median |error| of the %d iteration times", N_ULY_PUB);
-    m->unit = "%";
-    m->check = RP_AT_MOST;
-    m->tol = 5.0;
     if (n_err == N_ULY_PUB) {
         m->pred = rp_median(errs, n_err);
     } else {
@@ -178,6 +168,34 @@ static int64_t megatron_in_node_max_seq(const claims *k, const uly_model *m, con
     return v;
 }
 
+/* A yes/no claim: Ulysses (ZeRO-3, the layout its search picks) fits model
+ * m at workload w on gpus GPUs; why_note: say why when it does not. */
+static int claim_ulysses_fits(claims *k, const char *id, const char *label, const uly_model *m,
+                              const uly_workload *w, int64_t gpus, int why_note)
+{
+    uly_result *u = k->u;
+    uly_search_opts o = {.both_placements = 1};
+    const int ok = uly_search_best(m, w, k->a100, gpus, ULY_STRAT_ULYSSES, &o, u, NULL) == ULY_OK;
+    rp_row *x = rp_row_add(&k->c->r, claims_exp, claims_acc, "yes/no", RP_SAME, 0, 1);
+    if (!x) return 1;
+    SETF(x->id, "%s", id);
+    SETF(x->label, "%s", label);
+    if (ok) {
+        char lay[96];
+        x->pred = u->feasible ? 1 : 0;
+        rp_layout_str(&u->layout, u->micro_batch, lay, sizeof lay);
+        SETF(x->setup, "%s, ZeRO-3; %.1f of %.1f GiB", lay, u->mem.total_bytes / 1073741824.0,
+             u->mem.capacity_bytes / 1073741824.0);
+        if (why_note && !u->feasible) {
+            char why[256];
+            rp_why_str(m, u, why, sizeof why);
+            SETF(x->note, "%s", why);
+        }
+    }
+    rp_row_judge(x);
+    return 0;
+}
+
 /* GPT-30B on 64 GPUs: Megatron-SP out of memory at 128K, Ulysses fits at
  * 256K, and 4x longer sequences. Megatron-SP as Megatron-LM runs it: TP
  * inside a node; its only model-state sharding is the distributed optimizer
@@ -189,13 +207,10 @@ static int claims_30b(claims *k)
     char s1[32], s2[32], lay[96];
     uly_workload wm = uly_workload_paper(131072, 0, 1);
     const int mg_ok = megatron_in_node(k, &c->gpt30b, &wm, 64, mg);
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc);
+    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "yes/no", RP_SAME, 0, 1);
     if (!x) return 1;
     SETF(x->id, "megatron_sp_oom_128k_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs, 128K tokens: Megatron-SP runs out of memory (1 yes, 0 no)");
-    x->unit = "yes/no";
-    x->pub = 1;
-    x->check = RP_SAME;
     if (mg_ok) {
         x->pred = mg->feasible ? 0 : 1;
         rp_layout_str(&mg->layout, mg->micro_batch, lay, sizeof lay);
@@ -205,22 +220,9 @@ static int claims_30b(claims *k)
     rp_row_judge(x);
 
     uly_workload wu = uly_workload_paper(262144, 0, 3);
-    uly_search_opts ou = {.both_placements = 1};
-    const int u_ok = uly_search_best(&c->gpt30b, &wu, k->a100, 64, ULY_STRAT_ULYSSES, &ou, u, NULL) == ULY_OK;
-    x = rp_row_add(&c->r, claims_exp, claims_acc);
-    if (!x) return 1;
-    SETF(x->id, "ulysses_fits_256k_30b_64gpus");
-    SETF(x->label, "GPT-30B, 64 GPUs, 256K tokens: Ulysses fits (1 yes, 0 no)");
-    x->unit = "yes/no";
-    x->pub = 1;
-    x->check = RP_SAME;
-    if (u_ok) {
-        x->pred = u->feasible ? 1 : 0;
-        rp_layout_str(&u->layout, u->micro_batch, lay, sizeof lay);
-        SETF(x->setup, "%s, ZeRO-3; %.1f of %.1f GiB", lay, u->mem.total_bytes / 1073741824.0,
-             u->mem.capacity_bytes / 1073741824.0);
-    }
-    rp_row_judge(x);
+    if (claim_ulysses_fits(k, "ulysses_fits_256k_30b_64gpus",
+                           "GPT-30B, 64 GPUs, 256K tokens: Ulysses fits (1 yes, 0 no)", &c->gpt30b, &wu, 64, 0))
+        return 1;
 
     /* -- 4x longer sequences: the longest power of two each fits (the paper's
      * sweeps double the length) */
@@ -228,28 +230,22 @@ static int claims_30b(claims *k)
     const int64_t mg_max = megatron_in_node_max_seq(k, &c->gpt30b, &wm, 64);
     wu.seq = 1;
     int64_t u_max = 0;
+    uly_search_opts ou = {.both_placements = 1};
     uly_search_max_seq(&c->gpt30b, &wu, k->a100, 64, ULY_STRAT_ULYSSES, &ou, 1LL << 26, &u_max, u);
     const int64_t mg_p2 = floor_pow2(mg_max), u_p2 = floor_pow2(u_max);
-    x = rp_row_add(&c->r, claims_exp, NULL);
+    x = rp_row_add(&c->r, claims_exp, NULL, "tokens", RP_INFO, 0, 65536);
     if (!x) return 1;
     SETF(x->id, "megatron_sp_longest_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs: longest sequence Megatron-SP fits (power of two; paper: 64K, OOM at 128K)");
-    x->unit = "tokens";
-    x->pub = 65536;
-    x->check = RP_INFO;
     if (mg_max > 0) x->pred = (double)mg_p2;
     SETF(x->setup, "exact limit %lld tokens; TP <= %lld, ZeRO-1, micro-batch 1", (long long)mg_max,
          (long long)k->a100->gpus_per_node);
     rp_row_judge(x);
 
-    x = rp_row_add(&c->r, claims_exp, claims_acc);
+    x = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_AT_LEAST, 0.20, 4.0);
     if (!x) return 1;
     SETF(x->id, "seq_ratio_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs: longest sequence, Ulysses over Megatron-SP (paper: 4x, 256K vs 64K)");
-    x->unit = "x";
-    x->pub = 4.0;
-    x->check = RP_AT_LEAST;
-    x->tol = 0.20;
     sim_size_str(u_p2, s1, sizeof s1);
     sim_size_str(mg_p2, s2, sizeof s2);
     if (u_p2 > 0 && mg_p2 > 0) x->pred = (double)u_p2 / (double)mg_p2;
@@ -317,32 +313,36 @@ static int claims_speedup(claims *k)
             }
         }
     }
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc);
-    if (!x) return 1;
-    SETF(x->id, "speedup_max");
-    SETF(x->label, "Throughput of Ulysses over Megatron-SP, largest over the compared lengths (paper: up to 2.5x)");
-    x->unit = "x";
-    x->pub = 2.5;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
-    x->pred = best_r;
-    SETF(x->setup, "%.150s", best_at[0] ? best_at : "no length where both fit");
-    SETF(x->note, "same sequence and global batch 8; Megatron-SP with TP inside a node and ZeRO-1 (Megatron-LM), "
-                  "Ulysses with ZeRO-3; lengths 8K.. the longest Megatron-SP fits, 7B on 32 GPUs and 30B on 64 GPUs");
-    rp_row_judge(x);
-
-    x = rp_row_add(&c->r, claims_exp, NULL);
-    if (!x) return 1;
-    SETF(x->id, "speedup_max_tp_all_gpus");
-    SETF(x->label, "The same, Megatron-SP with its TP degree over all GPUs (spanning nodes)");
-    x->unit = "x";
-    x->pub = 2.5;
-    x->check = RP_INFO;
-    x->pred = best_r_all;
-    SETF(x->setup, "%s", best_all_at[0] ? best_all_at : "no length where both fit");
-    SETF(x->note, "a reading of the baseline the paper does not state: the sequence-parallel degree of both "
-                  "equal to the GPU count");
-    rp_row_judge(x);
+    /* both against the paper's 2.5x: the baseline as Megatron-LM runs it
+     * (checked), and the reading with TP over all GPUs (shown) */
+    char setup[2][160];
+    SETF(setup[0], "%.150s", best_at[0] ? best_at : "no length where both fit");
+    SETF(setup[1], "%s", best_all_at[0] ? best_all_at : "no length where both fit");
+    const struct {
+        const char *accept, *id, *label, *note;
+        rp_check check;
+        double tol, pred;
+    } rows[2] = {
+        {claims_acc, "speedup_max",
+         "Throughput of Ulysses over Megatron-SP, largest over the compared lengths (paper: up to 2.5x)",
+         "same sequence and global batch 8; Megatron-SP with TP inside a node and ZeRO-1 (Megatron-LM), Ulysses with "
+         "ZeRO-3; lengths 8K.. the longest Megatron-SP fits, 7B on 32 GPUs and 30B on 64 GPUs",
+         RP_WITHIN, 0.20, best_r},
+        {NULL, "speedup_max_tp_all_gpus", "The same, Megatron-SP with its TP degree over all GPUs (spanning nodes)",
+         "a reading of the baseline the paper does not state: the sequence-parallel degree of both equal to the GPU "
+         "count",
+         RP_INFO, 0, best_r_all},
+    };
+    for (int i = 0; i < 2; i++) {
+        rp_row *x = rp_row_add(&c->r, claims_exp, rows[i].accept, "x", rows[i].check, rows[i].tol, 2.5);
+        if (!x) return 1;
+        SETF(x->id, "%s", rows[i].id);
+        SETF(x->label, "%s", rows[i].label);
+        x->pred = rows[i].pred;
+        SETF(x->setup, "%.159s", setup[i]);
+        SETF(x->note, "%s", rows[i].note);
+        rp_row_judge(x);
+    }
     return 0;
 }
 
@@ -360,26 +360,18 @@ static int claims_comm(claims *k)
     if (uly_evaluate(&c->gpt7b, &w, k->a100, &lu, &c->plan, u) == ULY_OK &&
         uly_evaluate(&c->gpt7b, &w, k->a100, &lm, &c->plan, mg) == ULY_OK && u->comm_fwd_bytes > 0)
         ratio = (double)mg->comm_fwd_bytes / (double)u->comm_fwd_bytes;
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc);
+    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_WITHIN, 0.20, 32);
     if (!x) return 1;
     SETF(x->id, "comm_ratio_p32");
     SETF(x->label, "Bytes per link, Megatron-SP over Ulysses at P = 32 (paper: 4Nh against 4Nh/P, i.e. P)");
-    x->unit = "x";
-    x->pub = 32;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
     x->pred = ratio;
     SETF(x->setup, "GPT-7B, 128K tokens, u32 against tp32: %.0f MiB and %.0f MiB sent per rank per layer (forward)",
          (double)mg->comm_fwd_bytes / 1048576.0, (double)u->comm_fwd_bytes / 1048576.0);
     rp_row_judge(x);
-    rp_row *y = rp_row_add(&c->r, claims_exp, claims_acc);
+    rp_row *y = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_AT_LEAST, 0.20, 10);
     if (!y) return 1;
     SETF(y->id, "comm_reduction_over_10x");
     SETF(y->label, "Communication reduction of Ulysses over Megatron-SP (paper: over 10x)");
-    y->unit = "x";
-    y->pub = 10;
-    y->check = RP_AT_LEAST;
-    y->tol = 0.20;
     y->pred = ratio;
     SETF(y->setup, "%s", x->setup);
     SETF(y->note, "a bound: the ratio is the degree P, over 10x from P = 11 on");
@@ -393,44 +385,18 @@ static int claims_comm(claims *k)
 static int claims_tflops_1m(claims *k)
 {
     rp_ctx *c = k->c;
-    uly_result *u = k->u;
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc);
+    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "TFLOP/s", RP_WITHIN, 0.20, 175);
     if (!x) return 1;
     SETF(x->id, "tflops_max");
     SETF(x->label, "Best TFLOP/s per GPU of Ulysses, paper's accounting (paper: over 175, 54%% of peak)");
-    x->unit = "TFLOP/s";
-    x->pub = 175;
-    x->check = RP_WITHIN;
-    x->tol = 0.20;
     if (k->best_tf > 0) x->pred = k->best_tf;
     SETF(x->setup, "at %s", k->tf_at);
     SETF(x->note, "96 B N L h^2 (1 + N/6h + V/16Lh) per iteration over the predicted time");
     rp_row_judge(x);
 
     uly_workload w = uly_workload_paper(1048576, 0, 3);
-    uly_search_opts o = {.both_placements = 1};
-    const int ok = uly_search_best(&c->gpt12b, &w, k->a100, 64, ULY_STRAT_ULYSSES, &o, u, NULL) == ULY_OK;
-    x = rp_row_add(&c->r, claims_exp, claims_acc);
-    if (!x) return 1;
-    SETF(x->id, "gpt_1.2b_1m_64gpus_fits");
-    SETF(x->label, "GPT-1.2B, 64 GPUs, 1M tokens: Ulysses fits (1 yes, 0 no)");
-    x->unit = "yes/no";
-    x->pub = 1;
-    x->check = RP_SAME;
-    if (ok) {
-        char lay[96];
-        x->pred = u->feasible ? 1 : 0;
-        rp_layout_str(&u->layout, u->micro_batch, lay, sizeof lay);
-        SETF(x->setup, "%s, ZeRO-3; %.1f of %.1f GiB", lay, u->mem.total_bytes / 1073741824.0,
-             u->mem.capacity_bytes / 1073741824.0);
-        if (!u->feasible) {
-            char why[256];
-            rp_why_str(&c->gpt12b, u, why, sizeof why);
-            SETF(x->note, "%s", why);
-        }
-    }
-    rp_row_judge(x);
-    return 0;
+    return claim_ulysses_fits(k, "gpt_1.2b_1m_64gpus_fits", "GPT-1.2B, 64 GPUs, 1M tokens: Ulysses fits (1 yes, 0 no)",
+                              &c->gpt12b, &w, 64, 1);
 }
 
 static int ulysses_claims(rp_ctx *c, double best_tf, const char *best_tf_at)
