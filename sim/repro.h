@@ -33,7 +33,7 @@ typedef enum rp_status { RP_PASS = 0, RP_FAIL, RP_NA, RP_SHOWN } rp_status;
 extern const char *const rp_status_names[];
 
 typedef struct rp_row {
-    const char *exp;      /* experiment id: ulysses.tables, ulysses.claims, rsa.table4, rsa.claims */
+    const char *exp;      /* rp_experiments' id */
     char id[64];          /* stable id within the experiment */
     char label[128];      /* what it is, in words */
     const char *unit;
@@ -52,8 +52,15 @@ typedef struct rp_accept {
     int paper; /* rp_papers' index */
     const char *criterion;
 } rp_accept;
-extern const rp_accept rp_accepts[];
-extern const int rp_n_accepts;
+enum {
+    RP_ACC_ULY_TABLES_EACH = 0,
+    RP_ACC_ULY_TABLES_MEDIAN,
+    RP_ACC_RSA_TABLE4,
+    RP_ACC_ULY_HEADLINE,
+    RP_ACC_RSA_HEADLINE,
+    RP_ACC_COUNT
+};
+extern const rp_accept rp_accepts[RP_ACC_COUNT];
 
 typedef struct rp_rows {
     rp_row *v;
@@ -94,7 +101,7 @@ typedef struct rp_assumption {
  * assumptions of its tables experiment. */
 typedef struct rp_paper {
     const char *id, *flag, *preset;
-    const char *tables_exp;  /* the experiment the title and assumptions belong to */
+    int tables_exp;  /* rp_experiments' index of the experiment the title and assumptions belong to */
     const char *title;
     const rp_assumption *assumptions;
     int n_assumptions;
@@ -102,6 +109,16 @@ typedef struct rp_paper {
 
 enum { RP_PAPER_ULYSSES = 0, RP_PAPER_RSA, RP_PAPER_COUNT };
 extern const rp_paper rp_papers[RP_PAPER_COUNT];
+
+/* The experiments, in output order. title: for JSON (NULL: the paper's);
+ * heading: what the table adds to the title under its heading. */
+typedef struct rp_experiment {
+    const char *id;
+    int paper;
+    const char *title, *heading;
+} rp_experiment;
+enum { RP_EXP_ULY_TABLES = 0, RP_EXP_ULY_CLAIMS, RP_EXP_RSA_TABLE4, RP_EXP_RSA_CLAIMS, RP_EXP_COUNT };
+extern const rp_experiment rp_experiments[RP_EXP_COUNT];
 /* rp_papers' index of an id; -1 when none. */
 int rp_paper_find(const char *id);
 /* The text of an assumption, the strategy name filled in. */

@@ -13,15 +13,17 @@ const char *const rp_check_names[] = {"within", "at-least", "same", "at-most", "
 const char *const rp_status_names[] = {"pass", "FAIL", "n/a", "info"};
 
 /* The acceptance items and the tolerance each asserts. */
-const rp_accept rp_accepts[] = {
-    {"ulysses-tables-each", RP_PAPER_ULYSSES, "Ulysses Tables 2-3: every iteration time within 10%"},
-    {"ulysses-tables-median", RP_PAPER_ULYSSES, "Ulysses Tables 2-3: median |error| of the iteration times <= 5%"},
-    {"rsa-table4-memory", RP_PAPER_RSA, "RSA Table 4: every memory cell within 10% (an empty cell: out of memory)"},
-    {"ulysses-headline", RP_PAPER_ULYSSES,
-     "Ulysses headline claims: ratios within 20%, bounds and yes/no statements hold"},
-    {"rsa-headline", RP_PAPER_RSA, "RSA headline claims: ratios within 20%"},
+const rp_accept rp_accepts[RP_ACC_COUNT] = {
+    [RP_ACC_ULY_TABLES_EACH] = {"ulysses-tables-each", RP_PAPER_ULYSSES,
+                                "Ulysses Tables 2-3: every iteration time within 10%"},
+    [RP_ACC_ULY_TABLES_MEDIAN] = {"ulysses-tables-median", RP_PAPER_ULYSSES,
+                                  "Ulysses Tables 2-3: median |error| of the iteration times <= 5%"},
+    [RP_ACC_RSA_TABLE4] = {"rsa-table4-memory", RP_PAPER_RSA,
+                           "RSA Table 4: every memory cell within 10% (an empty cell: out of memory)"},
+    [RP_ACC_ULY_HEADLINE] = {"ulysses-headline", RP_PAPER_ULYSSES,
+                             "Ulysses headline claims: ratios within 20%, bounds and yes/no statements hold"},
+    [RP_ACC_RSA_HEADLINE] = {"rsa-headline", RP_PAPER_RSA, "RSA headline claims: ratios within 20%"},
 };
-const int rp_n_accepts = (int)(sizeof rp_accepts / sizeof rp_accepts[0]);
 
 rp_row *rp_row_add(rp_rows *r, const char *exp, const char *accept, const char *unit, rp_check check, double tol,
                    double pub)
@@ -157,15 +159,26 @@ static const rp_assumption rsa_assumptions[] = {
 };
 
 const rp_paper rp_papers[RP_PAPER_COUNT] = {
-    [RP_PAPER_ULYSSES] = {"ulysses", "--ulysses-cluster", "dgx-a100-40g", "ulysses.tables",
+    [RP_PAPER_ULYSSES] = {"ulysses", "--ulysses-cluster", "dgx-a100-40g", RP_EXP_ULY_TABLES,
                           "DeepSpeed-Ulysses (Jacobs et al. 2023, arXiv 2309.14509) Tables 2 and 3: GPT-7B (gpt-7b), "
                           "global batch 8, A100 40GB (dgx-a100-40g), fp16, ZeRO-3 over all GPUs, full activation "
                           "recompute, flash attention",
                           uly_assumptions, (int)(sizeof uly_assumptions / sizeof uly_assumptions[0])},
-    [RP_PAPER_RSA] = {"rsa", "--rsa-cluster", "piz-daint-p100", "rsa.table4",
+    [RP_PAPER_RSA] = {"rsa", "--rsa-cluster", "piz-daint-p100", RP_EXP_RSA_TABLE4,
                       "Sequence Parallelism / Ring Self-Attention (Li et al. 2021, arXiv 2105.13120) Table 4 weak "
                       "scaling: BERT Base (bert-base) on Piz Daint P100 16GB (piz-daint-p100), pipeline size 8",
                       rsa_assumptions, (int)(sizeof rsa_assumptions / sizeof rsa_assumptions[0])},
+};
+
+const rp_experiment rp_experiments[RP_EXP_COUNT] = {
+    [RP_EXP_ULY_TABLES] = {"ulysses.tables", RP_PAPER_ULYSSES, NULL, NULL},
+    [RP_EXP_ULY_CLAIMS] = {"ulysses.claims", RP_PAPER_ULYSSES,
+                           "DeepSpeed-Ulysses headline claims (traces/published/headline_claims.md)",
+                           "; A100 40GB (dgx-a100-40g), fp16, full recompute, flash attention priced non-causal"},
+    [RP_EXP_RSA_TABLE4] = {"rsa.table4", RP_PAPER_RSA, NULL, NULL},
+    [RP_EXP_RSA_CLAIMS] = {"rsa.claims", RP_PAPER_RSA,
+                           "Sequence Parallelism / RSA headline claims (traces/published/headline_claims.md)",
+                           ": BERT Base on Piz Daint P100 16GB, fp32, no recompute, no pipeline"},
 };
 
 int rp_paper_find(const char *id)

@@ -90,7 +90,9 @@ static int dat_claims(const rp_ctx *c, FILE *f)
     fprintf(f, "# label published predicted\n");
     for (int i = 0; i < c->r.n; i++) {
         const rp_row *x = &c->r.v[i];
-        if (strcmp(x->exp, "ulysses.claims") && strcmp(x->exp, "rsa.claims")) continue;
+        const int claim = !strcmp(x->exp, rp_experiments[RP_EXP_ULY_CLAIMS].id) ||
+                          !strcmp(x->exp, rp_experiments[RP_EXP_RSA_CLAIMS].id);
+        if (!claim) continue;
         if (strcmp(x->unit, "x") || !x->accept) continue;
         const double v[2] = {x->pub, x->pred};
         dat_line(f, x->id, v, 2);

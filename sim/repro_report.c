@@ -8,25 +8,9 @@
 #include "output.h"
 #include "repro.h"
 
-/* The experiments in output order. title: the JSON title (NULL: the
- * paper's); heading: what the table adds to it under its title. */
-static const struct {
-    const char *id;
-    int paper;
-    const char *title, *heading;
-} experiments[] = {
-    {"ulysses.tables", RP_PAPER_ULYSSES, NULL, NULL},
-    {"ulysses.claims", RP_PAPER_ULYSSES, "DeepSpeed-Ulysses headline claims (traces/published/headline_claims.md)",
-     "; A100 40GB (dgx-a100-40g), fp16, full recompute, flash attention priced non-causal"},
-    {"rsa.table4", RP_PAPER_RSA, NULL, NULL},
-    {"rsa.claims", RP_PAPER_RSA, "Sequence Parallelism / RSA headline claims (traces/published/headline_claims.md)",
-     ": BERT Base on Piz Daint P100 16GB, fp32, no recompute, no pipeline"},
-};
-#define N_EXPERIMENTS ((int)(sizeof experiments / sizeof experiments[0]))
-
 static const char *experiment_title(int e)
 {
-    return experiments[e].title ? experiments[e].title : rp_papers[experiments[e].paper].title;
+    return rp_experiments[e].title ? rp_experiments[e].title : rp_papers[rp_experiments[e].paper].title;
 }
 
 /* ------------------------------------------------------------- the table */
@@ -66,9 +50,9 @@ static void note(FILE *f, const char *text) { sim_print_note(f, "# ", "#   ", te
  * for a paper's tables, its assumptions. */
 static void print_heading(const rp_ctx *c, FILE *f, int e)
 {
-    const int p = experiments[e].paper;
+    const int p = rp_experiments[e].paper;
     char t[1024];
-    snprintf(t, sizeof t, "%s%s", experiment_title(e), experiments[e].heading ? experiments[e].heading : "");
+    snprintf(t, sizeof t, "%s%s", experiment_title(e), rp_experiments[e].heading ? rp_experiments[e].heading : "");
     note(f, t);
     if (c->cluster_arg[p]) {
         snprintf(t, sizeof t,
@@ -76,7 +60,7 @@ static void print_heading(const rp_ctx *c, FILE *f, int e)
                  c->cluster[p].name, rp_papers[p].flag, c->cluster_arg[p], rp_papers[p].preset);
         sim_print_note(f, "#   ", "#     ", t, 118);
     }
-    if (strcmp(experiments[e].id, rp_papers[p].tables_exp)) return;
+    if (e != rp_papers[p].tables_exp) return;
     for (int i = 0; i < rp_papers[p].n_assumptions; i++) {
         char a[1000];
         rp_assumption_text(&rp_papers[p].assumptions[i], a, sizeof a);
@@ -127,7 +111,7 @@ static int print_uly_tables(const rp_ctx *c, FILE *f, int e)
         sim_table_cell(&t, "%s", rp_status_names[x->status]);
     }
     if (table_done(&t, f)) return 1;
-    const rp_row *m = rp_row_find(&c->r, experiments[e].id, "median_abs_error");
+    const rp_row *m = rp_row_find(&c->r, rp_experiments[e].id, "median_abs_error");
     if (m) {
         fmt_num(a, sizeof a, m->pred, "%");
         fprintf(f, "# median |error| of the iteration times: %s%% (at most 5%%): %s\n", a, rp_status_names[m->status]);
@@ -136,7 +120,7 @@ static int print_uly_tables(const rp_ctx *c, FILE *f, int e)
                "paper's accounting\n");
     for (int i = 0; i < c->r.n; i++) {
         const rp_row *x = &c->r.v[i];
-        if (strcmp(x->exp, experiments[e].id) == 0 && x->note[0] && x->status == RP_NA) {
+        if (strcmp(x->exp, rp_experiments[e].id) == 0 && x->note[0] && x->status == RP_NA) {
             char line[800];
             snprintf(line, sizeof line, "%s: %s", x->id, x->note);
             note(f, line);
@@ -151,8 +135,8 @@ static int print_uly_tables(const rp_ctx *c, FILE *f, int e)
 static int print_rows(const rp_ctx *c, FILE *f, int e)
 {
     static const char *const cols[] = {"id", "published", "predicted", "unit", "err_pct", "check", "status"};
-    const char *exp = experiments[e].id;
-    const int is_table = strcmp(exp, rp_papers[experiments[e].paper].tables_exp) == 0;
+    const char *exp = rp_experiments[e].id;
+    const int is_table = e == rp_papers[rp_experiments[e].paper].tables_exp;
     char a[64], b[64], d[64], k[64];
     fprintf(f, "\n\n");
     print_heading(c, f, e);
@@ -193,15 +177,14 @@ int rp_print_table(const rp_ctx *c, FILE *f)
             ULY_VERSION);
     fprintf(f, "# error = predicted / published - 1; check: the tolerance each number is held to (issue 8); "
                "FAIL and n/a rows say why\n");
-    for (int e = 0; e < N_EXPERIMENTS; e++) {
-        if (!c->run[experiments[e].paper]) continue;
+    for (int e = 0; e < RP_EXP_COUNT; e++) {
+        if (!c->run[rp_experiments[e].paper]) continue;
         /* the Ulysses tables have their own layout; the rest share one */
-        const int own = strcmp(experiments[e].id, rp_papers[RP_PAPER_ULYSSES].tables_exp) == 0;
-        const int bad = own ? print_uly_tables(c, f, e) : print_rows(c, f, e);
+        const int bad = e == RP_EXP_ULY_TABLES ? print_uly_tables(c, f, e) : print_rows(c, f, e);
         if (bad) return 1;
     }
     fprintf(f, "\n\n# acceptance (issue 8):\n");
-    for (int i = 0; i < rp_n_accepts; i++) {
+    for (int i = 0; i < RP_ACC_COUNT; i++) {
         if (!c->run[rp_accepts[i].paper]) continue;
         int nr, nb;
         const int ok = rp_accept_holds(&c->r, &rp_accepts[i], &nr, &nb);
@@ -283,9 +266,9 @@ static int json_row(cJSON *rows, const rp_row *x)
 static int json_experiment(const rp_ctx *c, cJSON *exps, int e)
 {
     int bad = 0;
-    const int p = experiments[e].paper;
+    const int p = rp_experiments[e].paper;
     cJSON *o = cJSON_CreateObject();
-    bad |= sim_json_add(o, "id", json_str(experiments[e].id));
+    bad |= sim_json_add(o, "id", json_str(rp_experiments[e].id));
     bad |= sim_json_add(o, "title", json_str(experiment_title(e)));
     bad |= sim_json_add(o, "cluster", json_str(c->cluster[p].name));
     bad |= sim_json_add(o, "cluster_given", cJSON_CreateBool(c->cluster_arg[p] != NULL));
@@ -298,7 +281,7 @@ static int json_experiment(const rp_ctx *c, cJSON *exps, int e)
     bad |= sim_json_add(o, "assumptions", as);
     cJSON *rs = cJSON_CreateArray();
     for (int i = 0; i < c->r.n; i++)
-        if (strcmp(c->r.v[i].exp, experiments[e].id) == 0) bad |= json_row(rs, &c->r.v[i]);
+        if (strcmp(c->r.v[i].exp, rp_experiments[e].id) == 0) bad |= json_row(rs, &c->r.v[i]);
     bad |= sim_json_add(o, "rows", rs);
     bad |= sim_json_add(exps, NULL, o);
     return bad;
@@ -337,11 +320,11 @@ int rp_print_json(const rp_ctx *c, FILE *f)
                                  "predicted >= published x (1 - tolerance); same: equal; at-most: predicted <= "
                                  "tolerance (in the unit)"));
     cJSON *exps = cJSON_CreateArray();
-    for (int e = 0; e < N_EXPERIMENTS; e++)
-        if (c->run[experiments[e].paper]) bad |= json_experiment(c, exps, e);
+    for (int e = 0; e < RP_EXP_COUNT; e++)
+        if (c->run[rp_experiments[e].paper]) bad |= json_experiment(c, exps, e);
     bad |= sim_json_add(root, "experiments", exps);
     cJSON *acc = cJSON_CreateArray();
-    for (int i = 0; i < rp_n_accepts; i++)
+    for (int i = 0; i < RP_ACC_COUNT; i++)
         if (c->run[rp_accepts[i].paper]) bad |= json_accept(c, acc, &rp_accepts[i]);
     bad |= sim_json_add(root, "acceptance", acc);
     if (bad) {

@@ -111,7 +111,7 @@ static double full_tokens_per_s(rp_ctx *c, const uly_layout *l, int64_t seq, int
 
 static int rsa_table4(rp_ctx *c)
 {
-    const char *exp = "rsa.table4", *acc = "rsa-table4-memory";
+    const char *exp = rp_experiments[RP_EXP_RSA_TABLE4].id, *acc = rp_accepts[RP_ACC_RSA_TABLE4].id;
     const uly_cluster *p100 = &c->cluster[RP_PAPER_RSA];
     const char *sp_name = sim_strategy_name(ULY_STRAT_RSA), *tp_name = sim_strategy_name(ULY_STRAT_MEGATRON_TP);
     const uly_model stage = rsa_stage_model(&c->bert);
@@ -217,7 +217,7 @@ static int64_t max_seq_pinned(rp_ctx *c, uly_strategy_id s, int64_t gpus, int64_
 
 static int rsa_claims(rp_ctx *c)
 {
-    const char *exp = "rsa.claims", *acc = "rsa-headline";
+    const char *exp = rp_experiments[RP_EXP_RSA_CLAIMS].id, *acc = rp_accepts[RP_ACC_RSA_HEADLINE].id;
     const char *sp_name = sim_strategy_name(ULY_STRAT_RSA), *tp_name = sim_strategy_name(ULY_STRAT_MEGATRON_TP);
     /* BERT Base on Piz Daint without a pipeline: SP over all GPUs, TP at
      * its largest degree, 12 (the heads), which is where the paper stops it */

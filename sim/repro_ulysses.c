@@ -48,7 +48,7 @@ static double paper_tflops(const uly_model *m, int64_t gb, int64_t seq, double s
 
 static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t at_n)
 {
-    const char *exp = "ulysses.tables";
+    const char *exp = rp_experiments[RP_EXP_ULY_TABLES].id;
     const uly_cluster *a100 = &c->cluster[RP_PAPER_ULYSSES];
     uly_result *res = malloc(sizeof *res);
     if (!res) return 1;
@@ -63,7 +63,8 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
         char s[32], lay[96];
         sim_size_str(uly_pub[i].seq, s, sizeof s);
         rp_layout_str(&res->layout, res->micro_batch, lay, sizeof lay);
-        rp_row *x = rp_row_add(&c->r, exp, "ulysses-tables-each", "s", RP_WITHIN, 0.10, uly_pub[i].ms / 1e3);
+        rp_row *x =
+            rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_EACH].id, "s", RP_WITHIN, 0.10, uly_pub[i].ms / 1e3);
         if (!x) break;
         SETF(x->id, "%s.%s.%lldgpus.iter_time", uly_pub[i].table, s, (long long)uly_pub[i].gpus);
         SETF(x->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: iteration time", uly_pub[i].table + 1, s,
@@ -112,7 +113,7 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
         }
     }
     free(res);
-    rp_row *m = rp_row_add(&c->r, exp, "ulysses-tables-median", "%", RP_AT_MOST, 5.0, NAN);
+    rp_row *m = rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_MEDIAN].id, "%", RP_AT_MOST, 5.0, NAN);
     if (!m) return 1;
     SETF(m->id, "median_abs_error");
     SETF(m->label, "Tables 2-3: median |error| of the %d iteration times", N_ULY_PUB);
@@ -137,7 +138,8 @@ typedef struct claims {
     char tf_at[140];
 } claims;
 
-static const char claims_exp[] = "ulysses.claims", claims_acc[] = "ulysses-headline";
+#define CLAIMS_EXP (rp_experiments[RP_EXP_ULY_CLAIMS].id)
+#define CLAIMS_ACC (rp_accepts[RP_ACC_ULY_HEADLINE].id)
 
 static int64_t floor_pow2(int64_t v)
 {
@@ -176,7 +178,7 @@ static int claim_ulysses_fits(claims *k, const char *id, const char *label, cons
     uly_result *u = k->u;
     uly_search_opts o = {.both_placements = 1};
     const int ok = uly_search_best(m, w, k->a100, gpus, ULY_STRAT_ULYSSES, &o, u, NULL) == ULY_OK;
-    rp_row *x = rp_row_add(&k->c->r, claims_exp, claims_acc, "yes/no", RP_SAME, 0, 1);
+    rp_row *x = rp_row_add(&k->c->r, CLAIMS_EXP, CLAIMS_ACC, "yes/no", RP_SAME, 0, 1);
     if (!x) return 1;
     SETF(x->id, "%s", id);
     SETF(x->label, "%s", label);
@@ -207,7 +209,7 @@ static int claims_30b(claims *k)
     char s1[32], s2[32], lay[96];
     uly_workload wm = uly_workload_paper(131072, 0, 1);
     const int mg_ok = megatron_in_node(k, &c->gpt30b, &wm, 64, mg);
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "yes/no", RP_SAME, 0, 1);
+    rp_row *x = rp_row_add(&c->r, CLAIMS_EXP, CLAIMS_ACC, "yes/no", RP_SAME, 0, 1);
     if (!x) return 1;
     SETF(x->id, "megatron_sp_oom_128k_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs, 128K tokens: Megatron-SP runs out of memory (1 yes, 0 no)");
@@ -233,7 +235,7 @@ static int claims_30b(claims *k)
     uly_search_opts ou = {.both_placements = 1};
     uly_search_max_seq(&c->gpt30b, &wu, k->a100, 64, ULY_STRAT_ULYSSES, &ou, 1LL << 26, &u_max, u);
     const int64_t mg_p2 = floor_pow2(mg_max), u_p2 = floor_pow2(u_max);
-    x = rp_row_add(&c->r, claims_exp, NULL, "tokens", RP_INFO, 0, 65536);
+    x = rp_row_add(&c->r, CLAIMS_EXP, NULL, "tokens", RP_INFO, 0, 65536);
     if (!x) return 1;
     SETF(x->id, "megatron_sp_longest_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs: longest sequence Megatron-SP fits (power of two; paper: 64K, OOM at 128K)");
@@ -242,7 +244,7 @@ static int claims_30b(claims *k)
          (long long)k->a100->gpus_per_node);
     rp_row_judge(x);
 
-    x = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_AT_LEAST, 0.20, 4.0);
+    x = rp_row_add(&c->r, CLAIMS_EXP, CLAIMS_ACC, "x", RP_AT_LEAST, 0.20, 4.0);
     if (!x) return 1;
     SETF(x->id, "seq_ratio_30b_64gpus");
     SETF(x->label, "GPT-30B, 64 GPUs: longest sequence, Ulysses over Megatron-SP (paper: 4x, 256K vs 64K)");
@@ -323,7 +325,7 @@ static int claims_speedup(claims *k)
         rp_check check;
         double tol, pred;
     } rows[2] = {
-        {claims_acc, "speedup_max",
+        {CLAIMS_ACC, "speedup_max",
          "Throughput of Ulysses over Megatron-SP, largest over the compared lengths (paper: up to 2.5x)",
          "same sequence and global batch 8; Megatron-SP with TP inside a node and ZeRO-1 (Megatron-LM), Ulysses with "
          "ZeRO-3; lengths 8K.. the longest Megatron-SP fits, 7B on 32 GPUs and 30B on 64 GPUs",
@@ -334,7 +336,7 @@ static int claims_speedup(claims *k)
          RP_INFO, 0, best_r_all},
     };
     for (int i = 0; i < 2; i++) {
-        rp_row *x = rp_row_add(&c->r, claims_exp, rows[i].accept, "x", rows[i].check, rows[i].tol, 2.5);
+        rp_row *x = rp_row_add(&c->r, CLAIMS_EXP, rows[i].accept, "x", rows[i].check, rows[i].tol, 2.5);
         if (!x) return 1;
         SETF(x->id, "%s", rows[i].id);
         SETF(x->label, "%s", rows[i].label);
@@ -360,7 +362,7 @@ static int claims_comm(claims *k)
     if (uly_evaluate(&c->gpt7b, &w, k->a100, &lu, &c->plan, u) == ULY_OK &&
         uly_evaluate(&c->gpt7b, &w, k->a100, &lm, &c->plan, mg) == ULY_OK && u->comm_fwd_bytes > 0)
         ratio = (double)mg->comm_fwd_bytes / (double)u->comm_fwd_bytes;
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_WITHIN, 0.20, 32);
+    rp_row *x = rp_row_add(&c->r, CLAIMS_EXP, CLAIMS_ACC, "x", RP_WITHIN, 0.20, 32);
     if (!x) return 1;
     SETF(x->id, "comm_ratio_p32");
     SETF(x->label, "Bytes per link, Megatron-SP over Ulysses at P = 32 (paper: 4Nh against 4Nh/P, i.e. P)");
@@ -368,7 +370,7 @@ static int claims_comm(claims *k)
     SETF(x->setup, "GPT-7B, 128K tokens, u32 against tp32: %.0f MiB and %.0f MiB sent per rank per layer (forward)",
          (double)mg->comm_fwd_bytes / 1048576.0, (double)u->comm_fwd_bytes / 1048576.0);
     rp_row_judge(x);
-    rp_row *y = rp_row_add(&c->r, claims_exp, claims_acc, "x", RP_AT_LEAST, 0.20, 10);
+    rp_row *y = rp_row_add(&c->r, CLAIMS_EXP, CLAIMS_ACC, "x", RP_AT_LEAST, 0.20, 10);
     if (!y) return 1;
     SETF(y->id, "comm_reduction_over_10x");
     SETF(y->label, "Communication reduction of Ulysses over Megatron-SP (paper: over 10x)");
@@ -385,7 +387,7 @@ static int claims_comm(claims *k)
 static int claims_tflops_1m(claims *k)
 {
     rp_ctx *c = k->c;
-    rp_row *x = rp_row_add(&c->r, claims_exp, claims_acc, "TFLOP/s", RP_WITHIN, 0.20, 175);
+    rp_row *x = rp_row_add(&c->r, CLAIMS_EXP, CLAIMS_ACC, "TFLOP/s", RP_WITHIN, 0.20, 175);
     if (!x) return 1;
     SETF(x->id, "tflops_max");
     SETF(x->label, "Best TFLOP/s per GPU of Ulysses, paper's accounting (paper: over 175, 54%% of peak)");
