@@ -1,8 +1,8 @@
 /* search_limits.c: searches built on uly_evaluate and uly_search_best that
  * callers outside the main search need: the order of two results, the
- * largest micro-batch a fixed layout fits, and the best layout (or the
- * longest sequence) when tensor parallelism must stay inside a node, as
- * Megatron-LM runs it. Pure: no I/O, no allocation, status codes. */
+ * largest micro-batch a fixed layout fits, the tensor-parallel degrees that
+ * stay inside a node and the best layout with one of them, as Megatron-LM
+ * runs it. Pure: no I/O, no allocation, status codes. */
 #include <string.h>
 
 #include "internal.h"
@@ -70,15 +70,13 @@ uly_status uly_search_max_batch(const uly_model *m, const uly_workload *w, const
     return ULY_OK;
 }
 
-/* The TP degrees whose groups stay inside a node on `gpus` GPUs: divisors
- * of the node's GPU count that also divide gpus, ascending (a TP group is
- * the innermost group of every layout the search tries, so t consecutive
- * ranks with t | gpus_per_node never cross a node boundary). */
-static int tp_in_node_degrees(const uly_cluster *c, int64_t gpus, int64_t *out, int max)
+int uly_tp_in_node_degrees(const uly_cluster *c, int64_t gpus, int64_t *degrees, int max)
 {
+    if (!c || !degrees || gpus < 1 || c->gpus_per_node < 1 || max < 0) return -1;
+    /* t consecutive ranks with t | gpus_per_node never cross a node boundary */
     int n = 0;
     for (int64_t t = 1; t <= c->gpus_per_node && n < max; t++)
-        if (c->gpus_per_node % t == 0 && gpus % t == 0) out[n++] = t;
+        if (c->gpus_per_node % t == 0 && gpus % t == 0) degrees[n++] = t;
     return n;
 }
 
@@ -88,9 +86,9 @@ uly_status uly_search_best_tp_in_node(const uly_model *m, const uly_workload *w,
                                       int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                                       uly_result *best, uly_search_stats *stats)
 {
-    if (!m || !w || !c || !best || !uly_strategy_get(s) || gpus < 1 || c->gpus_per_node < 1) return ULY_EINVAL;
     int64_t ts[MAX_TP_DEGREES];
-    const int nt = tp_in_node_degrees(c, gpus, ts, MAX_TP_DEGREES);
+    const int nt = uly_tp_in_node_degrees(c, gpus, ts, MAX_TP_DEGREES);
+    if (!m || !w || !best || !uly_strategy_get(s) || nt < 0) return ULY_EINVAL;
     uly_search_opts ot = {0};
     if (o) ot = *o;
     uly_result cur;
@@ -104,29 +102,4 @@ uly_status uly_search_best_tp_in_node(const uly_model *m, const uly_workload *w,
         }
     }
     return have ? ULY_OK : ULY_EINVAL;
-}
-
-uly_status uly_search_max_seq_tp_in_node(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                                         int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
-                                         int64_t seq_hi, int64_t *max_seq, uly_result *at)
-{
-    if (!m || !w || !c || !max_seq || !at || !uly_strategy_get(s) || gpus < 1 || seq_hi < 1 ||
-        c->gpus_per_node < 1)
-        return ULY_EINVAL;
-    int64_t ts[MAX_TP_DEGREES];
-    const int nt = tp_in_node_degrees(c, gpus, ts, MAX_TP_DEGREES);
-    uly_search_opts ot = {0};
-    if (o) ot = *o;
-    uly_result cur;
-    *max_seq = 0;
-    memset(at, 0, sizeof *at);
-    for (int i = 0; i < nt; i++) {
-        ot.pin_tp = ts[i];
-        int64_t v = 0;
-        if (uly_search_max_seq(m, w, c, gpus, s, &ot, seq_hi, &v, &cur) == ULY_OK && v > *max_seq) {
-            *max_seq = v;
-            *at = cur;
-        }
-    }
-    return ULY_OK;
 }

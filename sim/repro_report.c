@@ -211,26 +211,19 @@ int rp_print_csv(const rp_ctx *c, FILE *f)
     sim_table_init(&t, 13, cols, "lllllllllllll");
     for (int i = 0; i < c->r.n; i++) {
         const rp_row *x = &c->r.v[i];
-        char p[40], q[40], e[40];
+        char p[40], q[40], e[40], tol[40];
         csv_num(p, sizeof p, x->pred);
         csv_num(q, sizeof q, x->pub);
         const double er = rp_rel_err(x);
         csv_num(e, sizeof e, isnan(er) || x->check == RP_SAME ? NAN : 100.0 * er);
+        /* no tolerance where nothing is compared or the answer is yes/no */
+        if (x->check == RP_INFO || x->check == RP_SAME) tol[0] = 0;
+        else snprintf(tol, sizeof tol, "%g", x->tol);
+        const char *const cells[13] = {x->exp, x->id, x->label, x->unit, p, q, e, rp_check_names[x->check], tol,
+                                       x->status == RP_FAIL ? "fail" : rp_status_names[x->status],
+                                       x->accept ? x->accept : "", x->setup, x->note};
         sim_table_row(&t);
-        sim_table_cell(&t, "%s", x->exp);
-        sim_table_cell(&t, "%s", x->id);
-        sim_table_cell(&t, "%s", x->label);
-        sim_table_cell(&t, "%s", x->unit);
-        sim_table_cell(&t, "%s", p);
-        sim_table_cell(&t, "%s", q);
-        sim_table_cell(&t, "%s", e);
-        sim_table_cell(&t, "%s", rp_check_names[x->check]);
-        if (x->check == RP_INFO || x->check == RP_SAME) sim_table_cell(&t, "%s", "");
-        else sim_table_cell(&t, "%g", x->tol);
-        sim_table_cell(&t, "%s", x->status == RP_FAIL ? "fail" : rp_status_names[x->status]);
-        sim_table_cell(&t, "%s", x->accept ? x->accept : "");
-        sim_table_cell(&t, "%s", x->setup);
-        sim_table_cell(&t, "%s", x->note);
+        for (int k = 0; k < 13; k++) sim_table_cell(&t, "%s", cells[k]);
     }
     const int rc = sim_table_print_csv(&t, f);
     sim_table_free(&t);

@@ -157,17 +157,23 @@ static int megatron_in_node(const claims *k, const uly_model *m, const uly_workl
     return uly_search_best_tp_in_node(m, w, k->a100, gpus, ULY_STRAT_MEGATRON_SP, &o, best, NULL) == ULY_OK;
 }
 
-/* The longest sequence Megatron-SP fits with TP inside a node (0: none). */
+/* The longest sequence Megatron-SP fits with TP inside a node (0: none):
+ * the longest of the in-node degrees, the smallest degree on ties. */
 static int64_t megatron_in_node_max_seq(const claims *k, const uly_model *m, const uly_workload *w, int64_t gpus)
 {
-    uly_search_opts o = {.both_placements = 1};
-    int64_t v = 0;
+    int64_t ts[64], best = 0;
+    const int nt = uly_tp_in_node_degrees(k->a100, gpus, ts, 64);
     uly_result *at = malloc(sizeof *at);
     if (!at) return 0;
-    if (uly_search_max_seq_tp_in_node(m, w, k->a100, gpus, ULY_STRAT_MEGATRON_SP, &o, 1LL << 26, &v, at) != ULY_OK)
-        v = 0;
+    for (int i = 0; i < nt; i++) {
+        uly_search_opts o = {.pin_tp = ts[i], .both_placements = 1};
+        int64_t v = 0;
+        if (uly_search_max_seq(m, w, k->a100, gpus, ULY_STRAT_MEGATRON_SP, &o, 1LL << 26, &v, at) == ULY_OK &&
+            v > best)
+            best = v;
+    }
     free(at);
-    return v;
+    return best;
 }
 
 /* A yes/no claim: Ulysses (ZeRO-3, the layout its search picks) fits model

@@ -597,17 +597,19 @@ int uly_result_better(const uly_result *a, const uly_result *b);
 uly_status uly_search_max_batch(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                 const uly_layout *l, int64_t batch_hi, int64_t *max_batch, uly_result *at);
 
-/* uly_search_best and uly_search_max_seq with tensor parallelism inside a
- * node (Megatron-LM practice): each TP degree dividing both gpus_per_node
- * and gpus is pinned in turn (o's pin_tp is replaced), ascending, and the
- * best result (uly_result_better; the first on ties) or the longest
- * sequence (the smallest degree on ties) is kept. */
+/* The tensor-parallel degrees whose groups stay inside a node on `gpus`
+ * GPUs: those dividing both gpus_per_node and gpus, ascending (TP is the
+ * innermost group of every layout the searches try). Writes at most max;
+ * returns how many, or -1 for bad arguments. */
+int uly_tp_in_node_degrees(const uly_cluster *c, int64_t gpus, int64_t *degrees, int max);
+
+/* uly_search_best with tensor parallelism inside a node (Megatron-LM
+ * practice): each of uly_tp_in_node_degrees pinned in turn (o's pin_tp is
+ * replaced) and the best result kept (uly_result_better; the smaller degree
+ * on ties). */
 uly_status uly_search_best_tp_in_node(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                       int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                                       uly_result *best, uly_search_stats *stats);
-uly_status uly_search_max_seq_tp_in_node(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                                         int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
-                                         int64_t seq_hi, int64_t *max_seq, uly_result *at);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,9 @@
 /* The searches of search_limits.c, each held to an expectation worked out
  * here without them: the order of results on hand-made results and against
  * every layout uly_search_best could have picked; the largest micro-batch
- * against a batch-by-batch scan of uly_evaluate; TP inside a node against
- * the degrees pinned one by one, and the placement of its TP group. */
+ * against a batch-by-batch scan of uly_evaluate; the TP degrees inside a
+ * node against a rank-by-rank look at the groups; the best layout with one
+ * of them against the degrees pinned one by one. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -272,42 +273,49 @@ static void test_tp_in_node(void)
     wb.seq = 3 << 19;
     check_best_in_node("bert 1.5M 24 GPUs, 6 per node", &bert, &wb, &six, 24, 6);
 
-    /* the longest sequence: the best of the pinned degrees, in a node */
-    static uly_result at, r;
+    static uly_result at;
     uly_search_opts o = {.both_placements = 1};
-    int64_t got = -1, want = 0;
-    uly_workload w1 = fx_work(1);
-    w1.zero_stage = 1;
-    CHECK(uly_search_max_seq_tp_in_node(&gpt, &w1, &a100, 64, ULY_STRAT_MEGATRON_SP, &o, 1LL << 24, &got, &at) ==
-              ULY_OK,
-          "max seq searched");
-    int64_t want_t = 0;
-    for (int64_t t = 1; t <= 8; t *= 2) {
-        uly_search_opts ot = o;
-        ot.pin_tp = t;
-        int64_t v = 0;
-        uly_search_max_seq(&gpt, &w1, &a100, 64, ULY_STRAT_MEGATRON_SP, &ot, 1LL << 24, &v, &r);
-        if (v > want) want = v, want_t = t;
-    }
-    int64_t nodes;
-    CHECK(got == want && got > 0, "longest sequence %lld, the pinned degrees give %lld", (long long)got,
-          (long long)want);
-    CHECK(at.feasible && at.layout.tp == want_t && tp_in_node(&at, &a100, &nodes),
-          "the result at the limit: tp%lld (want tp%lld), TP over %lld nodes", (long long)at.layout.tp,
-          (long long)want_t, (long long)nodes);
-    int64_t free_seq = 0;
-    uly_search_max_seq(&gpt, &w1, &a100, 64, ULY_STRAT_MEGATRON_SP, &o, 1LL << 24, &free_seq, &r);
-    CHECK(free_seq >= got, "across nodes fits at least as long: %lld against %lld", (long long)free_seq,
-          (long long)got);
-    /* a strategy without TP: only degree 1, the plain search */
-    int64_t plain = 0;
-    uly_search_max_seq(&gpt, &w1, &a100, 64, ULY_STRAT_ULYSSES, &o, 1LL << 24, &plain, &r);
-    CHECK(uly_search_max_seq_tp_in_node(&gpt, &w1, &a100, 64, ULY_STRAT_ULYSSES, &o, 1LL << 24, &got, &at) ==
-                  ULY_OK &&
-              got == plain,
-          "ulysses: %lld, the plain search %lld", (long long)got, (long long)plain);
+    /* a strategy without TP: degree 1 only, the plain search */
+    static uly_result plain;
+    CHECK(uly_search_best(&gpt, &w, &a100, 64, ULY_STRAT_ULYSSES, &o, &plain, NULL) == ULY_OK &&
+              uly_search_best_tp_in_node(&gpt, &w, &a100, 64, ULY_STRAT_ULYSSES, &o, &at, NULL) == ULY_OK &&
+              at.time.tokens_per_s == plain.time.tokens_per_s && at.layout.ulysses == plain.layout.ulysses,
+          "ulysses: the plain search's layout");
     CHECK(uly_search_best_tp_in_node(&gpt, &w, &a100, 0, ULY_STRAT_MEGATRON_SP, &o, &at, NULL) == ULY_EINVAL,
           "0 GPUs");
+}
+
+/* The degrees against a rank-by-rank look: t GPUs in a TP group (TP is
+ * innermost: ranks t i .. t i + t - 1) all on one node of gpn, for every
+ * group, and t dividing the GPUs. */
+static void test_tp_degrees(void)
+{
+    static const int64_t cases[][2] = {{8, 64}, {8, 4}, {8, 12}, {6, 24}, {6, 9}, {16, 16}, {1, 5}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uly_cluster c = fx_a100(4);
+        c.gpus_per_node = cases[k][0];
+        const int64_t gpus = cases[k][1];
+        int64_t d[64];
+        const int n = uly_tp_in_node_degrees(&c, gpus, d, 64);
+        int want_n = 0;
+        for (int64_t t = 1; t <= 2 * c.gpus_per_node; t++) {
+            int ok = gpus % t == 0;
+            for (int64_t g = 0; ok && g < gpus / t; g++)
+                ok = (g * t) / c.gpus_per_node == (g * t + t - 1) / c.gpus_per_node;
+            int listed = 0;
+            for (int i = 0; i < n; i++) listed |= d[i] == t;
+            CHECK(ok == listed, "gpn %lld, %lld GPUs: TP %lld %s in a node but %s", (long long)c.gpus_per_node,
+                  (long long)gpus, (long long)t, ok ? "stays" : "does not stay", listed ? "listed" : "not listed");
+            want_n += ok;
+        }
+        CHECK(n == want_n, "gpn %lld, %lld GPUs: %d degrees, want %d", (long long)c.gpus_per_node, (long long)gpus, n,
+              want_n);
+        for (int i = 1; i < n; i++) CHECK(d[i] > d[i - 1], "ascending");
+    }
+    uly_cluster c = fx_a100(1);
+    int64_t d[2];
+    CHECK(uly_tp_in_node_degrees(&c, 64, d, 2) == 2 && d[0] == 1 && d[1] == 2, "at most max, the smallest first");
+    CHECK(uly_tp_in_node_degrees(&c, 0, d, 2) == -1 && uly_tp_in_node_degrees(NULL, 8, d, 2) == -1, "bad arguments");
 }
 
 int main(void)
@@ -315,6 +323,7 @@ int main(void)
     test_order_rules();
     test_order_agrees_with_search();
     test_max_batch();
+    test_tp_degrees();
     test_tp_in_node();
     FX_DONE();
 }
