@@ -656,6 +656,41 @@ uly_status uly_search_min_gpus(const uly_model *m, const uly_workload *w, const 
                                uly_strategy_id s, const uly_search_opts *o,
                                int64_t gpus_hi, int64_t *min_gpus, uly_result *at);
 
+/* --------------------------------------------- search: limits and order */
+
+/* 1: r was priced, so only memory can have made it infeasible; 0: its
+ * shapes failed before pricing. */
+int uly_result_priced(const uly_result *r);
+
+/* Is a better than b? Feasible first; among feasible, more tokens/s, then
+ * fewer bytes sent; among infeasible, memory failures (priced) before shape
+ * failures, then the least memory over capacity. Ties keep b. */
+int uly_result_better(const uly_result *a, const uly_result *b);
+
+/* Largest micro-batch, at most batch_hi, that the fixed layout l fits
+ * (memory grows with the batch: doubling, then bisection). w's micro_batch
+ * is ignored; its global_batch must be 0 (one micro-batch per replica: a
+ * fixed global batch admits only its divisors). *max_batch is 0 when batch 1
+ * does not fit, and at is then batch 1's result, whose fatal reasons say
+ * why (uly_result_priced: memory, or shapes no batch changes); otherwise at
+ * is the result at *max_batch. */
+uly_status uly_search_max_batch(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                const uly_layout *l, int64_t batch_hi, int64_t *max_batch, uly_result *at);
+
+/* The tensor-parallel degrees whose groups stay inside a node on `gpus`
+ * GPUs: those dividing both gpus_per_node and gpus, ascending (TP is the
+ * innermost group of every layout the searches try). Writes at most max;
+ * returns how many, or -1 for bad arguments. */
+int uly_tp_in_node_degrees(const uly_cluster *c, int64_t gpus, int64_t *degrees, int max);
+
+/* uly_search_best with tensor parallelism inside a node (Megatron-LM
+ * practice): each of uly_tp_in_node_degrees pinned in turn (o's pin_tp is
+ * replaced) and the best result kept (uly_result_better; the smaller degree
+ * on ties). */
+uly_status uly_search_best_tp_in_node(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                      int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
+                                      uly_result *best, uly_search_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 # Every strategy of the registry (the names registry_names prints, so a new
 # entry is checked without editing this file) must reach each place a user
 # meets strategies:
-#   PART=cli      `ulysim --help` lists it under --strategy; `ulysim --strategy
+#   PART=cli      `ulysim --help` lists it (its strategies section, or under
+#                 --strategy); `ulysim --strategy
 #                 NAME` plans it (a table row of that name) and its JSON says
 #                 "strategy": "NAME"
 #   PART=plot     `ulysim plot memory` (every strategy by default) writes a
@@ -36,10 +37,15 @@ function(run_ok var)
   set(${var} "${out}" PARENT_SCOPE)
 endfunction()
 
-# the --strategy option's paragraph of a help text: its line and the
-# continuation lines under it (indented, not starting another option)
+# where a help text lists the strategies: its "strategies" section (a
+# heading line, then indented lines), or else the --strategy option's
+# paragraph: its line and the continuation lines under it (indented, not
+# starting another option)
 function(strategy_paragraph var help)
-  string(REGEX MATCH "\n  --strategy [^\n]*(\n     +[^ \n-][^\n]*)*" para "${help}")
+  string(REGEX MATCH "\nstrategies[^\n]*:(\n  [^\n]+)+" para "${help}")
+  if(para STREQUAL "")
+    string(REGEX MATCH "\n  --strategy [^\n]*(\n     +[^ \n-][^\n]*)*" para "${help}")
+  endif()
   if(para STREQUAL "")
     message(SEND_ERROR "no --strategy option in the help")
   endif()

@@ -1,0 +1,140 @@
+/* repro_plot.c: `ulysim reproduce -o DIR`: the comparison data files
+ * (reproduce_*.dat) and their gnuplot renderings (reproduce_*.png) with the
+ * scripts plots/reproduce_*.gp. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "args.h"
+#include "output.h"
+#include "plot_gnuplot.h"
+#include "repro.h"
+
+/* ULY_PLOT_DIR_SOURCE and ULY_PLOT_DIR_INSTALLED, where the scripts are
+ * looked for, come from the build (sim/cli.cmake). */
+
+/* Writes path via a temporary name; fn fills the file. */
+static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%.4200s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        sim_err("reproduce: cannot write %s: %s", tmp, strerror(errno));
+        return 1;
+    }
+    int rc = fn(c, f);
+    if (fclose(f) != 0) rc = 1;
+    if (rc || rename(tmp, path) != 0) {
+        sim_err("reproduce: cannot write %s", path);
+        remove(tmp);
+        return 1;
+    }
+    return 0;
+}
+
+/* One data line: the quoted label, then the numbers (NaN: none). */
+static void dat_line(FILE *f, const char *label, const double *v, int n)
+{
+    fprintf(f, "\"%s\"", label);
+    for (int i = 0; i < n; i++) {
+        if (isnan(v[i])) fputs(" NaN", f);
+        else fprintf(f, " %.6g", v[i]);
+    }
+    fputc('\n', f);
+}
+
+static int dat_ulysses(const rp_ctx *c, FILE *f)
+{
+    fprintf(f, "# ulysim reproduce: DeepSpeed-Ulysses Tables 2-3, GPT-7B on A100 40GB; predicted (model) and "
+               "published\n");
+    fprintf(f, "# label time_s_pub time_s_pred tflops_pub tflops_pred\n");
+    for (int i = 0; i < c->n_uly_tab; i++) {
+        char s[16], label[64];
+        sim_size_str(c->uly_tab[i].seq, s, sizeof s);
+        snprintf(label, sizeof label, "%s %s/%lld", c->uly_tab[i].table, s, (long long)c->uly_tab[i].gpus);
+        const double v[4] = {c->uly_tab[i].pub_s, c->uly_tab[i].pred_s, c->uly_tab[i].pub_tf, c->uly_tab[i].pred_tf};
+        dat_line(f, label, v, 4);
+    }
+    return ferror(f) ? 1 : 0;
+}
+
+static int dat_rsa(const rp_ctx *c, FILE *f)
+{
+    fprintf(f, "# ulysim reproduce: RSA Table 4, BERT Base on P100 16GB, pipeline 8; memory per GPU in MiB\n");
+    fprintf(f, "# block 0: batch scaling (seq 512); block 1: sequence scaling (batch 64)\n");
+    fprintf(f, "# label tp_pub tp_pred sp_pub sp_pred\n");
+    for (int blk = 0; blk < 2; blk++) {
+        if (blk) fputs("\n\n", f);
+        for (int i = 0; i < c->n_rsa_tab; i++) {
+            const int seq_scaling = c->rsa_tab[i].batch == 64 && !(c->rsa_tab[i].p == 1 && c->rsa_tab[i].seq == 512);
+            if (seq_scaling != blk) continue;
+            char label[64];
+            snprintf(label, sizeof label, "P%lld b%lld N%lld", (long long)c->rsa_tab[i].p,
+                     (long long)c->rsa_tab[i].batch, (long long)c->rsa_tab[i].seq);
+            const double v[4] = {c->rsa_tab[i].tp_pub, c->rsa_tab[i].tp_pred, c->rsa_tab[i].sp_pub,
+                                 c->rsa_tab[i].sp_pred};
+            dat_line(f, label, v, 4);
+        }
+    }
+    return ferror(f) ? 1 : 0;
+}
+
+static int dat_claims(const rp_ctx *c, FILE *f)
+{
+    fprintf(f, "# ulysim reproduce: headline ratios, published and predicted (x); yes/no claims left out\n");
+    fprintf(f, "# label published predicted\n");
+    for (int i = 0; i < c->r.n; i++) {
+        const rp_row *x = &c->r.v[i];
+        const int claim = !strcmp(x->exp, rp_experiments[RP_EXP_ULY_CLAIMS].id) ||
+                          !strcmp(x->exp, rp_experiments[RP_EXP_RSA_CLAIMS].id);
+        if (!claim) continue;
+        if (strcmp(x->unit, "x") || !x->accept) continue;
+        const double v[2] = {x->pub, x->pred};
+        dat_line(f, x->id, v, 2);
+    }
+    return ferror(f) ? 1 : 0;
+}
+
+static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
+{
+    char dat[4200], png[4200], script[4200], vars[9000];
+    snprintf(dat, sizeof dat, "%s/%s.dat", dir, name);
+    snprintf(png, sizeof png, "%s/%s.png", dir, name);
+    if (write_file(dat, fn, c)) return 1;
+    if (sim_gnuplot_script_find(NULL, name, script, sizeof script)) {
+        sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s, %s); the data is in %s", name,
+                ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED, dat);
+        return 1;
+    }
+    snprintf(vars, sizeof vars, "datafile='%s'; outfile='%s'", dat, png);
+    if (sim_gnuplot_run("reproduce", vars, script)) return 1;
+    if (!sim_is_file(png)) {
+        sim_err("reproduce: gnuplot wrote no %s", png);
+        return 1;
+    }
+    return 0;
+}
+
+int rp_plots(const rp_ctx *c, const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (mkdir(dir, 0777) != 0) {
+            sim_err("reproduce: cannot create -o directory '%s': %s", dir, strerror(errno));
+            return 1;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        sim_err("reproduce: -o '%s' is not a directory", dir);
+        return 1;
+    }
+    int rc = 0;
+    if (c->run[RP_PAPER_ULYSSES]) rc |= render(dir, "reproduce_ulysses", dat_ulysses, c);
+    if (c->run[RP_PAPER_RSA]) rc |= render(dir, "reproduce_rsa", dat_rsa, c);
+    rc |= render(dir, "reproduce_claims", dat_claims, c);
+    return rc;
+}
