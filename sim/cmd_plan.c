@@ -119,12 +119,13 @@ static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summa
 }
 
 /* The strategy plan sets against its pure layout: the first asked for whose
- * only degree is the all-to-all (Ulysses) one; its index in c->strat, or -1. */
+ * sequence degree is the all-to-all (Ulysses) one alone, no ring; its index
+ * in c->strat, or -1. */
 static int pure_strategy(const sim_ctx *c)
 {
     for (int i = 0; i < c->n_strat; i++) {
         const uly_strategy *s = uly_strategy_get(c->strat[i]);
-        if (s && s->uses_ulysses && !s->uses_ring && !s->uses_tp) return i;
+        if (s && s->uses_ulysses && !s->uses_ring) return i;
     }
     return -1;
 }

@@ -122,6 +122,9 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     c->opts.pin_ulysses = a->pin_u;
     c->opts.pin_ring = a->pin_r;
     c->opts.pin_tp = a->pin_t;
+    /* a pinned Ulysses or ring degree leaves the rest to data parallelism
+     * (the contract: dp is what remains); TP inside them only when asked */
+    if ((a->pin_u || a->pin_r) && !a->pin_t) c->opts.pin_tp = 1;
     c->opts.pin_pp = a->pin_pp;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;

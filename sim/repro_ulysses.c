@@ -56,7 +56,8 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
     int n_err = 0;
     for (int i = 0; i < N_ULY_PUB; i++) {
         uly_workload w = uly_workload_paper(uly_pub[i].seq, 8, 3);
-        uly_search_opts o = {.both_placements = 1, .search_micro_batch = 1};
+        /* the paper's Ulysses runs without tensor parallelism */
+        uly_search_opts o = {.pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
         memset(res, 0, sizeof *res);
         const uly_status st = uly_search_best(&c->gpt7b, &w, a100, uly_pub[i].gpus, ULY_STRAT_ULYSSES, &o, res, NULL);
         const int ok = st == ULY_OK && res->feasible;
@@ -182,7 +183,7 @@ static int claim_ulysses_fits(claims *k, const char *id, const char *label, cons
                               const uly_workload *w, int64_t gpus, int why_note)
 {
     uly_result *u = k->u;
-    uly_search_opts o = {.both_placements = 1};
+    uly_search_opts o = {.pin_tp = 1, .both_placements = 1};
     const int ok = uly_search_best(m, w, k->a100, gpus, ULY_STRAT_ULYSSES, &o, u, NULL) == ULY_OK;
     rp_row *x = rp_row_add(&k->c->r, CLAIMS_EXP, CLAIMS_ACC, "yes/no", RP_SAME, 0, 1);
     if (!x) return 1;
@@ -238,7 +239,7 @@ static int claims_30b(claims *k)
     const int64_t mg_max = megatron_in_node_max_seq(k, &c->gpt30b, &wm, 64);
     wu.seq = 1;
     int64_t u_max = 0;
-    uly_search_opts ou = {.both_placements = 1};
+    uly_search_opts ou = {.pin_tp = 1, .both_placements = 1};
     uly_search_max_seq(&c->gpt30b, &wu, k->a100, 64, ULY_STRAT_ULYSSES, &ou, 1LL << 26, &u_max, u);
     const int64_t mg_p2 = floor_pow2(mg_max), u_p2 = floor_pow2(u_max);
     x = rp_row_add(&c->r, CLAIMS_EXP, NULL, "tokens", RP_INFO, 0, 65536);
@@ -288,7 +289,7 @@ static int claims_speedup(claims *k)
         const int64_t lim = floor_pow2(megatron_in_node_max_seq(k, m, &w1, gpus));
         for (int64_t n = 8192; n <= lim; n *= 2) {
             uly_workload w3 = uly_workload_paper(n, 8, 3), wz1 = uly_workload_paper(n, 8, 1);
-            uly_search_opts o = {.both_placements = 1, .search_micro_batch = 1};
+            uly_search_opts o = {.pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
             if (uly_search_best(m, &w3, k->a100, gpus, ULY_STRAT_ULYSSES, &o, u, NULL) != ULY_OK || !u->feasible)
                 continue;
             const double tf = paper_tflops(m, 8, n, u->time.step_s, gpus);
