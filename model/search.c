@@ -66,7 +66,7 @@ static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
  * strategy's degrees (Ulysses, ring, TP) x data parallel that the pins
  * allow, smaller Ulysses then ring then TP degrees first: on ties the first
  * visited wins, so the order is part of the answer. */
-static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp,
+static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp, int64_t vpp,
                                void (*visit)(walk *k, uly_layout *l))
 {
     const uly_strategy *st = uly_strategy_get(s);
@@ -87,6 +87,7 @@ static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t
                 uly_layout l;
                 uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
                 l.pp = pp;
+                l.vpp = vpp;
                 visit(k, &l);
             }
         }
@@ -101,12 +102,23 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)
     const int64_t pin = k->o->pin_pp;
     if (pin != ULY_PP_SEARCH) {
         const int64_t pp = pin > 1 ? pin : 1;
-        if (gpus % pp == 0) stage_layouts_each(k, s, gpus / pp, pp, visit);
+        const int64_t vpp = pp > 1 && k->o->pin_vpp > 1 ? k->o->pin_vpp : 1;
+        if (gpus % pp == 0) stage_layouts_each(k, s, gpus / pp, pp, vpp, visit);
         return;
     }
-    int64_t dp[MAX_DIV];
+    /* searched: every stage count, and with it every interleaving V that
+     * splits the layers evenly into pp V chunks (plain 1F1B first: it wins
+     * ties), or the pinned V */
+    int64_t dp[MAX_DIV], dv[MAX_DIV];
     const int np = divisors(gpus, dp);
-    for (int i = 0; i < np && dp[i] <= k->m->layers; i++) stage_layouts_each(k, s, gpus / dp[i], dp[i], visit);
+    for (int i = 0; i < np && dp[i] <= k->m->layers; i++) {
+        if (k->o->pin_vpp <= 1) stage_layouts_each(k, s, gpus / dp[i], dp[i], 1, visit);
+        if (dp[i] <= 1 || k->m->layers % dp[i]) continue;
+        const int nv = divisors(k->m->layers / dp[i], dv);
+        for (int j = 0; j < nv; j++)
+            if (dv[j] > 1 && (k->o->pin_vpp <= 1 || dv[j] == k->o->pin_vpp))
+                stage_layouts_each(k, s, gpus / dp[i], dp[i], dv[j], visit);
+    }
 }
 
 static void try_layout(walk *k, const uly_layout *l)

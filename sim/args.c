@@ -204,6 +204,32 @@ static const char *const dtype_names[] = {"bf16", "fp16", "fp32"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const zero_names[] = {"0", "1", "2", "3"};
 static const char *const split_names[] = {"zigzag", "contiguous"};
+static const char *const framework_names[] = {"deepspeed", "megatron", "fsdp"};
+
+/* Options that take a value, in the parse switch's order. */
+enum {
+    O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
+    O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
+    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_COUNT
+};
+static const char *const valued[O_COUNT] = {
+    "--gpus", "--seq", "--model", "--cluster", "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--batch",
+    "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
+    "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
+    "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage",
+};
+
+/* A fraction in (0, 1]. */
+static int parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const double x = strtod(v, &end);
+    if (!v[0] || !end || *end || !(x > 0 && x <= 1))
+        return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
+                        sim_quote(v, qb, sizeof qb));
+    *out = x;
+    return 0;
+}
 
 void sim_args_help(FILE *f)
 {
@@ -293,6 +319,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     a->flash = 1;
     a->split = ULY_SPLIT_ZIGZAG;
     a->progress = 1;
+    a->cp_comm = -1;
     int have_cmd = 0;
     const char *gpus_arg = NULL, *seq_arg = NULL;
 
@@ -333,6 +360,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             {"--no-progress", &a->progress, 0}, {"--progress", &a->progress, 1},
             {"--help", &a->help, 1},     {"-h", &a->help, 1},
             {"--version", &a->version, 1}, {"-V", &a->version, 1},
+            {"--tp-comm-overlap", &a->tp_comm_overlap, 1}, {"--no-tp-comm-overlap", &a->tp_comm_overlap, 0},
+            {"--sequence-parallel", &a->sequence_parallel, 1},
         };
         int matched = 0;
         for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) {
@@ -345,15 +374,21 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         }
         if (matched) continue;
 
-        static const char *const valued[] = {
-            "--gpus", "--seq", "--model", "--cluster", "--strategy", "--ulysses", "--ring", "--tp", "--pp",
-            "--batch", "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format",
-        };
+        const char *typed = name;
         int which = -1;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            if (strcmp(name, valued[k]) == 0) which = (int)k;
-        if (which < 0)
+        for (int k = 0; k < O_COUNT; k++)
+            if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
+        if (which < 0) {
+            const char *known[O_COUNT + sizeof bools / sizeof bools[0]];
+            int nk = 0;
+            for (int k = 0; k < O_COUNT; k++) known[nk++] = valued[k];
+            for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) known[nk++] = bools[k].flag;
+            const char *near = name[0] == '-' && name[1] == '-' ? sim_nearest_option(name, known, nk) : NULL;
+            if (near)
+                return sim_fail(why, n, "unknown option %s (did you mean %s? see ulysim --help)",
+                                sim_quote(name, qb, sizeof qb), near);
             return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", sim_quote(name, qb, sizeof qb));
+        }
         if (!val) {
             if (i + 1 >= argc)
                 return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
@@ -362,51 +397,72 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         int rc = 0, c = 0;
         int64_t x = 0;
         switch (which) {
-        case 0: gpus_arg = val; break;
-        case 1: seq_arg = val; break;
-        case 2:
+        case O_GPUS: gpus_arg = val; break;
+        case O_SEQ: seq_arg = val; break;
+        case O_MODEL:
             if (!val[0]) return sim_fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
             a->model = val;
             break;
-        case 3:
+        case O_CLUSTER:
             if (!val[0]) return sim_fail(why, n, "--cluster '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
             a->cluster = val;
             break;
-        case 4: rc = add_strategies(a, val, why, n); break;
-        case 5: case 6: case 7: case 8:
-            if (which == 8 && !strcmp(val, "auto")) {
+        case O_STRATEGY: rc = add_strategies(a, val, why, n); break;
+        case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
+            if (which == O_PP && !strcmp(val, "auto")) {
                 a->pin_pp = ULY_PP_SEARCH;
                 break;
             }
-            if ((rc = parse_size(name, val, &x, why, n)) != 0) {
-                if (which == 8) {
+            if ((rc = parse_size(typed, val, &x, why, n)) != 0) {
+                if (which == O_PP) {
                     size_t l = strlen(why);
                     if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
                 }
                 break;
             }
             if (x > SIM_GPUS_MAX) { rc = sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, sim_quote(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
-            if (which == 5) a->pin_u = x;
-            else if (which == 6) a->pin_r = x;
-            else if (which == 7) a->pin_t = x;
-            else {
-                a->pin_pp = x;
-            }
+            if (which == O_ULYSSES) a->pin_u = x;
+            else if (which == O_RING) a->pin_r = x;
+            else if (which == O_TP) a->pin_t = x;
+            else if (which == O_VSTAGES) a->pin_vpp = x;
+            else if (which == O_CP) a->cp = x;
+            else if (which == O_LAYERS_PER_VSTAGE) a->layers_per_vstage = x;
+            else a->pin_pp = x;
             break;
-        case 9:
-            if ((rc = parse_size(name, val, &a->batch, why, n)) != 0) break;
+        case O_BATCH:
+            if ((rc = parse_size(typed, val, &a->batch, why, n)) != 0) break;
             a->batch_set = 1;
             break;
-        case 10: rc = parse_size(name, val, &a->global_batch, why, n); break;
-        case 11: rc = parse_choice(name, val, dtype_names, 3, &c, why, n); a->dtype = (uly_dtype)c; break;
-        case 12: rc = parse_choice(name, val, recompute_names, 3, &c, why, n); a->recompute = (uly_recompute)c; break;
-        case 13: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; break;
-        case 14: rc = parse_choice(name, val, split_names, 2, &c, why, n); a->split = (uly_split)c; break;
-        case 15: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
+        case O_GLOBAL_BATCH: rc = parse_size(typed, val, &a->global_batch, why, n); break;
+        case O_DTYPE: rc = parse_choice(name, val, dtype_names, 3, &c, why, n); a->dtype = (uly_dtype)c; break;
+        case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, 3, &c, why, n); a->recompute = (uly_recompute)c; break;
+        case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; break;
+        case O_SPLIT: rc = parse_choice(name, val, split_names, 2, &c, why, n); a->split = (uly_split)c; break;
+        case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
+        case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, 3, &c, why, n); a->framework = (uly_framework)c; break;
+        case O_ATTN_DENSITY: rc = parse_fraction(name, val, &a->attn_density, why, n); break;
+        case O_FFN_CHUNKS: rc = parse_size(name, val, &a->ffn_chunks, why, n); break;
+        case O_LOSS_CHUNKS: rc = parse_size(name, val, &a->loss_chunks, why, n); break;
+        case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
+        case O_HCP: {
+            char *end = NULL;
+            const long long u = strtoll(val, &end, 10);
+            long long r = 0;
+            if (end && (*end == ',' || *end == ' ')) r = strtoll(end + 1, &end, 10);
+            if (!end || *end || u < 1 || r < 1 || u > SIM_GPUS_MAX || r > SIM_GPUS_MAX)
+                rc = sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, sim_quote(val, qb, sizeof qb));
+            a->hcp_u = u;
+            a->hcp_r = r;
+            break;
+        }
         }
         if (rc) return rc;
     }
     if (a->help || a->version) return 0;
+    {
+        int rc = sim_megatron_resolve(a, why, n);
+        if (rc) return rc;
+    }
 
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */

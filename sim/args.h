@@ -58,8 +58,28 @@ typedef struct sim_args {
     int causal, flash;
     uly_split split;
     int progress;                        /* sweep: 1 auto (tty), 0 never */
+    int64_t pin_vpp;                     /* virtual stages per pipeline rank (interleaved 1F1B); 0: 1, or searched
+                                          * under --pp auto */
+    int64_t layers_per_vstage;           /* Megatron's --num-layers-per-virtual-pipeline-stage; 0: not given */
+    uly_framework framework;
+    double attn_density;                 /* block-sparse attention; 0: dense */
+    int64_t ffn_chunks, loss_chunks;     /* 0: whole */
+    int tp_comm_overlap;
+    int sequence_parallel;               /* Megatron's --sequence-parallel: TP splits the sequence too */
+    int64_t cp;                          /* Megatron's --context-parallel-size; 0: not given */
+    int cp_comm;                         /* Megatron's --cp-comm-type (args_alias.c order); -1: not given */
+    int64_t hcp_u, hcp_r;                /* --hierarchical-context-parallel-sizes U,R; 0: not given */
     int help, version;
 } sim_args;
+
+/* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
+ * read as (the name itself when it is not one); --cp-comm-type's value;
+ * context parallelism resolved to a strategy and its degrees once every flag
+ * is read; the nearest known option to a misspelt one, or NULL. */
+const char *sim_alias_canonical(const char *name);
+int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n);
+int sim_megatron_resolve(sim_args *a, char *why, size_t n);
+const char *sim_nearest_option(const char *name, const char *const *known, int n_known);
 
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);

@@ -140,11 +140,10 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     const uly_cluster *cl = &c->cluster;
     const uly_workload *w = &c->w;
     FILE *f = stdout;
-    char b1[64], b2[64];
+    char b1[64];
     int64_t gpus = rows[0].gpus;
     uint64_t evaluated = 0;
     for (int i = 0; i < nrows; i++) evaluated += rows[i].evaluated;
-    static const char *const rec_names[] = {"none", "selective", "full"};
 
     sim_size_str(w->seq, b1, sizeof b1);
     fprintf(f, "# ulysim %s plan: %s on %s, %lld GPUs, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
@@ -160,19 +159,18 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     if (c->preset_nodes)
         fprintf(f, "#           (the preset has %lld nodes; nodes of the same kind were added for --gpus)\n",
                 (long long)c->preset_nodes);
-    if (w->global_batch)
-        snprintf(b2, sizeof b2, "global batch %lld", (long long)w->global_batch);
-    else
-        snprintf(b2, sizeof b2, "global batch micro-batch x dp");
-    fprintf(f, "# workload  micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split\n",
-            (long long)w->micro_batch, b2, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
-            w->flash ? "flash attention" : "materialised scores", rec_names[w->recompute <= 2 ? w->recompute : 0],
-            w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag");
-    char pps[80] = "";
-    if (c->opts.pin_pp > 1)
+    char wl[400];
+    sim_workload_str(w, wl, sizeof wl);
+    fprintf(f, "# workload  %s\n", wl);
+    char pps[160] = "";
+    if (c->opts.pin_pp > 1 && c->opts.pin_vpp > 1)
+        snprintf(pps, sizeof pps, ", under an interleaved 1F1B pipeline of %lld stages x %lld virtual (pinned)",
+                 (long long)c->opts.pin_pp, (long long)c->opts.pin_vpp);
+    else if (c->opts.pin_pp > 1)
         snprintf(pps, sizeof pps, ", under a 1F1B pipeline of %lld stages (pinned)", (long long)c->opts.pin_pp);
     else if (c->opts.pin_pp == ULY_PP_SEARCH)
-        snprintf(pps, sizeof pps, " x 1F1B pipeline stages (every divisor of the GPUs up to the layers)");
+        snprintf(pps, sizeof pps, " x 1F1B pipeline stages (every divisor of the GPUs up to the layers, interleaved "
+                 "where the layers split)");
     fprintf(f, "# search    best layout per strategy over u x r x tp x dp, both placements%s%s; %llu layout(s) evaluated\n",
             c->opts.search_micro_batch ? ", micro-batches" : "", pps, (unsigned long long)evaluated);
     fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");

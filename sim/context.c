@@ -21,6 +21,8 @@ static int strategy_accepts(const uly_strategy *s, const sim_args *a)
     if (a->pin_u > 1 && !s->uses_ulysses) return 0;
     if (a->pin_r > 1 && !s->uses_ring) return 0;
     if (a->pin_t > 1 && !s->uses_tp) return 0;
+    /* Megatron's --sequence-parallel: not the TP that keeps every token on every rank */
+    if (a->sequence_parallel && s->exec == ULY_EXEC_TP_ALLREDUCE) return 0;
     return 1;
 }
 
@@ -95,7 +97,9 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     uly_workload *w = &c->w;
     *w = (uly_workload){.seq = c->seq[0], .micro_batch = a->batch, .global_batch = a->global_batch,
                         .dtype = a->dtype, .causal = a->causal, .flash = a->flash, .recompute = a->recompute,
-                        .zero_stage = a->zero, .split = a->split};
+                        .zero_stage = a->zero, .split = a->split, .framework = a->framework,
+                        .attn_density = a->attn_density, .ffn_chunks = a->ffn_chunks, .loss_chunks = a->loss_chunks,
+                        .tp_comm_overlap = a->tp_comm_overlap};
     if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
         return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
                     (long long)a->global_batch, (long long)a->batch);
@@ -105,6 +109,8 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         static const struct { const char *field, *flag; } map[] = {
             {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
             {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
+            {"framework", "--framework"}, {"attn_density", "--attn-density"}, {"ffn_chunks", "--ffn-chunks"},
+            {"loss_chunks", "--loss-chunks"},
         };
         for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
             size_t l = strlen(map[k].field);
@@ -126,6 +132,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
      * (the contract: dp is what remains); TP inside them only when asked */
     if ((a->pin_u || a->pin_r) && !a->pin_t) c->opts.pin_tp = 1;
     c->opts.pin_pp = a->pin_pp;
+    c->opts.pin_vpp = a->pin_vpp;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
 
@@ -186,6 +193,32 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     if (a->pin_pp > c->model.layers)
         return sim_fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
                     (long long)c->model.layers, c->model.name, (long long)c->model.layers);
+    /* interleaving: Megatron's layers per virtual stage name V through L / (pp N) */
+    const int64_t L = c->model.layers;
+    if (a->layers_per_vstage) {
+        const int64_t pp = a->pin_pp > 1 ? a->pin_pp : 0, per = a->layers_per_vstage;
+        if (!pp)
+            return sim_fail(why, n, "--num-layers-per-virtual-pipeline-stage %lld: needs a pinned --pp "
+                            "(--pipeline-model-parallel-size) above 1", (long long)per);
+        if (L % (pp * per))
+            return sim_fail(why, n, "--num-layers-per-virtual-pipeline-stage %lld: %lld layers over %lld stages do not "
+                            "split into chunks of %lld (valid: a divisor of %lld)", (long long)per, (long long)L,
+                            (long long)pp, (long long)per, L % pp ? 0LL : (long long)(L / pp));
+        const int64_t v = L / (pp * per);
+        if (a->pin_vpp && a->pin_vpp != v)
+            return sim_fail(why, n, "--virtual-stages %lld disagrees with %lld layers per virtual stage (%lld stages)",
+                            (long long)a->pin_vpp, (long long)per, (long long)v);
+        c->opts.pin_vpp = v;
+    }
+    if (c->opts.pin_vpp > 1) {
+        if (a->pin_pp == 0 || a->pin_pp == 1)
+            return sim_fail(why, n, "--virtual-stages %lld: interleaving needs a pipeline (valid: with --pp P > 1 or "
+                            "--pp auto)", (long long)c->opts.pin_vpp);
+        if (a->pin_pp > 1 && L % (a->pin_pp * c->opts.pin_vpp))
+            return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks (valid: V "
+                            "with %lld x V dividing %lld)", (long long)c->opts.pin_vpp, (long long)L,
+                            (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp, (long long)L);
+    }
     /* plan and max-seq run on one GPU count: it must hold the layout */
     if (a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ) {
         int rc = sim_check_pins_divide(c, c->gpus[0], why, n);
@@ -289,6 +322,7 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
     int64_t dp = prod > 0 && gpus % prod == 0 ? gpus / prod : 1;
     uly_layout_init(l, s, u, r, t, dp);
     l->pp = pp;
+    l->vpp = pp > 1 && o->pin_vpp > 1 ? o->pin_vpp : 1;
 }
 
 void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out,

@@ -150,11 +150,37 @@ const char *sim_strategy_name(int id)
     return s && s->name ? s->name : "?";
 }
 
+void sim_workload_str(const uly_workload *w, char *buf, size_t n)
+{
+    static const char *const rec[] = {"none", "selective", "full"};
+    char gb[64];
+    if (w->global_batch) snprintf(gb, sizeof gb, "global batch %lld", (long long)w->global_batch);
+    else snprintf(gb, sizeof gb, "global batch micro-batch x dp");
+    uly_state_bytes sb;
+    uly_state_bytes_get(w, 1.0, &sb);
+    int k = snprintf(buf, n, "micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split; %s model states "
+                     "(%g + %g + %g bytes per parameter)",
+                     (long long)w->micro_batch, gb, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
+                     w->flash ? "flash attention" : "materialised scores", rec[w->recompute <= 2 ? w->recompute : 0],
+                     w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag",
+                     uly_framework_name(w->framework), sb.weights, sb.grads, sb.optim);
+    /* what departs from the defaults, said only when it does */
+    if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)
+        k += snprintf(buf + k, n - (size_t)k, "; block-sparse attention, density %g", uly_attn_density(w));
+    if (k > 0 && (size_t)k < n && w->ffn_chunks > 1)
+        k += snprintf(buf + k, n - (size_t)k, "; FFN in %lld chunks", (long long)w->ffn_chunks);
+    if (k > 0 && (size_t)k < n && w->loss_chunks > 1)
+        k += snprintf(buf + k, n - (size_t)k, "; loss in %lld chunks", (long long)w->loss_chunks);
+    if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
+        snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
+}
+
 void sim_degrees_str(const uly_layout *l, char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    struct { const char *p; int64_t v; } d[] = {{"tp", l->tp}, {"u", l->ulysses}, {"r", l->ring}, {"dp", l->dp}, {"pp", l->pp}};
+    struct { const char *p; int64_t v; } d[] = {{"tp", l->tp}, {"u", l->ulysses}, {"r", l->ring}, {"dp", l->dp}, {"pp", l->pp},
+                                                 {"vpp", l->pp > 1 ? l->vpp : 1}};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
         if (d[i].v <= 1) continue;
         int k = snprintf(buf + o, n - o, "%s%s%lld", o ? "." : "", d[i].p, (long long)d[i].v);
@@ -169,7 +195,7 @@ void sim_degrees_words(const uly_layout *l, char *buf, size_t n)
     size_t o = 0;
     buf[0] = 0;
     struct { const char *p; int64_t v; } d[] = {{"tp=", l->tp}, {"u=", l->ulysses}, {"r=", l->ring}, {"dp=", l->dp},
-                                                 {"pp=", l->pp}};
+                                                 {"pp=", l->pp}, {"vpp=", l->pp > 1 ? l->vpp : 1}};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
         if (d[i].v <= 1) continue;
         int k = snprintf(buf + o, n - o, "%s%s%lld", o ? " x " : "", d[i].p, (long long)d[i].v);
@@ -480,6 +506,11 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "recompute", cJSON_CreateString(rec[w->recompute <= 2 ? w->recompute : 0]));
     ADD(wo, "zero_stage", sim_json_int(w->zero_stage));
     ADD(wo, "split", cJSON_CreateString(w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag"));
+    ADD(wo, "framework", cJSON_CreateString(uly_framework_name(w->framework)));
+    ADD(wo, "attn_density", sim_json_num(uly_attn_density(w)));
+    ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
+    ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
+    ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();
@@ -532,6 +563,7 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(d, "tp", sim_json_int(l->tp));
     ADD(d, "dp", sim_json_int(l->dp));
     ADD(d, "pp", sim_json_int(l->pp ? l->pp : 1));
+    ADD(d, "vpp", sim_json_int(l->pp > 1 && l->vpp > 1 ? l->vpp : 1));
     ADD(p, "degrees", d);
     cJSON *pl = cJSON_CreateArray();
     for (int i = 0; i < 4; i++)

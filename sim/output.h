@@ -44,6 +44,9 @@ const char *sim_tiers_name(int tiers);       /* "intra", "inter", "intra+inter",
 const char *sim_strategy_name(int id);
 /* "u32.dp2", "u8.r8", "tp8.dp8": the degrees above 1 (dp always when > 1). */
 void sim_degrees_str(const uly_layout *l, char *buf, size_t n);
+/* The "# workload" line's text: batch, dtype, mask, attention, recompute,
+ * ZeRO, split, the model-state convention, and what departs from defaults. */
+void sim_workload_str(const uly_workload *w, char *buf, size_t n);
 /* "u32 x dp2"-style words for sentences. */
 void sim_degrees_words(const uly_layout *l, char *buf, size_t n);
 /* Fatal reasons (or all when none is fatal) of a summary, "; "-separated. */

@@ -62,13 +62,9 @@ void plot_csv_header(plot_run *r, FILE *f, const char *const *about, const col *
             cl->name, cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node,
             cl->gpu.peak_flops[w->dtype] / 1e12, uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / GIB,
             cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9, uly_topo_name(cl->topo));
-    char gb[64];
-    if (w->global_batch) snprintf(gb, sizeof gb, "global batch %lld", (long long)w->global_batch);
-    else snprintf(gb, sizeof gb, "global batch micro-batch x dp");
-    fprintf(f, "# workload  micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split\n",
-            (long long)w->micro_batch, gb, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
-            w->flash ? "flash attention" : "materialised scores", plot_recompute_name(w->recompute), w->zero_stage,
-            w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag");
+    char wl[400];
+    sim_workload_str(w, wl, sizeof wl);
+    fprintf(f, "# workload  %s\n", wl);
 rest:
     for (int i = 0; about && about[i]; i++) fprintf(f, "# %-9s %s\n", i ? "" : "figure", about[i]);
     const int n_strat = with_strategy ? (int)(sizeof strategy_cols / sizeof strategy_cols[0]) : 0;

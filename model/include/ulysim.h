@@ -621,6 +621,8 @@ typedef struct uly_search_opts {
     int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
     int64_t pin_pp;           /* pipeline stages: 0 or 1 none, P > 1 pinned, ULY_PP_SEARCH every stage
                                * count dividing the GPUs, up to the layers */
+    int64_t pin_vpp;          /* virtual stages per pipeline rank: 0 none (1), or searched with ULY_PP_SEARCH;
+                               * V > 0 pinned */
     int both_placements;      /* also try the sequence group outside DP etc. */
     int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
 } uly_search_opts;
