@@ -11,7 +11,7 @@ set(ULYSIM_CLI_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cmd_presets.c
   ${CMAKE_CURRENT_SOURCE_DIR}/commands.c)
 # Subcommands of the registry in commands.c: every other cmd_*.c.
-# Their helpers: trace_*.c (trace reading) and plot_*.c (figures).
+# Their helpers: trace_*.c (traces) and plot_*.c (figures).
 file(GLOB ULYSIM_CMD_EXTRA CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmd_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/trace_*.c ${CMAKE_CURRENT_SOURCE_DIR}/plot_*.c)
 list(APPEND ULYSIM_CLI_SOURCES ${ULYSIM_CMD_EXTRA})
@@ -28,7 +28,7 @@ target_compile_definitions(ulysim PRIVATE
   ULY_PLOT_DIR_SOURCE="${CMAKE_SOURCE_DIR}/plots"
   ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots")
 target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(ulysim PRIVATE ulysim_presets libulysim PkgConfig::CJSON GSL::gsl m)
+target_link_libraries(ulysim PRIVATE ulyformats libulysim PkgConfig::CJSON GSL::gsl m)
 if(MPI_C_FOUND)
   target_link_libraries(ulysim PRIVATE MPI::MPI_C)
   set(ULYSIM_CLI_MPI ON CACHE INTERNAL "ulysim is built with MPI")
