@@ -3,8 +3,8 @@
  * "1.", raw control characters, duplicate keys) and says little about what
  * is wrong; these helpers refuse all of that and write one-line messages
  * that name the file, the line and column or the field, and the value.
- * Every helper that can fail returns 2 (bad input) with the message in the
- * caller's buffer, as the programs report bad input. */
+ * The helpers that check return 0, or 2 (bad input, the programs' exit
+ * status for it) with the message in the caller's buffer. */
 #ifndef FORMATS_JSON_STRICT_H
 #define FORMATS_JSON_STRICT_H
 

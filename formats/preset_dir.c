@@ -295,7 +295,7 @@ int preset_text_parse(const preset_schema *s, const char *text, size_t len, cons
     return rc;
 }
 
-int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx_)
+int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx)
 {
     if (!kind || (strcmp(kind, "models") && strcmp(kind, "clusters"))) return -1;
     name_list l;
@@ -319,7 +319,7 @@ int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx_)
         } else {
             desc = "(unreadable preset file)";
         }
-        if (fn) fn(l.v[i], desc, src, ctx_);
+        if (fn) fn(l.v[i], desc, src, ctx);
         cJSON_Delete(root);
         free(f.text);
     }
