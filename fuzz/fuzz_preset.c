@@ -1,5 +1,5 @@
 /* fuzz_preset.c: libFuzzer target for the model and cluster JSON loader
- * (sim/preset.c) on text in memory. Properties: never crashes or leaks;
+ * (formats/) on text in memory. Properties: never crashes or leaks;
  * the result is 0 (valid, and then the model library's own checks accept
  * it) or 2 with a one-line reason. */
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* fuzz_trace.c: libFuzzer target for the trace reader (sim/trace_read.c)
+/* fuzz_trace.c: libFuzzer target for the trace reader (formats/trace_read.c)
  * that `ulysim validate`, `calibrate` and `trace export` use. The input is
  * written to a private temporary file and read back as a trace. Properties:
  * never crashes or leaks; the result is 0, or 2 with a one-line reason that

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
 targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace)
 out=build-fuzz; mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Isim"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim"
 model_src=$(ls model/*.c model/strategy/*.c)
+# the formats library (preset loader, trace reader) and where it finds presets
+formats=(formats/*.c -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"")
 build() { # name sources...
   local name=$1; shift
   clang $cflags "$@" -o "$out/fuzz_$name" -lcjson -lm
@@ -18,11 +20,9 @@ total=0; bad=0
 for t in "${targets[@]}"; do
   case $t in
     size)   build size fuzz/fuzz_size.c $model_src ;;
-    preset) build preset fuzz/fuzz_preset.c sim/preset.c $model_src \
-              -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"" ;;
+    preset|trace) build "$t" "fuzz/fuzz_$t.c" "${formats[@]}" $model_src ;;
     *) [ -f "fuzz/fuzz_$t.c" ] && [ -f "fuzz/$t.sources" ] || { echo "fuzz: no target '$t' yet, skipped"; continue; }
-       build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") $model_src \
-         -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"" ;;
+       build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") "${formats[@]}" $model_src ;;
   esac
   work="$out/corpus-$t"; mkdir -p "$work"
   log="$out/$t.log"

@@ -32,7 +32,7 @@ target_compile_definitions(ulysim PRIVATE
   ULY_PLOT_DIR_SOURCE="${CMAKE_SOURCE_DIR}/plots"
   ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots")
 target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(ulysim PRIVATE ulysim_presets libulysim PkgConfig::CJSON GSL::gsl m)
+target_link_libraries(ulysim PRIVATE ulyformats libulysim PkgConfig::CJSON GSL::gsl m)
 if(MPI_C_FOUND)
   target_link_libraries(ulysim PRIVATE MPI::MPI_C)
   set(ULYSIM_CLI_MPI ON CACHE INTERNAL "ulysim is built with MPI")

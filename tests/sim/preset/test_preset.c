@@ -1,4 +1,4 @@
-/* test_preset: the preset loader (sim/preset.c) and the shipped presets.
+/* test_preset: the preset loader (formats/) and the shipped presets.
  * Usage: test_preset shipped|values|bad_files|user_files|resolve|list
  * ULYSIM_PRESETS must point at sim/presets (ctest sets it). */
 #define _POSIX_C_SOURCE 200809L

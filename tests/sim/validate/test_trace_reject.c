@@ -1,5 +1,5 @@
 /* test_trace_reject: broken copies of a good plan trace must be rejected by
- * the trace reader (sim/trace_read.c, compiled in) and by `ulysim validate`,
+ * the trace reader (formats/trace_read.c) and by `ulysim validate`,
  * with exit status 2 and one line naming the file and the offending line.
  *
  *   test_trace_reject GOOD.trace OUTDIR ULYSIM

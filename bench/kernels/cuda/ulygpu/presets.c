@@ -1,6 +1,6 @@
 /* presets.c: the cluster (dgx-h200) and model (llama3-8b) the plan section
  * prices and runs. In the full build (cJSON present) they come from the
- * preset files through the ulysim loader (sim/preset.h). scripts/gpu-check.sh
+ * preset files through the shared loader (formats/preset.h). scripts/gpu-check.sh
  * builds without cJSON (the device machine has no Debian dev packages), so
  * the same numbers are also embedded here; the ctest kcuda_ulygpu_presets
  * (ulygpu --check-presets) fails when the copy and the files disagree. */
@@ -16,7 +16,7 @@
 
 #define GIB 1073741824.0
 
-/* sim/presets/clusters/dgx-h200.json, converted as sim/preset.c does
+/* sim/presets/clusters/dgx-h200.json, converted as the loader does
  * (TFLOP/s x 1e12, GiB x 2^30, GB/s x 1e9, us x 1e-6). */
 static void embedded_cluster(uly_cluster *c)
 {

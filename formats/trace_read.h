@@ -19,8 +19,8 @@
  * The measured bytes_sent are data, not structure: a trace whose bytes differ
  * from the plan (a FILE.failed) is read, and validate reports the difference.
  */
-#ifndef SIM_TRACE_READ_H
-#define SIM_TRACE_READ_H
+#ifndef FORMATS_TRACE_READ_H
+#define FORMATS_TRACE_READ_H
 
 #include <stddef.h>
 #include <stdint.h>

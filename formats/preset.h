@@ -1,10 +1,11 @@
-/* preset.h: model and cluster presets (JSON, cJSON) for the ulysim command.
+/* preset.h: model and cluster presets (JSON, cJSON) for ulysim, ulyharness
+ * and ulygpu.
  * A preset is a shipped file under presets/models or presets/clusters, or a
  * user file given by path; both use one schema, validated field by field.
  * Messages written to `why` are one line and name the file, the field and the
  * offending value. */
-#ifndef SIM_PRESET_H
-#define SIM_PRESET_H
+#ifndef FORMATS_PRESET_H
+#define FORMATS_PRESET_H
 
 #include <stddef.h>
 #include "ulysim.h"

@@ -3,17 +3,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trace_read.h"
 
-#include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "json_strict.h"
 #include "preset.h"
 
 /* ------------------------------------------------------------- messages */
@@ -25,23 +21,17 @@ typedef struct rd {
     int line;
 } rd;
 
-static int failv(rd *r, int line, const char *fmt, va_list ap)
-{
-    if (!r->why || !r->why_len) return 2;
-    int n = line > 0 ? snprintf(r->why, r->why_len, "%s:%d: ", r->path, line)
-                     : snprintf(r->why, r->why_len, "%s: ", r->path);
-    if (n < 0) n = 0;
-    if ((size_t)n < r->why_len) vsnprintf(r->why + n, r->why_len - (size_t)n, fmt, ap);
-    for (char *p = r->why; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-    return 2;
-}
-
+/* "PATH:LINE: message", or "PATH: message" for the file as a whole. */
 __attribute__((format(printf, 3, 4))) static int fail(rd *r, int line, const char *fmt, ...)
 {
+    char where[600]; /* the path (at most 511 bytes, trace_run.path) and ":LINE" */
+    if (line > 0)
+        snprintf(where, sizeof where, "%s:%d", r->path, line);
+    else
+        snprintf(where, sizeof where, "%s", r->path);
     va_list ap;
     va_start(ap, fmt);
-    failv(r, line, fmt, ap);
+    js_failv(r->why, r->why_len, where, fmt, ap);
     va_end(ap);
     return 2;
 }
@@ -75,8 +65,7 @@ static int get_int(rd *r, const cJSON *o, const char *what, const char *k, int64
 {
     const cJSON *x = get(o, k);
     if (!x) return fail(r, r->line, "%s%s\"%s\" is missing", what, *what ? " " : "", k);
-    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble != floor(x->valuedouble) ||
-        x->valuedouble < (double)lo || x->valuedouble > (double)hi)
+    if (!js_is_int_in(x, lo, hi))
         return fail(r, r->line, "%s%s\"%s\" must be an integer in [%lld, %lld]", what, *what ? " " : "", k,
                     (long long)lo, (long long)hi);
     *out = (int64_t)x->valuedouble;
@@ -158,66 +147,31 @@ static int coll_parse(const char *s, uly_coll *c)
 /* Reads a regular file of at most TRACE_MAX_BYTES. */
 static int read_file(rd *r, char **text, size_t *len)
 {
-    *text = NULL;
-    *len = 0;
-    int fd = open(r->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return fail(r, 0, "cannot open: %s", strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(r, 0, "cannot stat: %s", strerror(e));
+    js_file f;
+    js_file_status st = js_file_read(r->path, TRACE_MAX_BYTES, &f);
+    *text = f.text;
+    *len = f.len;
+    switch (st) {
+    case JS_FILE_OK:
+        return 0;
+    case JS_FILE_OPEN:
+        return fail(r, 0, "cannot open: %s", strerror(f.err));
+    case JS_FILE_STAT:
+        return fail(r, 0, "cannot stat: %s", strerror(f.err));
+    case JS_FILE_DIR:
+        return fail(r, 0, "is a directory, not a trace file");
+    case JS_FILE_SPECIAL:
+        return fail(r, 0, "is not a regular file, not a trace file");
+    case JS_FILE_BIG:
+        return fail(r, 0, "is %lld bytes; a trace may be at most %ld bytes", f.size, TRACE_MAX_BYTES);
+    case JS_FILE_GREW:
+        return fail(r, 0, "grew past %ld bytes while being read", TRACE_MAX_BYTES);
+    case JS_FILE_READ:
+        return fail(r, 0, "cannot read: %s", strerror(f.err));
+    case JS_FILE_NOMEM:
+        break;
     }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(r, 0, "%s, not a trace file", S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-    }
-    if (st.st_size > TRACE_MAX_BYTES) {
-        close(fd);
-        return fail(r, 0, "is %lld bytes; a trace may be at most %ld bytes", (long long)st.st_size, TRACE_MAX_BYTES);
-    }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    size_t cap = (size_t)st.st_size + 2;
-    char *buf = malloc(cap);
-    if (!buf) {
-        close(fd);
-        return 1;
-    }
-    size_t got = 0;
-    for (;;) {
-        if (got + 1 >= cap) { /* the file grew while being read */
-            if (cap > (size_t)TRACE_MAX_BYTES) {
-                free(buf);
-                close(fd);
-                return fail(r, 0, "grew past %ld bytes while being read", TRACE_MAX_BYTES);
-            }
-            size_t nc = cap * 2 > (size_t)TRACE_MAX_BYTES + 2 ? (size_t)TRACE_MAX_BYTES + 2 : cap * 2;
-            char *nb = realloc(buf, nc);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return 1;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        ssize_t k = read(fd, buf + got, cap - 1 - got);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            free(buf);
-            close(fd);
-            return fail(r, 0, "cannot read: %s", strerror(e));
-        }
-        if (k == 0) break;
-        got += (size_t)k;
-    }
-    close(fd);
-    buf[got] = 0;
-    *text = buf;
-    *len = got;
-    return 0;
+    return 1;
 }
 
 /* Parses one line (not NUL-terminated in the buffer: the newline is replaced). */

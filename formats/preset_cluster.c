@@ -1,0 +1,230 @@
+/* preset_cluster.c: the fields of a cluster preset (sim/presets/README.md): the
+ * GPU (peaks, memory, efficiency curves), the links inside a node and the
+ * network between nodes (fat-tree, rail or torus), checked field by field,
+ * then by libulysim's own uly_cluster_check. Units convert here: TFLOP/s x
+ * 1e12, GiB x 2^30, GB/s x 1e9, us x 1e-6. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "preset_internal.h"
+
+/* A curve: [[x, eff], ...], 1..ULY_CURVE_MAX points, x strictly increasing
+ * in (0, 1e9], eff in (0, 1]. */
+static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_unit, uly_curve *out)
+{
+    char p[200];
+    memset(out, 0, sizeof *out);
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+    if (n < 1 || n > ULY_CURVE_MAX)
+        return js_bad_value(d, path, v, "must be an array of 1..%d points [x, eff] (x: %s, strictly increasing; eff: fraction of peak in (0, 1])",
+                            ULY_CURVE_MAX, x_unit);
+    int i = 0;
+    for (const cJSON *pt = v->child; pt; pt = pt->next, i++) {
+        snprintf(p, sizeof p, "%s[%d]", path, i);
+        if (!cJSON_IsArray(pt) || cJSON_GetArraySize(pt) != 2)
+            return js_bad_value(d, p, pt, "must be a pair [x, eff] of numbers");
+        const cJSON *x = pt->child, *e = pt->child->next;
+        snprintf(p, sizeof p, "%s[%d][0]", path, i);
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble <= 0 || x->valuedouble > 1e9)
+            return js_bad_value(d, p, x, "must be a number in (0, 1e9] (%s)", x_unit);
+        if (i > 0 && x->valuedouble <= out->x[i - 1])
+            return js_bad_value(d, p, x, "must be greater than the previous point's x (%.15g): x strictly increases",
+                                out->x[i - 1]);
+        snprintf(p, sizeof p, "%s[%d][1]", path, i);
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble <= 0 || e->valuedouble > 1)
+            return js_bad_value(d, p, e, "must be a number in (0, 1] (a fraction of the dense peak)");
+        out->x[i] = x->valuedouble;
+        out->eff[i] = e->valuedouble;
+    }
+    out->n = n;
+    return 0;
+}
+
+static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
+                                           "gpus_per_node", "gpu", "intra", "inter", NULL};
+static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
+                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
+static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
+static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
+static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", NULL};
+static const char *const INTER_KEYS[] = {"nic_GBps_per_gpu", "lat_us", "topology", "oversubscription",
+                                         "gpus_per_leaf", "torus_k", "torus_dims", "torus_link_GBps", NULL};
+
+#define GIB 1073741824.0
+
+static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
+{
+    const cJSON *o;
+    if (js_check_keys(d, g, "gpu", GPU_KEYS, NULL)) return 2;
+    if (js_get_name(d, g, "gpu", "name", gpu->name, sizeof gpu->name)) return 2;
+
+    if (js_get_object(d, g, "gpu", "peak_tflops", &o) || js_check_keys(d, o, "gpu.peak_tflops", PEAK_KEYS, NULL)) return 2;
+    /* fp32 first: a null bf16/fp16 peak means "no native unit for the type"
+     * and is priced at the fp32 rate (storage in the type, arithmetic in
+     * fp32, as PyTorch emulates bf16 before Ampere and CPU kernels do). */
+    double fp32;
+    if (js_get_num(d, o, "gpu.peak_tflops", "fp32", 0, 1, 100000, "(dense TFLOP/s)", &fp32)) return 2;
+    gpu->peak_flops[ULY_FP32] = fp32 * 1e12;
+    static const uly_dtype half[2] = {ULY_BF16, ULY_FP16};
+    for (int i = 0; i < 2; i++) {
+        const char *k = PEAK_KEYS[i];
+        const cJSON *v;
+        if (js_get_field(d, o, "gpu.peak_tflops", k,
+                         "a number in (0, 100000] (dense TFLOP/s), or null when the GPU has no native unit for the type",
+                         &v))
+            return 2;
+        if (cJSON_IsNull(v)) {
+            gpu->peak_flops[half[i]] = gpu->peak_flops[ULY_FP32];
+            continue;
+        }
+        double x;
+        if (js_get_num(d, o, "gpu.peak_tflops", k, 0, 1, 100000,
+                       "(dense TFLOP/s; null when the GPU has no native unit for the type)", &x))
+            return 2;
+        gpu->peak_flops[half[i]] = x * 1e12;
+    }
+
+    double hbm, bw, reserved;
+    if (js_get_num(d, g, "gpu", "hbm_gib", 0.001, 0, 100000, "(GiB)", &hbm)) return 2;
+    if (js_get_num(d, g, "gpu", "hbm_bw_GBps", 0.001, 0, 1000000, "(GB/s, 1e9 bytes/s)", &bw)) return 2;
+    if (js_get_num(d, g, "gpu", "mem_eff", 0.01, 0, 1, "(fraction of hbm_bw_GBps)", &gpu->mem_eff)) return 2;
+    if (js_get_num(d, g, "gpu", "reserved_gib", 0, 0, 100000, "(GiB)", &reserved)) return 2;
+    if (reserved >= hbm)
+        return js_bad_value(d, "gpu.reserved_gib", cJSON_GetObjectItemCaseSensitive(g, "reserved_gib"),
+                            "must be less than gpu.hbm_gib (%g)", hbm);
+    gpu->hbm_bytes = hbm * GIB;
+    gpu->hbm_bw_Bps = bw * 1e9;
+    gpu->reserved_bytes = reserved * GIB;
+    /* optional: the activation's arithmetic cost per element (CPU profiles
+     * from ulysim calibrate); absent = memory-bound, priced by bytes */
+    static const char *const act_keys[2] = {"act_fwd_ns", "act_bwd_ns"};
+    double *act[2] = {&gpu->act_fwd_s_per_elem, &gpu->act_bwd_s_per_elem};
+    for (int i = 0; i < 2; i++) {
+        double ns = 0;
+        *act[i] = 0;
+        if (cJSON_GetObjectItemCaseSensitive(g, act_keys[i]) &&
+            js_get_num(d, g, "gpu", act_keys[i], 0, 0, 1e6, "(ns per activation element; absent: memory-bound)", &ns))
+            return 2;
+        *act[i] = ns * 1e-9;
+    }
+    gpu->attn_bwd_rel = 1.0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "attn_bwd_rel") &&
+        js_get_num(d, g, "gpu", "attn_bwd_rel", 0, 1, 4, "(backward flash attention's efficiency over forward's; absent: 1)",
+                   &gpu->attn_bwd_rel))
+        return 2;
+
+    const cJSON *v;
+    if (js_get_field(d, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||
+        get_curve(d, v, "gpu.gemm_eff", "cube root of m*n*k", &gpu->gemm_eff))
+        return 2;
+    memset(gpu->attn_eff, 0, sizeof gpu->attn_eff);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(g, "attn_eff");
+    if (a) {
+        if (!cJSON_IsObject(a))
+            return js_bad_value(d, "gpu.attn_eff", a, "must be an object with curves causal_d128, causal_d64, full_d128, full_d64");
+        if (js_check_keys(d, a, "gpu.attn_eff", ATTN_KEYS, NULL)) return 2;
+        /* [causal][head_dim >= 128] */
+        static const int idx[4][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}};
+        for (int i = 0; i < 4; i++) {
+            const cJSON *cv = cJSON_GetObjectItemCaseSensitive(a, ATTN_KEYS[i]);
+            char path[64];
+            snprintf(path, sizeof path, "gpu.attn_eff.%s", ATTN_KEYS[i]);
+            if (cv && get_curve(d, cv, path, "key/value length of the attention block, tokens",
+                                &gpu->attn_eff[idx[i][0]][idx[i][1]]))
+                return 2;
+        }
+    }
+    return 0;
+}
+
+/* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
+static int cluster_read(js_doc *d, const cJSON *root, void *out)
+{
+    uly_cluster *cl = out;
+    if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
+    if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
+    if (cl->nodes * cl->gpus_per_node > 10000000)
+        return js_bad_value(d, "nodes", cJSON_GetObjectItemCaseSensitive(root, "nodes"),
+                            "nodes x gpus_per_node (%lld) = %lld GPUs: at most 10000000", (long long)cl->gpus_per_node,
+                            (long long)(cl->nodes * cl->gpus_per_node));
+
+    const cJSON *o;
+    if (js_get_object(d, root, "", "gpu", &o) || parse_gpu(d, o, &cl->gpu)) return 2;
+
+    double x;
+    if (js_get_object(d, root, "", "intra", &o) || js_check_keys(d, o, "intra", INTRA_KEYS, NULL)) return 2;
+    if (js_get_num(d, o, "intra", "bw_GBps_per_dir", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
+    cl->intra_bw_Bps = x * 1e9;
+    if (js_get_num(d, o, "intra", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
+    cl->intra_lat_s = x * 1e-6;
+    if (js_get_bool(d, o, "intra", "switched", &cl->intra_switched)) return 2;
+
+    if (js_get_object(d, root, "", "inter", &o) || js_check_keys(d, o, "inter", INTER_KEYS, NULL)) return 2;
+    if (js_get_num(d, o, "inter", "nic_GBps_per_gpu", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
+    cl->nic_bw_Bps = x * 1e9;
+    if (js_get_num(d, o, "inter", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
+    cl->nic_lat_s = x * 1e-6;
+    const cJSON *t;
+    if (js_get_field(d, o, "inter", "topology", "one of \"fat-tree\", \"rail\", \"torus\"", &t)) return 2;
+    if (cJSON_IsString(t) && !strcmp(t->valuestring, "fat-tree"))
+        cl->topo = ULY_TOPO_FATTREE;
+    else if (cJSON_IsString(t) && !strcmp(t->valuestring, "rail"))
+        cl->topo = ULY_TOPO_RAIL;
+    else if (cJSON_IsString(t) && !strcmp(t->valuestring, "torus"))
+        cl->topo = ULY_TOPO_TORUS;
+    else
+        return js_bad_value(d, "inter.topology", t, "must be one of \"fat-tree\", \"rail\", \"torus\"");
+
+    static const char *const tree_keys[] = {"oversubscription", "gpus_per_leaf", NULL};
+    static const char *const torus_keys[] = {"torus_k", "torus_dims", "torus_link_GBps", NULL};
+    const char *const *foreign = cl->topo == ULY_TOPO_TORUS ? tree_keys : torus_keys;
+    for (int i = 0; foreign[i]; i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, foreign[i]);
+        if (f) {
+            char path[64];
+            snprintf(path, sizeof path, "inter.%s", foreign[i]);
+            return js_bad_value(d, path, f, "applies only to topology %s, and this cluster's is \"%s\": remove it",
+                                cl->topo == ULY_TOPO_TORUS ? "\"fat-tree\" or \"rail\"" : "\"torus\"",
+                                t->valuestring);
+        }
+    }
+    if (cl->topo == ULY_TOPO_TORUS) {
+        if (js_get_int(d, o, "inter", "torus_k", 2, 65536, &cl->torus_k)) return 2;
+        if (js_get_int(d, o, "inter", "torus_dims", 1, 8, &cl->torus_dims)) return 2;
+        if (js_get_num(d, o, "inter", "torus_link_GBps", 0.001, 0, 100000, "(GB/s per link per direction)", &x)) return 2;
+        cl->torus_link_bw_Bps = x * 1e9;
+        int64_t p = 1;
+        for (int64_t i = 0; i < cl->torus_dims && p <= cl->nodes; i++) p *= cl->torus_k;
+        if (p != cl->nodes)
+            return js_bad_value(d, "inter.torus_k", cJSON_GetObjectItemCaseSensitive(o, "torus_k"),
+                                "torus_k ^ torus_dims (%lld dims) must equal nodes (%lld)", (long long)cl->torus_dims,
+                                (long long)cl->nodes);
+        cl->oversub = 1.0;
+        cl->gpus_per_leaf = cl->gpus_per_node;
+    } else {
+        if (js_get_num(d, o, "inter", "oversubscription", 1, 0, 1000, "(leaf downlink:uplink ratio; 1 = non-blocking)",
+                       &cl->oversub))
+            return 2;
+        if (js_get_int(d, o, "inter", "gpus_per_leaf", 1, 10000000, &cl->gpus_per_leaf)) return 2;
+    }
+    if (preset_sources_check(d, root)) return 2;
+    char w[512];
+    return uly_cluster_check(cl, w, sizeof w) == ULY_OK ? 0 : js_doc_fail(d, "%s", w);
+}
+
+static const preset_schema CLUSTER_SCHEMA = {"clusters", CLUSTER_KEYS, "layers",
+                                             "this looks like a model preset, not a cluster", sizeof(uly_cluster),
+                                             offsetof(uly_cluster, name), cluster_read};
+
+int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why,
+                      size_t why_len)
+{
+    return preset_text_parse(&CLUSTER_SCHEMA, text, len, shown, out, why, why_len);
+}
+
+int sim_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len)
+{
+    return preset_file_load(&CLUSTER_SCHEMA, name_or_path, out, why, why_len);
+}
