@@ -309,20 +309,28 @@ int main(void)
         w1.global_batch = 512;
         uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
         CHECK(uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK, "search pp auto");
+        /* the searched stages and interleaving equal the best pinned pair */
         double best = 0;
-        int64_t best_pp = 0;
+        int64_t best_pp = 0, best_v = 0;
         for (int64_t pp = 1; pp <= 96; pp++) {
             if (512 % pp) continue;
-            o.pin_pp = pp;
-            if (uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, b, NULL) != ULY_OK || !b->feasible) continue;
-            if (b->time.tokens_per_s > best) {
-                best = b->time.tokens_per_s;
-                best_pp = pp;
+            for (int64_t v = 1; v <= 96 / pp; v++) {
+                if (v > 1 && (pp == 1 || 96 % (pp * v))) continue;
+                o.pin_pp = pp;
+                o.pin_vpp = v;
+                if (uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, b, NULL) != ULY_OK || !b->feasible)
+                    continue;
+                if (b->time.tokens_per_s > best) {
+                    best = b->time.tokens_per_s;
+                    best_pp = pp;
+                    best_v = v;
+                }
             }
         }
-        CHECK(a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp && best_pp > 1,
-              "auto: pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", (long long)a->layout.pp,
-              a->time.tokens_per_s, (long long)best_pp, best);
+        CHECK(a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp && a->layout.vpp == best_v &&
+                  best_pp > 1,
+              "auto: pp %lld x V %lld at %.6g tokens/s; pinned best pp %lld x V %lld at %.6g", (long long)a->layout.pp,
+              (long long)a->layout.vpp, a->time.tokens_per_s, (long long)best_pp, (long long)best_v, best);
     }
     /* interleaved 1F1B (virtual stages V): a stage holds L / pp layers in V
      * chunks; the fill and drain shrink to (pp - 1) / V slots (Narayanan et
