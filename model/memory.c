@@ -190,8 +190,9 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     const double grads_live = backward_peak(&full, m, plan->act_sp, (double)plan->act_tp, beta);
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
     if (w->zero_stage >= 3 && G > 1) {
-        /* the layer being computed and the one prefetched, or the embedding */
-        const double layer = 2.0 * plan->layer_params_rank, emb = (double)m->vocab * (double)m->hidden / tsplit;
+        /* the layer being computed and those prefetched, or the embedding */
+        const double layer = (double)(1 + uly_zero_prefetch_layers(w)) * plan->layer_params_rank;
+        const double emb = (double)m->vocab * (double)m->hidden / tsplit;
         tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);
     }
     tb[ULY_MEM_RESERVED] = c->gpu.reserved_bytes;

@@ -415,13 +415,15 @@ static void emit_zero_ops(uly_bctx *x)
     uly_op *o;
     if (w->zero_stage >= 3) {
         /* gather each layer's weights before its forward and again before its
-         * backward, reduce-scatter its grads; prefetch hides them (phase) */
+         * backward, reduce-scatter its grads; prefetch hides the gathers
+         * under the phase's compute, without it they wait on the critical path */
+        const int32_t ov = uly_zero_prefetch_layers(w) > 0 ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
-        o->overlaps = ULY_OVERLAP_PHASE;
+        o->overlaps = ov;
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
-        o->overlaps = ULY_OVERLAP_PHASE;
+        o->overlaps = ov;
     }
     if (w->zero_stage >= 2) {
         o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,

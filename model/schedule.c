@@ -171,6 +171,24 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
         else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
         else ex[i] = t[i] * frac[o->overlaps];
     }
+    /* ZeRO-3's gathers: per layer and micro-batch, what the phases hid; the
+     * step's first gather (the first layer's, before any compute) has
+     * nothing to hide under when prefetching */
+    double zg = 0, zg_ex = 0, first = 0;
+    for (int i = 0; i < n; i++) {
+        const uly_op *o = &plan->ops[i];
+        if (o->type != ULY_OPT_ZERO_GATHER_W || o->per_step) continue;
+        zg += t[i];
+        zg_ex += ex[i];
+        if (o->phase == ULY_PHASE_FWD) first = t[i];
+    }
+    const double gathers = (double)plan->micro_steps * L;
+    tm->zero_gather_s = gathers * zg;
+    tm->zero_gather_exposed_s = gathers * zg_ex;
+    if (uly_zero_prefetch_layers(w) > 0 && first > 0) {
+        step_fixed += first;
+        tm->zero_gather_exposed_s += first - first * (zg > 0 ? zg_ex / zg : 0);
+    }
     tm->model_s = model_s;
     tm->step_fixed_s = step_fixed;
 

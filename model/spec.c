@@ -58,6 +58,11 @@ const char *uly_op_kind_name(uly_op_kind k)
     return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
 }
 
+int64_t uly_zero_prefetch_layers(const uly_workload *w)
+{
+    return w->zero_prefetch < 0 ? 0 : w->zero_prefetch == 0 ? 1 : w->zero_prefetch;
+}
+
 double uly_attn_density(const uly_workload *w) { return w->attn_density > 0 ? w->attn_density : 1.0; }
 
 const char *uly_framework_name(uly_framework f)
@@ -211,6 +216,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (!(w->attn_density >= 0 && w->attn_density <= 1))
         return fail(why, n, "attn_density = %g: must be a fraction in (0, 1]", w->attn_density);
     RANGE_I(w, ffn_chunks, 0, (int64_t)1 << 30);
+    RANGE_I(w, zero_prefetch, -1, 1 << 20);
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
     if ((unsigned)w->framework >= ULY_FW_COUNT)
         return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);

@@ -210,13 +210,13 @@ static const char *const framework_names[] = {"deepspeed", "megatron", "fsdp"};
 enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
-    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_COUNT
+    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_COUNT
 };
 static const char *const valued[O_COUNT] = {
     "--gpus", "--seq", "--model", "--cluster", "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--batch",
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
-    "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage",
+    "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
 };
 
 /* A fraction in (0, 1]. */
@@ -282,7 +282,8 @@ void sim_args_help(FILE *f)
 "                       1 without --global-batch: then the bubble is (P-1)/P]\n"
 "                       (the data-parallel degree is what remains of --gpus: the\n"
 "                       product of the pinned degrees must divide it)\n"
-"  --batch B            micro-batch [sequences per replica; default 1]\n"
+"  --batch B            the micro-batch: sequences per replica per micro-step (not the\n"
+"                       global batch) [sequences; default 1]\n"
 "  --global-batch G     sequences per optimizer step [default micro-batch x dp;\n"
 "                       when given without --batch, micro-batches are searched]\n"
 "  --dtype T            bf16|fp16|fp32 [default bf16]\n"
@@ -291,11 +292,32 @@ void sim_args_help(FILE *f)
 "  --causal, --no-causal  causal attention mask [default causal]\n"
 "  --flash, --no-flash  blockwise (flash) attention [default flash]\n"
 "  --split S            zigzag|contiguous causal split of ring strategies [default zigzag]\n"
+"  --virtual-stages V   interleaved 1F1B: V model chunks per pipeline rank [count;\n"
+"                       default 1, searched with --pp auto]; the layers must divide by P x V\n"
+"  --framework F        deepspeed|megatron|fsdp: bytes per parameter of the model states\n"
+"                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
+"                       2 + 4 fp32 main grads + 12, --zero 0|1; fsdp: 4 + 4 + 8, --zero 0|2|3]\n"
+"  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers; default 1]\n"
+"  --tp-comm-overlap    TP all-gathers/reduce-scatters run under their GEMMs\n"
+"                       (TransformerEngine userbuffers) [default: exposed]\n"
+"  --attn-density R     block-sparse attention: fraction of score blocks computed\n"
+"                       [fraction in (0, 1]; default 1, dense]\n"
+"  --ffn-chunks C       blockwise FFN over C chunks: its f-wide activations not kept\n"
+"                       [count; default 1]\n"
+"  --loss-chunks C      output layer and loss over C chunks: logits never whole [count;\n"
+"                       default 1]\n"
 "  --format F           table|json|csv [default table; csv for sweep]\n"
 "  --no-progress        sweep: no progress bar on stderr [default: shown on a tty\n"
 "                       when the sweep runs longer than a second]\n"
 "  -h, --help           this help\n"
 "  -V, --version        version\n"
+"\n"
+"Megatron-LM's names are read as ulysim's: --tensor-model-parallel-size (--tp),\n"
+"--pipeline-model-parallel-size (--pp), --virtual-pipeline-model-parallel-size and\n"
+"--num-layers-per-virtual-pipeline-stage (--virtual-stages), --micro-batch-size (--batch),\n"
+"--global-batch-size (--global-batch), --seq-length (--seq), --context-parallel-size with\n"
+"--cp-comm-type p2p|all_gather|a2a|a2a+p2p (ring, allgather-cp, ulysses, usp; a2a+p2p with\n"
+"--hierarchical-context-parallel-sizes U,R), --sequence-parallel (drops megatron-tp).\n"
 "\n"
 "Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 internal failure.\n"
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
@@ -444,6 +466,17 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_FFN_CHUNKS: rc = parse_size(name, val, &a->ffn_chunks, why, n); break;
         case O_LOSS_CHUNKS: rc = parse_size(name, val, &a->loss_chunks, why, n); break;
         case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
+        case O_ZERO_PREFETCH:
+            if (!strcmp(val, "none")) {
+                a->zero_prefetch = -1;
+            } else if ((rc = parse_size(name, val, &x, why, n)) == 0) {
+                if (x > 1024) rc = sim_fail(why, n, "%s %s: too many layers (valid: none, or 1..1024)", name, sim_quote(val, qb, sizeof qb));
+                a->zero_prefetch = (int)x;
+            } else {
+                size_t l = strlen(why);
+                if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or none)");
+            }
+            break;
         case O_HCP: {
             char *end = NULL;
             const long long u = strtoll(val, &end, 10);

@@ -65,6 +65,7 @@ typedef struct sim_args {
     double attn_density;                 /* block-sparse attention; 0: dense */
     int64_t ffn_chunks, loss_chunks;     /* 0: whole */
     int tp_comm_overlap;
+    int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */
     int sequence_parallel;               /* Megatron's --sequence-parallel: TP splits the sequence too */
     int64_t cp;                          /* Megatron's --context-parallel-size; 0: not given */
     int cp_comm;                         /* Megatron's --cp-comm-type (args_alias.c order); -1: not given */

@@ -242,6 +242,17 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     snprintf(line, sizeof line, "recommended: %s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", sim_strategy_name(rows[rec].strategy), d,
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
+    const uly_timing *rt = &rows[rec].time;
+    if (rt->zero_gather_s > 0) {
+        const int64_t pf = uly_zero_prefetch_layers(w);
+        char pfs[80];
+        if (pf) snprintf(pfs, sizeof pfs, "prefetched %lld layer%s ahead, the step's first waits", (long long)pf, pf > 1 ? "s" : "");
+        else snprintf(pfs, sizeof pfs, "no prefetch: each waits on the critical path");
+        snprintf(line, sizeof line, "ZeRO-3 weight gathers: %.3g s per step per GPU, %.3g s of it exposed (%.0f%% hidden; %s)",
+                 rt->zero_gather_s, rt->zero_gather_exposed_s,
+                 100.0 * (1.0 - rt->zero_gather_exposed_s / rt->zero_gather_s), pfs);
+        sim_print_note(f, "# ", "#   ", line, WIDTH);
+    }
 
     if (!plan) return bad;
     fprintf(f, "\n\n# operations of the recommendation, %s (%s): one layer, one micro-batch, per rank; per-step ops last\n",

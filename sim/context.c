@@ -99,7 +99,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .dtype = a->dtype, .causal = a->causal, .flash = a->flash, .recompute = a->recompute,
                         .zero_stage = a->zero, .split = a->split, .framework = a->framework,
                         .attn_density = a->attn_density, .ffn_chunks = a->ffn_chunks, .loss_chunks = a->loss_chunks,
-                        .tp_comm_overlap = a->tp_comm_overlap};
+                        .tp_comm_overlap = a->tp_comm_overlap, .zero_prefetch = a->zero_prefetch};
     if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
         return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
                     (long long)a->global_batch, (long long)a->batch);
@@ -110,7 +110,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
             {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
             {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
             {"framework", "--framework"}, {"attn_density", "--attn-density"}, {"ffn_chunks", "--ffn-chunks"},
-            {"loss_chunks", "--loss-chunks"},
+            {"loss_chunks", "--loss-chunks"}, {"zero_prefetch", "--zero-prefetch"},
         };
         for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
             size_t l = strlen(map[k].field);

@@ -171,6 +171,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; FFN in %lld chunks", (long long)w->ffn_chunks);
     if (k > 0 && (size_t)k < n && w->loss_chunks > 1)
         k += snprintf(buf + k, n - (size_t)k, "; loss in %lld chunks", (long long)w->loss_chunks);
+    if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)
+        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layer(s)", (long long)uly_zero_prefetch_layers(w));
     if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
         snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
 }
@@ -511,6 +513,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
+    ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();
@@ -624,6 +627,8 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(st, "step_fixed_s", sim_json_num(s->time.step_fixed_s));
     ADD(st, "model_flops", sim_json_num(s->time.model_flops));
     ADD(st, "hw_flops", sim_json_num(s->time.hw_flops));
+    ADD(st, "zero_gather_s", sim_json_num(s->time.zero_gather_s));
+    ADD(st, "zero_gather_exposed_s", sim_json_num(s->time.zero_gather_exposed_s));
     ADD(p, "step", st);
     ADD(p, "layouts_evaluated", sim_json_int((int64_t)s->evaluated));
     if (bad) {

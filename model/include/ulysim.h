@@ -116,7 +116,17 @@ typedef struct uly_workload {
      * they feed or that feeds them (TransformerEngine's userbuffers,
      * Megatron-LM --tp-comm-overlap); 0: on the critical path. */
     int tp_comm_overlap;
+    /* ZeRO-3 / FSDP parameter prefetch: layers whose gathered weights are
+     * fetched ahead of their compute (DeepSpeed's stage3_prefetch_bucket_size,
+     * FSDP's forward_prefetch / BACKWARD_PRE): 0 the default, one layer; -1
+     * none (every gather waits on the critical path); D > 0 D layers. Each
+     * prefetched layer is live memory; a step's first gather has nothing to
+     * hide under. */
+    int zero_prefetch;
 } uly_workload;
+
+/* Layers the workload prefetches under ZeRO-3 (0: none). */
+int64_t uly_zero_prefetch_layers(const uly_workload *w);
 
 /* The workload's attention density: attn_density, or 1 when unset. */
 double uly_attn_density(const uly_workload *w);
@@ -474,6 +484,8 @@ typedef struct uly_timing {
     double tflops_per_gpu;     /* model FLOPs / step_s / gpus / 1e12 */
     double mfu;
     double hfu;
+    double zero_gather_s;         /* ZeRO-3 weight gathers per step, per rank (0 below ZeRO-3) */
+    double zero_gather_exposed_s; /* the part not hidden under compute, the step's first gather included */
 } uly_timing;
 
 typedef struct uly_result {

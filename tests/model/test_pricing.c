@@ -12,7 +12,11 @@
  *   half precision) are held one block at a time;
  *   TP communication overlap (TransformerEngine userbuffers): each SP
  *   all-gather runs under the GEMM it feeds and each reduce-scatter under
- *   the GEMM that feeds it, exposing only what outlasts that GEMM. */
+ *   the GEMM that feeds it, exposing only what outlasts that GEMM;
+ *   ZeRO-3 parameter prefetch: with D layers prefetched (default 1) a
+ *   layer's gather hides under its phase's compute and only the step's
+ *   first gather waits; with none every gather is on the critical path;
+ *   the gathered weights held are 1 + D layers. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -106,6 +110,45 @@ int main(void)
         CHECK(total_d - total_s <= logits * 15.0 / 16.0 * (1 + 1e-12) && total_s < total_d,
               "chunked loss: the logits phase fell by %.6g, at most %.6g", total_d - total_s, logits * 15.0 / 16.0);
         CHECK(sparse.time.step_s == dense.time.step_s, "chunked loss changed the step time");
+    }
+    /* ZeRO-3 prefetch: Ulysses 8 x dp 8, the gathers well under the compute */
+    {
+        const uly_model zm = fx_model("z", 32, 4096, 32, 32, 16384, 32000, 0);
+        uly_workload w = fx_work(65536);
+        w.global_batch = 16; /* 2 micro-batches per step */
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 8);
+        CHECK(uly_evaluate(&zm, &w, &c, &l, &plan, &dense) == ULY_OK, "prefetch 1");
+        double tf = 0, tb = 0;
+        for (int i = 0; i < plan.n_ops; i++) {
+            if (plan.ops[i].type != ULY_OPT_ZERO_GATHER_W || plan.ops[i].per_step) continue;
+            if (plan.ops[i].phase == ULY_PHASE_FWD) tf = dense.op_time_s[i];
+            else tb = dense.op_time_s[i];
+            CHECK(dense.op_exposed_s[i] == 0, "prefetch 1: a gather exposed %.6g s under ample compute",
+                  dense.op_exposed_s[i]);
+        }
+        const double per_step = 2.0 * 32.0 * (tf + tb);
+        CHECK(tf > 0 && fabs(dense.time.zero_gather_s / per_step - 1) < 1e-12 &&
+                  fabs(dense.time.zero_gather_exposed_s / tf - 1) < 1e-12,
+              "prefetch 1: gathers %.6g s (want %.6g), exposed %.6g s (want the first, %.6g)", dense.time.zero_gather_s,
+              per_step, dense.time.zero_gather_exposed_s, tf);
+        w.zero_prefetch = -1;
+        CHECK(uly_evaluate(&zm, &w, &c, &l, &plan, &sparse) == ULY_OK, "no prefetch");
+        CHECK(fabs((sparse.time.step_s - dense.time.step_s) / (per_step - tf) - 1) < 1e-9,
+              "no prefetch: the step grew %.6g s, want %.6g s", sparse.time.step_s - dense.time.step_s, per_step - tf);
+        CHECK(fabs(sparse.time.zero_gather_exposed_s / per_step - 1) < 1e-12, "no prefetch: exposed %.6g of %.6g s",
+              sparse.time.zero_gather_exposed_s, per_step);
+        /* memory: 1 + D layers of gathered weights, 2 bytes per parameter */
+        const double layer = uly_layer_params(&zm);
+        const int pf[] = {-1, 0, 3};
+        const double layers[] = {1, 2, 4};
+        for (int k = 0; k < 3; k++) {
+            w.zero_prefetch = pf[k];
+            CHECK(uly_evaluate(&zm, &w, &c, &l, &plan, &sparse) == ULY_OK, "prefetch %d", pf[k]);
+            CHECK(fabs(sparse.mem.term_bytes[ULY_MEM_ZERO_GATHER] / (2.0 * layers[k] * layer) - 1) < 1e-12,
+                  "prefetch %d: gathered weights %.6g bytes, want %.0f layers' %.6g", pf[k],
+                  sparse.mem.term_bytes[ULY_MEM_ZERO_GATHER], layers[k], 2.0 * layers[k] * layer);
+        }
     }
     /* TP overlap, Megatron-SP t = 8 */
     {
