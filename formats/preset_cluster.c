@@ -48,7 +48,8 @@ static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
-static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", NULL};
+static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", "pcie_gpus_per_switch",
+                                         "pcie_uplink_GBps", "socket_GBps", "pcie_p2p", NULL};
 static const char *const INTER_KEYS[] = {"nic_GBps_per_gpu", "lat_us", "topology", "oversubscription",
                                          "gpus_per_leaf", "torus_k", "torus_dims", "torus_link_GBps", NULL};
 
@@ -160,6 +161,31 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
     if (js_get_num(d, o, "intra", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
     cl->intra_lat_s = x * 1e-6;
     if (js_get_bool(d, o, "intra", "switched", &cl->intra_switched)) return 2;
+    /* optional: a PCIe server (no NVLink): GPUs under PCIe switches, the
+     * switches' uplinks, the socket link, peer-to-peer on or off */
+    if (cJSON_GetObjectItemCaseSensitive(o, "pcie_gpus_per_switch")) {
+        if (js_get_int(d, o, "intra", "pcie_gpus_per_switch", 1, cl->gpus_per_node, &cl->pcie_per_switch)) return 2;
+        if (js_get_num(d, o, "intra", "pcie_uplink_GBps", 0.001, 0, 100000, "(GB/s per switch uplink per direction)", &x))
+            return 2;
+        cl->pcie_uplink_bw_Bps = x * 1e9;
+        cl->socket_bw_Bps = 0;
+        if (cJSON_GetObjectItemCaseSensitive(o, "socket_GBps")) {
+            if (js_get_num(d, o, "intra", "socket_GBps", 0, 0, 100000,
+                           "(GB/s per direction between the two CPU sockets; 0: one socket)", &x))
+                return 2;
+            cl->socket_bw_Bps = x * 1e9;
+        }
+        if (js_get_bool(d, o, "intra", "pcie_p2p", &cl->pcie_p2p)) return 2;
+    } else {
+        static const char *const pcie_only[] = {"pcie_uplink_GBps", "socket_GBps", "pcie_p2p", NULL};
+        for (int i = 0; pcie_only[i]; i++) {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, pcie_only[i]);
+            if (!f) continue;
+            char path[64];
+            snprintf(path, sizeof path, "intra.%s", pcie_only[i]);
+            return js_bad_value(d, path, f, "describes a PCIe server: give intra.pcie_gpus_per_switch too, or remove it");
+        }
+    }
 
     if (js_get_object(d, root, "", "inter", &o) || js_check_keys(d, o, "inter", INTER_KEYS, NULL)) return 2;
     if (js_get_num(d, o, "inter", "nic_GBps_per_gpu", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
