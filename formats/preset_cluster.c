@@ -140,10 +140,38 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     return 0;
 }
 
+/* Every required field a cluster file lacks, at once: one missing field
+ * keeps its own message (from the field's reader, with what it expects),
+ * two or more are listed together so a hand-written file is fixed in one go. */
+static int cluster_missing(js_doc *d, const cJSON *root)
+{
+    static const struct {
+        const char *obj, *key;
+    } req[] = {{NULL, "nodes"},         {NULL, "gpus_per_node"},    {NULL, "gpu"},           {NULL, "intra"},
+               {NULL, "inter"},         {"gpu", "name"},            {"gpu", "peak_tflops"},  {"gpu", "hbm_gib"},
+               {"gpu", "hbm_bw_GBps"},  {"gpu", "mem_eff"},         {"gpu", "reserved_gib"}, {"gpu", "gemm_eff"},
+               {"intra", "bw_GBps_per_dir"}, {"intra", "lat_us"},   {"intra", "switched"},   {"inter", "nic_GBps_per_gpu"},
+               {"inter", "lat_us"},     {"inter", "topology"}};
+    char list[800] = "";
+    int n = 0;
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
+        const cJSON *o = req[i].obj ? cJSON_GetObjectItemCaseSensitive(root, req[i].obj) : root;
+        if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, req[i].key)) continue;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s%s%s", n ? ", " : "", req[i].obj ? req[i].obj : "",
+                 req[i].obj ? "." : "", req[i].key);
+        n++;
+    }
+    if (n < 2) return 0;
+    return js_doc_fail(d, "%d fields are missing: %s (a complete cluster to start from: ulysim presets show dgx-h100)", n,
+                       list);
+}
+
 /* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
 static int cluster_read(js_doc *d, const cJSON *root, void *out)
 {
     uly_cluster *cl = out;
+    if (cluster_missing(d, root)) return 2;
     if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
     if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
     if (cl->nodes * cl->gpus_per_node > 10000000)

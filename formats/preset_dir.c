@@ -199,6 +199,23 @@ static void free_names(name_list *l)
     l->n = l->cap = 0;
 }
 
+/* The kind's names, comma-separated, into buf: 0, or -1 when the directory
+ * cannot be read. */
+static int names_of(const char *kind, char *buf, size_t n)
+{
+    name_list l;
+    buf[0] = 0;
+    if (list_names(kind, &l) != 0) return -1;
+    size_t o = 0;
+    for (int i = 0; i < l.n; i++) {
+        int w = snprintf(buf + o, n - o, "%s%s", i ? ", " : "", l.v[i]);
+        if (w < 0 || (size_t)w >= n - o) break;
+        o += (size_t)w;
+    }
+    free_names(&l);
+    return 0;
+}
+
 /* kind: "models" or "clusters". Fills path and shown. Returns 0 or 2. */
 static int resolve(const char *kind, const char *name_or_path, char *path, size_t path_len, char *shown,
                    size_t shown_len, char *why, size_t why_len)
@@ -222,23 +239,34 @@ static int resolve(const char *kind, const char *name_or_path, char *path, size_
         struct stat st;
         if (stat(path, &st) == 0) return 0;
     }
-    name_list l;
-    char names[1024] = "";
-    if (list_names(kind, &l) == 0) {
-        size_t o = 0;
-        for (int i = 0; i < l.n; i++) {
-            int w = snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "", l.v[i]);
-            if (w < 0 || (size_t)w >= sizeof names - o) break;
-            o += (size_t)w;
-        }
-        free_names(&l);
-    } else {
+    char names[1024];
+    if (names_of(kind, names, sizeof names) != 0)
         snprintf(names, sizeof names, "(none: cannot read %s/%s; set ULYSIM_PRESETS)", dir, kind);
-    }
     char shown_name[80];
     snprintf(shown_name, sizeof shown_name, "%.64s%s", name_or_path, strlen(name_or_path) > 64 ? "..." : "");
     return js_fail(why, why_len, NULL, "unknown %s preset \"%s\": valid names are %s (or a path to a .json file)",
                    what, shown_name, names);
+}
+
+int sim_preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len)
+{
+    static const char *const kinds[] = {"models", "clusters"};
+    char shown[1024];
+    for (int k = 0; k < 2; k++) {
+        if (resolve(kinds[k], name, path, path_len, shown, sizeof shown, why, why_len) != 0) continue;
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            *kind = kinds[k];
+            return 0;
+        }
+        if (is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
+    }
+    char models[1024], clusters[1024], shown_name[80];
+    names_of("models", models, sizeof models);
+    names_of("clusters", clusters, sizeof clusters);
+    snprintf(shown_name, sizeof shown_name, "%.64s%s", name ? name : "", name && strlen(name) > 64 ? "..." : "");
+    return js_fail(why, why_len, NULL, "unknown preset \"%s\": valid names are the models %s and the clusters %s",
+                   shown_name, models, clusters);
 }
 
 int preset_file_load(const preset_schema *s, const char *name_or_path, void *out, char *why, size_t why_len)

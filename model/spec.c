@@ -221,10 +221,10 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if ((unsigned)w->framework >= ULY_FW_COUNT)
         return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
-        return fail(why, n, "zero = %d: the megatron framework shards the optimizer (zero 1, the distributed "
+        return fail(why, n, "zero_stage = %d: the megatron framework shards the optimizer (zero 1, the distributed "
                     "optimizer) or nothing (zero 0)", w->zero_stage);
     if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
-        return fail(why, n, "zero = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
+        return fail(why, n, "zero_stage = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
                     "(FULL_SHARD)");
     return ULY_OK;
 }

@@ -210,14 +210,43 @@ static const char *const framework_names[] = {"deepspeed", "megatron", "fsdp"};
 enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
-    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_COUNT
+    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
+    O_COUNT
 };
 static const char *const valued[O_COUNT] = {
     "--gpus", "--seq", "--model", "--cluster", "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--batch",
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub",
 };
+
+/* A bandwidth with its unit, decimal as network and datasheet figures are:
+ * 400Gb/s, 50GB/s, 25 GB/s, 800Mb/s, 1.6Tb/s ("bps"/"Bps" too); bytes/s out. */
+static int parse_bw(const char *flag, const char *v, double *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const double x = strtod(v, &end);
+    while (end && *end == ' ') end++;
+    double scale = 0;
+    if (end && *end) {
+        static const struct { char c; double f; } pre[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
+        double f = 1;
+        for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+            if (*end == pre[i].c) {
+                f = pre[i].f;
+                end++;
+                break;
+            }
+        if (!strcmp(end, "B/s") || !strcmp(end, "Bps")) scale = f;
+        else if (!strcmp(end, "b/s") || !strcmp(end, "bps")) scale = f / 8.0;
+    }
+    if (!v[0] || !(scale > 0) || !(x > 0) || !(x * scale <= 1e15))
+        return sim_fail(why, n, "%s %s: not a bandwidth (valid: a positive number with its unit, e.g. 400Gb/s or "
+                        "50GB/s, per GPU per direction)", flag, sim_quote(v, qb, sizeof qb));
+    *out = x * scale;
+    return 0;
+}
 
 /* A fraction in (0, 1]. */
 static int parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n)
@@ -249,7 +278,8 @@ void sim_args_help(FILE *f)
 "  sweep      best layout per (strategy, seq, gpus); --seq and --gpus take lists\n"
 "             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
 "                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
-"  presets    list the model and cluster presets with description and source\n");
+"  presets    list the model and cluster presets with description and source;\n"
+"             `presets show NAME` prints one whole, a template to edit\n");
     /* the registry's commands (commands.c), one line each */
     for (int i = 0; i < sim_command_count(); i++) {
         const sim_command *c = sim_command_at(i);
@@ -298,6 +328,12 @@ void sim_args_help(FILE *f)
 "                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
 "                       2 + 4 fp32 main grads + 12, --zero 0|1; fsdp: 4 + 4 + 8, --zero 0|2|3]\n"
 "  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers; default 1]\n"
+"  --nic-bw BW          what-if: NIC bandwidth per GPU per direction, with its unit\n"
+"                       (400Gb/s, 50GB/s) [default: the cluster preset's]\n"
+"  --intra-bw BW        what-if: in-node bandwidth per GPU per direction [default: preset's]\n"
+"  --gpus-per-node G    what-if: GPUs per node [count; default: preset's]\n"
+"  --oversub X          what-if: leaf uplink oversubscription of a fat tree or rail\n"
+"                       [ratio >= 1; default: preset's]\n"
 "  --tp-comm-overlap    TP all-gathers/reduce-scatters run under their GEMMs\n"
 "                       (TransformerEngine userbuffers) [default: exposed]\n"
 "  --attn-density R     block-sparse attention: fraction of score blocks computed\n"
@@ -348,6 +384,14 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (arg[0] != '-' || arg[1] == 0) {
+            if (have_cmd && a->cmd == SIM_CMD_PRESETS && !a->presets_show && !strcmp(arg, "show")) {
+                a->presets_show = 1;
+                continue;
+            }
+            if (have_cmd && a->presets_show && !a->show_name) {
+                a->show_name = arg;
+                continue;
+            }
             if (have_cmd)
                 return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
                             sim_quote(arg, qb, sizeof qb));
@@ -466,6 +510,20 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_FFN_CHUNKS: rc = parse_size(name, val, &a->ffn_chunks, why, n); break;
         case O_LOSS_CHUNKS: rc = parse_size(name, val, &a->loss_chunks, why, n); break;
         case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
+        case O_NIC_BW: rc = parse_bw(name, val, &a->nic_bw_Bps, why, n); break;
+        case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;
+        case O_GPUS_PER_NODE:
+            if ((rc = parse_size(name, val, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
+                rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, sim_quote(val, qb, sizeof qb));
+            break;
+        case O_OVERSUB: {
+            char *end = NULL;
+            a->oversub = strtod(val, &end);
+            if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
+                rc = sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
+                              sim_quote(val, qb, sizeof qb));
+            break;
+        }
         case O_ZERO_PREFETCH:
             if (!strcmp(val, "none")) {
                 a->zero_prefetch = -1;
@@ -492,6 +550,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (rc) return rc;
     }
     if (a->help || a->version) return 0;
+    if (a->presets_show && !a->show_name)
+        return sim_fail(why, n, "presets show: which preset? (valid: presets show NAME, a name from 'ulysim presets')");
     {
         int rc = sim_megatron_resolve(a, why, n);
         if (rc) return rc;

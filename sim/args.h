@@ -71,6 +71,12 @@ typedef struct sim_args {
     int cp_comm;                         /* Megatron's --cp-comm-type (args_alias.c order); -1: not given */
     int64_t hcp_u, hcp_r;                /* --hierarchical-context-parallel-sizes U,R; 0: not given */
     int help, version;
+    /* what-if overrides of the cluster preset (0: the preset's) */
+    double nic_bw_Bps, intra_bw_Bps;     /* per GPU per direction */
+    int64_t gpus_per_node;
+    double oversub;
+    int presets_show;                    /* `presets show NAME` */
+    const char *show_name;
 } sim_args;
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is

@@ -156,6 +156,17 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node, cl->gpu.peak_flops[w->dtype] / 1e12,
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
+    {
+        const sim_args *a = c->a;
+        char wi[240] = "";
+        if (a->nic_bw_Bps > 0) snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; NIC %.4g GB/s", a->nic_bw_Bps / 1e9);
+        if (a->intra_bw_Bps > 0)
+            snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; in-node %.4g GB/s", a->intra_bw_Bps / 1e9);
+        if (a->gpus_per_node > 0)
+            snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; %lld GPUs per node", (long long)a->gpus_per_node);
+        if (a->oversub > 0) snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; oversubscription %g", a->oversub);
+        if (wi[0]) fprintf(f, "#           what-if, changed from the preset: %s\n", wi + 2);
+    }
     if (c->preset_nodes)
         fprintf(f, "#           (the preset has %lld nodes; nodes of the same kind were added for --gpus)\n",
                 (long long)c->preset_nodes);

@@ -1,5 +1,6 @@
 /* cmd_presets.c: `ulysim presets`: the model and cluster presets with their
  * description and source. */
+#include <stdio.h>
 #include <string.h>
 
 #include "args.h"
@@ -32,9 +33,38 @@ static void add(const char *name, const char *description, const char *source, v
     sim_table_cell(x->t, "%s", source ? source : "");
 }
 
+/* `presets show NAME`: the preset's file as it is, every field with its
+ * source, for a user to copy and edit. */
+static int show(const char *name)
+{
+    char path[1024], why[2048] = "";
+    const char *kind = NULL;
+    if (sim_preset_path(name, path, sizeof path, &kind, why, sizeof why) != 0) {
+        sim_err("presets show %s", why);
+        return SIM_EXIT_USAGE;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sim_err("presets show %s: cannot read %s", name, path);
+        return SIM_EXIT_INTERNAL;
+    }
+    char buf[8192];
+    size_t got;
+    int bad = 0;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) bad |= fwrite(buf, 1, got, stdout) != got;
+    bad |= ferror(f);
+    fclose(f);
+    if (bad || fflush(stdout) != 0) {
+        sim_err("presets show %s: cannot write the output", name);
+        return SIM_EXIT_INTERNAL;
+    }
+    return SIM_EXIT_OK;
+}
+
 int sim_cmd_presets(const sim_args *a)
 {
     if (sim_par_rank() != 0) return SIM_EXIT_OK;
+    if (a->presets_show) return show(a->show_name);
     static const char *const kinds[] = {"models", "clusters"};
     static const char *const kind1[] = {"model", "cluster"};
     if (a->format == SIM_FMT_JSON) {

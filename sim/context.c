@@ -79,6 +79,25 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     lib[0] = 0;
     if (sim_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
         return load_fail(why, n, "--cluster", a->cluster, lib, cant);
+    /* what-if: the preset with its links or node size changed */
+    uly_cluster *cl = &c->cluster;
+    if (a->nic_bw_Bps > 0) cl->nic_bw_Bps = a->nic_bw_Bps;
+    if (a->intra_bw_Bps > 0) cl->intra_bw_Bps = a->intra_bw_Bps;
+    if (a->oversub > 0) {
+        if (cl->topo == ULY_TOPO_TORUS)
+            return sim_fail(why, n, "--oversub %g: cluster %s is a torus (valid: with a fat-tree or rail cluster)",
+                            a->oversub, cl->name);
+        cl->oversub = a->oversub;
+    }
+    if (a->gpus_per_node > 0) {
+        if (cl->topo == ULY_TOPO_TORUS)
+            return sim_fail(why, n, "--gpus-per-node %lld: cluster %s is a torus, its nodes fixed (valid: a fat-tree or "
+                            "rail cluster)", (long long)a->gpus_per_node, cl->name);
+        if (cl->pcie_per_switch > a->gpus_per_node) cl->pcie_per_switch = a->gpus_per_node;
+        const int64_t total = cl->nodes * cl->gpus_per_node;
+        cl->gpus_per_node = a->gpus_per_node;
+        cl->nodes = (total + a->gpus_per_node - 1) / a->gpus_per_node;
+    }
     lib[0] = 0;
     if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
         return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");

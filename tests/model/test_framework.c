@@ -81,11 +81,11 @@ int main(void)
         char why[200] = "";
         w.framework = ULY_FW_MEGATRON;
         w.zero_stage = 3;
-        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "zero = 3"),
+        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "zero_stage = 3"),
               "megatron zero 3 accepted (%s)", why);
         w.framework = ULY_FW_FSDP;
         w.zero_stage = 1;
-        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "zero = 1"),
+        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "zero_stage = 1"),
               "fsdp zero 1 accepted (%s)", why);
         CHECK(!strcmp(uly_framework_name(ULY_FW_MEGATRON), "megatron"), "name");
     }
