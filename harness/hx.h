@@ -108,6 +108,7 @@ void hx_waitall(int n, MPI_Request *reqs);
 int hx_count(int64_t n, const char *what); /* int count for MPI or die */
 
 double hx_now(void);
+const char *hx_basename(const char *path); /* the part after the last '/' */
 
 /* ------------------------------------------------------------- the run */
 
@@ -234,7 +235,18 @@ typedef struct hx_ctx {
     double t_total;
 
     const struct hx_backend *be; /* never NULL after hx_setup */
+    void *be_state;              /* the backend's own state (open made it; main sets it after hx_setup) */
 } hx_ctx;
+
+/* The offset of (row ar, head hh) in an attention-side buffer over the
+ * segments ss: segment-major, each [Hh][len][d]. */
+static inline int64_t hx_att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t Hh, int64_t d)
+{
+    int i = 0;
+    while (i + 1 < ss->n && ss->s[i + 1].base <= ar) i++;
+    const hx_seg *s = &ss->s[i];
+    return (s->base * Hh + hh * s->len + (ar - s->base)) * d;
+}
 
 /* A (query, key) segment pair with every score masked: two sequences of the
  * batch, or keys wholly after the queries under the causal mask. Both
@@ -259,8 +271,9 @@ typedef struct hx_backend {
     /* validates and completes the options (dtype); 0, or 2 with one line from rank 0 */
     int (*configure)(hx_opts *o, int rank);
     /* before the plan is built (devices): 0, 2 or 77 (nothing to run here, e.g. no
-     * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank */
-    int (*open)(const hx_opts *o);
+     * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank.
+     * *state: the backend's state, which main hands to the context (be_state) */
+    int (*open)(const hx_opts *o, void **state);
     /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
     void (*prepare)(struct hx_ctx *c);
     hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
@@ -269,7 +282,7 @@ typedef struct hx_backend {
     double (*exec)(struct hx_ctx *c, int id);
     void (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
     void (*describe)(const struct hx_ctx *c, void *header); /* adds to the trace header (a cJSON *) */
-    void (*close)(struct hx_ctx *c); /* before MPI_Finalize */
+    void (*close)(struct hx_ctx *c); /* before MPI_Finalize; frees be_state */
 } hx_backend;
 
 extern const hx_backend hx_backend_mpi, hx_backend_nccl;
@@ -294,12 +307,14 @@ float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
 enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
        HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
+int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this rank's token i (embedding) */
 
 /* layer pieces used by the executor and the reference */
 void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
 void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
 hx_handler hx_find_handler(uly_op_type t); /* layer, model, comm ops; then hx_attn_find */
 hx_handler hx_attn_find(uly_op_type t);   /* attention, ring and RSA ops */
+void hx_ring_fused(hx_ctx *c, const uly_op *op); /* ring_kv, ring_dkv: ran inside their attention op */
 double hx_median(double *v, int n);          /* sorts v */
 
 /* GEMM: row-major C = alpha op(A) op(B) + beta C; dies on error */

@@ -28,14 +28,6 @@
 #define TAG_KV 11
 #define TAG_DKV 12
 
-static inline int64_t att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t H, int64_t d)
-{
-    int i = 0;
-    while (i + 1 < ss->n && ss->s[i + 1].base <= ar) i++;
-    const hx_seg *s = &ss->s[i];
-    return (s->base * H + hh * s->len + (ar - s->base)) * d;
-}
-
 void hx_attn_init(hx_ctx *c)
 {
     if (c->mode == ULY_EXEC_RSA || c->mode == ULY_EXEC_A2A) return;
@@ -50,7 +42,7 @@ static void tok_to_att(const hx_ctx *c, const hx_segs *ss, const int64_t *map, i
     const int64_t d = c->d;
     for (int64_t row = 0; row < R; row++)
         for (int64_t hh = 0; hh < H; hh++)
-            memcpy(dst + att_off(ss, map[row], hh, H, d), src + row * ld + hh * d, sizeof(float) * (size_t)d);
+            memcpy(dst + hx_att_off(ss, map[row], hh, H, d), src + row * ld + hh * d, sizeof(float) * (size_t)d);
 }
 
 static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
@@ -59,7 +51,7 @@ static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, i
     const int64_t d = c->d;
     for (int64_t row = 0; row < R; row++)
         for (int64_t hh = 0; hh < H; hh++)
-            memcpy(dst + row * ld + hh * d, src + att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
+            memcpy(dst + row * ld + hh * d, src + hx_att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
 }
 
 /* Ulysses: token-major [Rt][Htot*d] -> all-to-all send [peer][Rt][Htot/u][d]
@@ -102,7 +94,7 @@ static void uly_recv_to_att(const hx_ctx *c, const float *src, int64_t H, float 
     const int64_t d = c->d;
     for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
         for (int64_t j = 0; j < H; j++)
-            memcpy(dst + att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d, sizeof(float) * (size_t)d);
+            memcpy(dst + hx_att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d, sizeof(float) * (size_t)d);
 }
 
 static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float *dst)
@@ -110,7 +102,7 @@ static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float 
     const int64_t d = c->d;
     for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
         for (int64_t j = 0; j < H; j++)
-            memcpy(dst + (pr * H + j) * d, src + att_off(&c->qs, c->uly_map[pr], j, H, d), sizeof(float) * (size_t)d);
+            memcpy(dst + (pr * H + j) * d, src + hx_att_off(&c->qs, c->uly_map[pr], j, H, d), sizeof(float) * (size_t)d);
 }
 
 /* ------------------------------------------------------------ staging */
@@ -368,7 +360,7 @@ static void ag_assemble(hx_ctx *c, const float *all, float *dst)
                 const int64_t ar = bb * c->N + pos;
                 const float *src = all + (j * c->Rt + bb * c->T + i) * c->kc;
                 for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
+                    memcpy(dst + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
             }
 }
 
@@ -381,7 +373,7 @@ static void ag_scatter_in(hx_ctx *c, const float *src, float *all)
                 const int64_t ar = bb * c->N + hx_ring_part_pos(c, (int)j, i);
                 float *dst = all + (j * c->Rt + bb * c->T + i) * c->kc;
                 for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + hh * d, src + att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
+                    memcpy(dst + hh * d, src + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
             }
 }
 
@@ -441,8 +433,9 @@ static void h_attn_bwd(hx_ctx *c, const uly_op *op)
     }
 }
 
-/* fused into the attention op that they overlap */
-static void h_ring_fused(hx_ctx *c, const uly_op *op)
+/* The ring transfers run inside the attention op that they overlap (both
+ * backends): their own handler only checks that it did. */
+void hx_ring_fused(hx_ctx *c, const uly_op *op)
 {
     if (!c->st[op->id].done)
         hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, uly_op_type_name(op->type), op->overlaps);
@@ -588,16 +581,11 @@ static void h_rsa_allreduce(hx_ctx *c, const uly_op *op)
 
 /* ------------------------------------------------------------ table */
 
-typedef struct hx_entry {
-    const char *name;
-    hx_handler fn;
-} hx_entry;
-
 static const hx_handler attn_table[ULY_OPT_COUNT] = {
     [ULY_OPT_ATTN_FWD] = h_attn_fwd,
     [ULY_OPT_ATTN_BWD] = h_attn_bwd,
-    [ULY_OPT_RING_KV] = h_ring_fused,
-    [ULY_OPT_RING_DKV] = h_ring_fused,
+    [ULY_OPT_RING_KV] = hx_ring_fused,
+    [ULY_OPT_RING_DKV] = hx_ring_fused,
     [ULY_OPT_RING_K] = h_rsa_ring,
     [ULY_OPT_RING_V] = h_rsa_ring,
     [ULY_OPT_RSA_QK] = h_rsa_qk,

@@ -44,6 +44,12 @@ double hx_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+const char *hx_basename(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return base ? base + 1 : path;
+}
+
 void hx_die(const char *fmt, ...)
 {
     char msg[1024];
@@ -67,8 +73,7 @@ int hx_mpi_check(int rc, const char *what, const char *file, int line)
     char es[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, es, &len);
-    const char *base = strrchr(file, '/');
-    hx_die("MPI error in %s (%s:%d): %s", what, base ? base + 1 : file, line, es);
+    hx_die("MPI error in %s (%s:%d): %s", what, hx_basename(file), line, es);
 }
 
 void *hx_alloc(size_t bytes, const char *what)

@@ -48,6 +48,13 @@ float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col)
     return (float)(hx_rand(c->o.seed, tensor, (uint64_t)row, (uint64_t)col) * sqrt(3.0 / fan));
 }
 
+/* Token ids: uniform over the rank's vocabulary columns, drawn per rank. */
+int64_t hx_token_id(const hx_ctx *c, int64_t i)
+{
+    return (int64_t)((hx_rand(c->o.seed, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
+                     (float)c->lv) % c->lv;
+}
+
 /* ---------------------------------------------------------- token layout */
 
 int64_t hx_ring_part_pos(const hx_ctx *c, int j, int64_t idx)
@@ -648,9 +655,7 @@ static void buffers_setup(hx_ctx *c)
         c->emb_in[i] = 0.02f * hx_rand(sd, HX_T_EMB, (uint64_t)i, 0);
         c->emb_out[i] = 0.02f * hx_rand(sd, HX_T_EOUT, (uint64_t)i, 0);
     }
-    for (int64_t i = 0; i < c->b * act; i++)
-        c->tok_ids[i] = (int64_t)((hx_rand(sd, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
-                                  (float)c->lv) % c->lv;
+    for (int64_t i = 0; i < c->b * act; i++) c->tok_ids[i] = hx_token_id(c, i);
     for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank);
 
     /* the layer's input and its upstream gradient: functions of the global

@@ -62,7 +62,8 @@ int main(int argc, char **argv)
     if (o.be->configure && (rc = o.be->configure(&o, hx_world_rank))) return finish(rc);
     kern_blas_threads_set(o.threads);
     hx_watchdog_start(o.timeout_s);
-    if (o.be->open && (rc = o.be->open(&o))) return finish(rc); /* 77: no GPU here (skipped) */
+    void *be_state = NULL;
+    if (o.be->open && (rc = o.be->open(&o, &be_state))) return finish(rc); /* 77: no GPU here (skipped) */
 
     if (o.microbench) {
         uly_cluster cl;
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 
     static hx_ctx c;
     rc = hx_setup(&c, &o);
+    c.be_state = be_state;
     if (rc) return finish(rc);
     if (o.print_plan) {
         if (hx_world_rank == 0) hx_print_plan(&c, stdout);
