@@ -63,26 +63,51 @@ void hx_args_defaults(hx_opts *o);
  * returns 2, the exit status of bad usage. */
 int hx_args_reject(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ------------------------------------------------------------- status */
+
+/* Every harness function that can fail returns a status: HX_OK (0), or
+ *   HX_FAIL   a failure on this rank (an MPI, CUDA or kernel error, memory,
+ *             an internal inconsistency): its reason is printed once, where
+ *             it is found, by hx_fail; the caller passes the status up;
+ *   HX_USAGE  bad usage or an impossible configuration: one line from rank
+ *             0 (hx_args_reject); every rank finds it;
+ *   HX_SKIP   nothing to run here (no GPU): every rank finds it.
+ * Only main acts on them: HX_FAIL aborts the MPI job (hx_job_abort: the
+ * other ranks may be blocked in a collective), the others end the run
+ * normally with that exit status. */
+enum { HX_OK = 0, HX_FAIL = 1, HX_USAGE = 2, HX_SKIP = 77 };
+/* Prints "ulyharness: rank R: <reason>" on stderr; returns HX_FAIL. */
+int hx_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Returns from the calling function with the status of expr unless it is HX_OK. */
+#define HX_TRY(expr)                                                                                                 \
+    do {                                                                                                             \
+        const int hx_try_rc_ = (expr);                                                                               \
+        if (hx_try_rc_) return hx_try_rc_;                                                                           \
+    } while (0)
+
 /* ------------------------------------------------------- MPI and faults */
 
 extern int hx_world_rank, hx_world_size;
 
-/* Prints "ulyharness: rank R: <reason>" and aborts the whole job (MPI_Abort
- * makes every rank exit non-zero). Removes this rank's temporary trace. */
-void hx_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-/* Checks an MPI return code; on failure names the call and the MPI error. */
+/* Ends the whole job after a failure: removes this rank's temporary trace
+ * and calls MPI_Abort, which makes every rank exit non-zero (exit status
+ * `code` where MPI is not running). Called by main and by the watchdog. */
+void hx_job_abort(int code) __attribute__((noreturn));
+/* An MPI return code: HX_OK, or HX_FAIL naming the call and the MPI error. */
 int hx_mpi_check(int rc, const char *what, const char *file, int line);
 void hx_in_mpi(int in); /* for the watchdog's message: blocked in MPI, or hung outside it */
-#define HX_MPI(call) (hx_in_mpi(1), hx_mpi_check((call), #call, __FILE__, __LINE__), hx_in_mpi(0))
-void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; dies on failure */
+int hx_mpi_done(int rc, const char *what, const char *file, int line); /* hx_in_mpi(0), then hx_mpi_check */
+/* A checked MPI call, marked as inside MPI for the watchdog: HX_OK or HX_FAIL. */
+#define HX_MPI(call) (hx_in_mpi(1), hx_mpi_done((call), #call, __FILE__, __LINE__))
+void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; NULL (reason printed) on failure */
 float *hx_falloc(int64_t n, const char *what);
 
 /* The watchdog: a thread that aborts the job when the current op has made
  * no progress for timeout_s seconds, naming this rank and the op. */
-void hx_watchdog_start(double timeout_s);
+int hx_watchdog_start(double timeout_s);
 void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
 void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
-void hx_trace_tmp_register(const char *path); /* removed by hx_die on rank 0 */
+void hx_trace_tmp_register(const char *path); /* removed by hx_job_abort on rank 0 */
 
 /* A group communicator and where this rank sits in it. */
 typedef struct hx_group {
@@ -95,17 +120,17 @@ typedef struct hx_group {
  * MPI; *bytes grows by what leaves the rank: alltoall count*(p-1)*4,
  * allgather count*(p-1)*4, reduce-scatter block*(p-1)*4, the ring
  * all-reduce (reduce-scatter then all-gather) 2*block*(p-1)*4, send count*4. */
-void hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
-void hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
-void hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes);
-void hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes);
-void hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
-              int64_t *bytes);
-void hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req);
-void hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
-                 int64_t *bytes);
-void hx_waitall(int n, MPI_Request *reqs);
-int hx_count(int64_t n, const char *what); /* int count for MPI or die */
+int hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+int hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+int hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes);
+int hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes);
+int hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
+             int64_t *bytes);
+int hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req);
+int hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
+                int64_t *bytes);
+int hx_waitall(int n, MPI_Request *reqs);
+int hx_count(int64_t n, const char *what, int *count); /* *count = n as MPI's int count, or HX_FAIL */
 
 double hx_now(void);
 const char *hx_basename(const char *path); /* the part after the last '/' */
@@ -136,7 +161,8 @@ typedef struct hx_opstat {
 } hx_opstat;
 
 struct hx_ctx;
-typedef void (*hx_handler)(struct hx_ctx *c, const uly_op *op);
+/* executes one op of the plan: HX_OK or HX_FAIL */
+typedef int (*hx_handler)(struct hx_ctx *c, const uly_op *op);
 
 typedef struct hx_ctx {
     hx_opts o;
@@ -275,30 +301,30 @@ typedef struct hx_backend {
      * *state: the backend's state, which main hands to the context (be_state) */
     int (*open)(const hx_opts *o, void **state);
     /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
-    void (*prepare)(struct hx_ctx *c);
+    int (*prepare)(struct hx_ctx *c);
     hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
-    /* runs c->handler[id] and returns its time in seconds; fused ring transfer
+    /* runs c->handler[id] and sets *seconds to its time; fused ring transfer
      * ops' t_pass (their exposed time) are set when it returns */
-    double (*exec)(struct hx_ctx *c, int id);
-    void (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
+    int (*exec)(struct hx_ctx *c, int id, double *seconds);
+    int (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
     void (*describe)(const struct hx_ctx *c, void *header); /* adds to the trace header (a cJSON *) */
-    void (*close)(struct hx_ctx *c); /* before MPI_Finalize; frees be_state */
+    int (*close)(struct hx_ctx *c); /* before MPI_Finalize; frees be_state */
 } hx_backend;
 
 extern const hx_backend hx_backend_mpi, hx_backend_nccl;
 
-/* setup: plan, communicators, shapes, buffers, weights (collective) */
-int hx_setup(hx_ctx *c, const hx_opts *o); /* 0 ok; 2 bad input (reason printed on rank 0) */
-/* execution order, handlers, fused ops, injection targets */
-void hx_schedule(hx_ctx *c);
+/* setup: plan, communicators, shapes, buffers, weights (collective);
+ * HX_OK, HX_USAGE (bad input, reason printed on rank 0) or HX_FAIL */
+int hx_setup(hx_ctx *c, const hx_opts *o);
+/* execution order, handlers, fused ops, injection targets; HX_FAIL names a
+ * plan op the backend has no handler for */
+int hx_schedule(hx_ctx *c);
 /* runs pass 0 (checked), warm-up and timed passes */
-void hx_run(hx_ctx *c);
-/* executes one op of the plan (dispatch by name) */
-void hx_exec_op(hx_ctx *c, int id);
-/* check against the float64 reference on rank 0; returns 1 if ok (on every rank) */
+int hx_run(hx_ctx *c);
+/* executes one op of the plan (dispatch by type) */
+int hx_exec_op(hx_ctx *c, int id);
+/* check against the float64 reference on rank 0: c->check_ok (the same on every rank) */
 int hx_check(hx_ctx *c);
-/* trace */
-int hx_trace_write(hx_ctx *c, const char *path);
 int hx_microbench(const hx_opts *o);
 void hx_print_plan(const hx_ctx *c, FILE *fp);
 
@@ -308,22 +334,23 @@ enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U
        HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
 int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this rank's token i (embedding) */
+void hx_layer_io_seed(const hx_ctx *c, float *x, float *g); /* the layer's input and upstream gradient [Rt][h] */
 
 /* layer pieces used by the executor and the reference */
 void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
 void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
 hx_handler hx_find_handler(uly_op_type t); /* layer, model, comm ops; then hx_attn_find */
 hx_handler hx_attn_find(uly_op_type t);   /* attention, ring and RSA ops */
-void hx_ring_fused(hx_ctx *c, const uly_op *op); /* ring_kv, ring_dkv: ran inside their attention op */
+int hx_ring_fused(hx_ctx *c, const uly_op *op); /* ring_kv, ring_dkv: ran inside their attention op */
 double hx_median(double *v, int n);          /* sorts v */
 
-/* GEMM: row-major C = alpha op(A) op(B) + beta C; dies on error */
-void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+/* GEMM: row-major C = alpha op(A) op(B) + beta C; HX_OK or HX_FAIL */
+int hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
              const float *b, int64_t ldb, float beta, float *cc, int64_t ldc);
 
 /* attention-side helpers */
-int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos) */
-void hx_attn_init(hx_ctx *c);
+int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos); -1 if none */
+int hx_attn_init(hx_ctx *c);
 void hx_stage_qkv(hx_ctx *c);     /* after the qkv GEMMs */
 void hx_stage_o_in(hx_ctx *c);    /* before out_proj: O token-major */
 void hx_stage_do(hx_ctx *c);      /* after out_proj_bwd: dO to where attention reads it */

@@ -40,7 +40,7 @@
  * and megatron-sp/tp need their own layouts here and are refused (exit 2).
  *
  * Every CUDA, cuBLAS and NCCL call is checked: a failure names the call and
- * the library's message and aborts the job (hx_die).
+ * the library's message and returns HX_FAIL, on which main aborts the job.
  *
  * This file is the backend's lifecycle; its state, memory, layer ops and
  * attention are in hx_nccl.h, hx_nccl_mem.c, hx_nccl_layer.c and
@@ -102,7 +102,7 @@ static int hn_configure(hx_opts *o, int rank)
     if (!strcmp(o->kernel, "flash") && o->head_dim != 64 && o->head_dim != 128)
         return hx_args_reject(rank, "--head-dim %lld: the CUDA flash kernels take 64 or 128 (or --kernel ref: the "
                                     "cuBLAS reference, any head dimension)", (long long)o->head_dim);
-    return 0;
+    return HX_OK;
 }
 
 /* Before the plan: this rank's GPU, or exit 77 (skipped) when there is none.
@@ -110,13 +110,12 @@ static int hn_configure(hx_opts *o, int rank)
 static int hn_open(const hx_opts *o, void **state)
 {
     *state = NULL;
-    hn *H = calloc(1, sizeof *H);
-    if (!H) hx_die("out of memory: the nccl backend's state");
+    int local[2]; /* this rank's place among the ranks on its host */
     MPI_Comm sh;
-    HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, hx_world_rank, MPI_INFO_NULL, &sh));
-    HX_MPI(MPI_Comm_rank(sh, &H->local_rank));
-    HX_MPI(MPI_Comm_size(sh, &H->local_size));
-    HX_MPI(MPI_Comm_free(&sh));
+    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, hx_world_rank, MPI_INFO_NULL, &sh)));
+    HX_TRY(HX_MPI(MPI_Comm_rank(sh, &local[0])));
+    HX_TRY(HX_MPI(MPI_Comm_size(sh, &local[1])));
+    HX_TRY(HX_MPI(MPI_Comm_free(&sh)));
     int n = 0;
     char why[400] = "";
     const kern_cuda_status s = kern_cuda_device_count(&n);
@@ -125,50 +124,57 @@ static int hn_open(const hx_opts *o, void **state)
         snprintf(why, sizeof why, "%s", s != KERN_CUDA_OK ? kern_cuda_last_error() : "cudaGetDeviceCount: 0 devices");
     }
     /* every rank ends the same way: skipped if any rank has no GPU, bad usage if any has too few */
-    int rc[2] = {n == 0 ? 77 : 0, n > 0 && H->local_size > n ? 2 : 0}, all[2];
-    HX_MPI(MPI_Allreduce(rc, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    int rc[2] = {n == 0 ? HX_SKIP : 0, n > 0 && local[1] > n ? HX_USAGE : 0}, all[2];
+    HX_TRY(HX_MPI(MPI_Allreduce(rc, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD)));
     if (all[0]) {
         if (hx_world_rank == 0)
             fprintf(stderr, "ulyharness: --backend nccl: no CUDA device %s (%s): nothing to run, exit 77 (skipped)\n",
                     n == 0 ? "on this host" : "on another rank's host", n == 0 ? why : "see that rank");
-        free(H);
-        return 77;
+        return HX_SKIP;
     }
     if (all[1]) {
         if (hx_world_rank == 0)
             fprintf(stderr, "ulyharness: --backend nccl: %d ranks on a host with %d GPU(s): NCCL needs one GPU per "
-                            "rank; run at most %d ranks per host\n", H->local_size, n, n);
-        free(H);
-        return 2;
+                            "rank; run at most %d ranks per host\n", local[1], n, n);
+        return HX_USAGE;
     }
+    hn *H = calloc(1, sizeof *H);
+    if (!H) return hx_fail("out of memory: the nccl backend's state");
+    *state = H; /* close frees it, whatever of it is set up */
+    H->local_rank = local[0];
+    H->local_size = local[1];
     H->ndev = n;
     H->device = H->local_rank % n;
-    HN_K(kern_cuda_set_device(H->device));
-    HN_K(kern_cuda_device_query(H->device, &H->info));
-    HN_CUDA(cudaDriverGetVersion(&H->driver));
-    HN_CUDA(cudaRuntimeGetVersion(&H->runtime));
-    int code = 0;
-    HN_K(kern_nccl_version(&code, H->nccl_version, sizeof H->nccl_version));
-    void *st = NULL;
-    HN_K(kern_cuda_stream_create(&st));
-    H->cs = (cudaStream_t)st;
-    HN_K(kern_cuda_blas_create(&H->blas));
-    HN_K(kern_cuda_blas_set_stream(H->blas, H->cs));
     H->ct = o->dtype == ULY_FP16 ? KERN_CUDA_FP16 : KERN_CUDA_BF16;
     H->es = (int64_t)kern_cuda_dtype_size(H->ct);
     H->flash = !strcmp(o->kernel, "flash");
-    HN_CUDA(cudaEventCreate(&H->t0));
-    HN_CUDA(cudaEventCreate(&H->t1));
-    *state = H;
-    return 0;
+    HX_TRY(HN_K(kern_cuda_set_device(H->device)));
+    HX_TRY(HN_K(kern_cuda_device_query(H->device, &H->info)));
+    HX_TRY(HN_CUDA(cudaDriverGetVersion(&H->driver)));
+    HX_TRY(HN_CUDA(cudaRuntimeGetVersion(&H->runtime)));
+    int code = 0;
+    HX_TRY(HN_K(kern_nccl_version(&code, H->nccl_version, sizeof H->nccl_version)));
+    void *st = NULL;
+    HX_TRY(HN_K(kern_cuda_stream_create(&st)));
+    H->cs = (cudaStream_t)st;
+    HX_TRY(HN_K(kern_cuda_blas_create(&H->blas)));
+    HX_TRY(HN_K(kern_cuda_blas_set_stream(H->blas, H->cs)));
+    HX_TRY(HN_CUDA(cudaEventCreate(&H->t0)));
+    return HN_CUDA(cudaEventCreate(&H->t1));
 }
+
+/* dst = the allocation expr, or return HX_FAIL (the allocator printed why) */
+#define ALLOC(dst, expr)                                                                                             \
+    do {                                                                                                             \
+        if (!((dst) = (expr))) return HX_FAIL;                                                                       \
+    } while (0)
 
 static int bcast_id(void *id, size_t n, void *ctx)
 {
     return MPI_Bcast(id, (int)n, MPI_BYTE, 0, *(MPI_Comm *)ctx) == MPI_SUCCESS ? 0 : -1;
 }
 
-static void comms_make(hx_ctx *c)
+static int comms_make(hx_ctx *c)
 {
     hn *H = c->be_state;
     int used[ULY_GROUP_COUNT] = {0};
@@ -179,135 +185,136 @@ static void comms_make(hx_ctx *c)
         if (!used[gid]) continue;
         hx_group *g = &c->g[gid];
         if (g->comm == MPI_COMM_NULL || g->size < 1)
-            hx_die("internal: group %s has no MPI communicator", uly_group_name(gid));
+            return hx_fail("internal: group %s has no MPI communicator", uly_group_name(gid));
         hx_beat(-1, "NCCL communicator set-up");
-        HN_K(kern_nccl_comm_create(g->size, g->rank, H->device, bcast_id, &g->comm, &H->nc[gid]));
+        HX_TRY(HN_K(kern_nccl_comm_create(g->size, g->rank, H->device, bcast_id, &g->comm, &H->nc[gid])));
     }
+    return HX_OK;
 }
 
-static void buffers_make(hx_ctx *c)
+static int buffers_make(hx_ctx *c)
 {
     hn *H = c->be_state;
     const int64_t Rt = c->Rt, h = c->h, d = c->d;
-    H->X = hn_dct(H, Rt * h, "X");
-    H->Y1 = hn_dct(H, Rt * h, "Y1");
-    H->X1 = hn_dct(H, Rt * h, "X1");
-    H->Y2 = hn_dct(H, Rt * h, "Y2");
-    H->G = hn_dct(H, Rt * h, "G");
-    H->dY1 = hn_dct(H, Rt * h, "dY1");
-    H->dX1 = hn_dct(H, Rt * h, "dX1");
-    H->dY2 = hn_dct(H, Rt * h, "dY2");
-    H->dX = hn_dct(H, Rt * h, "dX");
-    H->Z = hn_dct(H, Rt * h, "Z");
-    H->M = hn_dct(H, Rt * h, "M");
-    H->rms1 = hn_df32(H, Rt, "rms1");
-    H->rms2 = hn_df32(H, Rt, "rms2");
-    H->dg32 = hn_df32(H, h, "norm gain gradient");
-    H->U = hn_dct(H, Rt * hn_f1l(c), "U");
-    H->dU = hn_dct(H, Rt * hn_f1l(c), "dU");
-    H->A = hn_dct(H, Rt * c->fl, "A");
-    H->dA = hn_dct(H, Rt * c->fl, "dA");
-    H->Q = hn_dct(H, Rt * c->qc, "Q");
-    H->O = hn_dct(H, Rt * c->qc, "O");
-    H->dO = hn_dct(H, Rt * c->qc, "dO");
-    H->dQ = hn_dct(H, Rt * c->qc, "dQ");
-    H->K = hn_dct(H, Rt * c->kc, "K");
-    H->V = hn_dct(H, Rt * c->kc, "V");
-    H->dK = hn_dct(H, Rt * c->kc, "dK");
-    H->dV = hn_dct(H, Rt * c->kc, "dV");
+    ALLOC(H->X, hn_dct(H, Rt * h, "X"));
+    ALLOC(H->Y1, hn_dct(H, Rt * h, "Y1"));
+    ALLOC(H->X1, hn_dct(H, Rt * h, "X1"));
+    ALLOC(H->Y2, hn_dct(H, Rt * h, "Y2"));
+    ALLOC(H->G, hn_dct(H, Rt * h, "G"));
+    ALLOC(H->dY1, hn_dct(H, Rt * h, "dY1"));
+    ALLOC(H->dX1, hn_dct(H, Rt * h, "dX1"));
+    ALLOC(H->dY2, hn_dct(H, Rt * h, "dY2"));
+    ALLOC(H->dX, hn_dct(H, Rt * h, "dX"));
+    ALLOC(H->Z, hn_dct(H, Rt * h, "Z"));
+    ALLOC(H->M, hn_dct(H, Rt * h, "M"));
+    ALLOC(H->rms1, hn_df32(H, Rt, "rms1"));
+    ALLOC(H->rms2, hn_df32(H, Rt, "rms2"));
+    ALLOC(H->dg32, hn_df32(H, h, "norm gain gradient"));
+    ALLOC(H->U, hn_dct(H, Rt * hn_f1l(c), "U"));
+    ALLOC(H->dU, hn_dct(H, Rt * hn_f1l(c), "dU"));
+    ALLOC(H->A, hn_dct(H, Rt * c->fl, "A"));
+    ALLOC(H->dA, hn_dct(H, Rt * c->fl, "dA"));
+    ALLOC(H->Q, hn_dct(H, Rt * c->qc, "Q"));
+    ALLOC(H->O, hn_dct(H, Rt * c->qc, "O"));
+    ALLOC(H->dO, hn_dct(H, Rt * c->qc, "dO"));
+    ALLOC(H->dQ, hn_dct(H, Rt * c->qc, "dQ"));
+    ALLOC(H->K, hn_dct(H, Rt * c->kc, "K"));
+    ALLOC(H->V, hn_dct(H, Rt * c->kc, "V"));
+    ALLOC(H->dK, hn_dct(H, Rt * c->kc, "dK"));
+    ALLOC(H->dV, hn_dct(H, Rt * c->kc, "dV"));
 
     const int64_t nqa = c->qs.rows * c->Hq;
-    H->qa = hn_dct(H, nqa * d, "Q attention side");
-    H->oa = hn_dct(H, nqa * d, "O attention side");
-    H->doa = hn_dct(H, nqa * d, "dO attention side");
-    H->tmp_o = hn_dct(H, nqa * d, "partial O");
-    H->oacc = hn_df32(H, nqa * d, "O accumulator");
-    H->dqa = hn_df32(H, nqa * d, "dQ accumulator");
-    H->lse = hn_df32(H, nqa, "lse");
-    H->tmp_lse = hn_df32(H, nqa, "partial lse");
-    if (!H->flash) H->tmp_o32 = hn_df32(H, nqa * d, "partial O (reference)");
+    ALLOC(H->qa, hn_dct(H, nqa * d, "Q attention side"));
+    ALLOC(H->oa, hn_dct(H, nqa * d, "O attention side"));
+    ALLOC(H->doa, hn_dct(H, nqa * d, "dO attention side"));
+    ALLOC(H->tmp_o, hn_dct(H, nqa * d, "partial O"));
+    ALLOC(H->oacc, hn_df32(H, nqa * d, "O accumulator"));
+    ALLOC(H->dqa, hn_df32(H, nqa * d, "dQ accumulator"));
+    ALLOC(H->lse, hn_df32(H, nqa, "lse"));
+    ALLOC(H->tmp_lse, hn_df32(H, nqa, "partial lse"));
+    if (!H->flash) ALLOC(H->tmp_o32, hn_df32(H, nqa * d, "partial O (reference)"));
     const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
-    H->kv_own = hn_dct(H, blk, "K,V block");
-    H->dkv = hn_df32(H, blk, "dK,dV accumulator");
+    ALLOC(H->kv_own, hn_dct(H, blk, "K,V block"));
+    ALLOC(H->dkv, hn_df32(H, blk, "dK,dV accumulator"));
     if (hn_ringed(c)) {
-        H->acc32 = hn_df32(H, blk, "ring dK,dV share");
+        ALLOC(H->acc32, hn_df32(H, blk, "ring dK,dV share"));
         for (int i = 0; i < 2; i++) {
-            H->rot[i] = hn_dct(H, blk, "ring K,V buffer");
-            H->accs[i] = hn_dct(H, blk, "ring dK,dV send buffer");
-            H->accr[i] = hn_dct(H, blk, "ring dK,dV receive buffer");
+            ALLOC(H->rot[i], hn_dct(H, blk, "ring K,V buffer"));
+            ALLOC(H->accs[i], hn_dct(H, blk, "ring dK,dV send buffer"));
+            ALLOC(H->accr[i], hn_dct(H, blk, "ring dK,dV receive buffer"));
         }
     }
     if (c->mode == ULY_EXEC_A2A) {
         const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
         void **qb[] = {&H->s_q, &H->r_q, &H->s_o, &H->r_o, &H->s_do, &H->r_do, &H->s_dq, &H->r_dq};
         void **kb[] = {&H->s_k, &H->r_k, &H->s_v, &H->r_v, &H->s_dk, &H->r_dk, &H->s_dv, &H->r_dv};
-        for (int i = 0; i < 8; i++) *qb[i] = hn_dct(H, nq, "all-to-all buffer");
-        for (int i = 0; i < 8; i++) *kb[i] = hn_dct(H, nk, "all-to-all buffer");
+        for (int i = 0; i < 8; i++) ALLOC(*qb[i], hn_dct(H, nq, "all-to-all buffer"));
+        for (int i = 0; i < 8; i++) ALLOC(*kb[i], hn_dct(H, nk, "all-to-all buffer"));
     }
-    hn_attn_workspaces(c);
+    HX_TRY(hn_attn_workspaces(c));
 
     /* parameters: the host weights params_setup built, rounded once */
-    H->wt = hn_dct(H, c->n_alloc, "weights");
-    H->gwt = hn_dct(H, c->n_alloc, "weight gradients");
-    hn_upload_ct(H, H->wt, c->wt, c->n_alloc);
+    ALLOC(H->wt, hn_dct(H, c->n_alloc, "weights"));
+    ALLOC(H->gwt, hn_dct(H, c->n_alloc, "weight gradients"));
+    HX_TRY(hn_upload_ct(H, H->wt, c->wt, c->n_alloc));
     if (c->wshard) {
-        H->wshard = hn_dct(H, c->layer_sh, "ZeRO-3 weight shard");
-        hn_upload_ct(H, H->wshard, c->wshard, c->layer_sh);
+        ALLOC(H->wshard, hn_dct(H, c->layer_sh, "ZeRO-3 weight shard"));
+        HX_TRY(hn_upload_ct(H, H->wshard, c->wshard, c->layer_sh));
     }
-    if (c->gshard) H->gshard = hn_dct(H, c->layer_sh, "ZeRO-2/3 grad shard");
-    if (c->gmshard) H->gmshard = hn_dct(H, c->model_sh, "ZeRO-1 grad shard");
+    if (c->gshard) ALLOC(H->gshard, hn_dct(H, c->layer_sh, "ZeRO-2/3 grad shard"));
+    if (c->gmshard) ALLOC(H->gmshard, hn_dct(H, c->model_sh, "ZeRO-1 grad shard"));
     if (c->wmshard) {
-        H->wmshard = hn_dct(H, c->model_sh, "ZeRO-1/2 weight shard");
-        hn_upload_ct(H, H->wmshard, c->wmshard, c->model_sh);
+        ALLOC(H->wmshard, hn_dct(H, c->model_sh, "ZeRO-1/2 weight shard"));
+        HX_TRY(hn_upload_ct(H, H->wmshard, c->wmshard, c->model_sh));
     }
-    H->master = hn_df32(H, c->n_opt, "master weights");
-    H->adam_m = hn_df32(H, c->n_opt, "Adam m");
-    H->adam_v = hn_df32(H, c->n_opt, "Adam v");
-    if (c->n_opt > 0) HN_K(kern_cuda_h2d(H->master, c->master, sizeof(float) * (size_t)c->n_opt));
+    ALLOC(H->master, hn_df32(H, c->n_opt, "master weights"));
+    ALLOC(H->adam_m, hn_df32(H, c->n_opt, "Adam m"));
+    ALLOC(H->adam_v, hn_df32(H, c->n_opt, "Adam v"));
+    if (c->n_opt > 0) HX_TRY(HN_K(kern_cuda_h2d(H->master, c->master, sizeof(float) * (size_t)c->n_opt)));
 
     /* per-model ops (not checked: their inputs are seeded, not the CPU's draws) */
     const int64_t act = c->plan.act_tokens;
-    H->emb_in = hn_dct(H, c->lv * h, "embedding table");
-    H->emb_x = hn_dct(H, c->b * act * h, "embedded tokens");
-    if (c->l.pp > 1) H->pp_rx = hn_dct(H, c->b * act * h, "stage transfer");
-    H->xf = hn_dct(H, c->b * c->lt * h, "final hidden");
-    H->emb_out = hn_dct(H, c->lv * h, "output embedding");
-    H->logit = hn_dct(H, c->b * c->lt * c->lv, "logits");
-    H->dxf = hn_dct(H, c->b * c->lt * h, "final hidden grad");
-    H->demb = hn_dct(H, c->lv * h, "output embedding grad");
+    ALLOC(H->emb_in, hn_dct(H, c->lv * h, "embedding table"));
+    ALLOC(H->emb_x, hn_dct(H, c->b * act * h, "embedded tokens"));
+    if (c->l.pp > 1) ALLOC(H->pp_rx, hn_dct(H, c->b * act * h, "stage transfer"));
+    ALLOC(H->xf, hn_dct(H, c->b * c->lt * h, "final hidden"));
+    ALLOC(H->emb_out, hn_dct(H, c->lv * h, "output embedding"));
+    ALLOC(H->logit, hn_dct(H, c->b * c->lt * c->lv, "logits"));
+    ALLOC(H->dxf, hn_dct(H, c->b * c->lt * h, "final hidden grad"));
+    ALLOC(H->demb, hn_dct(H, c->lv * h, "output embedding grad"));
     const uint64_t sd = c->o.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)hx_world_rank;
-    HN_K(kern_cuda_fill_uniform(H->emb_in, H->ct, (size_t)(c->lv * h), sd + 1, -0.02f, 0.02f, H->cs));
-    HN_K(kern_cuda_fill_uniform(H->emb_out, H->ct, (size_t)(c->lv * h), sd + 2, -0.02f, 0.02f, H->cs));
-    HN_K(kern_cuda_fill_uniform(H->xf, H->ct, (size_t)(c->b * c->lt * h), sd + 3, -1.0f, 1.0f, H->cs));
+    HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_in, H->ct, (size_t)(c->lv * h), sd + 1, -0.02f, 0.02f, H->cs)));
+    HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_out, H->ct, (size_t)(c->lv * h), sd + 2, -0.02f, 0.02f, H->cs)));
+    HX_TRY(HN_K(kern_cuda_fill_uniform(H->xf, H->ct, (size_t)(c->b * c->lt * h), sd + 3, -1.0f, 1.0f, H->cs)));
 
     /* the layer's input and upstream gradient: the CPU's seeded tensors */
     float *x = hx_falloc(Rt * h, "X"), *gr = hx_falloc(Rt * h, "G");
-    for (int64_t row = 0; row < Rt; row++) {
-        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
-        for (int64_t j = 0; j < h; j++) {
-            x[row * h + j] = hx_rand(c->o.seed, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
-            gr[row * h + j] = hx_rand(c->o.seed, HX_T_G, gi, (uint64_t)j);
-        }
+    int rc = x && gr ? HX_OK : HX_FAIL;
+    if (rc == HX_OK) {
+        hx_layer_io_seed(c, x, gr);
+        rc = hn_upload_ct(H, H->X, x, Rt * h);
     }
-    hn_upload_ct(H, H->X, x, Rt * h);
-    hn_upload_ct(H, H->G, gr, Rt * h);
+    if (rc == HX_OK) rc = hn_upload_ct(H, H->G, gr, Rt * h);
     free(x);
     free(gr);
+    HX_TRY(rc);
 
     /* the check reads these host copies (hn_fetch fills them after pass 0) */
-    c->Og = hx_falloc(c->Rg * c->qc, "O (host copy)");
-    c->dQg = hx_falloc(c->Rg * c->qc, "dQ (host copy)");
-    c->dKg = hx_falloc(c->Rg * c->kc, "dK (host copy)");
-    c->dVg = hx_falloc(c->Rg * c->kc, "dV (host copy)");
-    c->dX = hx_falloc(c->Rt * c->h, "dX (host copy)");
+    ALLOC(c->Og, hx_falloc(c->Rg * c->qc, "O (host copy)"));
+    ALLOC(c->dQg, hx_falloc(c->Rg * c->qc, "dQ (host copy)"));
+    ALLOC(c->dKg, hx_falloc(c->Rg * c->kc, "dK (host copy)"));
+    ALLOC(c->dVg, hx_falloc(c->Rg * c->kc, "dV (host copy)"));
+    ALLOC(c->dX, hx_falloc(c->Rt * c->h, "dX (host copy)"));
+    return HX_OK;
 }
 
-static void hn_prepare(hx_ctx *c)
+static int hn_prepare(hx_ctx *c)
 {
     hn *H = c->be_state;
     if (c->mode != ULY_EXEC_TOKENS && c->mode != ULY_EXEC_A2A)
-        hx_die("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s", uly_exec_mode_name(c->mode));
-    if (c->Rg != c->Rt) hx_die("internal: GEMM-side rows differ from token-side rows");
+        return hx_fail("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s",
+                       uly_exec_mode_name(c->mode));
+    if (c->Rg != c->Rt) return hx_fail("internal: GEMM-side rows differ from token-side rows");
     c->kv_rows = c->qs.rows;
     c->lt = c->plan.logit_tokens;
     c->lv = c->plan.logit_vocab;
@@ -335,50 +342,51 @@ static void hn_prepare(hx_ctx *c)
                         : "nccl fp16: 16-bit storage between ops (u = 2^-11), inputs and weights rounded once, P and "
                           "dS rounded in the kernels, ~20 roundings on the longest path: 24 u; errors of a wrong "
                           "result are O(1)";
-    hx_attn_init(c);
-    hx_schedule(c);
+    HX_TRY(hx_attn_init(c));
+    HX_TRY(hx_schedule(c));
     hx_beat(-1, "GPU buffers");
-    buffers_make(c);
-    hn_maps_build(c);
-    comms_make(c);
-    H->npool = 8 * (int)c->r + 16;
-    H->pool = hx_alloc(sizeof(cudaEvent_t) * (size_t)H->npool, "events");
-    for (int i = 0; i < H->npool; i++) HN_CUDA(cudaEventCreate(&H->pool[i]));
+    HX_TRY(buffers_make(c));
+    HX_TRY(hn_maps_build(c));
+    HX_TRY(comms_make(c));
+    const int npool = 8 * (int)c->r + 16;
+    if (!(H->pool = hx_alloc(sizeof(cudaEvent_t) * (size_t)npool, "events"))) return HX_FAIL;
+    for (; H->npool < npool; H->npool++) HX_TRY(HN_CUDA(cudaEventCreate(&H->pool[H->npool])));
     H->maxpend = H->npool / 2;
-    H->pend = hx_alloc(sizeof(hn_pend) * (size_t)H->maxpend, "timed waits");
-    HN_CUDA(cudaDeviceSynchronize());
+    if (!(H->pend = hx_alloc(sizeof(hn_pend) * (size_t)H->maxpend, "timed waits"))) return HX_FAIL;
+    return HN_CUDA(cudaDeviceSynchronize());
 }
 
 /* Runs one op between two events on the compute stream; the exposed waits
  * of the ring transfers it carries are read once it has finished. */
-static double hn_exec(hx_ctx *c, int id)
+static int hn_exec(hx_ctx *c, int id, double *seconds)
 {
     hn *H = c->be_state;
     H->used = 0;
     H->npend = 0;
-    HN_CUDA(cudaEventRecord(H->t0, H->cs));
-    c->handler[id](c, &c->plan.ops[id]);
-    HN_CUDA(cudaEventRecord(H->t1, H->cs));
-    HN_CUDA(cudaEventSynchronize(H->t1));
+    HX_TRY(HN_CUDA(cudaEventRecord(H->t0, H->cs)));
+    HX_TRY(c->handler[id](c, &c->plan.ops[id]));
+    HX_TRY(HN_CUDA(cudaEventRecord(H->t1, H->cs)));
+    HX_TRY(HN_CUDA(cudaEventSynchronize(H->t1)));
     float ms = 0;
-    HN_CUDA(cudaEventElapsedTime(&ms, H->t0, H->t1));
+    HX_TRY(HN_CUDA(cudaEventElapsedTime(&ms, H->t0, H->t1)));
     for (int i = 0; i < H->npend; i++) {
         float w = 0;
-        HN_CUDA(cudaEventElapsedTime(&w, H->pend[i].a, H->pend[i].b));
+        HX_TRY(HN_CUDA(cudaEventElapsedTime(&w, H->pend[i].a, H->pend[i].b)));
         if (w > 0) *H->pend[i].acc += 1e-3 * w;
     }
-    return 1e-3 * ms;
+    *seconds = 1e-3 * ms;
+    return HX_OK;
 }
 
-static void hn_fetch(hx_ctx *c)
+static int hn_fetch(hx_ctx *c)
 {
     hn *H = c->be_state;
-    HN_CUDA(cudaStreamSynchronize(H->cs));
-    hn_download_ct(H, c->Og, H->O, c->Rg * c->qc);
-    hn_download_ct(H, c->dQg, H->dQ, c->Rg * c->qc);
-    hn_download_ct(H, c->dKg, H->dK, c->Rg * c->kc);
-    hn_download_ct(H, c->dVg, H->dV, c->Rg * c->kc);
-    hn_download_ct(H, c->dX, H->dX, c->Rt * c->h);
+    HX_TRY(HN_CUDA(cudaStreamSynchronize(H->cs)));
+    HX_TRY(hn_download_ct(H, c->Og, H->O, c->Rg * c->qc));
+    HX_TRY(hn_download_ct(H, c->dQg, H->dQ, c->Rg * c->qc));
+    HX_TRY(hn_download_ct(H, c->dKg, H->dK, c->Rg * c->kc));
+    HX_TRY(hn_download_ct(H, c->dVg, H->dV, c->Rg * c->kc));
+    return hn_download_ct(H, c->dX, H->dX, c->Rt * c->h);
 }
 
 static void replace(cJSON *o, const char *k, cJSON *v)
@@ -438,27 +446,31 @@ static void hn_describe(const hx_ctx *c, void *header)
     replace(hx, "bytes", cJSON_CreateString(note));
 }
 
-static void hn_close(hx_ctx *c)
+/* the first failure is the status; what comes after it still runs */
+static void keep(int *rc, int r)
+{
+    if (*rc == HX_OK) *rc = r;
+}
+
+/* Frees what open and prepare made, as far as they got. */
+static int hn_close(hx_ctx *c)
 {
     hn *H = c->be_state;
-    for (int g = 0; g < ULY_GROUP_COUNT; g++) {
-        HN_K(kern_nccl_comm_destroy(H->nc[g]));
-        H->nc[g] = NULL;
-    }
-    for (int i = 0; i < H->nallocs; i++) HN_K(kern_cuda_free(H->allocs[i]));
-    H->nallocs = 0;
-    for (int i = 0; i < H->npool; i++) HN_CUDA(cudaEventDestroy(H->pool[i]));
+    if (!H) return HX_OK;
+    int rc = HX_OK;
+    for (int g = 0; g < ULY_GROUP_COUNT; g++)
+        if (H->nc[g]) keep(&rc, HN_K(kern_nccl_comm_destroy(H->nc[g])));
+    for (int i = 0; i < H->nallocs; i++) keep(&rc, HN_K(kern_cuda_free(H->allocs[i])));
+    for (int i = 0; i < H->npool; i++) keep(&rc, HN_CUDA(cudaEventDestroy(H->pool[i])));
+    if (H->t0) keep(&rc, HN_CUDA(cudaEventDestroy(H->t0)));
+    if (H->t1) keep(&rc, HN_CUDA(cudaEventDestroy(H->t1)));
+    if (H->blas) keep(&rc, HN_K(kern_cuda_blas_destroy(H->blas)));
+    if (H->cs) keep(&rc, HN_K(kern_cuda_stream_destroy(H->cs)));
     free(H->pool);
     free(H->pend);
-    H->pool = NULL;
-    H->pend = NULL;
-    H->npool = 0;
-    HN_CUDA(cudaEventDestroy(H->t0));
-    HN_CUDA(cudaEventDestroy(H->t1));
-    HN_K(kern_cuda_blas_destroy(H->blas));
-    HN_K(kern_cuda_stream_destroy(H->cs));
     free(H);
     c->be_state = NULL;
+    return rc;
 }
 
 const hx_backend hx_backend_nccl = {

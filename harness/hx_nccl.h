@@ -84,10 +84,10 @@ typedef struct hn {
 
 /* ------------------------------------------------------------- checking */
 
-/* Every CUDA, cuBLAS and NCCL call is checked: a failure names the call,
- * where it is and the library's message, and aborts the job (hx_die). */
-void hn_cuda_check(cudaError_t e, const char *what, const char *file, int line);
-void hn_k_check(kern_cuda_status s, const char *what, const char *file, int line);
+/* Every CUDA, cuBLAS and NCCL call is checked: HX_OK, or HX_FAIL after
+ * naming the call, where it is and the library's message (hx_fail). */
+int hn_cuda_check(cudaError_t e, const char *what, const char *file, int line);
+int hn_k_check(kern_cuda_status s, const char *what, const char *file, int line);
 #define HN_CUDA(call) hn_cuda_check((call), #call, __FILE__, __LINE__)
 #define HN_K(call) hn_k_check((call), #call, __FILE__, __LINE__)
 
@@ -95,24 +95,25 @@ void hn_k_check(kern_cuda_status s, const char *what, const char *file, int line
 
 /* p advanced by `elems` elements of the run's type */
 static inline void *hn_at(const hn *H, const void *p, int64_t elems) { return (char *)p + elems * H->es; }
-void *hn_dalloc(hn *H, int64_t bytes, const char *what); /* zeroed device memory, freed by hn_close */
+/* zeroed device memory, freed by hn_close; NULL (reason printed) on failure */
+void *hn_dalloc(hn *H, int64_t bytes, const char *what);
 void *hn_dct(hn *H, int64_t n, const char *what);        /* n elements of the run's type */
 float *hn_df32(hn *H, int64_t n, const char *what);
-void hn_upload_ct(const hn *H, void *dst, const float *src, int64_t n);   /* rounded to the run's type */
-void hn_download_ct(const hn *H, float *dst, const void *src, int64_t n); /* widened to float32 */
-cudaEvent_t hn_ev_get(hn *H);
+int hn_upload_ct(const hn *H, void *dst, const float *src, int64_t n);   /* rounded to the run's type */
+int hn_download_ct(const hn *H, float *dst, const void *src, int64_t n); /* widened to float32 */
+int hn_ev_get(hn *H, cudaEvent_t *ev);                  /* the pool's next event */
 /* the compute stream waits for `ev`; the wait's length is added to *acc
  * when the op's events are read (hn_exec) */
-void hn_wait_timed(hn *H, cudaEvent_t ev, double *acc);
+int hn_wait_timed(hn *H, cudaEvent_t ev, double *acc);
 /* rev: the inverse layout change (one source per chunk only) */
-void hn_map_run(const hn *H, const hn_map *m, int rev, void *dst, kern_cuda_dtype dt, const void *src,
-                kern_cuda_dtype st);
-void hn_maps_build(hx_ctx *c);
+int hn_map_run(const hn *H, const hn_map *m, int rev, void *dst, kern_cuda_dtype dt, const void *src,
+               kern_cuda_dtype st);
+int hn_maps_build(hx_ctx *c);
 
 /* ----------------------------------------------- ops (hx_nccl_layer.c) */
 
-void hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
-             const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
+int hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+            const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
 static inline int64_t hn_f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
 hx_handler hn_find(uly_op_type t);      /* layer, model, comm ops; then hn_attn_find */
 
@@ -120,6 +121,6 @@ hx_handler hn_find(uly_op_type t);      /* layer, model, comm ops; then hn_attn_
 
 hx_handler hn_attn_find(uly_op_type t); /* attention and the ring transfers fused into it */
 static inline int hn_ringed(const hx_ctx *c) { return c->r > 1; }
-void hn_attn_workspaces(hx_ctx *c);     /* the largest workspaces the attention calls will use */
+int hn_attn_workspaces(hx_ctx *c);      /* the largest workspaces the attention calls will use */
 
 #endif

@@ -31,198 +31,188 @@ static struct kern_cuda_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, con
     return ds;
 }
 
-/* masked, or a segment empty: nothing to launch */
-static int hidden(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
-{
-    return hx_seg_pair_masked(c, q, kv) || q->len == 0 || kv->len == 0;
-}
-
-/* (oacc, lse) += attention of the query segments over the key segments ks */
-static void pairs_fwd(hx_ctx *c, const hx_segs *ks, const void *kb, const void *vb)
+/* One (query segment, key segment) pair, forward: (oacc, lse) += its attention */
+static int pair_fwd(hx_ctx *c, const hx_seg *q, const hx_seg *kv, const void *kb, const void *vb)
 {
     hn *H = c->be_state;
-    const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
-    for (int i = 0; i < c->qs.n; i++) {
-        const hx_seg *q = &c->qs.s[i];
-        for (int j = 0; j < ks->n; j++) {
-            const hx_seg *kv = &ks->s[j];
-            if (hidden(c, q, kv)) continue;
-            const struct kern_cuda_attn_desc ds = desc_for(c, q, kv);
-            const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
-            float *tl = H->tmp_lse + q->base * Hq;
-            if (H->flash) {
-                HN_K(kern_cuda_attn_fwd(&ds, hn_at(H, H->qa, qo), hn_at(H, kb, ko), hn_at(H, vb, ko), hn_at(H, H->tmp_o, qo), tl, H->cs));
-                HN_K(kern_cuda_attn_merge((int)Hq, (int)q->len, (int)d, H->oacc + qo, H->lse + q->base * Hq,
-                                          hn_at(H, H->tmp_o, qo), H->ct, tl, H->cs));
-            } else {
-                HN_K(kern_cuda_attn_ref_fwd(H->blas, &ds, hn_at(H, H->qa, qo), hn_at(H, kb, ko), hn_at(H, vb, ko), H->tmp_o32 + qo, tl,
-                                            H->ref_ws, H->ref_ws_bytes));
-                HN_K(kern_cuda_attn_merge((int)Hq, (int)q->len, (int)d, H->oacc + qo, H->lse + q->base * Hq,
-                                          H->tmp_o32 + qo, KERN_CUDA_F32, tl, H->cs));
-            }
-        }
+    const int64_t d = c->d, Hq = c->Hq;
+    const struct kern_cuda_attn_desc ds = desc_for(c, q, kv);
+    const int64_t qo = q->base * Hq * d, ko = kv->base * c->Hkv * d;
+    const void *qp = hn_at(H, H->qa, qo), *kp = hn_at(H, kb, ko), *vp = hn_at(H, vb, ko);
+    float *tl = H->tmp_lse + q->base * Hq, *oacc = H->oacc + qo, *lse = H->lse + q->base * Hq;
+    if (H->flash) {
+        HX_TRY(HN_K(kern_cuda_attn_fwd(&ds, qp, kp, vp, hn_at(H, H->tmp_o, qo), tl, H->cs)));
+        return HN_K(kern_cuda_attn_merge((int)Hq, (int)q->len, (int)d, oacc, lse, hn_at(H, H->tmp_o, qo), H->ct, tl,
+                                         H->cs));
     }
+    HX_TRY(HN_K(kern_cuda_attn_ref_fwd(H->blas, &ds, qp, kp, vp, H->tmp_o32 + qo, tl, H->ref_ws, H->ref_ws_bytes)));
+    return HN_K(kern_cuda_attn_merge((int)Hq, (int)q->len, (int)d, oacc, lse, H->tmp_o32 + qo, KERN_CUDA_F32, tl,
+                                     H->cs));
 }
 
-/* dqa, dk, dv (float32) += the gradient through the key segments ks */
-static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const void *kb, const void *vb, float *dkb, float *dvb)
+/* One pair, backward: dqa, dk, dv (float32) += its gradient */
+static int pair_bwd(hx_ctx *c, const hx_seg *q, const hx_seg *kv, const void *kb, const void *vb, float *dkb,
+                    float *dvb)
 {
     hn *H = c->be_state;
-    const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
-    for (int i = 0; i < c->qs.n; i++) {
-        const hx_seg *q = &c->qs.s[i];
-        for (int j = 0; j < ks->n; j++) {
-            const hx_seg *kv = &ks->s[j];
-            if (hidden(c, q, kv)) continue;
-            const struct kern_cuda_attn_desc ds = desc_for(c, q, kv);
-            const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
-            const float *lp = H->lse + q->base * Hq;
-            if (H->flash)
-                HN_K(kern_cuda_attn_bwd(&ds, hn_at(H, H->qa, qo), hn_at(H, kb, ko), hn_at(H, vb, ko), hn_at(H, H->oa, qo), lp, hn_at(H, H->doa, qo),
-                                        H->dqa + qo, dkb + ko, dvb + ko, H->bwd_ws, H->cs));
-            else
-                HN_K(kern_cuda_attn_ref_bwd(H->blas, &ds, hn_at(H, H->qa, qo), hn_at(H, kb, ko), hn_at(H, vb, ko), hn_at(H, H->oa, qo), lp,
-                                            hn_at(H, H->doa, qo), H->dqa + qo, dkb + ko, dvb + ko, H->ref_ws,
-                                            H->ref_ws_bytes));
-        }
-    }
+    const int64_t d = c->d, Hq = c->Hq;
+    const struct kern_cuda_attn_desc ds = desc_for(c, q, kv);
+    const int64_t qo = q->base * Hq * d, ko = kv->base * c->Hkv * d;
+    const void *qp = hn_at(H, H->qa, qo), *kp = hn_at(H, kb, ko), *vp = hn_at(H, vb, ko);
+    const void *op = hn_at(H, H->oa, qo), *dop = hn_at(H, H->doa, qo);
+    const float *lp = H->lse + q->base * Hq;
+    if (H->flash)
+        return HN_K(kern_cuda_attn_bwd(&ds, qp, kp, vp, op, lp, dop, H->dqa + qo, dkb + ko, dvb + ko, H->bwd_ws,
+                                       H->cs));
+    return HN_K(kern_cuda_attn_ref_bwd(H->blas, &ds, qp, kp, vp, op, lp, dop, H->dqa + qo, dkb + ko, dvb + ko,
+                                       H->ref_ws, H->ref_ws_bytes));
 }
 
-static kern_nccl_comm *ring_comm(hn *H)
+/* Every query segment over the key segments ks (K at kb, V at vb): the
+ * forward, or with dkb the backward into dkb, dvb; pairs the mask hides
+ * (or with an empty segment) launch nothing. */
+static int pairs(hx_ctx *c, const hx_segs *ks, const void *kb, const void *vb, float *dkb, float *dvb)
 {
-    kern_nccl_comm *nc = H->nc[ULY_GROUP_RING];
-    if (!nc) hx_die("internal: no NCCL communicator for the ring");
-    return nc;
+    for (int i = 0; i < c->qs.n; i++)
+        for (int j = 0; j < ks->n; j++) {
+            const hx_seg *q = &c->qs.s[i], *kv = &ks->s[j];
+            if (hx_seg_pair_masked(c, q, kv) || q->len == 0 || kv->len == 0) continue;
+            HX_TRY(dkb ? pair_bwd(c, q, kv, kb, vb, dkb, dvb) : pair_fwd(c, q, kv, kb, vb));
+        }
+    return HX_OK;
 }
 
 /* One hop round the ring on its communicator's stream: send to the next
  * rank, recv from the previous, n elements. It starts once everything
  * queued on the compute stream so far has run (send is ready, recv no
- * longer read); the event returned is recorded after it, for the compute
- * stream to wait on. */
-static cudaEvent_t ring_hop(hn *H, kern_nccl_comm *nc, const void *send, void *recv, int64_t n, int64_t *bytes)
+ * longer read); *done is recorded after it, for the compute stream to wait
+ * on. */
+static int ring_hop(hn *H, kern_nccl_comm *nc, const void *send, void *recv, int64_t n, int64_t *bytes,
+                    cudaEvent_t *done)
 {
-    HN_K(kern_nccl_wait_for(nc, H->cs));
-    HN_K(kern_nccl_ring_step(nc, send, recv, (size_t)n, H->ct, bytes));
-    cudaEvent_t done = hn_ev_get(H);
-    HN_CUDA(cudaEventRecord(done, (cudaStream_t)kern_nccl_comm_stream(nc)));
-    return done;
+    HX_TRY(HN_K(kern_nccl_wait_for(nc, H->cs)));
+    HX_TRY(HN_K(kern_nccl_ring_step(nc, send, recv, (size_t)n, H->ct, bytes)));
+    HX_TRY(hn_ev_get(H, done));
+    return HN_CUDA(cudaEventRecord(*done, (cudaStream_t)kern_nccl_comm_stream(nc)));
 }
 
 /* Ring forward: K,V rotate on the ring communicator's stream while the
  * compute stream works on the block it has (as ring_fwd in hx_attn.c). */
-static void ring_fwd(hx_ctx *c, int attn_id)
+static int ring_fwd(hx_ctx *c, int attn_id)
 {
     hn *H = c->be_state;
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
-    kern_nccl_comm *nc = ring_comm(H);
+    kern_nccl_comm *nc = H->nc[ULY_GROUP_RING];
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id];
-    if (kv_id < 0) hx_die("plan: attention op %d has no ring_kv op to overlap", attn_id);
+    if (!nc) return hx_fail("internal: no NCCL communicator for the ring");
+    if (kv_id < 0) return hx_fail("plan: attention op %d has no ring_kv op to overlap", attn_id);
     hx_opstat *sk = &c->st[kv_id];
     sk->t_pass = 0;
     const void *cur = H->kv_own;
     for (int s = 0; s < r; s++) {
         void *nxt = H->rot[s % 2];
-        cudaEvent_t got = s < r - 1 ? ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass) : NULL;
+        cudaEvent_t got = NULL;
+        if (s < r - 1) HX_TRY(ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass, &got));
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        pairs_fwd(c, &ks, cur, hn_at(H, cur, half));
-        if (got) hn_wait_timed(H, got, &sk->t_pass);
+        HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), NULL, NULL));
+        if (got) HX_TRY(hn_wait_timed(H, got, &sk->t_pass));
         cur = nxt;
     }
     sk->done = 1;
+    return HX_OK;
 }
 
 /* Ring backward (as ring_bwd in hx_attn.c): K,V rotate again, and each
  * block's dK,dV accumulator travels r-1 hops in the run's 16-bit type (the
  * plan's bytes): started by the rank after the owner, each rank adds its
  * share (computed in float32) and forwards it, the last sends it home. */
-static void ring_bwd(hx_ctx *c, int attn_id)
+static int ring_bwd(hx_ctx *c, int attn_id)
 {
     hn *H = c->be_state;
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
-    kern_nccl_comm *nc = ring_comm(H);
+    kern_nccl_comm *nc = H->nc[ULY_GROUP_RING];
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
-    if (kv_id < 0 || dkv_id < 0) hx_die("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
+    if (!nc) return hx_fail("internal: no NCCL communicator for the ring");
+    if (kv_id < 0 || dkv_id < 0) return hx_fail("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
     hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
     sk->t_pass = sd->t_pass = 0;
     cudaEvent_t acc_got = NULL; /* the accumulator received in the previous step */
     const void *cur = H->kv_own;
     for (int s = 0; s < r; s++) {
         void *nxt = H->rot[s % 2];
-        cudaEvent_t got = s < r - 1 ? ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass) : NULL;
+        cudaEvent_t got = NULL;
+        if (s < r - 1) HX_TRY(ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass, &got));
         float *tgt = s == 0 ? H->dkv : H->acc32;
-        if (s >= 1) HN_CUDA(cudaMemsetAsync(H->acc32, 0, sizeof(float) * (size_t)blk, H->cs));
+        if (s >= 1) HX_TRY(HN_CUDA(cudaMemsetAsync(H->acc32, 0, sizeof(float) * (size_t)blk, H->cs)));
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        pairs_bwd(c, &ks, cur, hn_at(H, cur, half), tgt, tgt + half);
+        HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), tgt, tgt + half));
         if (s >= 1) {
             /* the accumulator to forward: my share, plus what came from the previous rank */
+            const void *prev = NULL;
             if (s >= 2) {
-                hn_wait_timed(H, acc_got, &sd->t_pass);
-                HN_CUDA(hxk_add(H->accs[s % 2], H->ct, H->acc32, KERN_CUDA_F32, H->accr[(s - 1) % 2], H->ct, blk, H->cs));
-            } else {
-                HN_CUDA(hxk_add(H->accs[s % 2], H->ct, H->acc32, KERN_CUDA_F32, NULL, KERN_CUDA_F32, blk, H->cs));
+                HX_TRY(hn_wait_timed(H, acc_got, &sd->t_pass));
+                prev = H->accr[(s - 1) % 2];
             }
-            acc_got = ring_hop(H, nc, H->accs[s % 2], H->accr[s % 2], blk, &sd->bytes_pass);
+            HX_TRY(HN_CUDA(hxk_add(H->accs[s % 2], H->ct, H->acc32, KERN_CUDA_F32, prev, prev ? H->ct : KERN_CUDA_F32,
+                                   blk, H->cs)));
+            HX_TRY(ring_hop(H, nc, H->accs[s % 2], H->accr[s % 2], blk, &sd->bytes_pass, &acc_got));
         }
-        if (got) hn_wait_timed(H, got, &sk->t_pass);
+        if (got) HX_TRY(hn_wait_timed(H, got, &sk->t_pass));
         cur = nxt;
     }
     if (r > 1) {
         /* my own block's accumulator comes home */
-        hn_wait_timed(H, acc_got, &sd->t_pass);
-        HN_CUDA(hxk_add(H->dkv, KERN_CUDA_F32, H->dkv, KERN_CUDA_F32, H->accr[(r - 1) % 2], H->ct, blk, H->cs));
+        HX_TRY(hn_wait_timed(H, acc_got, &sd->t_pass));
+        HX_TRY(HN_CUDA(hxk_add(H->dkv, KERN_CUDA_F32, H->dkv, KERN_CUDA_F32, H->accr[(r - 1) % 2], H->ct, blk, H->cs)));
     }
     sk->done = sd->done = 1;
+    return HX_OK;
 }
 
-static void g_attn_fwd(hx_ctx *c, const uly_op *op)
+static int g_attn_fwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     const int64_t kvb = c->kv_rows * c->Hkv * c->d, nq = c->qs.rows * c->Hq;
     if (c->mode == ULY_EXEC_A2A) {
-        hn_map_run(H, &H->m_aq, 0, H->qa, H->ct, H->r_q, H->ct);
-        hn_map_run(H, &H->m_ak, 0, H->kv_own, H->ct, H->r_k, H->ct);
-        hn_map_run(H, &H->m_ak, 0, hn_at(H, H->kv_own, kvb), H->ct, H->r_v, H->ct);
+        HX_TRY(hn_map_run(H, &H->m_aq, 0, H->qa, H->ct, H->r_q, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_ak, 0, H->kv_own, H->ct, H->r_k, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_ak, 0, hn_at(H, H->kv_own, kvb), H->ct, H->r_v, H->ct));
     }
     /* the float32 accumulator starts as "no key seen" (O = 0, lse = -inf):
      * the first merge takes a block as it is, and rows no key reaches stay so */
-    HN_CUDA(cudaMemsetAsync(H->oacc, 0, sizeof(float) * (size_t)(nq * c->d), H->cs));
-    HN_CUDA(hxk_fill_f32(H->lse, -INFINITY, nq, H->cs));
-    if (hn_ringed(c)) ring_fwd(c, op->id);
-    else pairs_fwd(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb));
-    HN_CUDA(hxk_add(H->oa, H->ct, H->oacc, KERN_CUDA_F32, NULL, KERN_CUDA_F32, nq * c->d, H->cs));
-    if (c->mode == ULY_EXEC_A2A) hn_map_run(H, &H->m_aq, 1, H->s_o, H->ct, H->oa, H->ct);
-    else hn_map_run(H, &H->m_tq, 1, H->O, H->ct, H->oa, H->ct);
+    HX_TRY(HN_CUDA(cudaMemsetAsync(H->oacc, 0, sizeof(float) * (size_t)(nq * c->d), H->cs)));
+    HX_TRY(HN_CUDA(hxk_fill_f32(H->lse, -INFINITY, nq, H->cs)));
+    if (hn_ringed(c)) HX_TRY(ring_fwd(c, op->id));
+    else HX_TRY(pairs(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb), NULL, NULL));
+    HX_TRY(HN_CUDA(hxk_add(H->oa, H->ct, H->oacc, KERN_CUDA_F32, NULL, KERN_CUDA_F32, nq * c->d, H->cs)));
+    if (c->mode == ULY_EXEC_A2A) return hn_map_run(H, &H->m_aq, 1, H->s_o, H->ct, H->oa, H->ct);
+    return hn_map_run(H, &H->m_tq, 1, H->O, H->ct, H->oa, H->ct);
 }
 
-static void g_attn_bwd(hx_ctx *c, const uly_op *op)
+static int g_attn_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
-    if (c->mode == ULY_EXEC_A2A) hn_map_run(H, &H->m_aq, 0, H->doa, H->ct, H->r_do, H->ct);
-    HN_CUDA(cudaMemsetAsync(H->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d), H->cs));
-    HN_CUDA(cudaMemsetAsync(H->dkv, 0, sizeof(float) * (size_t)(2 * kvb), H->cs));
-    if (hn_ringed(c)) ring_bwd(c, op->id);
-    else pairs_bwd(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb), H->dkv, H->dkv + kvb);
-    if (c->mode == ULY_EXEC_A2A) {
-        hn_map_run(H, &H->m_aq, 1, H->s_dq, H->ct, H->dqa, KERN_CUDA_F32);
-        hn_map_run(H, &H->m_ak, 1, H->s_dk, H->ct, H->dkv, KERN_CUDA_F32);
-        hn_map_run(H, &H->m_ak, 1, H->s_dv, H->ct, H->dkv + kvb, KERN_CUDA_F32);
-    } else {
-        hn_map_run(H, &H->m_tq, 1, H->dQ, H->ct, H->dqa, KERN_CUDA_F32);
-        hn_map_run(H, &H->m_tk, 1, H->dK, H->ct, H->dkv, KERN_CUDA_F32);
-        hn_map_run(H, &H->m_tk, 1, H->dV, H->ct, H->dkv + kvb, KERN_CUDA_F32);
-    }
+    if (c->mode == ULY_EXEC_A2A) HX_TRY(hn_map_run(H, &H->m_aq, 0, H->doa, H->ct, H->r_do, H->ct));
+    HX_TRY(HN_CUDA(cudaMemsetAsync(H->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d), H->cs)));
+    HX_TRY(HN_CUDA(cudaMemsetAsync(H->dkv, 0, sizeof(float) * (size_t)(2 * kvb), H->cs)));
+    if (hn_ringed(c)) HX_TRY(ring_bwd(c, op->id));
+    else HX_TRY(pairs(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb), H->dkv, H->dkv + kvb));
+    const int a2a = c->mode == ULY_EXEC_A2A;
+    const hn_map *mq = a2a ? &H->m_aq : &H->m_tq, *mk = a2a ? &H->m_ak : &H->m_tk;
+    HX_TRY(hn_map_run(H, mq, 1, a2a ? H->s_dq : H->dQ, H->ct, H->dqa, KERN_CUDA_F32));
+    HX_TRY(hn_map_run(H, mk, 1, a2a ? H->s_dk : H->dK, H->ct, H->dkv, KERN_CUDA_F32));
+    return hn_map_run(H, mk, 1, a2a ? H->s_dv : H->dV, H->ct, H->dkv + kvb, KERN_CUDA_F32);
 }
 
 /* the pair shapes the attention calls will use: their largest workspaces */
-void hn_attn_workspaces(hx_ctx *c)
+int hn_attn_workspaces(hx_ctx *c)
 {
     hn *H = c->be_state;
     size_t bwd = 16, ref_min = 16, ref_all = 16;
@@ -238,13 +228,13 @@ void hn_attn_workspaces(hx_ctx *c)
                 if (al > ref_all) ref_all = al;
             }
         }
-    H->bwd_ws = hn_dalloc(H, (int64_t)bwd, "attention backward workspace");
+    if (!(H->bwd_ws = hn_dalloc(H, (int64_t)bwd, "attention backward workspace"))) return HX_FAIL;
     if (!H->flash) {
         H->ref_ws_bytes = ref_all <= ((size_t)1 << 30) ? ref_all : ref_min;
-        H->ref_ws = hn_dalloc(H, (int64_t)H->ref_ws_bytes, "reference attention workspace");
+        if (!(H->ref_ws = hn_dalloc(H, (int64_t)H->ref_ws_bytes, "reference attention workspace"))) return HX_FAIL;
     }
+    return HX_OK;
 }
-
 
 /* ---------------------------------------------------------------- table */
 

@@ -13,14 +13,14 @@
 
 /* ---------------------------------------------------------------- GEMM */
 
-void hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
-             const void *b, int64_t ldb, float beta, void *cc, int64_t ldc)
+int hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
+            const void *b, int64_t ldb, float beta, void *cc, int64_t ldc)
 {
     if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX)
-        hx_die("GEMM %lld x %lld x %lld: too large for cuBLAS's int interface", (long long)m, (long long)n,
-               (long long)k);
-    HN_K(kern_cuda_gemm(H->blas, ta != 0, tb != 0, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, H->ct, beta,
-                        cc, (int)ldc, H->ct));
+        return hx_fail("GEMM %lld x %lld x %lld: too large for cuBLAS's int interface", (long long)m, (long long)n,
+                       (long long)k);
+    return HN_K(kern_cuda_gemm(H->blas, ta != 0, tb != 0, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb,
+                               H->ct, beta, cc, (int)ldc, H->ct));
 }
 
 /* ------------------------------------------------------- layer handlers */
@@ -29,173 +29,176 @@ void hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float
 #define GW(c, off) hn_at(H, H->gwt, (c)->off)
 #define RMS_EPS 1e-6f
 
-static void g_ln1(hx_ctx *c, const uly_op *op)
+static int g_ln1(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_rms_fwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->Y1, H->rms1, RMS_EPS, H->cs));
+    return HN_CUDA(hxk_rms_fwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->Y1, H->rms1, RMS_EPS, H->cs));
 }
 
-static void g_qkv_proj(hx_ctx *c, const uly_op *op)
+static int g_qkv_proj(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
     const int64_t ld = c->qc + 2 * c->kc, kvb = c->kv_rows * c->Hkv * c->d;
-    hn_gemm(H, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1, c->h, W(c, off_wqkv), ld, 0.0f, H->Q, c->qc);
-    hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, hn_at(H, W(c, off_wqkv), c->qc), ld, 0.0f, H->K, c->kc);
-    hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, hn_at(H, W(c, off_wqkv), c->qc + c->kc), ld, 0.0f, H->V, c->kc);
+    const void *Wq = W(c, off_wqkv), *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1, c->h, Wq, ld, 0.0f, H->Q, c->qc));
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, Wk, ld, 0.0f, H->K, c->kc));
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, Wv, ld, 0.0f, H->V, c->kc));
     if (c->mode == ULY_EXEC_A2A) {
-        hn_map_run(H, &H->m_pq, 0, H->s_q, H->ct, H->Q, H->ct);
-        hn_map_run(H, &H->m_pk, 0, H->s_k, H->ct, H->K, H->ct);
-        hn_map_run(H, &H->m_pk, 0, H->s_v, H->ct, H->V, H->ct);
+        HX_TRY(hn_map_run(H, &H->m_pq, 0, H->s_q, H->ct, H->Q, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_pk, 0, H->s_k, H->ct, H->K, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_pk, 0, H->s_v, H->ct, H->V, H->ct));
     } else {
-        hn_map_run(H, &H->m_tq, 0, H->qa, H->ct, H->Q, H->ct);
-        hn_map_run(H, &H->m_tk, 0, H->kv_own, H->ct, H->K, H->ct);
-        hn_map_run(H, &H->m_tk, 0, hn_at(H, H->kv_own, kvb), H->ct, H->V, H->ct);
+        HX_TRY(hn_map_run(H, &H->m_tq, 0, H->qa, H->ct, H->Q, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_tk, 0, H->kv_own, H->ct, H->K, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_tk, 0, hn_at(H, H->kv_own, kvb), H->ct, H->V, H->ct));
     }
+    return HX_OK;
 }
 
-static void g_out_proj(hx_ctx *c, const uly_op *op)
+static int g_out_proj(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    if (c->mode == ULY_EXEC_A2A) hn_map_run(H, &H->m_pq, 1, H->O, H->ct, H->r_o, H->ct);
-    hn_gemm(H, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Z, c->h);
+    if (c->mode == ULY_EXEC_A2A) HX_TRY(hn_map_run(H, &H->m_pq, 1, H->O, H->ct, H->r_o, H->ct));
+    return hn_gemm(H, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Z, c->h);
 }
 
-static void g_ln2(hx_ctx *c, const uly_op *op)
+static int g_ln2(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_add(H->X1, H->ct, H->X, H->ct, H->Z, H->ct, c->Rt * c->h, H->cs));
-    HN_CUDA(hxk_rms_fwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->Y2, H->rms2, RMS_EPS, H->cs));
+    HX_TRY(HN_CUDA(hxk_add(H->X1, H->ct, H->X, H->ct, H->Z, H->ct, c->Rt * c->h, H->cs)));
+    return HN_CUDA(hxk_rms_fwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->Y2, H->rms2, RMS_EPS, H->cs));
 }
 
-static void g_mlp_up(hx_ctx *c, const uly_op *op)
+static int g_mlp_up(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2, c->h, W(c, off_w1), hn_f1l(c), 0.0f, H->U, hn_f1l(c));
+    return hn_gemm(H, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2, c->h, W(c, off_w1), hn_f1l(c), 0.0f, H->U, hn_f1l(c));
 }
 
-static void g_mlp_act(hx_ctx *c, const uly_op *op)
+static int g_mlp_act(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_act_fwd(H->ct, c->m.swiglu, c->Rg, c->fl, H->U, H->A, H->cs));
+    return HN_CUDA(hxk_act_fwd(H->ct, c->m.swiglu, c->Rg, c->fl, H->U, H->A, H->cs));
 }
 
-static void g_mlp_down(hx_ctx *c, const uly_op *op)
+static int g_mlp_down(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->M, c->h);
+    return hn_gemm(H, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->M, c->h);
 }
 
-static void g_mlp_down_bwd(hx_ctx *c, const uly_op *op)
+static int g_mlp_down_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->G, c->h, W(c, off_w2), c->h, 0.0f, H->dA, c->fl);
-    hn_gemm(H, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->G, c->h, 0.0f, GW(c, off_w2), c->h);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->G, c->h, W(c, off_w2), c->h, 0.0f, H->dA, c->fl));
+    return hn_gemm(H, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->G, c->h, 0.0f, GW(c, off_w2), c->h);
 }
 
-static void g_mlp_act_bwd(hx_ctx *c, const uly_op *op)
+static int g_mlp_act_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_act_bwd(H->ct, c->m.swiglu, c->Rg, c->fl, H->U, H->dA, H->dU, H->cs));
+    return HN_CUDA(hxk_act_bwd(H->ct, c->m.swiglu, c->Rg, c->fl, H->U, H->dA, H->dU, H->cs));
 }
 
-static void g_mlp_up_bwd(hx_ctx *c, const uly_op *op)
+static int g_mlp_up_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 1, c->Rg, c->h, hn_f1l(c), 1.0f, H->dU, hn_f1l(c), W(c, off_w1), hn_f1l(c), 0.0f, H->dY2, c->h);
-    hn_gemm(H, 1, 0, c->h, hn_f1l(c), c->Rg, 1.0f, H->Y2, c->h, H->dU, hn_f1l(c), 0.0f, GW(c, off_w1), hn_f1l(c));
+    const int64_t w1 = hn_f1l(c);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, w1, 1.0f, H->dU, w1, W(c, off_w1), w1, 0.0f, H->dY2, c->h));
+    return hn_gemm(H, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
 }
 
-static void g_ln2_bwd(hx_ctx *c, const uly_op *op)
+static int g_ln2_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->rms2, H->dY2, H->G, H->dX1, GW(c, off_g2), H->dg32,
-                        H->cs));
+    return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->rms2, H->dY2, H->G, H->dX1, GW(c, off_g2),
+                               H->dg32, H->cs));
 }
 
-static void g_out_proj_bwd(hx_ctx *c, const uly_op *op)
+static int g_out_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1, c->h, W(c, off_wo), c->h, 0.0f, H->dO, c->qc);
-    hn_gemm(H, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1, c->h, 0.0f, GW(c, off_wo), c->h);
-    if (c->mode == ULY_EXEC_A2A) hn_map_run(H, &H->m_pq, 0, H->s_do, H->ct, H->dO, H->ct);
-    else hn_map_run(H, &H->m_tq, 0, H->doa, H->ct, H->dO, H->ct);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1, c->h, W(c, off_wo), c->h, 0.0f, H->dO, c->qc));
+    HX_TRY(hn_gemm(H, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1, c->h, 0.0f, GW(c, off_wo), c->h));
+    if (c->mode == ULY_EXEC_A2A) return hn_map_run(H, &H->m_pq, 0, H->s_do, H->ct, H->dO, H->ct);
+    return hn_map_run(H, &H->m_tq, 0, H->doa, H->ct, H->dO, H->ct);
 }
 
-static void g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
+static int g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
     if (c->mode == ULY_EXEC_A2A) {
-        hn_map_run(H, &H->m_pq, 1, H->dQ, H->ct, H->r_dq, H->ct);
-        hn_map_run(H, &H->m_uk, 0, H->dK, H->ct, H->r_dk, H->ct);
-        hn_map_run(H, &H->m_uk, 0, H->dV, H->ct, H->r_dv, H->ct);
+        HX_TRY(hn_map_run(H, &H->m_pq, 1, H->dQ, H->ct, H->r_dq, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_uk, 0, H->dK, H->ct, H->r_dk, H->ct));
+        HX_TRY(hn_map_run(H, &H->m_uk, 0, H->dV, H->ct, H->r_dv, H->ct));
     } /* TOK: attn_bwd wrote dQ, dK, dV */
     const int64_t ld = c->qc + 2 * c->kc;
     const void *Wq = W(c, off_wqkv);
     void *dW = GW(c, off_wqkv);
-    hn_gemm(H, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1, c->h);
-    hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, hn_at(H, Wq, c->qc), ld, 1.0f, H->dY1, c->h);
-    hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, hn_at(H, Wq, c->qc + c->kc), ld, 1.0f, H->dY1, c->h);
-    hn_gemm(H, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1, c->h, H->dQ, c->qc, 0.0f, dW, ld);
-    hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc), ld);
-    hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1, c->h));
+    const void *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, Wk, ld, 1.0f, H->dY1, c->h));
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, Wv, ld, 1.0f, H->dY1, c->h));
+    HX_TRY(hn_gemm(H, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1, c->h, H->dQ, c->qc, 0.0f, dW, ld));
+    HX_TRY(hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc), ld));
+    return hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
 }
 
-static void g_ln1_bwd(hx_ctx *c, const uly_op *op)
+static int g_ln1_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->rms1, H->dY1, H->dX1, H->dX, GW(c, off_g1), H->dg32,
-                        H->cs));
+    return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->rms1, H->dY1, H->dX1, H->dX, GW(c, off_g1),
+                               H->dg32, H->cs));
 }
 
 /* ---------------------------------------------------------- per model */
 
-static void g_embed(hx_ctx *c, const uly_op *op)
+static int g_embed(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    (void)c;
-    hn_map_run(H, &H->m_emb, 0, H->emb_x, H->ct, H->emb_in, H->ct);
+    return hn_map_run(H, &H->m_emb, 0, H->emb_x, H->ct, H->emb_in, H->ct);
 }
 
-static void g_logits(hx_ctx *c, const uly_op *op)
+static int g_logits(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 1, c->b * c->lt, c->lv, c->h, 1.0f, H->xf, c->h, H->emb_out, c->h, 0.0f, H->logit, c->lv);
+    return hn_gemm(H, 0, 1, c->b * c->lt, c->lv, c->h, 1.0f, H->xf, c->h, H->emb_out, c->h, 0.0f, H->logit, c->lv);
 }
 
-static void g_loss(hx_ctx *c, const uly_op *op)
+static int g_loss(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HN_CUDA(hxk_loss(H->ct, c->b * c->lt, c->lv, H->logit, H->cs));
+    return HN_CUDA(hxk_loss(H->ct, c->b * c->lt, c->lv, H->logit, H->cs));
 }
 
-static void g_logits_bwd(hx_ctx *c, const uly_op *op)
+static int g_logits_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    hn_gemm(H, 0, 0, c->b * c->lt, c->h, c->lv, 1.0f, H->logit, c->lv, H->emb_out, c->h, 0.0f, H->dxf, c->h);
-    hn_gemm(H, 1, 0, c->lv, c->h, c->b * c->lt, 1.0f, H->logit, c->lv, H->xf, c->h, 0.0f, H->demb, c->h);
+    HX_TRY(hn_gemm(H, 0, 0, c->b * c->lt, c->h, c->lv, 1.0f, H->logit, c->lv, H->emb_out, c->h, 0.0f, H->dxf, c->h));
+    return hn_gemm(H, 1, 0, c->lv, c->h, c->b * c->lt, 1.0f, H->logit, c->lv, H->xf, c->h, 0.0f, H->demb, c->h);
 }
 
 /* Adam as h_optimizer (hx_layer.c), on float32 master values; the updated
  * values go to the 16-bit weights the next gather (or the next pass) reads */
-static void g_optimizer(hx_ctx *c, const uly_op *op)
+static int g_optimizer(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
@@ -222,97 +225,96 @@ static void g_optimizer(hx_ctx *c, const uly_op *op)
     static int step;
     step++;
     const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
-    HN_CUDA(hxk_adam(H->ct, c->n_opt, g, gl, H->master, H->adam_m, H->adam_v, wout, nw, lr, b1, b2, eps, c1, c2, H->cs));
+    return HN_CUDA(hxk_adam(H->ct, c->n_opt, g, gl, H->master, H->adam_m, H->adam_v, wout, nw, lr, b1, b2, eps, c1,
+                            c2, H->cs));
 }
 
 /* --------------------------------------------------------- communication */
 
 /* the communicator's stream waits for what the compute stream has queued
  * (the data to send), and the compute stream for the communication */
-static kern_nccl_comm *comm_in(hn *H, uly_group g, const uly_op *op)
+static int comm_in(hn *H, uly_group g, const uly_op *op, kern_nccl_comm **nc)
 {
-    kern_nccl_comm *nc = H->nc[g];
-    if (!nc) hx_die("op %d (%s): no NCCL communicator for group %s", op->id, uly_op_type_name(op->type), uly_group_name(g));
-    HN_K(kern_nccl_wait_for(nc, H->cs));
-    return nc;
+    if (!(*nc = H->nc[g]))
+        return hx_fail("op %d (%s): no NCCL communicator for group %s", op->id, uly_op_type_name(op->type),
+                       uly_group_name(g));
+    return HN_K(kern_nccl_wait_for(*nc, H->cs));
 }
 
-static void comm_out(hn *H, kern_nccl_comm *nc) { HN_K(kern_nccl_make_wait(nc, H->cs)); }
+static int comm_out(hn *H, kern_nccl_comm *nc) { return HN_K(kern_nccl_make_wait(nc, H->cs)); }
 
-static void g_a2a(hx_ctx *c, const uly_op *op)
+static int g_a2a(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     int64_t *bytes = &c->st[op->id].bytes_pass;
     const size_t nq = (size_t)(c->Rt * (c->a / c->u) * c->d), nk = (size_t)(c->Rt * (c->kv_eff / c->u) * c->d);
     const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_A2A) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
+    if (c->mode != ULY_EXEC_A2A)
+        return hx_fail("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
     const void *s;
     void *r;
     size_t n = nq;
-    if (op->type == ULY_OPT_A2A_Q) s = H->s_q, r = H->r_q;
-    else if (op->type == ULY_OPT_A2A_K) s = H->s_k, r = H->r_k, n = nk;
-    else if (op->type == ULY_OPT_A2A_V) s = H->s_v, r = H->r_v, n = nk;
-    else if (op->type == ULY_OPT_A2A_O) s = H->s_o, r = H->r_o;
-    else if (op->type == ULY_OPT_A2A_DO) s = H->s_do, r = H->r_do;
-    else if (op->type == ULY_OPT_A2A_DQ) s = H->s_dq, r = H->r_dq;
-    else if (op->type == ULY_OPT_A2A_DK) s = H->s_dk, r = H->r_dk, n = nk;
-    else if (op->type == ULY_OPT_A2A_DV) s = H->s_dv, r = H->r_dv, n = nk;
-    else hx_die("no all-to-all handler for op %s", nm);
-    kern_nccl_comm *nc = comm_in(H, ULY_GROUP_ULYSSES, op);
-    HN_K(kern_nccl_alltoall(nc, s, r, n, H->ct, bytes));
-    comm_out(H, nc);
+    switch (op->type) {
+    case ULY_OPT_A2A_Q: s = H->s_q, r = H->r_q; break;
+    case ULY_OPT_A2A_K: s = H->s_k, r = H->r_k, n = nk; break;
+    case ULY_OPT_A2A_V: s = H->s_v, r = H->r_v, n = nk; break;
+    case ULY_OPT_A2A_O: s = H->s_o, r = H->r_o; break;
+    case ULY_OPT_A2A_DO: s = H->s_do, r = H->r_do; break;
+    case ULY_OPT_A2A_DQ: s = H->s_dq, r = H->r_dq; break;
+    case ULY_OPT_A2A_DK: s = H->s_dk, r = H->r_dk, n = nk; break;
+    case ULY_OPT_A2A_DV: s = H->s_dv, r = H->r_dv, n = nk; break;
+    default: return hx_fail("no all-to-all handler for op %s", nm);
+    }
+    kern_nccl_comm *nc;
+    HX_TRY(comm_in(H, ULY_GROUP_ULYSSES, op, &nc));
+    HX_TRY(HN_K(kern_nccl_alltoall(nc, s, r, n, H->ct, bytes)));
+    return comm_out(H, nc);
 }
 
-static void g_zero_gather(hx_ctx *c, const uly_op *op)
+/* ZeRO over the data x sequence group: the weights' all-gather
+ * (zero_gather_w) or the gradients' reduce-scatter (zero_rs_grad), once per
+ * step over the model-level shards (phase step: ZeRO-1/2) or per layer over
+ * the layer's (ZeRO-2/3) */
+static int g_zero(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
+    const int per_step = op->phase == ULY_PHASE_STEP, gather = op->type == ULY_OPT_ZERO_GATHER_W;
+    void *shard = gather ? (per_step ? H->wmshard : H->wshard) : (per_step ? H->gmshard : H->gshard);
+    const size_t n = (size_t)(per_step ? c->model_sh : c->layer_sh);
+    if (!shard)
+        return hx_fail("op %d %s: no %s %s shard (zero stage %d)", op->id, uly_op_type_name(op->type),
+                       per_step ? "model-level" : "layer", gather ? "weight" : "gradient", c->w.zero_stage);
     int64_t *bytes = &c->st[op->id].bytes_pass;
-    kern_nccl_comm *nc = comm_in(H, ULY_GROUP_ZERO, op);
-    if (op->phase == ULY_PHASE_STEP) {
-        if (!H->wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
-        HN_K(kern_nccl_allgather(nc, H->wmshard, H->wt, (size_t)c->model_sh, H->ct, bytes));
-    } else {
-        if (!H->wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
-        HN_K(kern_nccl_allgather(nc, H->wshard, H->wt, (size_t)c->layer_sh, H->ct, bytes));
-    }
-    comm_out(H, nc);
-}
-
-static void g_zero_rs(hx_ctx *c, const uly_op *op)
-{
-    hn *H = c->be_state;
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    kern_nccl_comm *nc = comm_in(H, ULY_GROUP_ZERO, op);
-    if (op->phase == ULY_PHASE_STEP) {
-        if (!H->gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, uly_op_type_name(op->type));
-        HN_K(kern_nccl_reduce_scatter(nc, H->gwt, H->gmshard, (size_t)c->model_sh, H->ct, bytes));
-    } else {
-        if (!H->gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, uly_op_type_name(op->type));
-        HN_K(kern_nccl_reduce_scatter(nc, H->gwt, H->gshard, (size_t)c->layer_sh, H->ct, bytes));
-    }
-    comm_out(H, nc);
+    kern_nccl_comm *nc;
+    HX_TRY(comm_in(H, ULY_GROUP_ZERO, op, &nc));
+    if (gather) HX_TRY(HN_K(kern_nccl_allgather(nc, shard, H->wt, n, H->ct, bytes)));
+    else HX_TRY(HN_K(kern_nccl_reduce_scatter(nc, H->gwt, shard, n, H->ct, bytes)));
+    return comm_out(H, nc);
 }
 
 /* The stage output (forward) or its gradient (backward) to the next (the
  * previous) stage, a ring over the stages as in hx_layer.c's h_pp. */
-static void g_pp(hx_ctx *c, const uly_op *op)
+static int g_pp(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     const int fwd = op->phase == ULY_PHASE_FWD;
-    if (!H->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, uly_op_type_name(op->type), (long long)c->l.pp);
+    if (!H->pp_rx)
+        return hx_fail("op %d %s: no pipeline (pp %lld)", op->id, uly_op_type_name(op->type), (long long)c->l.pp);
     const hx_group *g = &c->g[ULY_GROUP_PP]; /* its NCCL communicator has the same ranks */
-    kern_nccl_comm *nc = comm_in(H, ULY_GROUP_PP, op);
-    HN_K(kern_nccl_sendrecv(nc, H->emb_x, fwd ? g->next : g->prev, H->pp_rx, fwd ? g->prev : g->next,
-                            (size_t)(c->b * c->plan.act_tokens * c->h), H->ct, &c->st[op->id].bytes_pass));
-    comm_out(H, nc);
+    kern_nccl_comm *nc;
+    HX_TRY(comm_in(H, ULY_GROUP_PP, op, &nc));
+    HX_TRY(HN_K(kern_nccl_sendrecv(nc, H->emb_x, fwd ? g->next : g->prev, H->pp_rx, fwd ? g->prev : g->next,
+                                   (size_t)(c->b * c->plan.act_tokens * c->h), H->ct, &c->st[op->id].bytes_pass)));
+    return comm_out(H, nc);
 }
 
-static void g_dp_allreduce(hx_ctx *c, const uly_op *op)
+static int g_dp_allreduce(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    kern_nccl_comm *nc = comm_in(H, ULY_GROUP_ZERO, op);
-    HN_K(kern_nccl_allreduce(nc, H->gwt, (size_t)(c->model_sh * c->zg), H->ct, &c->st[op->id].bytes_pass));
-    comm_out(H, nc);
+    kern_nccl_comm *nc;
+    HX_TRY(comm_in(H, ULY_GROUP_ZERO, op, &nc));
+    HX_TRY(HN_K(kern_nccl_allreduce(nc, H->gwt, (size_t)(c->model_sh * c->zg), H->ct, &c->st[op->id].bytes_pass)));
+    return comm_out(H, nc);
 }
 
 /* ---------------------------------------------------------------- table */
@@ -345,8 +347,8 @@ static const hx_handler layer_table[ULY_OPT_COUNT] = {
     [ULY_OPT_A2A_DQ] = g_a2a,
     [ULY_OPT_A2A_DK] = g_a2a,
     [ULY_OPT_A2A_DV] = g_a2a,
-    [ULY_OPT_ZERO_GATHER_W] = g_zero_gather,
-    [ULY_OPT_ZERO_RS_GRAD] = g_zero_rs,
+    [ULY_OPT_ZERO_GATHER_W] = g_zero,
+    [ULY_OPT_ZERO_RS_GRAD] = g_zero,
     [ULY_OPT_DP_ALLREDUCE_GRAD] = g_dp_allreduce,
     [ULY_OPT_PP_SEND_ACT] = g_pp,
     [ULY_OPT_PP_SEND_GRAD] = g_pp,

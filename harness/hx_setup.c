@@ -13,6 +13,12 @@
 #include "hx.h"
 #include "preset.h"
 
+/* dst = the allocation expr, or return HX_FAIL (the allocator printed why) */
+#define ALLOC(dst, expr)                                                                                             \
+    do {                                                                                                             \
+        if (!((dst) = (expr))) return HX_FAIL;                                                                       \
+    } while (0)
+
 /* ------------------------------------------------------------ seeded data */
 
 static inline uint64_t mix64(uint64_t x)
@@ -53,6 +59,21 @@ int64_t hx_token_id(const hx_ctx *c, int64_t i)
 {
     return (int64_t)((hx_rand(c->o.seed, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
                      (float)c->lv) % c->lv;
+}
+
+/* The layer's input X and its upstream gradient G on this rank's token
+ * rows: functions of the global (sequence, position, column), so the
+ * reference sees the same tensors. */
+void hx_layer_io_seed(const hx_ctx *c, float *x, float *g)
+{
+    const int64_t h = c->h;
+    for (int64_t row = 0; row < c->Rt; row++) {
+        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
+        for (int64_t j = 0; j < h; j++) {
+            x[row * h + j] = hx_rand(c->o.seed, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
+            g[row * h + j] = hx_rand(c->o.seed, HX_T_G, gi, (uint64_t)j);
+        }
+    }
 }
 
 /* ---------------------------------------------------------- token layout */
@@ -101,14 +122,15 @@ static int64_t degree(const uly_layout *l, uly_group g)
     }
 }
 
-static void group_make(hx_group *g, int color, int key)
+static int group_make(hx_group *g, int color, int key)
 {
-    HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm));
-    HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN));
-    HX_MPI(MPI_Comm_size(g->comm, &g->size));
-    HX_MPI(MPI_Comm_rank(g->comm, &g->rank));
+    HX_TRY(HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm)));
+    HX_TRY(HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN)));
+    HX_TRY(HX_MPI(MPI_Comm_size(g->comm, &g->size)));
+    HX_TRY(HX_MPI(MPI_Comm_rank(g->comm, &g->rank)));
     g->next = (g->rank + 1) % g->size;
     g->prev = (g->rank + g->size - 1) % g->size;
+    return HX_OK;
 }
 
 static void coords_compute(hx_ctx *c)
@@ -126,7 +148,7 @@ static void coords_compute(hx_ctx *c)
     }
 }
 
-static void comms_make(hx_ctx *c)
+static int comms_make(hx_ctx *c)
 {
     const int rank = hx_world_rank;
     int64_t stride = 1;
@@ -137,32 +159,34 @@ static void comms_make(hx_ctx *c)
         int co = (int)((rank / stride) % deg);
         coord[gid] = co;
         if (c->plan.place[gid].stride != stride)
-            hx_die("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
+            return hx_fail("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
                    (long long)c->plan.place[gid].stride);
-        group_make(&c->g[gid], (int)(rank - co * stride), co);
-        if (c->g[gid].size != deg) hx_die("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
+        HX_TRY(group_make(&c->g[gid], (int)(rank - co * stride), co));
+        if (c->g[gid].size != deg)
+            return hx_fail("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
         stride *= deg;
     }
     /* the pipeline stages, outside the four: ranks that share every other coordinate */
     {
         const int co = (int)(rank / stride);
-        group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co);
+        HX_TRY(group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co));
         coord[ULY_GROUP_PP] = co;
         if (c->g[ULY_GROUP_PP].size != c->l.pp)
-            hx_die("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
+            return hx_fail("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
         if (c->l.pp > 1 && c->plan.place[ULY_GROUP_PP].stride != stride)
-            hx_die("group pp: stride %lld here, %lld in the plan", (long long)stride,
+            return hx_fail("group pp: stride %lld here, %lld in the plan", (long long)stride,
                    (long long)c->plan.place[ULY_GROUP_PP].stride);
     }
     /* ZeRO shards over everything but TP inside a stage: the ranks sharing a
      * TP and a pipeline coordinate */
-    group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank);
+    HX_TRY(group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank));
     if (c->g[ULY_GROUP_ZERO].size != c->plan.dims.zero_group)
-        hx_die("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
+        return hx_fail("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
                (long long)c->plan.dims.zero_group);
     if (c->ui != coord[ULY_GROUP_ULYSSES] || c->ri != coord[ULY_GROUP_RING] || c->ti != coord[ULY_GROUP_TP] ||
         c->di != coord[ULY_GROUP_DP])
-        hx_die("internal: group coordinates disagree");
+        return hx_fail("internal: group coordinates disagree");
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------------- inputs */
@@ -308,7 +332,7 @@ int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos)
         const hx_seg *s = &ss->s[i];
         if (s->batch == batch && pos >= s->off && pos < s->off + s->len) return s->base + (pos - s->off);
     }
-    hx_die("internal: position %lld of sequence %lld is not in this rank's segments", (long long)pos, (long long)batch);
+    return -1;
 }
 
 static int shapes_setup(hx_ctx *c)
@@ -360,9 +384,11 @@ static int shapes_setup(hx_ctx *c)
         break;
     }
     if (c->Hq != p->dims.heads || c->Hkv != p->dims.kv_heads)
-        hx_die("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq, (long long)c->Hkv,
+        return hx_fail("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq,
+                       (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
-    if (c->Hkv < 1 || c->Hq % c->Hkv) hx_die("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
+    if (c->Hkv < 1 || c->Hq % c->Hkv)
+        return hx_fail("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
     const int heads_split = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE;
     c->qc = (heads_split ? c->Hq : c->a) * c->d;
     c->kc = (heads_split ? c->Hkv : c->k) * c->d;
@@ -371,8 +397,8 @@ static int shapes_setup(hx_ctx *c)
     c->Rg = c->b * c->Tg;
 
     /* token-side positions */
-    c->tpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token positions");
-    c->tbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token batches");
+    ALLOC(c->tpos, hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token positions"));
+    ALLOC(c->tbat, hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token batches"));
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t i = 0; i < c->T; i++) {
             int64_t pos;
@@ -387,8 +413,8 @@ static int shapes_setup(hx_ctx *c)
             c->tbat[bb * c->T + i] = bb;
         }
     if (c->mode == ULY_EXEC_TP_SP && c->t > 1) {
-        c->gpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions");
-        c->gbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches");
+        ALLOC(c->gpos, hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions"));
+        ALLOC(c->gbat, hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches"));
         for (int64_t j = 0; j < c->t; j++)
             for (int64_t bb = 0; bb < c->b; bb++)
                 for (int64_t i = 0; i < c->T; i++) {
@@ -423,12 +449,14 @@ static int shapes_setup(hx_ctx *c)
         }
     }
     if (c->mode == ULY_EXEC_A2A) {
-        c->uly_map = hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map");
+        ALLOC(c->uly_map, hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map"));
         for (int64_t pe = 0; pe < c->u; pe++)
             for (int64_t bb = 0; bb < c->b; bb++)
                 for (int64_t i = 0; i < c->T; i++) {
-                    int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
-                    c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos);
+                    const int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
+                    if ((c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos)) < 0)
+                        return hx_fail("internal: position %lld of sequence %lld is not in this rank's segments",
+                                       (long long)pos, (long long)bb);
                 }
     }
     return 0;
@@ -437,7 +465,7 @@ static int shapes_setup(hx_ctx *c)
 
 /* ------------------------------------------------------------ parameters */
 
-static void params_setup(hx_ctx *c)
+static int params_setup(hx_ctx *c)
 {
     const int64_t h = c->h, d = c->d;
     c->off_wqkv = 0;
@@ -459,8 +487,8 @@ static void params_setup(hx_ctx *c)
     if (c->layer_sh * c->zg > na) na = c->layer_sh * c->zg;
     if (c->model_sh * c->zg > na) na = c->model_sh * c->zg;
     c->n_alloc = na;
-    c->wt = hx_falloc(na, "weights");
-    c->gwt = hx_falloc(na, "weight grads");
+    ALLOC(c->wt, hx_falloc(na, "weights"));
+    ALLOC(c->gwt, hx_falloc(na, "weight grads"));
 
     const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
     const int64_t rep = kv_w / c->k;
@@ -491,16 +519,16 @@ static void params_setup(hx_ctx *c)
     const int zero = c->w.zero_stage;
     const int zop = c->zg > 1; /* the plan has ZeRO/DP ops only then */
     if (zop && zero >= 3) {
-        c->wshard = hx_falloc(c->layer_sh, "ZeRO-3 weight shard");
+        ALLOC(c->wshard, hx_falloc(c->layer_sh, "ZeRO-3 weight shard"));
         memcpy(c->wshard, c->wt + zi * c->layer_sh, sizeof(float) * (size_t)c->layer_sh);
         /* the gathered region is rebuilt by zero_gather_w before use: clear
          * it so that only a working gather gives the right answer */
         memset(c->wt, 0, sizeof(float) * (size_t)(c->layer_sh * c->zg));
     }
-    if (zop && zero >= 2) c->gshard = hx_falloc(c->layer_sh, "ZeRO-2/3 grad shard");
-    if (zop && zero == 1) c->gmshard = hx_falloc(c->model_sh, "ZeRO-1 grad shard");
+    if (zop && zero >= 2) ALLOC(c->gshard, hx_falloc(c->layer_sh, "ZeRO-2/3 grad shard"));
+    if (zop && zero == 1) ALLOC(c->gmshard, hx_falloc(c->model_sh, "ZeRO-1 grad shard"));
     if (zop && (zero == 1 || zero == 2)) {
-        c->wmshard = hx_falloc(c->model_sh, "ZeRO-1/2 weight shard");
+        ALLOC(c->wmshard, hx_falloc(c->model_sh, "ZeRO-1/2 weight shard"));
         memcpy(c->wmshard, c->wt + zi * c->model_sh, sizeof(float) * (size_t)c->model_sh);
     }
     /* optimizer state: what the plan's optimizer op prices */
@@ -514,43 +542,44 @@ static void params_setup(hx_ctx *c)
         c->master = c->wmshard;
         if (c->n_opt > c->model_sh) c->n_opt = c->model_sh;
     } else {
-        c->master = hx_falloc(c->n_opt, "ZeRO-3 master shard");
+        ALLOC(c->master, hx_falloc(c->n_opt, "ZeRO-3 master shard"));
         memcpy(c->master, c->wshard, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
     }
-    c->adam_m = hx_falloc(c->n_opt, "Adam m");
-    c->adam_v = hx_falloc(c->n_opt, "Adam v");
+    ALLOC(c->adam_m, hx_falloc(c->n_opt, "Adam m"));
+    ALLOC(c->adam_v, hx_falloc(c->n_opt, "Adam v"));
+    return HX_OK;
 }
 
 /* --------------------------------------------------------------- buffers */
 
-static void buffers_setup(hx_ctx *c)
+static int buffers_setup(hx_ctx *c)
 {
     const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
     /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
      * its token side (all rows), all-reduced in place */
     const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1;
-    c->X = hx_falloc(Rt * h, "X");
-    c->Y1 = hx_falloc(Rt * h, "Y1");
-    c->X1 = hx_falloc(Rt * h, "X1");
-    c->Y2 = hx_falloc(Rt * h, "Y2");
-    c->G = hx_falloc(Rt * h, "G");
-    c->dY1 = hx_falloc(Rt * h, "dY1");
-    c->dX1 = hx_falloc(Rt * h, "dX1");
-    c->dY2 = hx_falloc(Rt * h, "dY2");
-    c->dX = hx_falloc(Rt * h, "dX");
-    c->Z = hx_falloc(Rt * h, "Z");
-    c->M = hx_falloc(Rt * h, "M");
-    c->rms1 = hx_falloc(Rt, "rms1");
-    c->rms2 = hx_falloc(Rt, "rms2");
+    ALLOC(c->X, hx_falloc(Rt * h, "X"));
+    ALLOC(c->Y1, hx_falloc(Rt * h, "Y1"));
+    ALLOC(c->X1, hx_falloc(Rt * h, "X1"));
+    ALLOC(c->Y2, hx_falloc(Rt * h, "Y2"));
+    ALLOC(c->G, hx_falloc(Rt * h, "G"));
+    ALLOC(c->dY1, hx_falloc(Rt * h, "dY1"));
+    ALLOC(c->dX1, hx_falloc(Rt * h, "dX1"));
+    ALLOC(c->dY2, hx_falloc(Rt * h, "dY2"));
+    ALLOC(c->dX, hx_falloc(Rt * h, "dX"));
+    ALLOC(c->Z, hx_falloc(Rt * h, "Z"));
+    ALLOC(c->M, hx_falloc(Rt * h, "M"));
+    ALLOC(c->rms1, hx_falloc(Rt, "rms1"));
+    ALLOC(c->rms2, hx_falloc(Rt, "rms2"));
     if (tp) {
-        c->Y1g = hx_falloc(Rg * h, "Y1 gathered");
-        c->Y2g = hx_falloc(Rg * h, "Y2 gathered");
-        c->Gg = hx_falloc(Rg * h, "G gathered");
-        c->dX1g = hx_falloc(Rg * h, "dX1 gathered");
-        c->Zg = hx_falloc(Rg * h, "Z partial");
-        c->Mg = hx_falloc(Rg * h, "M partial");
-        c->dY2g = hx_falloc(Rg * h, "dY2 partial");
-        c->dY1g = hx_falloc(Rg * h, "dY1 partial");
+        ALLOC(c->Y1g, hx_falloc(Rg * h, "Y1 gathered"));
+        ALLOC(c->Y2g, hx_falloc(Rg * h, "Y2 gathered"));
+        ALLOC(c->Gg, hx_falloc(Rg * h, "G gathered"));
+        ALLOC(c->dX1g, hx_falloc(Rg * h, "dX1 gathered"));
+        ALLOC(c->Zg, hx_falloc(Rg * h, "Z partial"));
+        ALLOC(c->Mg, hx_falloc(Rg * h, "M partial"));
+        ALLOC(c->dY2g, hx_falloc(Rg * h, "dY2 partial"));
+        ALLOC(c->dY1g, hx_falloc(Rg * h, "dY1 partial"));
     } else {
         c->Y1g = c->Y1;
         c->Y2g = c->Y2;
@@ -562,38 +591,38 @@ static void buffers_setup(hx_ctx *c)
         c->dY1g = c->dY1;
     }
     const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    c->Ug = hx_falloc(Rg * f1l, "U");
-    c->dUg = hx_falloc(Rg * f1l, "dU");
-    c->Ag = hx_falloc(Rg * c->fl, "A");
-    c->dAg = hx_falloc(Rg * c->fl, "dA");
-    c->Qg = hx_falloc(Rg * c->qc, "Q");
-    c->Og = hx_falloc(Rg * c->qc, "O");
-    c->dOg = hx_falloc(Rg * c->qc, "dO");
-    c->dQg = hx_falloc(Rg * c->qc, "dQ");
-    c->Kg = hx_falloc(Rg * c->kc, "K");
-    c->Vg = hx_falloc(Rg * c->kc, "V");
-    c->dKg = hx_falloc(Rg * c->kc, "dK");
-    c->dVg = hx_falloc(Rg * c->kc, "dV");
+    ALLOC(c->Ug, hx_falloc(Rg * f1l, "U"));
+    ALLOC(c->dUg, hx_falloc(Rg * f1l, "dU"));
+    ALLOC(c->Ag, hx_falloc(Rg * c->fl, "A"));
+    ALLOC(c->dAg, hx_falloc(Rg * c->fl, "dA"));
+    ALLOC(c->Qg, hx_falloc(Rg * c->qc, "Q"));
+    ALLOC(c->Og, hx_falloc(Rg * c->qc, "O"));
+    ALLOC(c->dOg, hx_falloc(Rg * c->qc, "dO"));
+    ALLOC(c->dQg, hx_falloc(Rg * c->qc, "dQ"));
+    ALLOC(c->Kg, hx_falloc(Rg * c->kc, "K"));
+    ALLOC(c->Vg, hx_falloc(Rg * c->kc, "V"));
+    ALLOC(c->dKg, hx_falloc(Rg * c->kc, "dK"));
+    ALLOC(c->dVg, hx_falloc(Rg * c->kc, "dV"));
 
     if (c->mode != ULY_EXEC_RSA) {
         const int64_t qr = c->qs.rows;
-        c->qa = hx_falloc(qr * c->Hq * d, "Q attention side");
-        c->oa = hx_falloc(qr * c->Hq * d, "O attention side");
-        c->doa = hx_falloc(qr * c->Hq * d, "dO attention side");
-        c->dqa = hx_falloc(qr * c->Hq * d, "dQ attention side");
-        c->lsea = hx_falloc(qr * c->Hq, "lse");
-        c->tmp_o = hx_falloc(qr * c->Hq * d, "partial O");
-        c->tmp_lse = hx_falloc(qr * c->Hq, "partial lse");
-        c->has = hx_alloc((size_t)HX_MAX_SEGS, "segment flags");
+        ALLOC(c->qa, hx_falloc(qr * c->Hq * d, "Q attention side"));
+        ALLOC(c->oa, hx_falloc(qr * c->Hq * d, "O attention side"));
+        ALLOC(c->doa, hx_falloc(qr * c->Hq * d, "dO attention side"));
+        ALLOC(c->dqa, hx_falloc(qr * c->Hq * d, "dQ attention side"));
+        ALLOC(c->lsea, hx_falloc(qr * c->Hq, "lse"));
+        ALLOC(c->tmp_o, hx_falloc(qr * c->Hq * d, "partial O"));
+        ALLOC(c->tmp_lse, hx_falloc(qr * c->Hq, "partial lse"));
+        ALLOC(c->has, hx_alloc((size_t)HX_MAX_SEGS, "segment flags"));
         c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : qr;
         const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
-        c->kv_own = hx_falloc(blk, "K,V block");
-        c->dkv_own = hx_falloc(blk, "dK,dV block");
+        ALLOC(c->kv_own, hx_falloc(blk, "K,V block"));
+        ALLOC(c->dkv_own, hx_falloc(blk, "dK,dV block"));
         if (c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A)) {
             for (int i = 0; i < 2; i++) {
-                c->rot[i] = hx_falloc(blk, "ring K,V buffer");
-                c->accs[i] = hx_falloc(blk, "ring dK,dV send buffer");
-                c->accr[i] = hx_falloc(blk, "ring dK,dV receive buffer");
+                ALLOC(c->rot[i], hx_falloc(blk, "ring K,V buffer"));
+                ALLOC(c->accs[i], hx_falloc(blk, "ring dK,dV send buffer"));
+                ALLOC(c->accr[i], hx_falloc(blk, "ring dK,dV receive buffer"));
             }
         }
     }
@@ -601,55 +630,55 @@ static void buffers_setup(hx_ctx *c)
         const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
         float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
         float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
-        for (int i = 0; i < 8; i++) *qbufs[i] = hx_falloc(nq, "all-to-all buffer");
-        for (int i = 0; i < 8; i++) *kbufs[i] = hx_falloc(nk, "all-to-all buffer");
+        for (int i = 0; i < 8; i++) ALLOC(*qbufs[i], hx_falloc(nq, "all-to-all buffer"));
+        for (int i = 0; i < 8; i++) ALLOC(*kbufs[i], hx_falloc(nk, "all-to-all buffer"));
     }
     if (c->mode == ULY_EXEC_ALLGATHER) {
         const int64_t n = c->r * Rt * c->kc;
-        c->kg_all = hx_falloc(n, "gathered K");
-        c->vg_all = hx_falloc(n, "gathered V");
-        c->rs_dk_in = hx_falloc(n, "dK to reduce-scatter");
-        c->rs_dv_in = hx_falloc(n, "dV to reduce-scatter");
+        ALLOC(c->kg_all, hx_falloc(n, "gathered K"));
+        ALLOC(c->vg_all, hx_falloc(n, "gathered V"));
+        ALLOC(c->rs_dk_in, hx_falloc(n, "dK to reduce-scatter"));
+        ALLOC(c->rs_dv_in, hx_falloc(n, "dV to reduce-scatter"));
     }
     if (c->mode == ULY_EXEC_RSA) {
         const int64_t n = c->r * Rt * c->kc;
-        c->k_all = hx_falloc(n, "RSA K");
-        c->v_all = hx_falloc(n, "RSA V");
-        c->dk_all = hx_falloc(n, "RSA dK");
-        c->dv_all = hx_falloc(n, "RSA dV");
-        c->S = hx_falloc(c->b * c->a * c->T * c->N, "RSA scores");
-        c->dP = hx_falloc(c->b * c->a * c->T * c->N, "RSA score grads");
-        c->Drow = hx_falloc(c->b * c->a * c->T, "RSA rowsum");
+        ALLOC(c->k_all, hx_falloc(n, "RSA K"));
+        ALLOC(c->v_all, hx_falloc(n, "RSA V"));
+        ALLOC(c->dk_all, hx_falloc(n, "RSA dK"));
+        ALLOC(c->dv_all, hx_falloc(n, "RSA dV"));
+        ALLOC(c->S, hx_falloc(c->b * c->a * c->T * c->N, "RSA scores"));
+        ALLOC(c->dP, hx_falloc(c->b * c->a * c->T * c->N, "RSA score grads"));
+        ALLOC(c->Drow, hx_falloc(c->b * c->a * c->T, "RSA rowsum"));
     }
     c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
     if (c->mode == ULY_EXEC_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
     if (c->mode == ULY_EXEC_TP_ALLREDUCE && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
-    c->rs_tmp = hx_falloc(c->rs_tmp_n, "all-reduce block");
+    ALLOC(c->rs_tmp, hx_falloc(c->rs_tmp_n, "all-reduce block"));
 
     /* per-model ops: embedding lookups on this rank's tokens, logits over the
      * plan's logit tokens and vocabulary columns */
     const int64_t act = c->plan.act_tokens;
     c->lt = c->plan.logit_tokens;
     c->lv = c->plan.logit_vocab;
-    c->emb_in = hx_falloc(c->lv * h, "embedding table");
-    c->emb_x = hx_falloc(c->b * act * h, "embedded tokens");
+    ALLOC(c->emb_in, hx_falloc(c->lv * h, "embedding table"));
+    ALLOC(c->emb_x, hx_falloc(c->b * act * h, "embedded tokens"));
     if (c->l.pp > 1) {
         /* seeded by the sending stage and the direction, so the receiver can
          * tell whose transfer arrived (hx_layer.c h_pp) */
         const int64_t n = c->b * act * h;
-        c->pp_rx = hx_falloc(n, "stage transfer");
+        ALLOC(c->pp_rx, hx_falloc(n, "stage transfer"));
         for (int dir = 0; dir < 2; dir++) {
-            c->pp_tx[dir] = hx_falloc(n, "stage transfer");
+            ALLOC(c->pp_tx[dir], hx_falloc(n, "stage transfer"));
             for (int64_t i = 0; i < n; i++)
                 c->pp_tx[dir][i] = hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * c->g[ULY_GROUP_PP].rank + dir), (uint64_t)i);
         }
     }
-    c->tok_ids = hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids");
-    c->xf = hx_falloc(c->b * c->lt * h, "final hidden");
-    c->emb_out = hx_falloc(c->lv * h, "output embedding");
-    c->logit = hx_falloc(c->b * c->lt * c->lv, "logits");
-    c->dxf = hx_falloc(c->b * c->lt * h, "final hidden grad");
-    c->demb = hx_falloc(c->lv * h, "output embedding grad");
+    ALLOC(c->tok_ids, hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids"));
+    ALLOC(c->xf, hx_falloc(c->b * c->lt * h, "final hidden"));
+    ALLOC(c->emb_out, hx_falloc(c->lv * h, "output embedding"));
+    ALLOC(c->logit, hx_falloc(c->b * c->lt * c->lv, "logits"));
+    ALLOC(c->dxf, hx_falloc(c->b * c->lt * h, "final hidden grad"));
+    ALLOC(c->demb, hx_falloc(c->lv * h, "output embedding grad"));
     const uint64_t sd = c->o.seed;
     for (int64_t i = 0; i < c->lv * h; i++) {
         c->emb_in[i] = 0.02f * hx_rand(sd, HX_T_EMB, (uint64_t)i, 0);
@@ -658,15 +687,8 @@ static void buffers_setup(hx_ctx *c)
     for (int64_t i = 0; i < c->b * act; i++) c->tok_ids[i] = hx_token_id(c, i);
     for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank);
 
-    /* the layer's input and its upstream gradient: functions of the global
-     * (sequence, position, column), so the reference sees the same tensors */
-    for (int64_t row = 0; row < Rt; row++) {
-        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
-        for (int64_t j = 0; j < h; j++) {
-            c->X[row * h + j] = hx_rand(sd, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
-            c->G[row * h + j] = hx_rand(sd, HX_T_G, gi, (uint64_t)j);
-        }
-    }
+    hx_layer_io_seed(c, c->X, c->G);
+    return HX_OK;
 }
 
 int hx_setup(hx_ctx *c, const hx_opts *o)
@@ -683,10 +705,10 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     if (rc) return rc;
     c->kern = kern_attn_find(o->kernel);
     if (!c->kern) return bad_input("--kernel %s: not in the kernel registry", o->kernel);
-    if (o->print_plan) return 0;
-    comms_make(c);
-    params_setup(c);
-    if (c->be->host_buffers) buffers_setup(c); /* else the backend allocates its own (prepare) */
-    return 0;
+    if (o->print_plan) return HX_OK;
+    HX_TRY(comms_make(c));
+    HX_TRY(params_setup(c));
+    if (c->be->host_buffers) HX_TRY(buffers_setup(c)); /* else the backend allocates its own (prepare) */
+    return HX_OK;
 }
 

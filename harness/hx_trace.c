@@ -5,6 +5,7 @@
  * checks leaves FILE.failed (complete, for diagnosis); a run that dies
  * leaves at most the .tmp file, never FILE. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,45 +21,42 @@ static FILE *tfp;
 
 int hx_trace_open(const char *path)
 {
-    if (!path || hx_world_rank != 0) return 0;
+    if (!path || hx_world_rank != 0) return HX_OK;
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", path, (long)getpid());
     tfp = fopen(tmp_path, "w");
-    if (!tfp) {
-        fprintf(stderr, "ulyharness: rank 0: cannot write the trace %s: ", tmp_path);
-        perror("");
-        return -1;
-    }
+    if (!tfp) return hx_fail("cannot write the trace %s: %s", tmp_path, strerror(errno));
     hx_trace_tmp_register(tmp_path);
-    return 0;
+    return HX_OK;
 }
 
-void hx_trace_line(cJSON *obj)
+int hx_trace_line(cJSON *obj)
 {
     if (!tfp) {
         cJSON_Delete(obj);
-        return;
+        return HX_OK;
     }
     char *s = cJSON_PrintUnformatted(obj);
-    if (!s) hx_die("trace: cannot serialise a line");
-    if (fputs(s, tfp) < 0 || fputc('\n', tfp) < 0) hx_die("trace: write failed");
-    fflush(tfp);
-    free(s);
     cJSON_Delete(obj);
+    if (!s) return hx_fail("trace: cannot serialise a line");
+    const int bad = fputs(s, tfp) < 0 || fputc('\n', tfp) < 0 || fflush(tfp) != 0;
+    free(s);
+    return bad ? hx_fail("trace: cannot write %s: %s", tmp_path, strerror(errno)) : HX_OK;
 }
 
 int hx_trace_close(const char *path, int ok)
 {
-    if (!tfp) return 0;
-    if (fflush(tfp) != 0 || fsync(fileno(tfp)) != 0 || fclose(tfp) != 0) {
+    if (!tfp) return HX_OK;
+    const int bad = fflush(tfp) != 0 || fsync(fileno(tfp)) != 0;
+    if (fclose(tfp) != 0 || bad) {
         tfp = NULL;
-        hx_die("trace: cannot finish %s", tmp_path);
+        return hx_fail("trace: cannot finish %s", tmp_path);
     }
     tfp = NULL;
     char final_path[1100];
     snprintf(final_path, sizeof final_path, "%s%s", path, ok ? "" : ".failed");
-    if (rename(tmp_path, final_path) != 0) hx_die("trace: cannot rename %s to %s", tmp_path, final_path);
+    if (rename(tmp_path, final_path) != 0) return hx_fail("trace: cannot rename %s to %s", tmp_path, final_path);
     hx_trace_tmp_register(NULL);
-    return 0;
+    return HX_OK;
 }
 
 /* --------------------------------------------------------- header parts */
@@ -259,9 +257,9 @@ static void add_time(cJSON *root, int argc, char **argv)
     for (int i = 0; i < argc; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
 }
 
-void hx_trace_header(const hx_ctx *c, int argc, char **argv)
+int hx_trace_header(const hx_ctx *c, int argc, char **argv)
 {
-    if (!tfp) return;
+    if (!tfp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -300,44 +298,44 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddItemToObject(h, "software", hx_json_software(c->kern->name));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
     if (c->be && c->be->describe) c->be->describe(c, h); /* the GPU, CUDA and NCCL of the nccl backend */
-    hx_trace_line(h);
+    return hx_trace_line(h);
 }
 
 /* collective: per-op median over reps on each rank, then across ranks */
-void hx_time_stats(const hx_ctx *c, double (*out)[3])
+int hx_time_stats(const hx_ctx *c, double (*out)[3])
 {
-    const int n = c->plan.n_ops, P = hx_world_size;
+    const int n = c->plan.n_ops, P = hx_world_size, root = hx_world_rank == 0;
     double *med = hx_alloc(sizeof(double) * (size_t)n, "timings");
     double *tmp = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings");
-    for (int i = 0; i < n; i++) {
+    double *all = root ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
+    double *v = root ? hx_alloc(sizeof(double) * (size_t)P, "timings") : NULL;
+    int rc = !med || !tmp || (root && (!all || !v)) ? HX_FAIL : HX_OK;
+    for (int i = 0; rc == HX_OK && i < n; i++) {
         memcpy(tmp, c->st[i].t, sizeof(double) * (size_t)c->o.reps);
         med[i] = hx_median(tmp, c->o.reps);
     }
-    double *all = hx_world_rank == 0 ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
-    HX_MPI(MPI_Gather(med, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    if (hx_world_rank == 0) {
-        double *v = hx_alloc(sizeof(double) * (size_t)P, "timings");
-        for (int i = 0; i < n; i++) {
-            double mn = 1e300, mx = -1e300;
-            for (int r = 0; r < P; r++) {
-                v[r] = all[r * n + i];
-                mn = v[r] < mn ? v[r] : mn;
-                mx = v[r] > mx ? v[r] : mx;
-            }
-            out[i][0] = hx_median(v, P);
-            out[i][1] = mn;
-            out[i][2] = mx;
+    if (rc == HX_OK) rc = HX_MPI(MPI_Gather(med, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    for (int i = 0; rc == HX_OK && root && i < n; i++) {
+        double mn = 1e300, mx = -1e300;
+        for (int r = 0; r < P; r++) {
+            v[r] = all[r * n + i];
+            mn = v[r] < mn ? v[r] : mn;
+            mx = v[r] > mx ? v[r] : mx;
         }
-        free(v);
-        free(all);
+        out[i][0] = hx_median(v, P);
+        out[i][1] = mn;
+        out[i][2] = mx;
     }
+    free(v);
+    free(all);
     free(med);
     free(tmp);
+    return rc;
 }
 
-void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
+int hx_trace_ops(const hx_ctx *c, double (*ts)[3])
 {
-    if (!tfp) return;
+    if (!tfp) return HX_OK;
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
         const uly_op *o = &c->plan.ops[id];
@@ -361,13 +359,14 @@ void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
             cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
             cJSON_AddStringToObject(x, "time_is", "exposed");
         }
-        hx_trace_line(x);
+        HX_TRY(hx_trace_line(x));
     }
+    return HX_OK;
 }
 
-void hx_trace_summary(const hx_ctx *c, int ok)
+int hx_trace_summary(const hx_ctx *c, int ok)
 {
-    if (!tfp) return;
+    if (!tfp) return HX_OK;
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "type", "summary");
     cJSON_AddBoolToObject(s, "ok", ok);
@@ -384,13 +383,13 @@ void hx_trace_summary(const hx_ctx *c, int ok)
     cJSON_AddNumberToObject(s, "ops", c->n_order);
     cJSON_AddNumberToObject(s, "passes", 1 + c->o.warmup + c->o.reps);
     cJSON_AddNumberToObject(s, "wall_s", c->t_total);
-    hx_trace_line(s);
+    return hx_trace_line(s);
 }
 
-void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
+int hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
                            const uly_cluster *cl)
 {
-    if (!tfp) return;
+    if (!tfp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -412,5 +411,5 @@ void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *
                                         "allreduce; 1 for sendrecv");
     cJSON_AddItemToObject(h, "software", hx_json_software(NULL));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
-    hx_trace_line(h);
+    return hx_trace_line(h);
 }

@@ -8,13 +8,13 @@
 #include "hx.h"
 
 int hx_trace_open(const char *path);                 /* FILE.tmp.<pid> */
-void hx_trace_line(cJSON *obj);                      /* writes one line, frees obj */
+int hx_trace_line(cJSON *obj);                       /* writes one line, frees obj */
 int hx_trace_close(const char *path, int ok);        /* renames to FILE (ok) or FILE.failed */
-void hx_trace_header(const hx_ctx *c, int argc, char **argv);
-void hx_trace_ops(const hx_ctx *c, double (*ts)[3]);
-void hx_trace_summary(const hx_ctx *c, int ok);
-void hx_time_stats(const hx_ctx *c, double (*out)[3]); /* collective */
-void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
+int hx_trace_header(const hx_ctx *c, int argc, char **argv);
+int hx_trace_ops(const hx_ctx *c, double (*ts)[3]);
+int hx_trace_summary(const hx_ctx *c, int ok);
+int hx_time_stats(const hx_ctx *c, double (*out)[3]); /* collective */
+int hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
                            const uly_cluster *cl);
 cJSON *hx_json_software(const char *kernel);
 cJSON *hx_json_hardware(void);
