@@ -87,7 +87,11 @@ int hx_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ------------------------------------------------------- MPI and faults */
 
-extern int hx_world_rank, hx_world_size;
+/* After MPI_Init: MPI_ERRORS_RETURN on MPI_COMM_WORLD, and this process's
+ * rank and the job's size, which hx_world_rank() and hx_world_size() return. */
+int hx_proc_init(void);
+int hx_world_rank(void);
+int hx_world_size(void);
 
 /* Ends the whole job after a failure: removes this rank's temporary trace
  * and calls MPI_Abort, which makes every rank exit non-zero (exit status
@@ -250,6 +254,7 @@ typedef struct hx_ctx {
     int order[ULY_PLAN_MAX_OPS]; /* execution order (plan ids) */
     int n_order;
     int pass;                    /* 0: checked pass; then warm-up, then timed */
+    int adam_step;               /* optimizer steps taken so far (Adam's bias correction) */
     int timed_rep;               /* -1 when not timed */
     int inject_fail_id, inject_hang_id, inject_kill_id;
 
@@ -325,7 +330,8 @@ int hx_run(hx_ctx *c);
 int hx_exec_op(hx_ctx *c, int id);
 /* check against the float64 reference on rank 0: c->check_ok (the same on every rank) */
 int hx_check(hx_ctx *c);
-int hx_microbench(const hx_opts *o);
+struct hx_trace;
+int hx_microbench(const hx_opts *o, struct hx_trace *trace); /* the table; its lines also to the trace */
 void hx_print_plan(const hx_ctx *c, FILE *fp);
 
 /* seeded inputs */

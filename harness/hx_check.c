@@ -361,7 +361,7 @@ static void pieces_free(piece *all, int P)
  * against the reference; err[t] the worst over the replicas */
 static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[CK_N])
 {
-    const int P = hx_world_size;
+    const int P = hx_world_size();
     for (int t = 0; t < CK_N; t++) {
         const int64_t n = c->b * c->N * full_width(c, t);
         double *full = hx_alloc(sizeof(double) * (size_t)n, "check: assembled tensor");
@@ -392,7 +392,7 @@ static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[C
 /* rank 0: every rank's pieces, the reference, the comparison */
 static int check_on_root(const hx_ctx *c, const piece mine[CK_N], double err[CK_N])
 {
-    const int P = hx_world_size;
+    const int P = hx_world_size();
     piece *all = hx_alloc(sizeof(piece) * (size_t)(P * CK_N), "check pieces");
     if (!all) return HX_FAIL;
     int rc = HX_OK;
@@ -413,7 +413,7 @@ int hx_check(hx_ctx *c)
 {
     piece mine[CK_N];
     pieces_of(c, mine);
-    const int me = hx_world_rank;
+    const int me = hx_world_rank();
     hx_beat(-1, "check: sending results to rank 0");
     if (me != 0) HX_TRY(pieces_send(mine));
     double err[CK_N] = {0};

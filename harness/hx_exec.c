@@ -93,19 +93,19 @@ static int inject(hx_ctx *c, int id)
 {
     const uly_op *op = &c->plan.ops[id];
     if (c->pass != 0) return HX_OK;
-    if (c->o.inject_fail_rank == hx_world_rank && id == c->inject_fail_id) {
+    if (c->o.inject_fail_rank == hx_world_rank() && id == c->inject_fail_id) {
         fprintf(stderr, "ulyharness: rank %d: injected failure at op %d (%s): an MPI call to a rank that does not exist\n",
-                hx_world_rank, id, uly_op_type_name(op->type));
+                hx_world_rank(), id, uly_op_type_name(op->type));
         float x = 0;
-        HX_TRY(HX_MPI(MPI_Send(&x, 1, MPI_FLOAT, hx_world_size, 0, MPI_COMM_WORLD)));
+        HX_TRY(HX_MPI(MPI_Send(&x, 1, MPI_FLOAT, hx_world_size(), 0, MPI_COMM_WORLD)));
     }
-    if (c->o.inject_kill_rank == hx_world_rank && id == c->inject_kill_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
+    if (c->o.inject_kill_rank == hx_world_rank() && id == c->inject_kill_id) {
+        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank(), id, uly_op_type_name(op->type));
         fflush(stderr);
         raise(SIGKILL);
     }
-    if (c->o.inject_hang_rank == hx_world_rank && id == c->inject_hang_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
+    if (c->o.inject_hang_rank == hx_world_rank() && id == c->inject_hang_id) {
+        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank(), id, uly_op_type_name(op->type));
         fflush(stderr);
         hx_beat(id, uly_op_type_name(op->type));
         for (;;) pause();
@@ -209,10 +209,10 @@ int hx_run(hx_ctx *c)
             if (c->timed_rep >= 0) s->t[c->timed_rep] = s->t_pass;
         }
         if (p == 0 && c->be->fetch) HX_TRY(c->be->fetch(c)); /* results to the host buffers the check reads */
-        if (p == 0 && c->o.inject_error && hx_world_rank == hx_world_size - 1) {
+        if (p == 0 && c->o.inject_error && hx_world_rank() == hx_world_size() - 1) {
             /* the hidden wrong-result switch: one element of dQ, after the fact */
             c->dQg[c->Rg * c->qc / 2] += 0.5f;
-            fprintf(stderr, "ulyharness: rank %d: injected error: dQ element %lld perturbed by 0.5\n", hx_world_rank,
+            fprintf(stderr, "ulyharness: rank %d: injected error: dQ element %lld perturbed by 0.5\n", hx_world_rank(),
                     (long long)(c->Rg * c->qc / 2));
         }
         if (p == 0 && !c->o.no_check) HX_TRY(hx_check(c));
@@ -225,7 +225,7 @@ int hx_run(hx_ctx *c)
         if (c->st[i].bytes != op->bytes_sent) {
             ok = 0;
             fprintf(stderr, "ulyharness: rank %d: op %d (%s, %s): sent %lld bytes, the plan says %lld\n",
-                    hx_world_rank, i, uly_op_type_name(op->type), uly_phase_name(op->phase), (long long)c->st[i].bytes,
+                    hx_world_rank(), i, uly_op_type_name(op->type), uly_phase_name(op->phase), (long long)c->st[i].bytes,
                     (long long)op->bytes_sent);
         }
     }

@@ -292,8 +292,7 @@ static int h_optimizer(hx_ctx *c, const uly_op *op)
         g = c->gshard;
         gl = c->layer_sh;
     }
-    static int step;
-    step++;
+    const int step = ++c->adam_step;
     const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
     for (int64_t i = 0; i < c->n_opt; i++) {
         const float gi = i < gl ? g[i] : 0.0f;

@@ -65,7 +65,7 @@ static int run_one(mb_kind k, const hx_group *g, float *s, float *r, float *tmp,
 }
 
 /* every collective at every size: the table and the trace lines */
-static int sweep(const hx_opts *o, const hx_group *gp, float *s, float *r, float *tmp, double *tr)
+static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s, float *r, float *tmp, double *tr)
 {
     const hx_group g = *gp;
     const int p = g.size;
@@ -134,7 +134,7 @@ static int sweep(const hx_opts *o, const hx_group *gp, float *s, float *r, float
                 cJSON_AddNumberToObject(x, "busbw_GBps", bus);
                 cJSON_AddNumberToObject(x, "busbw_factor", busbw_factor((mb_kind)k, p));
                 cJSON_AddNumberToObject(x, "reps", o->reps);
-                HX_TRY(hx_trace_line(x));
+                HX_TRY(hx_trace_line(trace, x));
             }
             if (size > o->mb_max / 2) break; /* no overflow past the top */
         }
@@ -143,17 +143,17 @@ static int sweep(const hx_opts *o, const hx_group *gp, float *s, float *r, float
         cJSON *sm = cJSON_CreateObject();
         cJSON_AddStringToObject(sm, "type", "summary");
         cJSON_AddBoolToObject(sm, "ok", 1);
-        HX_TRY(hx_trace_line(sm));
+        HX_TRY(hx_trace_line(trace, sm));
     }
     return HX_OK;
 }
 
-int hx_microbench(const hx_opts *o)
+int hx_microbench(const hx_opts *o, hx_trace *trace)
 {
     hx_group g;
     g.comm = MPI_COMM_WORLD;
-    g.size = hx_world_size;
-    g.rank = hx_world_rank;
+    g.size = hx_world_size();
+    g.rank = hx_world_rank();
     g.next = (g.rank + 1) % g.size;
     g.prev = (g.rank + g.size - 1) % g.size;
     const int p = g.size;
@@ -166,7 +166,7 @@ int hx_microbench(const hx_opts *o)
     float *r = hx_falloc(maxn + 64, "receive buffer");
     float *tmp = hx_falloc(maxn / p + 64, "block");
     double *tr = hx_alloc(sizeof(double) * (size_t)o->reps, "times");
-    const int rc = s && r && tmp && tr ? sweep(o, &g, s, r, tmp, tr) : HX_FAIL;
+    const int rc = s && r && tmp && tr ? sweep(o, trace, &g, s, r, tmp, tr) : HX_FAIL;
     free(s);
     free(r);
     free(tmp);

@@ -24,17 +24,38 @@
 
 #include "hx.h"
 
-int hx_world_rank = 0, hx_world_size = 1;
+/* The process's own state, in one place: what hx_fail, hx_job_abort and
+ * the watchdog thread need and have no context to reach it through (the
+ * thread watches the whole process; a failure can be reported from any
+ * function). The rank and size are set once after MPI_Init; the rest is
+ * written by the main thread and read by the watchdog, hence atomic. */
+static struct hx_proc {
+    int rank, size;                  /* in MPI_COMM_WORLD (hx_proc_init) */
+    char tmp_trace[1024];            /* rank 0's temporary trace, which an abort removes */
+    _Atomic int tmp_trace_set;       /* published after tmp_trace is written */
+    _Atomic double last;             /* watchdog: hx_now() at the last beat */
+    _Atomic int op;                  /* the op (or -1) and the phase it is in */
+    const char *_Atomic name;
+    _Atomic int paused, in_mpi;
+    double timeout, grace;           /* set before the thread starts */
+} proc = {.size = 1, .op = -1, .name = "startup"};
 
-static char tmp_trace[1024];
+int hx_proc_init(void)
+{
+    HX_TRY(HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)));
+    HX_TRY(HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &proc.rank)));
+    return HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &proc.size));
+}
+
+int hx_world_rank(void) { return proc.rank; }
+int hx_world_size(void) { return proc.size; }
 
 void hx_trace_tmp_register(const char *path)
 {
-    if (!path) {
-        tmp_trace[0] = 0;
-        return;
-    }
-    snprintf(tmp_trace, sizeof tmp_trace, "%s", path);
+    atomic_store(&proc.tmp_trace_set, 0);
+    if (!path) return;
+    snprintf(proc.tmp_trace, sizeof proc.tmp_trace, "%s", path);
+    atomic_store(&proc.tmp_trace_set, 1);
 }
 
 double hx_now(void)
@@ -57,7 +78,7 @@ int hx_fail(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ulyharness: rank %d: %s\n", hx_world_rank, msg);
+    fprintf(stderr, "ulyharness: rank %d: %s\n", proc.rank, msg);
     fflush(stderr);
     return HX_FAIL;
 }
@@ -68,7 +89,7 @@ int hx_fail(const char *fmt, ...)
  * leaves without MPI. */
 void hx_job_abort(int code)
 {
-    if (tmp_trace[0]) unlink(tmp_trace);
+    if (atomic_load(&proc.tmp_trace_set)) unlink(proc.tmp_trace);
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -209,26 +230,19 @@ int hx_waitall(int n, MPI_Request *reqs)
 
 /* ---------------------------------------------------------------- watchdog */
 
-static _Atomic double wd_last;      /* hx_now() at the last beat */
-static _Atomic int wd_op = -1;
-static const char *_Atomic wd_name = "startup";
-static _Atomic int wd_paused;
-static _Atomic int wd_in_mpi;
-
-void hx_in_mpi(int in) { atomic_store_explicit(&wd_in_mpi, in, memory_order_relaxed); }
-static double wd_timeout, wd_grace;
+void hx_in_mpi(int in) { atomic_store_explicit(&proc.in_mpi, in, memory_order_relaxed); }
 
 void hx_beat(int op_id, const char *name)
 {
-    atomic_store(&wd_op, op_id);
-    atomic_store(&wd_name, name);
-    atomic_store(&wd_last, hx_now());
+    atomic_store(&proc.op, op_id);
+    atomic_store(&proc.name, name);
+    atomic_store(&proc.last, hx_now());
 }
 
 void hx_watchdog_pause(int paused)
 {
-    atomic_store(&wd_last, hx_now());
-    atomic_store(&wd_paused, paused);
+    atomic_store(&proc.last, hx_now());
+    atomic_store(&proc.paused, paused);
 }
 
 static void *wd_main(void *arg)
@@ -237,18 +251,18 @@ static void *wd_main(void *arg)
     const struct timespec tick = {0, 100 * 1000 * 1000};
     for (;;) {
         nanosleep(&tick, NULL);
-        if (atomic_load(&wd_paused)) continue;
-        double idle = hx_now() - atomic_load(&wd_last);
-        const int in_mpi = atomic_load(&wd_in_mpi);
+        if (atomic_load(&proc.paused)) continue;
+        double idle = hx_now() - atomic_load(&proc.last);
+        const int in_mpi = atomic_load(&proc.in_mpi);
         /* A rank blocked inside MPI waits a little longer than one stuck
          * outside it, so that the hung rank is the one that reports first
          * (and names itself) before the others abort the job. */
-        if (idle > wd_timeout + (in_mpi ? wd_grace : 0)) {
-            int op = atomic_load(&wd_op);
-            const char *nm = atomic_load(&wd_name);
+        if (idle > proc.timeout + (in_mpi ? proc.grace : 0)) {
+            int op = atomic_load(&proc.op);
+            const char *nm = atomic_load(&proc.name);
             fprintf(stderr,
                     "ulyharness: rank %d: watchdog: no progress for %.0f s in op %d (%s): %s; aborting the job\n",
-                    hx_world_rank, idle, op, nm ? nm : "?",
+                    proc.rank, idle, op, nm ? nm : "?",
                     in_mpi ? "blocked inside MPI, waiting for a peer" : "HUNG outside MPI (this rank is the hung one)");
             fflush(stderr);
             hx_job_abort(3);
@@ -260,9 +274,9 @@ static void *wd_main(void *arg)
 int hx_watchdog_start(double timeout_s)
 {
     if (timeout_s <= 0) return HX_OK;
-    wd_timeout = timeout_s;
-    wd_grace = timeout_s < 12 ? timeout_s / 4 : 3;
-    atomic_store(&wd_last, hx_now());
+    proc.timeout = timeout_s;
+    proc.grace = timeout_s < 12 ? timeout_s / 4 : 3;
+    atomic_store(&proc.last, hx_now());
     pthread_t th;
     pthread_attr_t at;
     pthread_attr_init(&at);

@@ -112,7 +112,7 @@ static int hn_open(const hx_opts *o, void **state)
     *state = NULL;
     int local[2]; /* this rank's place among the ranks on its host */
     MPI_Comm sh;
-    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, hx_world_rank, MPI_INFO_NULL, &sh)));
+    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, hx_world_rank(), MPI_INFO_NULL, &sh)));
     HX_TRY(HX_MPI(MPI_Comm_rank(sh, &local[0])));
     HX_TRY(HX_MPI(MPI_Comm_size(sh, &local[1])));
     HX_TRY(HX_MPI(MPI_Comm_free(&sh)));
@@ -127,13 +127,13 @@ static int hn_open(const hx_opts *o, void **state)
     int rc[2] = {n == 0 ? HX_SKIP : 0, n > 0 && local[1] > n ? HX_USAGE : 0}, all[2];
     HX_TRY(HX_MPI(MPI_Allreduce(rc, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD)));
     if (all[0]) {
-        if (hx_world_rank == 0)
+        if (hx_world_rank() == 0)
             fprintf(stderr, "ulyharness: --backend nccl: no CUDA device %s (%s): nothing to run, exit 77 (skipped)\n",
                     n == 0 ? "on this host" : "on another rank's host", n == 0 ? why : "see that rank");
         return HX_SKIP;
     }
     if (all[1]) {
-        if (hx_world_rank == 0)
+        if (hx_world_rank() == 0)
             fprintf(stderr, "ulyharness: --backend nccl: %d ranks on a host with %d GPU(s): NCCL needs one GPU per "
                             "rank; run at most %d ranks per host\n", local[1], n, n);
         return HX_USAGE;
@@ -282,7 +282,7 @@ static int buffers_make(hx_ctx *c)
     ALLOC(H->logit, hn_dct(H, c->b * c->lt * c->lv, "logits"));
     ALLOC(H->dxf, hn_dct(H, c->b * c->lt * h, "final hidden grad"));
     ALLOC(H->demb, hn_dct(H, c->lv * h, "output embedding grad"));
-    const uint64_t sd = c->o.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)hx_world_rank;
+    const uint64_t sd = c->o.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)hx_world_rank();
     HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_in, H->ct, (size_t)(c->lv * h), sd + 1, -0.02f, 0.02f, H->cs)));
     HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_out, H->ct, (size_t)(c->lv * h), sd + 2, -0.02f, 0.02f, H->cs)));
     HX_TRY(HN_K(kern_cuda_fill_uniform(H->xf, H->ct, (size_t)(c->b * c->lt * h), sd + 3, -1.0f, 1.0f, H->cs)));

@@ -222,8 +222,7 @@ static int g_optimizer(hx_ctx *c, const uly_op *op)
         wout = c->w.zero_stage == 2 ? H->wmshard : H->wshard;
         if (c->w.zero_stage == 3 && nw > c->layer_sh) nw = c->layer_sh;
     }
-    static int step;
-    step++;
+    const int step = ++c->adam_step;
     const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
     return HN_CUDA(hxk_adam(H->ct, c->n_opt, g, gl, H->master, H->adam_m, H->adam_v, wout, nw, lr, b1, b2, eps, c1,
                             c2, H->cs));

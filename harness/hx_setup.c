@@ -57,7 +57,7 @@ float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col)
 /* Token ids: uniform over the rank's vocabulary columns, drawn per rank. */
 int64_t hx_token_id(const hx_ctx *c, int64_t i)
 {
-    return (int64_t)((hx_rand(c->o.seed, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
+    return (int64_t)((hx_rand(c->o.seed, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank()) + 1.0f) * 0.5f *
                      (float)c->lv) % c->lv;
 }
 
@@ -139,7 +139,7 @@ static void coords_compute(hx_ctx *c)
     for (int i = 0; i < 4; i++) {
         uly_group gid = c->l.order[i];
         int64_t deg = degree(&c->l, gid);
-        int co = (int)((hx_world_rank / stride) % deg);
+        int co = (int)((hx_world_rank() / stride) % deg);
         if (gid == ULY_GROUP_ULYSSES) c->ui = co;
         else if (gid == ULY_GROUP_RING) c->ri = co;
         else if (gid == ULY_GROUP_TP) c->ti = co;
@@ -150,7 +150,7 @@ static void coords_compute(hx_ctx *c)
 
 static int comms_make(hx_ctx *c)
 {
-    const int rank = hx_world_rank;
+    const int rank = hx_world_rank();
     int64_t stride = 1;
     int coord[ULY_GROUP_COUNT] = {0};
     for (int i = 0; i < 4; i++) {
@@ -195,7 +195,7 @@ static int cluster_setup(hx_ctx *c)
 {
     char why[512];
     if (sim_cluster_load(c->o.cluster, &c->cl, why, sizeof why)) {
-        if (hx_world_rank == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
+        if (hx_world_rank() == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
         return 2;
     }
     const char *s = c->o.cluster;
@@ -204,7 +204,7 @@ static int cluster_setup(hx_ctx *c)
         snprintf(c->cluster_src, sizeof c->cluster_src, "%s", s);
     else
         snprintf(c->cluster_src, sizeof c->cluster_src, "%s/clusters/%s.json", sim_preset_dir(), s);
-    if (hx_world_rank == 0) {
+    if (hx_world_rank() == 0) {
         FILE *fp = fopen(c->cluster_src, "rb");
         if (fp) {
             char *buf = NULL;
@@ -243,7 +243,7 @@ static int cluster_setup(hx_ctx *c)
 }
 
 /* bad input found while setting up: one line from rank 0, exit status 2 */
-#define bad_input(...) hx_args_reject(hx_world_rank, __VA_ARGS__)
+#define bad_input(...) hx_args_reject(hx_world_rank(), __VA_ARGS__)
 
 static int specs_setup(hx_ctx *c)
 {
@@ -685,7 +685,7 @@ static int buffers_setup(hx_ctx *c)
         c->emb_out[i] = 0.02f * hx_rand(sd, HX_T_EOUT, (uint64_t)i, 0);
     }
     for (int64_t i = 0; i < c->b * act; i++) c->tok_ids[i] = hx_token_id(c, i);
-    for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank);
+    for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank());
 
     hx_layer_io_seed(c, c->X, c->G);
     return HX_OK;
@@ -695,7 +695,7 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->o = *o;
-    c->P = hx_world_size;
+    c->P = hx_world_size();
     c->timed_rep = -1;
     c->be = o->be ? o->be : &hx_backend_mpi;
     int rc = specs_setup(c);

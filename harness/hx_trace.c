@@ -16,45 +16,42 @@
 #include "hx.h"
 #include "hx_trace.h"
 
-static char tmp_path[1024];
-static FILE *tfp;
-
-int hx_trace_open(const char *path)
+int hx_trace_open(hx_trace *trace, const char *path)
 {
-    if (!path || hx_world_rank != 0) return HX_OK;
-    snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    tfp = fopen(tmp_path, "w");
-    if (!tfp) return hx_fail("cannot write the trace %s: %s", tmp_path, strerror(errno));
-    hx_trace_tmp_register(tmp_path);
+    trace->fp = NULL;
+    if (!path || hx_world_rank() != 0) return HX_OK;
+    snprintf(trace->tmp_path, sizeof trace->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    trace->fp = fopen(trace->tmp_path, "w");
+    if (!trace->fp) return hx_fail("cannot write the trace %s: %s", trace->tmp_path, strerror(errno));
+    hx_trace_tmp_register(trace->tmp_path);
     return HX_OK;
 }
 
-int hx_trace_line(cJSON *obj)
+int hx_trace_line(hx_trace *trace, cJSON *obj)
 {
-    if (!tfp) {
+    if (!trace->fp) {
         cJSON_Delete(obj);
         return HX_OK;
     }
     char *s = cJSON_PrintUnformatted(obj);
     cJSON_Delete(obj);
     if (!s) return hx_fail("trace: cannot serialise a line");
-    const int bad = fputs(s, tfp) < 0 || fputc('\n', tfp) < 0 || fflush(tfp) != 0;
+    const int bad = fputs(s, trace->fp) < 0 || fputc('\n', trace->fp) < 0 || fflush(trace->fp) != 0;
     free(s);
-    return bad ? hx_fail("trace: cannot write %s: %s", tmp_path, strerror(errno)) : HX_OK;
+    return bad ? hx_fail("trace: cannot write %s: %s", trace->tmp_path, strerror(errno)) : HX_OK;
 }
 
-int hx_trace_close(const char *path, int ok)
+int hx_trace_close(hx_trace *trace, const char *path, int ok)
 {
-    if (!tfp) return HX_OK;
-    const int bad = fflush(tfp) != 0 || fsync(fileno(tfp)) != 0;
-    if (fclose(tfp) != 0 || bad) {
-        tfp = NULL;
-        return hx_fail("trace: cannot finish %s", tmp_path);
-    }
-    tfp = NULL;
+    if (!trace->fp) return HX_OK;
+    const int bad = fflush(trace->fp) != 0 || fsync(fileno(trace->fp)) != 0;
+    const int bad_close = fclose(trace->fp) != 0;
+    trace->fp = NULL;
+    if (bad || bad_close) return hx_fail("trace: cannot finish %s", trace->tmp_path);
     char final_path[1100];
     snprintf(final_path, sizeof final_path, "%s%s", path, ok ? "" : ".failed");
-    if (rename(tmp_path, final_path) != 0) return hx_fail("trace: cannot rename %s to %s", tmp_path, final_path);
+    if (rename(trace->tmp_path, final_path) != 0)
+        return hx_fail("trace: cannot rename %s to %s", trace->tmp_path, final_path);
     hx_trace_tmp_register(NULL);
     return HX_OK;
 }
@@ -124,7 +121,7 @@ cJSON *hx_json_hardware(void)
         fclose(fp);
     }
     cJSON_AddStringToObject(h, "cpu_model", model);
-    cJSON_AddNumberToObject(h, "ranks", hx_world_size);
+    cJSON_AddNumberToObject(h, "ranks", hx_world_size());
     return h;
 }
 
@@ -144,7 +141,7 @@ cJSON *hx_json_cluster(const char *src, void *preset_json, const uly_cluster *us
         snprintf(note, sizeof note,
                  "the profile has %lld node(s) x %lld; the harness ran %d ranks on one host, so the plan used one node "
                  "of %d",
-                 (long long)orig_nodes, (long long)orig_gpn, hx_world_size, hx_world_size);
+                 (long long)orig_nodes, (long long)orig_gpn, hx_world_size(), hx_world_size());
         cJSON_AddStringToObject(u, "note", note);
     }
     return c;
@@ -231,7 +228,7 @@ static cJSON *json_model(const uly_model *m)
 
 static cJSON *json_workload(const uly_workload *w)
 {
-    static const char *rc[] = {"none", "selective", "full"};
+    static const char *const rc[] = {"none", "selective", "full"};
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq", (double)w->seq);
     cJSON_AddNumberToObject(j, "micro_batch", (double)w->micro_batch);
@@ -257,9 +254,9 @@ static void add_time(cJSON *root, int argc, char **argv)
     for (int i = 0; i < argc; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
 }
 
-int hx_trace_header(const hx_ctx *c, int argc, char **argv)
+int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
 {
-    if (!tfp) return HX_OK;
+    if (!trace->fp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -298,13 +295,13 @@ int hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddItemToObject(h, "software", hx_json_software(c->kern->name));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
     if (c->be && c->be->describe) c->be->describe(c, h); /* the GPU, CUDA and NCCL of the nccl backend */
-    return hx_trace_line(h);
+    return hx_trace_line(trace, h);
 }
 
 /* collective: per-op median over reps on each rank, then across ranks */
 int hx_time_stats(const hx_ctx *c, double (*out)[3])
 {
-    const int n = c->plan.n_ops, P = hx_world_size, root = hx_world_rank == 0;
+    const int n = c->plan.n_ops, P = hx_world_size(), root = hx_world_rank() == 0;
     double *med = hx_alloc(sizeof(double) * (size_t)n, "timings");
     double *tmp = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings");
     double *all = root ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
@@ -333,9 +330,9 @@ int hx_time_stats(const hx_ctx *c, double (*out)[3])
     return rc;
 }
 
-int hx_trace_ops(const hx_ctx *c, double (*ts)[3])
+int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3])
 {
-    if (!tfp) return HX_OK;
+    if (!trace->fp) return HX_OK;
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
         const uly_op *o = &c->plan.ops[id];
@@ -359,14 +356,14 @@ int hx_trace_ops(const hx_ctx *c, double (*ts)[3])
             cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
             cJSON_AddStringToObject(x, "time_is", "exposed");
         }
-        HX_TRY(hx_trace_line(x));
+        HX_TRY(hx_trace_line(trace, x));
     }
     return HX_OK;
 }
 
-int hx_trace_summary(const hx_ctx *c, int ok)
+int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
 {
-    if (!tfp) return HX_OK;
+    if (!trace->fp) return HX_OK;
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "type", "summary");
     cJSON_AddBoolToObject(s, "ok", ok);
@@ -378,18 +375,18 @@ int hx_trace_summary(const hx_ctx *c, int ok)
     cJSON_AddNumberToObject(ck, "tolerance", c->tol);
     cJSON_AddStringToObject(ck, "tolerance_reason", c->tol_reason ? c->tol_reason : "");
     cJSON *e = cJSON_AddObjectToObject(ck, "max_rel_err");
-    static const char *nm[5] = {"O", "dQ", "dK", "dV", "dX"};
+    static const char *const nm[5] = {"O", "dQ", "dK", "dV", "dX"};
     for (int t = 0; t < 5; t++) cJSON_AddNumberToObject(e, nm[t], c->err[t]);
     cJSON_AddNumberToObject(s, "ops", c->n_order);
     cJSON_AddNumberToObject(s, "passes", 1 + c->o.warmup + c->o.reps);
     cJSON_AddNumberToObject(s, "wall_s", c->t_total);
-    return hx_trace_line(s);
+    return hx_trace_line(trace, s);
 }
 
-int hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
-                           const uly_cluster *cl)
+int hx_trace_header_micro(hx_trace *trace, const hx_opts *o, int argc, char **argv, const char *cluster_src,
+                          void *cluster_json, const uly_cluster *cl)
 {
-    if (!tfp) return HX_OK;
+    if (!trace->fp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -399,7 +396,7 @@ int hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *c
     cJSON_AddItemToObject(h, "plan", cJSON_CreateNull());
     if (cl) cJSON_AddItemToObject(h, "cluster", hx_json_cluster(cluster_src, cluster_json, cl, 0, cl->nodes, cl->gpus_per_node));
     cJSON *x = cJSON_AddObjectToObject(h, "microbench");
-    cJSON_AddNumberToObject(x, "ranks", hx_world_size);
+    cJSON_AddNumberToObject(x, "ranks", hx_world_size());
     cJSON_AddNumberToObject(x, "warmup", o->warmup);
     cJSON_AddNumberToObject(x, "reps", o->reps);
     cJSON_AddStringToObject(x, "dtype", "fp32");
@@ -411,5 +408,5 @@ int hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *c
                                         "allreduce; 1 for sendrecv");
     cJSON_AddItemToObject(h, "software", hx_json_software(NULL));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
-    return hx_trace_line(h);
+    return hx_trace_line(trace, h);
 }

@@ -51,20 +51,20 @@ static void print_table(const hx_ctx *c, double (*ts)[3])
 }
 
 /* the collective micro-benchmark instead of a plan */
-static int run_microbench(const hx_opts *o, int argc, char **argv)
+static int run_microbench(const hx_opts *o, hx_trace *trace, int argc, char **argv)
 {
     uly_cluster cl;
     char why[512];
     const int have_cl = sim_cluster_load(o->cluster, &cl, why, sizeof why) == 0;
-    if (o->out) HX_TRY(hx_trace_open(o->out));
-    HX_TRY(hx_trace_header_micro(o, argc, argv, o->cluster, NULL, have_cl ? &cl : NULL));
-    HX_TRY(hx_microbench(o));
-    return o->out ? hx_trace_close(o->out, 1) : HX_OK;
+    if (o->out) HX_TRY(hx_trace_open(trace, o->out));
+    HX_TRY(hx_trace_header_micro(trace, o, argc, argv, o->cluster, NULL, have_cl ? &cl : NULL));
+    HX_TRY(hx_microbench(o, trace));
+    return o->out ? hx_trace_close(trace, o->out, 1) : HX_OK;
 }
 
 /* The results: the table, the trace's last lines and the one-line verdict
  * (rank 0); *passed: every check passed. */
-static int report(const hx_ctx *c, int *passed)
+static int report(const hx_ctx *c, hx_trace *trace, int *passed)
 {
     const hx_opts *o = &c->o;
     double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)c->plan.n_ops, "time stats");
@@ -72,11 +72,11 @@ static int report(const hx_ctx *c, int *passed)
     int rc = hx_time_stats(c, ts);
     const int ok = (o->no_check || c->check_ok) && c->bytes_ok;
     *passed = ok;
-    if (rc == HX_OK && hx_world_rank == 0) {
+    if (rc == HX_OK && hx_world_rank() == 0) {
         if (!o->quiet) print_table(c, ts);
-        rc = hx_trace_ops(c, ts);
-        if (rc == HX_OK) rc = hx_trace_summary(c, ok);
-        if (rc == HX_OK && o->out) rc = hx_trace_close(o->out, ok);
+        rc = hx_trace_ops(trace, c, ts);
+        if (rc == HX_OK) rc = hx_trace_summary(trace, c, ok);
+        if (rc == HX_OK && o->out) rc = hx_trace_close(trace, o->out, ok);
         char be[64] = "";
         if (c->be != &hx_backend_mpi) snprintf(be, sizeof be, " (%s, %s)", c->be->name, uly_dtype_name(c->w.dtype));
         if (rc == HX_OK) {
@@ -93,21 +93,21 @@ static int report(const hx_ctx *c, int *passed)
 }
 
 /* Once the backend is open: set up, run, report. */
-static int run_plan(hx_ctx *c, const hx_opts *o, void *be_state, int argc, char **argv, int *passed)
+static int run_plan(hx_ctx *c, const hx_opts *o, void *be_state, hx_trace *trace, int argc, char **argv, int *passed)
 {
     const int rc = hx_setup(c, o);
     c->be_state = be_state; /* after hx_setup, which clears the context; the backend's close frees it */
     HX_TRY(rc);
     if (o->print_plan) {
-        if (hx_world_rank == 0) hx_print_plan(c, stdout);
+        if (hx_world_rank() == 0) hx_print_plan(c, stdout);
         *passed = 1;
         return HX_OK;
     }
     HX_TRY(c->be->prepare(c));
-    if (o->out) HX_TRY(hx_trace_open(o->out));
-    HX_TRY(hx_trace_header(c, argc, argv));
+    if (o->out) HX_TRY(hx_trace_open(trace, o->out));
+    HX_TRY(hx_trace_header(trace, c, argc, argv));
     HX_TRY(hx_run(c));
-    return report(c, passed);
+    return report(c, trace, passed);
 }
 
 /* Everything between MPI_Init and MPI_Finalize; *code: the exit status of
@@ -115,24 +115,25 @@ static int run_plan(hx_ctx *c, const hx_opts *o, void *be_state, int argc, char 
 static int run(int argc, char **argv, int *code)
 {
     hx_opts o;
-    int rc = hx_args_parse(argc, argv, &o, hx_world_rank);
+    int rc = hx_args_parse(argc, argv, &o, hx_world_rank());
     if (rc == 1) return HX_OK; /* --help */
     if (rc) return HX_USAGE;
     /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
     o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;
-    if (o.be->configure) HX_TRY(o.be->configure(&o, hx_world_rank));
+    if (o.be->configure) HX_TRY(o.be->configure(&o, hx_world_rank()));
     kern_blas_threads_set(o.threads);
     HX_TRY(hx_watchdog_start(o.timeout_s));
     void *be_state = NULL;
     if (o.be->open) HX_TRY(o.be->open(&o, &be_state)); /* HX_SKIP: no GPU here */
+    hx_trace trace = {0};
     if (o.microbench) {
         *code = 0;
-        return run_microbench(&o, argc, argv);
+        return run_microbench(&o, &trace, argc, argv);
     }
     hx_ctx *c = calloc(1, sizeof *c);
     if (!c) return hx_fail("out of memory: the run's context");
     int passed = 0;
-    rc = run_plan(c, &o, be_state, argc, argv, &passed);
+    rc = run_plan(c, &o, be_state, &trace, argc, argv, &passed);
     if (c->be->close && rc != HX_FAIL) {
         const int rc_close = c->be->close(c);
         if (rc_close != HX_OK) rc = rc_close;
@@ -149,9 +150,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ulyharness: MPI_Init_thread failed\n");
         return 1;
     }
-    int rc = HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &hx_world_rank));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &hx_world_size));
+    int rc = hx_proc_init();
     int code = 0;
     if (rc == HX_OK) rc = run(argc, argv, &code);
     if (rc == HX_FAIL) hx_job_abort(1); /* the other ranks may be blocked in a collective */

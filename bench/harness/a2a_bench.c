@@ -35,7 +35,7 @@ static double median(double *v, int n)
  * table row; *worst: the lowest paired ratio so far. */
 static int bench_seq(int64_t seq, int64_t heads, int64_t hd, int reps, double *worst)
 {
-    const int P = hx_world_size;
+    const int P = hx_world_size();
     hx_opts o;
     hx_args_defaults(&o);
     o.strategy = "ulysses";
@@ -95,7 +95,7 @@ static int bench_seq(int64_t seq, int64_t heads, int64_t hd, int reps, double *w
         const double paired = median(pr, reps);
         const double mo = median(top, reps), mb = median(tb, reps);
         if (paired < *worst) *worst = paired;
-        if (hx_world_rank == 0)
+        if (hx_world_rank() == 0)
             printf("  %8lld %12lld %12.1f %12.1f %12.3f %12.3f %8.3f %8.3f\n", (long long)seq, (long long)bytes,
                    mo * 1e6, mb * 1e6, (double)bytes / mo / 1e9, (double)bytes / mb / 1e9, mb / mo, paired);
     }
@@ -112,9 +112,7 @@ int main(int argc, char **argv)
 {
     int provided;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return 1;
-    int rc = HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &hx_world_rank));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &hx_world_size));
+    int rc = hx_proc_init();
     if (rc) hx_job_abort(1);
     kern_blas_threads_set(1);
     int64_t heads = 8, hd = 64;
@@ -128,7 +126,7 @@ int main(int argc, char **argv)
         else if (nseq < 16) {
             char why[128];
             if (uly_size_parse(argv[i], &seqs[nseq], why, sizeof why) != ULY_OK) {
-                if (hx_world_rank == 0) fprintf(stderr, "a2a_bench: %s: %s\n", argv[i], why);
+                if (hx_world_rank() == 0) fprintf(stderr, "a2a_bench: %s: %s\n", argv[i], why);
                 MPI_Finalize();
                 return 2;
             }
@@ -141,9 +139,9 @@ int main(int argc, char **argv)
         seqs[2] = 16384;
         nseq = 3;
     }
-    if (hx_world_rank == 0) {
+    if (hx_world_rank() == 0) {
         printf("# a2a_bench: Ulysses a2a_q as ulyharness runs it vs a bare MPI_Alltoall, %d ranks, %d reps each,\n",
-               hx_world_size, reps);
+               hx_world_size(), reps);
         printf("# alternating; time = slowest rank per rep, median over reps; bandwidth = bytes sent per rank / time\n");
         printf("# ratio: op bandwidth / bare bandwidth from the medians; paired: median over reps of the ratio\n");
         printf("#   within one rep (both halves share the machine's state: the steadier number, the one judged)\n");
@@ -153,7 +151,7 @@ int main(int argc, char **argv)
     double worst = 1e9;
     for (int si = 0; si < nseq && rc == HX_OK; si++) rc = bench_seq(seqs[si], heads, hd, reps, &worst);
     if (rc == HX_FAIL) hx_job_abort(1); /* the other ranks may be waiting in a collective */
-    if (rc == HX_OK && hx_world_rank == 0) printf("# lowest paired ratio %.3f (target >= 0.9)\n", worst);
+    if (rc == HX_OK && hx_world_rank() == 0) printf("# lowest paired ratio %.3f (target >= 0.9)\n", worst);
     MPI_Finalize();
     return rc;
 }
