@@ -106,6 +106,23 @@ int hx_mpi_done(int rc, const char *what, const char *file, int line); /* hx_in_
 void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; NULL (reason printed) on failure */
 float *hx_falloc(int64_t n, const char *what);
 
+/* A slab: one allocation carved into the buffers of one lifetime class
+ * (hx_mem.c). The same carving code runs twice: while base is NULL, each
+ * hx_slab_take only adds its piece to `used` (and returns NULL); once the
+ * memory is there (hx_slab_start), the same calls hand the pieces out. */
+typedef struct hx_slab {
+    char *base;   /* NULL while sizing */
+    size_t used;  /* bytes carved so far (while sizing: needed) */
+    size_t size;  /* bytes at base */
+    size_t align; /* of every piece; 0: 64 */
+    size_t redzone; /* bytes left after every piece (poisoned under AddressSanitizer) */
+} hx_slab;
+void *hx_slab_take(hx_slab *s, int64_t bytes);
+static inline float *hx_slab_f(hx_slab *s, int64_t n) { return hx_slab_take(s, n * (int64_t)sizeof(float)); }
+void hx_slab_start(hx_slab *s, void *base); /* after sizing: carve again at base (s->used bytes, zeroed) */
+int hx_slab_carved(const hx_slab *s, const char *what); /* HX_FAIL if carving took other than it sized */
+void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a zeroed slab stays reusable */
+
 /* The watchdog: a thread that aborts the job when the current op has made
  * no progress for timeout_s seconds, naming this rank and the op. */
 int hx_watchdog_start(double timeout_s);
@@ -235,11 +252,11 @@ typedef struct hx_ctx {
     /* a2a buffers (ULY) */
     float *s_q, *r_q, *s_k, *r_k, *s_v, *r_v, *s_o, *r_o;
     float *s_do, *r_do, *s_dq, *r_dq, *s_dk, *r_dk, *s_dv, *r_dv;
-    /* AG: gathered K, V [r][Rt][kc] and full attention side K,V [b][Hkv][N][d] */
-    float *kg_all, *vg_all, *kfull, *vfull, *dkfull, *dvfull, *rs_dk_in, *rs_dv_in;
+    /* AG: gathered K, V [r][Rt][kc] (the full attention side is kv_own over fulls), the dK, dV to reduce */
+    float *kg_all, *vg_all, *rs_dk_in, *rs_dv_in;
     hx_segs fulls;
     /* RSA: full K, V [r][Rt][kc]; scores [b][a][T][N] */
-    float *k_all, *v_all, *S, *dP, *dk_all, *dv_all, *Drow;
+    float *k_all, *v_all, *S, *dP, *dk_all, *dv_all;
     /* per-model ops */
     int64_t lt, lv;          /* logit tokens and vocab columns */
     float *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
@@ -253,6 +270,7 @@ typedef struct hx_ctx {
     int fuse_dkv[ULY_PLAN_MAX_OPS]; /* attention op id -> its ring_dkv op id, or -1 */
     int order[ULY_PLAN_MAX_OPS]; /* execution order (plan ids) */
     int n_order;
+    double *times;               /* the timed reps of every op (hx_opstat.t points into it) */
     int pass;                    /* 0: checked pass; then warm-up, then timed */
     int adam_step;               /* optimizer steps taken so far (Adam's bias correction) */
     int timed_rep;               /* -1 when not timed */
@@ -264,6 +282,11 @@ typedef struct hx_ctx {
     const char *tol_reason;
     int check_ok, bytes_ok;
     double t_total;
+
+    /* the host memory of the buffers above, by lifetime (hx_mem.c) */
+    struct {
+        hx_slab layout, params, tokens, attn;
+    } mem;
 
     const struct hx_backend *be; /* never NULL after hx_setup */
     void *be_state;              /* the backend's own state (open made it; main sets it after hx_setup) */
@@ -305,7 +328,7 @@ typedef struct hx_backend {
      * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank.
      * *state: the backend's state, which main hands to the context (be_state) */
     int (*open)(const hx_opts *o, void **state);
-    /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
+    /* after hx_setup: buffers, communicators, hx_schedule */
     int (*prepare)(struct hx_ctx *c);
     hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
     /* runs c->handler[id] and sets *seconds to its time; fused ring transfer
@@ -321,6 +344,15 @@ extern const hx_backend hx_backend_mpi, hx_backend_nccl;
 /* setup: plan, communicators, shapes, buffers, weights (collective);
  * HX_OK, HX_USAGE (bad input, reason printed on rank 0) or HX_FAIL */
 int hx_setup(hx_ctx *c, const hx_opts *o);
+/* memory (hx_mem.c): a host slab carved by carve (run twice: sizing, then
+ * handing out); the layout slab's carving; parameters and the CPU
+ * executor's buffers with their seeded values; everything freed at the end */
+typedef void (*hx_carve_fn)(hx_ctx *c, hx_slab *s);
+int hx_slab_carve(hx_ctx *c, hx_slab *s, const char *what, hx_carve_fn carve);
+void hx_layout_carve(hx_ctx *c, hx_slab *s);
+int hx_params_setup(hx_ctx *c);
+int hx_buffers_setup(hx_ctx *c);
+int hx_release(hx_ctx *c); /* the slabs and the group communicators (collective) */
 /* execution order, handlers, fused ops, injection targets; HX_FAIL names a
  * plan op the backend has no handler for */
 int hx_schedule(hx_ctx *c);
@@ -356,7 +388,6 @@ int hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const 
 
 /* attention-side helpers */
 int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos); -1 if none */
-int hx_attn_init(hx_ctx *c);
 void hx_stage_qkv(hx_ctx *c);     /* after the qkv GEMMs */
 void hx_stage_o_in(hx_ctx *c);    /* before out_proj: O token-major */
 void hx_stage_do(hx_ctx *c);      /* after out_proj_bwd: dO to where attention reads it */

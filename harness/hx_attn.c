@@ -28,17 +28,6 @@
 #define TAG_KV 11
 #define TAG_DKV 12
 
-int hx_attn_init(hx_ctx *c)
-{
-    if (c->mode == ULY_EXEC_RSA || c->mode == ULY_EXEC_A2A) return HX_OK;
-    c->g2a = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "attention map");
-    if (!c->g2a) return HX_FAIL;
-    for (int64_t gr = 0; gr < c->Rg; gr++)
-        if ((c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr])) < 0)
-            return hx_fail("internal: GEMM-side row %lld is not in this rank's attention segments", (long long)gr);
-    return HX_OK;
-}
-
 /* token-major src [R][ld] (heads h0.. of width d) <-> attention side [rows][H][d] */
 static void tok_to_att(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
                        int64_t ld, int64_t H, float *dst)

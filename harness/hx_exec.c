@@ -141,11 +141,7 @@ static int exec_host(hx_ctx *c, int id, double *seconds)
     return HX_OK;
 }
 
-static int prepare_host(hx_ctx *c)
-{
-    HX_TRY(hx_attn_init(c));
-    return hx_schedule(c);
-}
+static int prepare_host(hx_ctx *c) { return hx_schedule(c); }
 
 static int configure_host(hx_opts *o, int rank)
 {
@@ -192,8 +188,9 @@ static int one_pass(hx_ctx *c)
 int hx_run(hx_ctx *c)
 {
     if (c->n_order == 0) HX_TRY(hx_schedule(c));
-    for (int i = 0; i < c->plan.n_ops; i++)
-        if (!(c->st[i].t = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings"))) return HX_FAIL;
+    free(c->times);
+    if (!(c->times = hx_alloc(sizeof(double) * (size_t)(c->plan.n_ops * c->o.reps), "timings"))) return HX_FAIL;
+    for (int i = 0; i < c->plan.n_ops; i++) c->st[i].t = c->times + i * c->o.reps;
     const int passes = 1 + c->o.warmup + c->o.reps;
     const double t0 = hx_now();
     for (int p = 0; p < passes; p++) {

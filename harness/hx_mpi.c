@@ -115,28 +115,6 @@ int hx_mpi_done(int rc, const char *what, const char *file, int line)
     return hx_mpi_check(rc, what, file, line);
 }
 
-void *hx_alloc(size_t bytes, const char *what)
-{
-    void *p = NULL;
-    if (bytes == 0) bytes = 64;
-    bytes = (bytes + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, bytes) != 0 || !p) {
-        hx_fail("out of memory: %zu bytes for %s", bytes, what);
-        return NULL;
-    }
-    memset(p, 0, bytes);
-    return p;
-}
-
-float *hx_falloc(int64_t n, const char *what)
-{
-    if (n < 0) {
-        hx_fail("negative size for %s", what);
-        return NULL;
-    }
-    return hx_alloc((size_t)n * sizeof(float), what);
-}
-
 int hx_count(int64_t n, const char *what, int *count)
 {
     if (n < 0 || n > INT_MAX) return hx_fail("%s: count %lld does not fit an MPI int count", what, (long long)n);

@@ -163,12 +163,6 @@ static int hn_open(const hx_opts *o, void **state)
     return HN_CUDA(cudaEventCreate(&H->t1));
 }
 
-/* dst = the allocation expr, or return HX_FAIL (the allocator printed why) */
-#define ALLOC(dst, expr)                                                                                             \
-    do {                                                                                                             \
-        if (!((dst) = (expr))) return HX_FAIL;                                                                       \
-    } while (0)
-
 static int bcast_id(void *id, size_t n, void *ctx)
 {
     return MPI_Bcast(id, (int)n, MPI_BYTE, 0, *(MPI_Comm *)ctx) == MPI_SUCCESS ? 0 : -1;
@@ -192,96 +186,112 @@ static int comms_make(hx_ctx *c)
     return HX_OK;
 }
 
+/* ------------------------------------------------------------- buffers */
+
+/* Device memory in three slabs by lifetime, as the CPU executor's host
+ * slabs (hx_mem.c): the token side with the per-model ops' tensors, the
+ * attention side with the ring, all-to-all buffers and kernel workspaces,
+ * the parameters with the optimizer's state. */
+static void tokens_carve(hx_ctx *c, hx_slab *s)
+{
+    hn *H = c->be_state;
+    const int64_t Rt = c->Rt, h = c->h, act = c->plan.act_tokens;
+    void **tok[] = {&H->X, &H->Y1, &H->X1, &H->Y2, &H->G, &H->dY1, &H->dX1, &H->dY2, &H->dX, &H->Z, &H->M};
+    for (size_t i = 0; i < sizeof tok / sizeof tok[0]; i++) *tok[i] = hn_slab_ct(H, s, Rt * h);
+    H->rms1 = hx_slab_f(s, Rt);
+    H->rms2 = hx_slab_f(s, Rt);
+    H->dg32 = hx_slab_f(s, h);
+    H->U = hn_slab_ct(H, s, Rt * hn_f1l(c));
+    H->dU = hn_slab_ct(H, s, Rt * hn_f1l(c));
+    H->A = hn_slab_ct(H, s, Rt * c->fl);
+    H->dA = hn_slab_ct(H, s, Rt * c->fl);
+    void **q[] = {&H->Q, &H->O, &H->dO, &H->dQ}, **kv[] = {&H->K, &H->V, &H->dK, &H->dV};
+    for (int i = 0; i < 4; i++) *q[i] = hn_slab_ct(H, s, Rt * c->qc);
+    for (int i = 0; i < 4; i++) *kv[i] = hn_slab_ct(H, s, Rt * c->kc);
+    /* per-model ops (not checked: their inputs are seeded, not the CPU's draws) */
+    H->emb_in = hn_slab_ct(H, s, c->lv * h);
+    H->emb_x = hn_slab_ct(H, s, c->b * act * h);
+    H->pp_rx = c->l.pp > 1 ? hn_slab_ct(H, s, c->b * act * h) : NULL;
+    H->xf = hn_slab_ct(H, s, c->b * c->lt * h);
+    H->emb_out = hn_slab_ct(H, s, c->lv * h);
+    H->logit = hn_slab_ct(H, s, c->b * c->lt * c->lv);
+    H->dxf = hn_slab_ct(H, s, c->b * c->lt * h);
+    H->demb = hn_slab_ct(H, s, c->lv * h);
+}
+
+static void attn_carve(hx_ctx *c, hx_slab *s)
+{
+    hn *H = c->be_state;
+    const int64_t nqa = c->qs.rows * c->Hq, d = c->d, blk = 2 * c->kv_rows * c->Hkv * d;
+    void **qside[] = {&H->qa, &H->oa, &H->doa, &H->tmp_o};
+    for (int i = 0; i < 4; i++) *qside[i] = hn_slab_ct(H, s, nqa * d);
+    H->oacc = hx_slab_f(s, nqa * d);
+    H->dqa = hx_slab_f(s, nqa * d);
+    H->lse = hx_slab_f(s, nqa);
+    H->tmp_lse = hx_slab_f(s, nqa);
+    H->tmp_o32 = H->flash ? NULL : hx_slab_f(s, nqa * d);
+    H->kv_own = hn_slab_ct(H, s, blk);
+    H->dkv = hx_slab_f(s, blk);
+    const int ring = hn_ringed(c);
+    H->acc32 = ring ? hx_slab_f(s, blk) : NULL;
+    for (int i = 0; i < 2; i++) {
+        H->rot[i] = ring ? hn_slab_ct(H, s, blk) : NULL;
+        H->accs[i] = ring ? hn_slab_ct(H, s, blk) : NULL;
+        H->accr[i] = ring ? hn_slab_ct(H, s, blk) : NULL;
+    }
+    if (c->mode == ULY_EXEC_A2A) {
+        const int64_t nq = c->Rt * c->a * d, nk = c->Rt * c->kv_eff * d;
+        void **qb[] = {&H->s_q, &H->r_q, &H->s_o, &H->r_o, &H->s_do, &H->r_do, &H->s_dq, &H->r_dq};
+        void **kb[] = {&H->s_k, &H->r_k, &H->s_v, &H->r_v, &H->s_dk, &H->r_dk, &H->s_dv, &H->r_dv};
+        for (int i = 0; i < 8; i++) *qb[i] = hn_slab_ct(H, s, nq);
+        for (int i = 0; i < 8; i++) *kb[i] = hn_slab_ct(H, s, nk);
+    }
+    H->bwd_ws = hx_slab_take(s, (int64_t)H->bwd_ws_bytes);
+    H->ref_ws = H->flash ? NULL : hx_slab_take(s, (int64_t)H->ref_ws_bytes);
+}
+
+/* the parameters and their shards as the host's (hx_mem.c), in the run's
+ * type; the optimizer's master values and moments in float32 */
+static void params_carve(hx_ctx *c, hx_slab *s)
+{
+    hn *H = c->be_state;
+    H->wt = hn_slab_ct(H, s, c->n_alloc);
+    H->gwt = hn_slab_ct(H, s, c->n_alloc);
+    H->wshard = c->wshard ? hn_slab_ct(H, s, c->layer_sh) : NULL;
+    H->gshard = c->gshard ? hn_slab_ct(H, s, c->layer_sh) : NULL;
+    H->gmshard = c->gmshard ? hn_slab_ct(H, s, c->model_sh) : NULL;
+    H->wmshard = c->wmshard ? hn_slab_ct(H, s, c->model_sh) : NULL;
+    H->master = hx_slab_f(s, c->n_opt);
+    H->adam_m = hx_slab_f(s, c->n_opt);
+    H->adam_v = hx_slab_f(s, c->n_opt);
+}
+
+/* the host copies of the results the check reads (hn_fetch fills them after pass 0) */
+static void host_copies_carve(hx_ctx *c, hx_slab *s)
+{
+    c->Og = hx_slab_f(s, c->Rg * c->qc);
+    c->dQg = hx_slab_f(s, c->Rg * c->qc);
+    c->dKg = hx_slab_f(s, c->Rg * c->kc);
+    c->dVg = hx_slab_f(s, c->Rg * c->kc);
+    c->dX = hx_slab_f(s, c->Rt * c->h);
+}
+
 static int buffers_make(hx_ctx *c)
 {
     hn *H = c->be_state;
-    const int64_t Rt = c->Rt, h = c->h, d = c->d;
-    ALLOC(H->X, hn_dct(H, Rt * h, "X"));
-    ALLOC(H->Y1, hn_dct(H, Rt * h, "Y1"));
-    ALLOC(H->X1, hn_dct(H, Rt * h, "X1"));
-    ALLOC(H->Y2, hn_dct(H, Rt * h, "Y2"));
-    ALLOC(H->G, hn_dct(H, Rt * h, "G"));
-    ALLOC(H->dY1, hn_dct(H, Rt * h, "dY1"));
-    ALLOC(H->dX1, hn_dct(H, Rt * h, "dX1"));
-    ALLOC(H->dY2, hn_dct(H, Rt * h, "dY2"));
-    ALLOC(H->dX, hn_dct(H, Rt * h, "dX"));
-    ALLOC(H->Z, hn_dct(H, Rt * h, "Z"));
-    ALLOC(H->M, hn_dct(H, Rt * h, "M"));
-    ALLOC(H->rms1, hn_df32(H, Rt, "rms1"));
-    ALLOC(H->rms2, hn_df32(H, Rt, "rms2"));
-    ALLOC(H->dg32, hn_df32(H, h, "norm gain gradient"));
-    ALLOC(H->U, hn_dct(H, Rt * hn_f1l(c), "U"));
-    ALLOC(H->dU, hn_dct(H, Rt * hn_f1l(c), "dU"));
-    ALLOC(H->A, hn_dct(H, Rt * c->fl, "A"));
-    ALLOC(H->dA, hn_dct(H, Rt * c->fl, "dA"));
-    ALLOC(H->Q, hn_dct(H, Rt * c->qc, "Q"));
-    ALLOC(H->O, hn_dct(H, Rt * c->qc, "O"));
-    ALLOC(H->dO, hn_dct(H, Rt * c->qc, "dO"));
-    ALLOC(H->dQ, hn_dct(H, Rt * c->qc, "dQ"));
-    ALLOC(H->K, hn_dct(H, Rt * c->kc, "K"));
-    ALLOC(H->V, hn_dct(H, Rt * c->kc, "V"));
-    ALLOC(H->dK, hn_dct(H, Rt * c->kc, "dK"));
-    ALLOC(H->dV, hn_dct(H, Rt * c->kc, "dV"));
+    const int64_t Rt = c->Rt, h = c->h;
+    hn_attn_workspaces(c);
+    HX_TRY(hn_slab_carve(c, "token-side GPU buffers", tokens_carve));
+    HX_TRY(hn_slab_carve(c, "attention-side GPU buffers", attn_carve));
+    HX_TRY(hn_slab_carve(c, "GPU parameters", params_carve));
+    HX_TRY(hx_slab_carve(c, &c->mem.tokens, "host copies of the results", host_copies_carve));
 
-    const int64_t nqa = c->qs.rows * c->Hq;
-    ALLOC(H->qa, hn_dct(H, nqa * d, "Q attention side"));
-    ALLOC(H->oa, hn_dct(H, nqa * d, "O attention side"));
-    ALLOC(H->doa, hn_dct(H, nqa * d, "dO attention side"));
-    ALLOC(H->tmp_o, hn_dct(H, nqa * d, "partial O"));
-    ALLOC(H->oacc, hn_df32(H, nqa * d, "O accumulator"));
-    ALLOC(H->dqa, hn_df32(H, nqa * d, "dQ accumulator"));
-    ALLOC(H->lse, hn_df32(H, nqa, "lse"));
-    ALLOC(H->tmp_lse, hn_df32(H, nqa, "partial lse"));
-    if (!H->flash) ALLOC(H->tmp_o32, hn_df32(H, nqa * d, "partial O (reference)"));
-    const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
-    ALLOC(H->kv_own, hn_dct(H, blk, "K,V block"));
-    ALLOC(H->dkv, hn_df32(H, blk, "dK,dV accumulator"));
-    if (hn_ringed(c)) {
-        ALLOC(H->acc32, hn_df32(H, blk, "ring dK,dV share"));
-        for (int i = 0; i < 2; i++) {
-            ALLOC(H->rot[i], hn_dct(H, blk, "ring K,V buffer"));
-            ALLOC(H->accs[i], hn_dct(H, blk, "ring dK,dV send buffer"));
-            ALLOC(H->accr[i], hn_dct(H, blk, "ring dK,dV receive buffer"));
-        }
-    }
-    if (c->mode == ULY_EXEC_A2A) {
-        const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
-        void **qb[] = {&H->s_q, &H->r_q, &H->s_o, &H->r_o, &H->s_do, &H->r_do, &H->s_dq, &H->r_dq};
-        void **kb[] = {&H->s_k, &H->r_k, &H->s_v, &H->r_v, &H->s_dk, &H->r_dk, &H->s_dv, &H->r_dv};
-        for (int i = 0; i < 8; i++) ALLOC(*qb[i], hn_dct(H, nq, "all-to-all buffer"));
-        for (int i = 0; i < 8; i++) ALLOC(*kb[i], hn_dct(H, nk, "all-to-all buffer"));
-    }
-    HX_TRY(hn_attn_workspaces(c));
-
-    /* parameters: the host weights params_setup built, rounded once */
-    ALLOC(H->wt, hn_dct(H, c->n_alloc, "weights"));
-    ALLOC(H->gwt, hn_dct(H, c->n_alloc, "weight gradients"));
+    /* parameters: the host weights hx_params_setup built, rounded once */
     HX_TRY(hn_upload_ct(H, H->wt, c->wt, c->n_alloc));
-    if (c->wshard) {
-        ALLOC(H->wshard, hn_dct(H, c->layer_sh, "ZeRO-3 weight shard"));
-        HX_TRY(hn_upload_ct(H, H->wshard, c->wshard, c->layer_sh));
-    }
-    if (c->gshard) ALLOC(H->gshard, hn_dct(H, c->layer_sh, "ZeRO-2/3 grad shard"));
-    if (c->gmshard) ALLOC(H->gmshard, hn_dct(H, c->model_sh, "ZeRO-1 grad shard"));
-    if (c->wmshard) {
-        ALLOC(H->wmshard, hn_dct(H, c->model_sh, "ZeRO-1/2 weight shard"));
-        HX_TRY(hn_upload_ct(H, H->wmshard, c->wmshard, c->model_sh));
-    }
-    ALLOC(H->master, hn_df32(H, c->n_opt, "master weights"));
-    ALLOC(H->adam_m, hn_df32(H, c->n_opt, "Adam m"));
-    ALLOC(H->adam_v, hn_df32(H, c->n_opt, "Adam v"));
+    if (c->wshard) HX_TRY(hn_upload_ct(H, H->wshard, c->wshard, c->layer_sh));
+    if (c->wmshard) HX_TRY(hn_upload_ct(H, H->wmshard, c->wmshard, c->model_sh));
     if (c->n_opt > 0) HX_TRY(HN_K(kern_cuda_h2d(H->master, c->master, sizeof(float) * (size_t)c->n_opt)));
 
-    /* per-model ops (not checked: their inputs are seeded, not the CPU's draws) */
-    const int64_t act = c->plan.act_tokens;
-    ALLOC(H->emb_in, hn_dct(H, c->lv * h, "embedding table"));
-    ALLOC(H->emb_x, hn_dct(H, c->b * act * h, "embedded tokens"));
-    if (c->l.pp > 1) ALLOC(H->pp_rx, hn_dct(H, c->b * act * h, "stage transfer"));
-    ALLOC(H->xf, hn_dct(H, c->b * c->lt * h, "final hidden"));
-    ALLOC(H->emb_out, hn_dct(H, c->lv * h, "output embedding"));
-    ALLOC(H->logit, hn_dct(H, c->b * c->lt * c->lv, "logits"));
-    ALLOC(H->dxf, hn_dct(H, c->b * c->lt * h, "final hidden grad"));
-    ALLOC(H->demb, hn_dct(H, c->lv * h, "output embedding grad"));
     const uint64_t sd = c->o.seed * 0x9e3779b97f4a7c15ULL + (uint64_t)hx_world_rank();
     HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_in, H->ct, (size_t)(c->lv * h), sd + 1, -0.02f, 0.02f, H->cs)));
     HX_TRY(HN_K(kern_cuda_fill_uniform(H->emb_out, H->ct, (size_t)(c->lv * h), sd + 2, -0.02f, 0.02f, H->cs)));
@@ -297,15 +307,7 @@ static int buffers_make(hx_ctx *c)
     if (rc == HX_OK) rc = hn_upload_ct(H, H->G, gr, Rt * h);
     free(x);
     free(gr);
-    HX_TRY(rc);
-
-    /* the check reads these host copies (hn_fetch fills them after pass 0) */
-    ALLOC(c->Og, hx_falloc(c->Rg * c->qc, "O (host copy)"));
-    ALLOC(c->dQg, hx_falloc(c->Rg * c->qc, "dQ (host copy)"));
-    ALLOC(c->dKg, hx_falloc(c->Rg * c->kc, "dK (host copy)"));
-    ALLOC(c->dVg, hx_falloc(c->Rg * c->kc, "dV (host copy)"));
-    ALLOC(c->dX, hx_falloc(c->Rt * c->h, "dX (host copy)"));
-    return HX_OK;
+    return rc;
 }
 
 static int hn_prepare(hx_ctx *c)
@@ -315,9 +317,6 @@ static int hn_prepare(hx_ctx *c)
         return hx_fail("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s",
                        uly_exec_mode_name(c->mode));
     if (c->Rg != c->Rt) return hx_fail("internal: GEMM-side rows differ from token-side rows");
-    c->kv_rows = c->qs.rows;
-    c->lt = c->plan.logit_tokens;
-    c->lv = c->plan.logit_vocab;
     c->kern = H->flash ? &hn_kern_flash : &hn_kern_ref;
     /* Tolerance of the normwise error against the float64 reference: every
      * tensor between ops is stored in 16 bits (unit roundoff u = 2^-9 for
@@ -342,7 +341,6 @@ static int hn_prepare(hx_ctx *c)
                         : "nccl fp16: 16-bit storage between ops (u = 2^-11), inputs and weights rounded once, P and "
                           "dS rounded in the kernels, ~20 roundings on the longest path: 24 u; errors of a wrong "
                           "result are O(1)";
-    HX_TRY(hx_attn_init(c));
     HX_TRY(hx_schedule(c));
     hx_beat(-1, "GPU buffers");
     HX_TRY(buffers_make(c));

@@ -63,9 +63,8 @@ typedef struct hn {
     void *qa, *oa, *doa, *tmp_o, *kv_own;
     float *oacc, *lse, *tmp_lse, *tmp_o32, *dqa, *dkv, *acc32;
     void *rot[2], *accs[2], *accr[2];
-    void *bwd_ws;
-    void *ref_ws;
-    size_t ref_ws_bytes;
+    void *bwd_ws, *ref_ws; /* the attention kernels' workspaces (flash backward, cuBLAS reference) */
+    size_t bwd_ws_bytes, ref_ws_bytes;
     /* Ulysses all-to-all buffers */
     void *s_q, *r_q, *s_k, *r_k, *s_v, *r_v, *s_o, *r_o;
     void *s_do, *r_do, *s_dq, *r_dq, *s_dk, *r_dk, *s_dv, *r_dv;
@@ -97,8 +96,10 @@ int hn_k_check(kern_cuda_status s, const char *what, const char *file, int line)
 static inline void *hn_at(const hn *H, const void *p, int64_t elems) { return (char *)p + elems * H->es; }
 /* zeroed device memory, freed by hn_close; NULL (reason printed) on failure */
 void *hn_dalloc(hn *H, int64_t bytes, const char *what);
-void *hn_dct(hn *H, int64_t n, const char *what);        /* n elements of the run's type */
-float *hn_df32(hn *H, int64_t n, const char *what);
+/* a device slab: carve run twice as on the host (hx_slab), over one
+ * hn_dalloc; pieces 256-byte aligned, as cudaMalloc's */
+int hn_slab_carve(hx_ctx *c, const char *what, hx_carve_fn carve);
+static inline void *hn_slab_ct(const hn *H, hx_slab *s, int64_t n) { return hx_slab_take(s, n * H->es); }
 int hn_upload_ct(const hn *H, void *dst, const float *src, int64_t n);   /* rounded to the run's type */
 int hn_download_ct(const hn *H, float *dst, const void *src, int64_t n); /* widened to float32 */
 int hn_ev_get(hn *H, cudaEvent_t *ev);                  /* the pool's next event */
@@ -121,6 +122,6 @@ hx_handler hn_find(uly_op_type t);      /* layer, model, comm ops; then hn_attn_
 
 hx_handler hn_attn_find(uly_op_type t); /* attention and the ring transfers fused into it */
 static inline int hn_ringed(const hx_ctx *c) { return c->r > 1; }
-int hn_attn_workspaces(hx_ctx *c);      /* the largest workspaces the attention calls will use */
+void hn_attn_workspaces(hx_ctx *c);     /* the sizes of the largest workspaces the attention calls use */
 
 #endif

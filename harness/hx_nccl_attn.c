@@ -212,7 +212,7 @@ static int g_attn_bwd(hx_ctx *c, const uly_op *op)
 }
 
 /* the pair shapes the attention calls will use: their largest workspaces */
-int hn_attn_workspaces(hx_ctx *c)
+void hn_attn_workspaces(hx_ctx *c)
 {
     hn *H = c->be_state;
     size_t bwd = 16, ref_min = 16, ref_all = 16;
@@ -228,12 +228,8 @@ int hn_attn_workspaces(hx_ctx *c)
                 if (al > ref_all) ref_all = al;
             }
         }
-    if (!(H->bwd_ws = hn_dalloc(H, (int64_t)bwd, "attention backward workspace"))) return HX_FAIL;
-    if (!H->flash) {
-        H->ref_ws_bytes = ref_all <= ((size_t)1 << 30) ? ref_all : ref_min;
-        if (!(H->ref_ws = hn_dalloc(H, (int64_t)H->ref_ws_bytes, "reference attention workspace"))) return HX_FAIL;
-    }
-    return HX_OK;
+    H->bwd_ws_bytes = bwd;
+    H->ref_ws_bytes = H->flash ? 0 : ref_all <= ((size_t)1 << 30) ? ref_all : ref_min;
 }
 
 /* ---------------------------------------------------------------- table */

@@ -49,8 +49,16 @@ void *hn_dalloc(hn *H, int64_t bytes, const char *what)
     return p;
 }
 
-void *hn_dct(hn *H, int64_t n, const char *what) { return hn_dalloc(H, n * H->es, what); }
-float *hn_df32(hn *H, int64_t n, const char *what) { return hn_dalloc(H, n * (int64_t)sizeof(float), what); }
+int hn_slab_carve(hx_ctx *c, const char *what, hx_carve_fn carve)
+{
+    hx_slab s = {.align = 256};
+    carve(c, &s);
+    void *base = hn_dalloc(c->be_state, (int64_t)s.used, what);
+    if (!base) return HX_FAIL;
+    hx_slab_start(&s, base);
+    carve(c, &s);
+    return hx_slab_carved(&s, what);
+}
 
 int hn_upload_ct(const hn *H, void *dst, const float *src, int64_t n)
 {

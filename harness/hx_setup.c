@@ -13,12 +13,6 @@
 #include "hx.h"
 #include "preset.h"
 
-/* dst = the allocation expr, or return HX_FAIL (the allocator printed why) */
-#define ALLOC(dst, expr)                                                                                             \
-    do {                                                                                                             \
-        if (!((dst) = (expr))) return HX_FAIL;                                                                       \
-    } while (0)
-
 /* ------------------------------------------------------------ seeded data */
 
 static inline uint64_t mix64(uint64_t x)
@@ -396,37 +390,6 @@ static int shapes_setup(hx_ctx *c)
     c->Rt = c->b * c->T;
     c->Rg = c->b * c->Tg;
 
-    /* token-side positions */
-    ALLOC(c->tpos, hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token positions"));
-    ALLOC(c->tbat, hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token batches"));
-    for (int64_t bb = 0; bb < c->b; bb++)
-        for (int64_t i = 0; i < c->T; i++) {
-            int64_t pos;
-            switch (c->mode) {
-            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
-            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
-            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
-            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
-            default: pos = hx_ring_part_pos(c, c->ri, i); break;
-            }
-            c->tpos[bb * c->T + i] = pos;
-            c->tbat[bb * c->T + i] = bb;
-        }
-    if (c->mode == ULY_EXEC_TP_SP && c->t > 1) {
-        ALLOC(c->gpos, hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions"));
-        ALLOC(c->gbat, hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches"));
-        for (int64_t j = 0; j < c->t; j++)
-            for (int64_t bb = 0; bb < c->b; bb++)
-                for (int64_t i = 0; i < c->T; i++) {
-                    int64_t row = j * c->Rt + bb * c->T + i;
-                    c->gpos[row] = j * c->T + i;
-                    c->gbat[row] = bb;
-                }
-    } else {
-        c->gpos = c->tpos;
-        c->gbat = c->tbat;
-    }
-
     /* attention-side query segments */
     if (c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE) {
         if (c->b > HX_MAX_SEGS) return bad_input("--batch %lld: at most %d", (long long)c->b, HX_MAX_SEGS);
@@ -448,8 +411,41 @@ static int shapes_setup(hx_ctx *c)
             c->fulls.rows += c->N;
         }
     }
-    if (c->mode == ULY_EXEC_A2A) {
-        ALLOC(c->uly_map, hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map"));
+    /* rows of one K,V block on the attention side; the per-model ops' logit
+     * tokens and vocabulary columns */
+    if (c->mode != ULY_EXEC_RSA) c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : c->qs.rows;
+    c->lt = c->plan.logit_tokens;
+    c->lv = c->plan.logit_vocab;
+    return HX_OK;
+}
+
+/* The index maps: which position and sequence each token-side (and
+ * GEMM-side) row holds, and where each lands on the attention side. */
+static int maps_setup(hx_ctx *c)
+{
+    HX_TRY(hx_slab_carve(c, &c->mem.layout, "index maps", hx_layout_carve));
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t i = 0; i < c->T; i++) {
+            int64_t pos;
+            switch (c->mode) {
+            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
+            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
+            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
+            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
+            default: pos = hx_ring_part_pos(c, c->ri, i); break;
+            }
+            c->tpos[bb * c->T + i] = pos;
+            c->tbat[bb * c->T + i] = bb;
+        }
+    if (c->gpos != c->tpos) /* TP+SP: the GEMM side holds every TP rank's rows */
+        for (int64_t j = 0; j < c->t; j++)
+            for (int64_t bb = 0; bb < c->b; bb++)
+                for (int64_t i = 0; i < c->T; i++) {
+                    int64_t row = j * c->Rt + bb * c->T + i;
+                    c->gpos[row] = j * c->T + i;
+                    c->gbat[row] = bb;
+                }
+    if (c->uly_map)
         for (int64_t pe = 0; pe < c->u; pe++)
             for (int64_t bb = 0; bb < c->b; bb++)
                 for (int64_t i = 0; i < c->T; i++) {
@@ -458,236 +454,10 @@ static int shapes_setup(hx_ctx *c)
                         return hx_fail("internal: position %lld of sequence %lld is not in this rank's segments",
                                        (long long)pos, (long long)bb);
                 }
-    }
-    return 0;
-}
-
-
-/* ------------------------------------------------------------ parameters */
-
-static int params_setup(hx_ctx *c)
-{
-    const int64_t h = c->h, d = c->d;
-    c->off_wqkv = 0;
-    c->off_wo = c->off_wqkv + h * (c->qc + 2 * c->kc);
-    c->off_w1 = c->off_wo + c->qc * h;
-    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    c->off_w2 = c->off_w1 + h * f1l;
-    c->off_g1 = c->off_w2 + c->fl * h;
-    c->off_g2 = c->off_g1 + h;
-    c->n_real = c->off_g2 + h;
-    /* the model's accounting of what a TP rank holds and shards (plan.c),
-     * KV heads replicated over TP (k < t) included, as the ZeRO ops count them */
-    c->zg = c->plan.dims.zero_group;
-    c->layer_flat = (int64_t)ceil(c->plan.layer_params_rank);
-    c->model_flat = (int64_t)ceil(c->plan.model_params_rank);
-    c->layer_sh = (c->layer_flat + c->zg - 1) / c->zg;
-    c->model_sh = (c->model_flat + c->zg - 1) / c->zg;
-    int64_t na = c->n_real;
-    if (c->layer_sh * c->zg > na) na = c->layer_sh * c->zg;
-    if (c->model_sh * c->zg > na) na = c->model_sh * c->zg;
-    c->n_alloc = na;
-    ALLOC(c->wt, hx_falloc(na, "weights"));
-    ALLOC(c->gwt, hx_falloc(na, "weight grads"));
-
-    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
-    const int64_t rep = kv_w / c->k;
-    float *W = c->wt + c->off_wqkv;
-    const int64_t ld = c->qc + 2 * c->kc;
-    for (int64_t i = 0; i < h; i++) {
-        for (int64_t cc = 0; cc < c->qc; cc++) W[i * ld + cc] = hx_weight(c, HX_T_WQ, i, c->hq0 * d + cc);
-        for (int64_t cc = 0; cc < c->kc; cc++) {
-            int64_t orig = (c->hk0 + cc / d) / rep;
-            W[i * ld + c->qc + cc] = hx_weight(c, HX_T_WK, i, orig * d + cc % d);
-            W[i * ld + c->qc + c->kc + cc] = hx_weight(c, HX_T_WV, i, orig * d + cc % d);
-        }
-    }
-    float *Wo = c->wt + c->off_wo;
-    for (int64_t rr = 0; rr < c->qc; rr++)
-        for (int64_t j = 0; j < h; j++) Wo[rr * h + j] = hx_weight(c, HX_T_WO, c->hq0 * d + rr, j);
-    float *W1 = c->wt + c->off_w1;
-    for (int64_t i = 0; i < h; i++)
-        for (int64_t cc = 0; cc < f1l; cc++)
-            W1[i * f1l + cc] = cc < c->fl ? hx_weight(c, HX_T_W1, i, c->ti * c->fl + cc)
-                                          : hx_weight(c, HX_T_W1U, i, c->ti * c->fl + cc - c->fl);
-    float *W2 = c->wt + c->off_w2;
-    for (int64_t rr = 0; rr < c->fl; rr++)
-        for (int64_t j = 0; j < h; j++) W2[rr * h + j] = hx_weight(c, HX_T_W2, c->ti * c->fl + rr, j);
-    for (int64_t j = 0; j < 2 * h; j++) c->wt[c->off_g1 + j] = 1.0f;
-
-    const int zi = c->g[ULY_GROUP_ZERO].rank;
-    const int zero = c->w.zero_stage;
-    const int zop = c->zg > 1; /* the plan has ZeRO/DP ops only then */
-    if (zop && zero >= 3) {
-        ALLOC(c->wshard, hx_falloc(c->layer_sh, "ZeRO-3 weight shard"));
-        memcpy(c->wshard, c->wt + zi * c->layer_sh, sizeof(float) * (size_t)c->layer_sh);
-        /* the gathered region is rebuilt by zero_gather_w before use: clear
-         * it so that only a working gather gives the right answer */
-        memset(c->wt, 0, sizeof(float) * (size_t)(c->layer_sh * c->zg));
-    }
-    if (zop && zero >= 2) ALLOC(c->gshard, hx_falloc(c->layer_sh, "ZeRO-2/3 grad shard"));
-    if (zop && zero == 1) ALLOC(c->gmshard, hx_falloc(c->model_sh, "ZeRO-1 grad shard"));
-    if (zop && (zero == 1 || zero == 2)) {
-        ALLOC(c->wmshard, hx_falloc(c->model_sh, "ZeRO-1/2 weight shard"));
-        memcpy(c->wmshard, c->wt + zi * c->model_sh, sizeof(float) * (size_t)c->model_sh);
-    }
-    /* optimizer state: what the plan's optimizer op prices */
-    double np = c->plan.model_params_rank;
-    if (zero >= 1) np /= (double)c->zg;
-    c->n_opt = (int64_t)ceil(np);
-    if (zero == 0 || !zop) {
-        c->master = c->wt; /* plain Adam on the full (model-level) weights */
-        if (c->n_opt > c->n_alloc) c->n_opt = c->n_alloc;
-    } else if (zero <= 2) {
-        c->master = c->wmshard;
-        if (c->n_opt > c->model_sh) c->n_opt = c->model_sh;
-    } else {
-        ALLOC(c->master, hx_falloc(c->n_opt, "ZeRO-3 master shard"));
-        memcpy(c->master, c->wshard, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
-    }
-    ALLOC(c->adam_m, hx_falloc(c->n_opt, "Adam m"));
-    ALLOC(c->adam_v, hx_falloc(c->n_opt, "Adam v"));
-    return HX_OK;
-}
-
-/* --------------------------------------------------------------- buffers */
-
-static int buffers_setup(hx_ctx *c)
-{
-    const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
-    /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
-     * its token side (all rows), all-reduced in place */
-    const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1;
-    ALLOC(c->X, hx_falloc(Rt * h, "X"));
-    ALLOC(c->Y1, hx_falloc(Rt * h, "Y1"));
-    ALLOC(c->X1, hx_falloc(Rt * h, "X1"));
-    ALLOC(c->Y2, hx_falloc(Rt * h, "Y2"));
-    ALLOC(c->G, hx_falloc(Rt * h, "G"));
-    ALLOC(c->dY1, hx_falloc(Rt * h, "dY1"));
-    ALLOC(c->dX1, hx_falloc(Rt * h, "dX1"));
-    ALLOC(c->dY2, hx_falloc(Rt * h, "dY2"));
-    ALLOC(c->dX, hx_falloc(Rt * h, "dX"));
-    ALLOC(c->Z, hx_falloc(Rt * h, "Z"));
-    ALLOC(c->M, hx_falloc(Rt * h, "M"));
-    ALLOC(c->rms1, hx_falloc(Rt, "rms1"));
-    ALLOC(c->rms2, hx_falloc(Rt, "rms2"));
-    if (tp) {
-        ALLOC(c->Y1g, hx_falloc(Rg * h, "Y1 gathered"));
-        ALLOC(c->Y2g, hx_falloc(Rg * h, "Y2 gathered"));
-        ALLOC(c->Gg, hx_falloc(Rg * h, "G gathered"));
-        ALLOC(c->dX1g, hx_falloc(Rg * h, "dX1 gathered"));
-        ALLOC(c->Zg, hx_falloc(Rg * h, "Z partial"));
-        ALLOC(c->Mg, hx_falloc(Rg * h, "M partial"));
-        ALLOC(c->dY2g, hx_falloc(Rg * h, "dY2 partial"));
-        ALLOC(c->dY1g, hx_falloc(Rg * h, "dY1 partial"));
-    } else {
-        c->Y1g = c->Y1;
-        c->Y2g = c->Y2;
-        c->Gg = c->G;
-        c->dX1g = c->dX1;
-        c->Zg = c->Z;
-        c->Mg = c->M;
-        c->dY2g = c->dY2;
-        c->dY1g = c->dY1;
-    }
-    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    ALLOC(c->Ug, hx_falloc(Rg * f1l, "U"));
-    ALLOC(c->dUg, hx_falloc(Rg * f1l, "dU"));
-    ALLOC(c->Ag, hx_falloc(Rg * c->fl, "A"));
-    ALLOC(c->dAg, hx_falloc(Rg * c->fl, "dA"));
-    ALLOC(c->Qg, hx_falloc(Rg * c->qc, "Q"));
-    ALLOC(c->Og, hx_falloc(Rg * c->qc, "O"));
-    ALLOC(c->dOg, hx_falloc(Rg * c->qc, "dO"));
-    ALLOC(c->dQg, hx_falloc(Rg * c->qc, "dQ"));
-    ALLOC(c->Kg, hx_falloc(Rg * c->kc, "K"));
-    ALLOC(c->Vg, hx_falloc(Rg * c->kc, "V"));
-    ALLOC(c->dKg, hx_falloc(Rg * c->kc, "dK"));
-    ALLOC(c->dVg, hx_falloc(Rg * c->kc, "dV"));
-
-    if (c->mode != ULY_EXEC_RSA) {
-        const int64_t qr = c->qs.rows;
-        ALLOC(c->qa, hx_falloc(qr * c->Hq * d, "Q attention side"));
-        ALLOC(c->oa, hx_falloc(qr * c->Hq * d, "O attention side"));
-        ALLOC(c->doa, hx_falloc(qr * c->Hq * d, "dO attention side"));
-        ALLOC(c->dqa, hx_falloc(qr * c->Hq * d, "dQ attention side"));
-        ALLOC(c->lsea, hx_falloc(qr * c->Hq, "lse"));
-        ALLOC(c->tmp_o, hx_falloc(qr * c->Hq * d, "partial O"));
-        ALLOC(c->tmp_lse, hx_falloc(qr * c->Hq, "partial lse"));
-        ALLOC(c->has, hx_alloc((size_t)HX_MAX_SEGS, "segment flags"));
-        c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : qr;
-        const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
-        ALLOC(c->kv_own, hx_falloc(blk, "K,V block"));
-        ALLOC(c->dkv_own, hx_falloc(blk, "dK,dV block"));
-        if (c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A)) {
-            for (int i = 0; i < 2; i++) {
-                ALLOC(c->rot[i], hx_falloc(blk, "ring K,V buffer"));
-                ALLOC(c->accs[i], hx_falloc(blk, "ring dK,dV send buffer"));
-                ALLOC(c->accr[i], hx_falloc(blk, "ring dK,dV receive buffer"));
-            }
-        }
-    }
-    if (c->mode == ULY_EXEC_A2A) {
-        const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
-        float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
-        float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
-        for (int i = 0; i < 8; i++) ALLOC(*qbufs[i], hx_falloc(nq, "all-to-all buffer"));
-        for (int i = 0; i < 8; i++) ALLOC(*kbufs[i], hx_falloc(nk, "all-to-all buffer"));
-    }
-    if (c->mode == ULY_EXEC_ALLGATHER) {
-        const int64_t n = c->r * Rt * c->kc;
-        ALLOC(c->kg_all, hx_falloc(n, "gathered K"));
-        ALLOC(c->vg_all, hx_falloc(n, "gathered V"));
-        ALLOC(c->rs_dk_in, hx_falloc(n, "dK to reduce-scatter"));
-        ALLOC(c->rs_dv_in, hx_falloc(n, "dV to reduce-scatter"));
-    }
-    if (c->mode == ULY_EXEC_RSA) {
-        const int64_t n = c->r * Rt * c->kc;
-        ALLOC(c->k_all, hx_falloc(n, "RSA K"));
-        ALLOC(c->v_all, hx_falloc(n, "RSA V"));
-        ALLOC(c->dk_all, hx_falloc(n, "RSA dK"));
-        ALLOC(c->dv_all, hx_falloc(n, "RSA dV"));
-        ALLOC(c->S, hx_falloc(c->b * c->a * c->T * c->N, "RSA scores"));
-        ALLOC(c->dP, hx_falloc(c->b * c->a * c->T * c->N, "RSA score grads"));
-        ALLOC(c->Drow, hx_falloc(c->b * c->a * c->T, "RSA rowsum"));
-    }
-    c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
-    if (c->mode == ULY_EXEC_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
-    if (c->mode == ULY_EXEC_TP_ALLREDUCE && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
-    ALLOC(c->rs_tmp, hx_falloc(c->rs_tmp_n, "all-reduce block"));
-
-    /* per-model ops: embedding lookups on this rank's tokens, logits over the
-     * plan's logit tokens and vocabulary columns */
-    const int64_t act = c->plan.act_tokens;
-    c->lt = c->plan.logit_tokens;
-    c->lv = c->plan.logit_vocab;
-    ALLOC(c->emb_in, hx_falloc(c->lv * h, "embedding table"));
-    ALLOC(c->emb_x, hx_falloc(c->b * act * h, "embedded tokens"));
-    if (c->l.pp > 1) {
-        /* seeded by the sending stage and the direction, so the receiver can
-         * tell whose transfer arrived (hx_layer.c h_pp) */
-        const int64_t n = c->b * act * h;
-        ALLOC(c->pp_rx, hx_falloc(n, "stage transfer"));
-        for (int dir = 0; dir < 2; dir++) {
-            ALLOC(c->pp_tx[dir], hx_falloc(n, "stage transfer"));
-            for (int64_t i = 0; i < n; i++)
-                c->pp_tx[dir][i] = hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * c->g[ULY_GROUP_PP].rank + dir), (uint64_t)i);
-        }
-    }
-    ALLOC(c->tok_ids, hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids"));
-    ALLOC(c->xf, hx_falloc(c->b * c->lt * h, "final hidden"));
-    ALLOC(c->emb_out, hx_falloc(c->lv * h, "output embedding"));
-    ALLOC(c->logit, hx_falloc(c->b * c->lt * c->lv, "logits"));
-    ALLOC(c->dxf, hx_falloc(c->b * c->lt * h, "final hidden grad"));
-    ALLOC(c->demb, hx_falloc(c->lv * h, "output embedding grad"));
-    const uint64_t sd = c->o.seed;
-    for (int64_t i = 0; i < c->lv * h; i++) {
-        c->emb_in[i] = 0.02f * hx_rand(sd, HX_T_EMB, (uint64_t)i, 0);
-        c->emb_out[i] = 0.02f * hx_rand(sd, HX_T_EOUT, (uint64_t)i, 0);
-    }
-    for (int64_t i = 0; i < c->b * act; i++) c->tok_ids[i] = hx_token_id(c, i);
-    for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank());
-
-    hx_layer_io_seed(c, c->X, c->G);
+    if (c->g2a)
+        for (int64_t gr = 0; gr < c->Rg; gr++)
+            if ((c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr])) < 0)
+                return hx_fail("internal: GEMM-side row %lld is not in this rank's attention segments", (long long)gr);
     return HX_OK;
 }
 
@@ -703,12 +473,13 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     coords_compute(c);
     rc = shapes_setup(c);
     if (rc) return rc;
+    HX_TRY(maps_setup(c));
     c->kern = kern_attn_find(o->kernel);
     if (!c->kern) return bad_input("--kernel %s: not in the kernel registry", o->kernel);
     if (o->print_plan) return HX_OK;
     HX_TRY(comms_make(c));
-    HX_TRY(params_setup(c));
-    if (c->be->host_buffers) HX_TRY(buffers_setup(c)); /* else the backend allocates its own (prepare) */
+    HX_TRY(hx_params_setup(c));
+    if (c->be->host_buffers) HX_TRY(hx_buffers_setup(c)); /* else the backend allocates its own (prepare) */
     return HX_OK;
 }
 

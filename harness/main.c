@@ -138,6 +138,10 @@ static int run(int argc, char **argv, int *code)
         const int rc_close = c->be->close(c);
         if (rc_close != HX_OK) rc = rc_close;
     }
+    if (rc != HX_FAIL) {
+        const int rc_release = hx_release(c);
+        if (rc_release != HX_OK) rc = rc_release;
+    }
     free(c);
     *code = passed ? 0 : 1;
     return rc;

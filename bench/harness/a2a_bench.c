@@ -49,7 +49,6 @@ static int bench_seq(int64_t seq, int64_t heads, int64_t hd, int reps, double *w
     hx_ctx *c = calloc(1, sizeof *c);
     if (!c) return hx_fail("out of memory: the context");
     int rc = hx_setup(c, &o);
-    if (rc == HX_OK) rc = hx_attn_init(c);
     if (rc == HX_OK) rc = hx_schedule(c);
     int id = -1;
     for (int i = 0; rc == HX_OK && i < c->plan.n_ops; i++)
@@ -104,6 +103,7 @@ static int bench_seq(int64_t seq, int64_t heads, int64_t hd, int reps, double *w
     free(top);
     free(tb);
     free(pr);
+    if (rc == HX_OK) rc = hx_release(c);
     free(c);
     return rc;
 }
