@@ -321,7 +321,8 @@ static inline int hx_seg_pair_masked(const hx_ctx *c, const hx_seg *q, const hx_
  * main picks one from --backend; NULL members are skipped. */
 typedef struct hx_backend {
     const char *name;
-    int host_buffers; /* hx_setup allocates the CPU executor's buffers */
+    int host_buffers;     /* hx_setup allocates the CPU executor's buffers */
+    unsigned exec_modes;  /* bit (1u << m) for each uly_exec_mode m it runs */
     /* validates and completes the options (dtype); 0, or 2 with one line from rank 0 */
     int (*configure)(hx_opts *o, int rank);
     /* before the plan is built (devices): 0, 2 or 77 (nothing to run here, e.g. no
@@ -340,6 +341,12 @@ typedef struct hx_backend {
 } hx_backend;
 
 extern const hx_backend hx_backend_mpi, hx_backend_nccl;
+
+/* Does the backend run strategies of this exec mode? */
+static inline int hx_backend_runs(const hx_backend *be, uly_exec_mode m)
+{
+    return (unsigned)m < ULY_EXEC_COUNT && ((be->exec_modes >> m) & 1u);
+}
 
 /* setup: plan, communicators, shapes, buffers, weights (collective);
  * HX_OK, HX_USAGE (bad input, reason printed on rank 0) or HX_FAIL */

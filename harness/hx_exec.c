@@ -159,6 +159,7 @@ static int configure_host(hx_opts *o, int rank)
 const hx_backend hx_backend_mpi = {
     .name = "mpi",
     .host_buffers = 1,
+    .exec_modes = (1u << ULY_EXEC_COUNT) - 1, /* every strategy */
     .configure = configure_host,
     .prepare = prepare_host,
     .find = hx_find_handler,

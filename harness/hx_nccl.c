@@ -69,17 +69,13 @@ static const struct kern_attn_impl hn_kern_ref = {
 
 /* ------------------------------------------------------------ the backend */
 
-/* The backend runs the token and all-to-all modes (attention on the rank's
- * tokens with ring hops fused in, Ulysses' all-to-alls around it): the
- * strategies it takes are the registry's entries of those modes. */
-static int hn_mode_runs(uly_exec_mode m) { return m == ULY_EXEC_TOKENS || m == ULY_EXEC_A2A; }
-
+/* the registry's strategies whose exec mode this backend runs (exec_modes) */
 static void hn_strategy_names(char *buf, size_t n)
 {
     buf[0] = 0;
     for (int i = 0; i < ULY_STRAT_COUNT; i++) {
         const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
-        if (!s || !hn_mode_runs(s->exec)) continue;
+        if (!s || !hx_backend_runs(&hx_backend_nccl, s->exec)) continue;
         size_t l = strlen(buf);
         snprintf(buf + l, n - l, "%s%s", l ? ", " : "", s->name);
     }
@@ -90,7 +86,7 @@ static int hn_configure(hx_opts *o, int rank)
     if (o->microbench)
         return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
     const uly_strategy *st = o->strategy ? uly_strategy_find(o->strategy) : NULL;
-    if (st && !hn_mode_runs(st->exec)) {
+    if (st && !hx_backend_runs(&hx_backend_nccl, st->exec)) {
         char names[160];
         hn_strategy_names(names, sizeof names);
         return hx_args_reject(rank, "--strategy %s: not run by --backend nccl; valid with nccl: %s (every strategy "
@@ -471,9 +467,13 @@ static int hn_close(hx_ctx *c)
     return rc;
 }
 
+/* The backend runs the token and all-to-all modes (attention on the rank's
+ * tokens with ring hops fused in, Ulysses' all-to-alls around it): the
+ * strategies it takes are the registry's entries of those modes. */
 const hx_backend hx_backend_nccl = {
     .name = "nccl",
     .host_buffers = 0,
+    .exec_modes = (1u << ULY_EXEC_TOKENS) | (1u << ULY_EXEC_A2A),
     .configure = hn_configure,
     .open = hn_open,
     .prepare = hn_prepare,
