@@ -302,6 +302,24 @@ static inline int64_t hx_att_off(const hx_segs *ss, int64_t ar, int64_t hh, int6
     return (s->base * Hh + hh * s->len + (ar - s->base)) * d;
 }
 
+/* The descriptor of an attention kernel call (the CPU's kern_attn_desc or
+ * the GPU's kern_cuda_attn_desc, whose fields these are) for the query
+ * segment q over the key segment kv; the caller adds the kernel's own
+ * options. Needs <math.h> and <string.h>. */
+#define HX_ATTN_DESC(ds, c, q, kv)                                                                                   \
+    do {                                                                                                             \
+        memset(&(ds), 0, sizeof(ds));                                                                                \
+        (ds).heads = (int)(c)->Hq;                                                                                   \
+        (ds).kv_heads = (int)(c)->Hkv;                                                                               \
+        (ds).n_q = (int)(q)->len;                                                                                    \
+        (ds).n_kv = (int)(kv)->len;                                                                                  \
+        (ds).d = (int)(c)->d;                                                                                        \
+        (ds).scale = (float)(1.0 / sqrt((double)(c)->d));                                                            \
+        (ds).causal = (c)->w.causal != 0;                                                                            \
+        (ds).q_off = (q)->off;                                                                                       \
+        (ds).kv_off = (kv)->off;                                                                                     \
+    } while (0)
+
 /* A (query, key) segment pair with every score masked: two sequences of the
  * batch, or keys wholly after the queries under the causal mask. Both
  * backends' attention skips it. */
@@ -316,22 +334,26 @@ static inline int hx_seg_pair_masked(const hx_ctx *c, const hx_seg *q, const hx_
  * plan's group communicators, the check and the trace; they differ in where
  * the data lives and what moves it:
  *   mpi   host buffers, CPU kernels, Open MPI collectives (hx_exec.c);
- *   nccl  one GPU per rank, CUDA kernels, cuBLAS, NCCL (hx_nccl.c; when
+ *   nccl  one GPU per rank, CUDA kernels, cuBLAS, NCCL (hx_nccl*.c; when
  *         ulyharness is built without CUDA/NCCL, hx_nccl_stub.c refuses it).
- * main picks one from --backend; NULL members are skipped. */
+ * main picks one from --backend; NULL members are skipped. Functions return
+ * a status (HX_OK ...). */
 typedef struct hx_backend {
     const char *name;
     int host_buffers;     /* hx_setup allocates the CPU executor's buffers */
     unsigned exec_modes;  /* bit (1u << m) for each uly_exec_mode m it runs */
-    /* validates and completes the options (dtype); 0, or 2 with one line from rank 0 */
+    /* validates and completes the options (dtype); HX_OK, or HX_USAGE with one line from rank 0 */
     int (*configure)(hx_opts *o, int rank);
-    /* before the plan is built (devices): 0, 2 or 77 (nothing to run here, e.g. no
-     * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank.
+    /* before the plan is built (devices): HX_OK, HX_USAGE or HX_SKIP (nothing to run
+     * here, e.g. no GPU: exit 77, which ctest counts as skipped), the same on every
+     * rank, or HX_FAIL.
      * *state: the backend's state, which main hands to the context (be_state) */
     int (*open)(const hx_opts *o, void **state);
     /* after hx_setup: buffers, communicators, hx_schedule */
     int (*prepare)(struct hx_ctx *c);
-    hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
+    /* its handlers by op type: the layer's (and the per-model, ZeRO and
+     * optimizer ops'), then attention's; a NULL table or entry: none */
+    const hx_handler *handlers[2];
     /* runs c->handler[id] and sets *seconds to its time; fused ring transfer
      * ops' t_pass (their exposed time) are set when it returns */
     int (*exec)(struct hx_ctx *c, int id, double *seconds);
@@ -382,10 +404,9 @@ int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this ra
 void hx_layer_io_seed(const hx_ctx *c, float *x, float *g); /* the layer's input and upstream gradient [Rt][h] */
 
 /* layer pieces used by the executor and the reference */
-void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
-void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
-hx_handler hx_find_handler(uly_op_type t); /* layer, model, comm ops; then hx_attn_find */
-hx_handler hx_attn_find(uly_op_type t);   /* attention, ring and RSA ops */
+extern const hx_handler hx_layer_handlers[ULY_OPT_COUNT]; /* layer, model, comm ops (hx_layer.c) */
+extern const hx_handler hx_attn_handlers[ULY_OPT_COUNT];  /* attention, ring and RSA ops (hx_attn.c) */
+hx_handler hx_backend_handler(const hx_backend *be, uly_op_type t); /* the handler of an op type, or NULL */
 int hx_ring_fused(hx_ctx *c, const uly_op *op); /* ring_kv, ring_dkv: ran inside their attention op */
 double hx_median(double *v, int n);          /* sorts v */
 

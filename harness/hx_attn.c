@@ -162,16 +162,7 @@ void hx_stage_dqkv_in(hx_ctx *c)
 static struct kern_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
 {
     struct kern_attn_desc ds;
-    memset(&ds, 0, sizeof ds);
-    ds.heads = (int)c->Hq;
-    ds.kv_heads = (int)c->Hkv;
-    ds.n_q = (int)q->len;
-    ds.n_kv = (int)kv->len;
-    ds.d = (int)c->d;
-    ds.scale = (float)(1.0 / sqrt((double)c->d));
-    ds.causal = c->w.causal != 0;
-    ds.q_off = q->off;
-    ds.kv_off = kv->off;
+    HX_ATTN_DESC(ds, c, q, kv);
     ds.acc = KERN_ACC_F32;
     ds.threads = c->o.threads;
     return ds;
@@ -596,7 +587,7 @@ static int h_rsa_allreduce(hx_ctx *c, const uly_op *op)
 
 /* ------------------------------------------------------------ table */
 
-static const hx_handler attn_table[ULY_OPT_COUNT] = {
+const hx_handler hx_attn_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_ATTN_FWD] = h_attn_fwd,
     [ULY_OPT_ATTN_BWD] = h_attn_bwd,
     [ULY_OPT_RING_KV] = hx_ring_fused,
@@ -612,8 +603,3 @@ static const hx_handler attn_table[ULY_OPT_COUNT] = {
     [ULY_OPT_ALLREDUCE_DK] = h_rsa_allreduce,
     [ULY_OPT_ALLREDUCE_DV] = h_rsa_allreduce,
 };
-
-hx_handler hx_attn_find(uly_op_type t)
-{
-    return (unsigned)t < ULY_OPT_COUNT ? attn_table[t] : NULL;
-}

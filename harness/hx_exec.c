@@ -48,6 +48,14 @@ static int slot(const uly_op *o)
     return 6;
 }
 
+hx_handler hx_backend_handler(const hx_backend *be, uly_op_type t)
+{
+    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
+    for (int i = 0; i < 2; i++)
+        if (be->handlers[i] && be->handlers[i][t]) return be->handlers[i][t];
+    return NULL;
+}
+
 int hx_schedule(hx_ctx *c)
 {
     const uly_plan *p = &c->plan;
@@ -57,7 +65,7 @@ int hx_schedule(hx_ctx *c)
             if (slot(&p->ops[i]) == s) c->order[c->n_order++] = i;
     for (int i = 0; i < p->n_ops; i++) {
         c->fuse_kv[i] = c->fuse_dkv[i] = -1;
-        c->handler[i] = c->be && c->be->find ? c->be->find(p->ops[i].type) : hx_find_handler(p->ops[i].type);
+        c->handler[i] = hx_backend_handler(c->be ? c->be : &hx_backend_mpi, p->ops[i].type);
         if (!c->handler[i])
             return hx_fail("plan op %d (%s): no handler in the harness's %s backend", i,
                            uly_op_type_name(p->ops[i].type), c->be ? c->be->name : "mpi");
@@ -162,7 +170,7 @@ const hx_backend hx_backend_mpi = {
     .exec_modes = (1u << ULY_EXEC_COUNT) - 1, /* every strategy */
     .configure = configure_host,
     .prepare = prepare_host,
-    .find = hx_find_handler,
+    .handlers = {hx_layer_handlers, hx_attn_handlers},
     .exec = exec_host,
 };
 

@@ -305,86 +305,72 @@ static int h_optimizer(hx_ctx *c, const uly_op *op)
     return HX_OK;
 }
 
-/* ---------------------------------------------------- TP+SP collectives */
+/* ------------------------------------------------ the layer's collectives */
 
-static int h_sp(hx_ctx *c, const uly_op *op)
+/* This rank's buffers and count (what it hands to MPI: per peer, per block,
+ * or the whole buffer) for a collective of the layer: Megatron TP+SP's
+ * gathers and reduce-scatters, plain TP's all-reduces (in place: the GEMM
+ * side aliases the token side), Ulysses' all-to-alls, all-gather CP's K, V
+ * and dK, dV; and the exec mode they belong to. The counts are the
+ * harness's own, so the bytes they give are checked against the plan's. */
+static int coll_bufs(const hx_ctx *c, uly_op_type t, float **send, float **recv, int64_t *n, uly_exec_mode *mode)
 {
-    const hx_group *g = &c->g[ULY_GROUP_TP];
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t n = c->Rt * c->h;
-    switch (op->type) {
-    case ULY_OPT_SP_AG_ATTN: return hx_allgather(g, c->Y1, c->Y1g, n, bytes);
-    case ULY_OPT_SP_AG_MLP: return hx_allgather(g, c->Y2, c->Y2g, n, bytes);
-    case ULY_OPT_SP_AG_DMLP: return hx_allgather(g, c->G, c->Gg, n, bytes);
-    case ULY_OPT_SP_AG_DATTN: return hx_allgather(g, c->dX1, c->dX1g, n, bytes);
-    case ULY_OPT_SP_RS_ATTN: return hx_reduce_scatter(g, c->Zg, c->Z, n, bytes);
-    case ULY_OPT_SP_RS_MLP: return hx_reduce_scatter(g, c->Mg, c->M, n, bytes);
-    case ULY_OPT_SP_RS_DMLP: return hx_reduce_scatter(g, c->dY2g, c->dY2, n, bytes);
-    case ULY_OPT_SP_RS_DATTN: return hx_reduce_scatter(g, c->dY1g, c->dY1, n, bytes);
-    default: return hx_fail("no TP handler for op %s", uly_op_type_name(op->type));
+    const int64_t tok = c->Rt * c->h, kv = c->Rt * c->kc;
+    const int64_t q_a2a = c->Rt * (c->a / c->u) * c->d, kv_a2a = c->Rt * (c->kv_eff / c->u) * c->d;
+#define BUFS(s, r, count, m) (*send = (s), *recv = (r), *n = (count), *mode = (m))
+    switch (t) {
+    case ULY_OPT_SP_AG_ATTN: BUFS(c->Y1, c->Y1g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_MLP: BUFS(c->Y2, c->Y2g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_DMLP: BUFS(c->G, c->Gg, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_DATTN: BUFS(c->dX1, c->dX1g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_ATTN: BUFS(c->Zg, c->Z, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_MLP: BUFS(c->Mg, c->M, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_DMLP: BUFS(c->dY2g, c->dY2, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_DATTN: BUFS(c->dY1g, c->dY1, tok, ULY_EXEC_TP_SP); break;
+    /* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
+     * before ln2_bwd and ln1_bwd) over the b x N x h buffer */
+    case ULY_OPT_TP_AR_ATTN: BUFS(c->Z, c->Z, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_MLP: BUFS(c->M, c->M, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_DMLP: BUFS(c->dY2, c->dY2, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_DATTN: BUFS(c->dY1, c->dY1, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_A2A_Q: BUFS(c->s_q, c->r_q, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_K: BUFS(c->s_k, c->r_k, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_V: BUFS(c->s_v, c->r_v, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_O: BUFS(c->s_o, c->r_o, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DO: BUFS(c->s_do, c->r_do, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DQ: BUFS(c->s_dq, c->r_dq, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DK: BUFS(c->s_dk, c->r_dk, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DV: BUFS(c->s_dv, c->r_dv, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_AG_K: BUFS(c->Kg, c->kg_all, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_AG_V: BUFS(c->Vg, c->vg_all, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_RS_DK: BUFS(c->rs_dk_in, c->dKg, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_RS_DV: BUFS(c->rs_dv_in, c->dVg, kv, ULY_EXEC_ALLGATHER); break;
+    default: return hx_fail("op %s: not a collective of the layer", uly_op_type_name(t));
     }
+#undef BUFS
+    return HX_OK;
 }
 
-/* ------------------------------------------- plain TP all-reduces */
-
-/* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
- * before ln2_bwd and ln1_bwd): a ring all-reduce of the b x N x h buffer in
- * place (the GEMM-side buffers alias the token side under plain TP) */
-static int h_tp_ar(hx_ctx *c, const uly_op *op)
+/* The collective the plan names, over the plan's group, on this rank's buffers */
+static int h_coll(hx_ctx *c, const uly_op *op)
 {
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_TP_ALLREDUCE)
-        return hx_fail("op %s: no plain-TP all-reduce in mode %s", nm, uly_exec_mode_name(c->mode));
-    float *buf;
-    switch (op->type) {
-    case ULY_OPT_TP_AR_ATTN: buf = c->Z; break;
-    case ULY_OPT_TP_AR_MLP: buf = c->M; break;
-    case ULY_OPT_TP_AR_DMLP: buf = c->dY2; break;
-    case ULY_OPT_TP_AR_DATTN: buf = c->dY1; break;
-    default: return hx_fail("no plain-TP handler for op %s", nm);
-    }
-    return hx_allreduce_ring(&c->g[ULY_GROUP_TP], buf, c->rs_tmp, c->Rt * c->h, &c->st[op->id].bytes_pass);
-}
-
-/* --------------------------------------------------------- Ulysses a2a */
-
-static int h_a2a(hx_ctx *c, const uly_op *op)
-{
-    const hx_group *g = &c->g[ULY_GROUP_ULYSSES];
+    float *send = NULL, *recv = NULL;
+    int64_t n = 0;
+    uly_exec_mode mode = ULY_EXEC_COUNT;
+    HX_TRY(coll_bufs(c, op->type, &send, &recv, &n, &mode));
+    if (c->mode != mode)
+        return hx_fail("op %s: belongs to mode %s, the run is in mode %s", uly_op_type_name(op->type),
+                       uly_exec_mode_name(mode), uly_exec_mode_name(c->mode));
+    const hx_group *g = &c->g[op->group];
     int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t nq = c->Rt * (c->a / c->u) * c->d, nk = c->Rt * (c->kv_eff / c->u) * c->d;
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_A2A)
-        return hx_fail("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
-    switch (op->type) {
-    case ULY_OPT_A2A_Q: return hx_alltoall(g, c->s_q, c->r_q, nq, bytes);
-    case ULY_OPT_A2A_K: return hx_alltoall(g, c->s_k, c->r_k, nk, bytes);
-    case ULY_OPT_A2A_V: return hx_alltoall(g, c->s_v, c->r_v, nk, bytes);
-    case ULY_OPT_A2A_O: return hx_alltoall(g, c->s_o, c->r_o, nq, bytes);
-    case ULY_OPT_A2A_DO: return hx_alltoall(g, c->s_do, c->r_do, nq, bytes);
-    case ULY_OPT_A2A_DQ: return hx_alltoall(g, c->s_dq, c->r_dq, nq, bytes);
-    case ULY_OPT_A2A_DK: return hx_alltoall(g, c->s_dk, c->r_dk, nk, bytes);
-    case ULY_OPT_A2A_DV: return hx_alltoall(g, c->s_dv, c->r_dv, nk, bytes);
-    default: return hx_fail("no all-to-all handler for op %s", nm);
-    }
-}
-
-/* ------------------------------------------------- all-gather CP (K, V) */
-
-static int h_agcp(hx_ctx *c, const uly_op *op)
-{
-    const hx_group *g = &c->g[ULY_GROUP_RING];
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t n = c->Rt * c->kc;
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_ALLGATHER)
-        return hx_fail("op %s: no all-gather CP in mode %s", nm, uly_exec_mode_name(c->mode));
-    switch (op->type) {
-    case ULY_OPT_AG_K: return hx_allgather(g, c->Kg, c->kg_all, n, bytes);
-    case ULY_OPT_AG_V: return hx_allgather(g, c->Vg, c->vg_all, n, bytes);
-    case ULY_OPT_RS_DK: return hx_reduce_scatter(g, c->rs_dk_in, c->dKg, n, bytes);
-    case ULY_OPT_RS_DV: return hx_reduce_scatter(g, c->rs_dv_in, c->dVg, n, bytes);
-    default: return hx_fail("no all-gather CP handler for op %s", nm);
+    switch (op->coll) {
+    case ULY_COLL_ALLTOALL: return hx_alltoall(g, send, recv, n, bytes);
+    case ULY_COLL_ALLGATHER: return hx_allgather(g, send, recv, n, bytes);
+    case ULY_COLL_REDUCE_SCATTER: return hx_reduce_scatter(g, send, recv, n, bytes);
+    case ULY_COLL_ALLREDUCE: return hx_allreduce_ring(g, send, c->rs_tmp, n, bytes);
+    default:
+        return hx_fail("op %s: collective %s is not one the layer runs", uly_op_type_name(op->type),
+                       uly_coll_name(op->coll));
     }
 }
 
@@ -441,7 +427,7 @@ static int h_pp(hx_ctx *c, const uly_op *op)
 
 /* ------------------------------------------------------------ table */
 
-static const hx_handler layer_table[ULY_OPT_COUNT] = {
+const hx_handler hx_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_LN1] = h_ln1,
     [ULY_OPT_QKV_PROJ] = h_qkv_proj,
     [ULY_OPT_OUT_PROJ] = h_out_proj,
@@ -461,39 +447,33 @@ static const hx_handler layer_table[ULY_OPT_COUNT] = {
     [ULY_OPT_LOSS] = h_loss,
     [ULY_OPT_LOGITS_BWD] = h_logits_bwd,
     [ULY_OPT_OPTIMIZER] = h_optimizer,
-    [ULY_OPT_SP_AG_ATTN] = h_sp,
-    [ULY_OPT_SP_AG_MLP] = h_sp,
-    [ULY_OPT_SP_AG_DATTN] = h_sp,
-    [ULY_OPT_SP_AG_DMLP] = h_sp,
-    [ULY_OPT_SP_RS_ATTN] = h_sp,
-    [ULY_OPT_SP_RS_MLP] = h_sp,
-    [ULY_OPT_SP_RS_DATTN] = h_sp,
-    [ULY_OPT_SP_RS_DMLP] = h_sp,
-    [ULY_OPT_TP_AR_ATTN] = h_tp_ar,
-    [ULY_OPT_TP_AR_MLP] = h_tp_ar,
-    [ULY_OPT_TP_AR_DATTN] = h_tp_ar,
-    [ULY_OPT_TP_AR_DMLP] = h_tp_ar,
-    [ULY_OPT_A2A_Q] = h_a2a,
-    [ULY_OPT_A2A_K] = h_a2a,
-    [ULY_OPT_A2A_V] = h_a2a,
-    [ULY_OPT_A2A_O] = h_a2a,
-    [ULY_OPT_A2A_DO] = h_a2a,
-    [ULY_OPT_A2A_DQ] = h_a2a,
-    [ULY_OPT_A2A_DK] = h_a2a,
-    [ULY_OPT_A2A_DV] = h_a2a,
-    [ULY_OPT_AG_K] = h_agcp,
-    [ULY_OPT_AG_V] = h_agcp,
-    [ULY_OPT_RS_DK] = h_agcp,
-    [ULY_OPT_RS_DV] = h_agcp,
+    [ULY_OPT_SP_AG_ATTN] = h_coll,
+    [ULY_OPT_SP_AG_MLP] = h_coll,
+    [ULY_OPT_SP_AG_DATTN] = h_coll,
+    [ULY_OPT_SP_AG_DMLP] = h_coll,
+    [ULY_OPT_SP_RS_ATTN] = h_coll,
+    [ULY_OPT_SP_RS_MLP] = h_coll,
+    [ULY_OPT_SP_RS_DATTN] = h_coll,
+    [ULY_OPT_SP_RS_DMLP] = h_coll,
+    [ULY_OPT_TP_AR_ATTN] = h_coll,
+    [ULY_OPT_TP_AR_MLP] = h_coll,
+    [ULY_OPT_TP_AR_DATTN] = h_coll,
+    [ULY_OPT_TP_AR_DMLP] = h_coll,
+    [ULY_OPT_A2A_Q] = h_coll,
+    [ULY_OPT_A2A_K] = h_coll,
+    [ULY_OPT_A2A_V] = h_coll,
+    [ULY_OPT_A2A_O] = h_coll,
+    [ULY_OPT_A2A_DO] = h_coll,
+    [ULY_OPT_A2A_DQ] = h_coll,
+    [ULY_OPT_A2A_DK] = h_coll,
+    [ULY_OPT_A2A_DV] = h_coll,
+    [ULY_OPT_AG_K] = h_coll,
+    [ULY_OPT_AG_V] = h_coll,
+    [ULY_OPT_RS_DK] = h_coll,
+    [ULY_OPT_RS_DV] = h_coll,
     [ULY_OPT_ZERO_GATHER_W] = h_zero,
     [ULY_OPT_ZERO_RS_GRAD] = h_zero,
     [ULY_OPT_DP_ALLREDUCE_GRAD] = h_dp_allreduce,
     [ULY_OPT_PP_SEND_ACT] = h_pp,
     [ULY_OPT_PP_SEND_GRAD] = h_pp,
 };
-
-hx_handler hx_find_handler(uly_op_type t)
-{
-    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
-    return layer_table[t] ? layer_table[t] : hx_attn_find(t);
-}

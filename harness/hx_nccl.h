@@ -116,11 +116,11 @@ int hn_maps_build(hx_ctx *c);
 int hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
             const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
 static inline int64_t hn_f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
-hx_handler hn_find(uly_op_type t);      /* layer, model, comm ops; then hn_attn_find */
+extern const hx_handler hn_layer_handlers[ULY_OPT_COUNT]; /* layer, model, comm ops */
 
 /* ------------------------------------------ attention (hx_nccl_attn.c) */
 
-hx_handler hn_attn_find(uly_op_type t); /* attention and the ring transfers fused into it */
+extern const hx_handler hn_attn_handlers[ULY_OPT_COUNT];  /* attention and the ring transfers fused into it */
 static inline int hn_ringed(const hx_ctx *c) { return c->r > 1; }
 void hn_attn_workspaces(hx_ctx *c);     /* the sizes of the largest workspaces the attention calls use */
 

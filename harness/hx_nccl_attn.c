@@ -15,18 +15,9 @@
 
 static struct kern_cuda_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
 {
-    hn *H = c->be_state;
+    const hn *H = c->be_state;
     struct kern_cuda_attn_desc ds;
-    memset(&ds, 0, sizeof ds);
-    ds.heads = (int)c->Hq;
-    ds.kv_heads = (int)c->Hkv;
-    ds.n_q = (int)q->len;
-    ds.n_kv = (int)kv->len;
-    ds.d = (int)c->d;
-    ds.scale = (float)(1.0 / sqrt((double)c->d));
-    ds.causal = c->w.causal != 0;
-    ds.q_off = q->off;
-    ds.kv_off = kv->off;
+    HX_ATTN_DESC(ds, c, q, kv);
     ds.dtype = H->ct;
     return ds;
 }
@@ -96,82 +87,63 @@ static int ring_hop(hn *H, kern_nccl_comm *nc, const void *send, void *recv, int
     return HN_CUDA(cudaEventRecord(*done, (cudaStream_t)kern_nccl_comm_stream(nc)));
 }
 
-/* Ring forward: K,V rotate on the ring communicator's stream while the
- * compute stream works on the block it has (as ring_fwd in hx_attn.c). */
-static int ring_fwd(hx_ctx *c, int attn_id)
+/* The ring, forward or backward (as ring_fwd and ring_bwd in hx_attn.c):
+ * K,V rotate on the ring communicator's stream while the compute stream
+ * works on the block it has. Backward, each block's dK,dV accumulator also
+ * travels r-1 hops in the run's 16-bit type (the plan's bytes): started by
+ * the rank after the owner, each rank adds its share (computed in float32)
+ * and forwards it, the last sends it home. */
+static int ring_run(hx_ctx *c, int attn_id, int bwd)
 {
     hn *H = c->be_state;
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
     kern_nccl_comm *nc = H->nc[ULY_GROUP_RING];
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
-    const int kv_id = c->fuse_kv[attn_id];
+    const int kv_id = c->fuse_kv[attn_id], dkv_id = bwd ? c->fuse_dkv[attn_id] : 0;
     if (!nc) return hx_fail("internal: no NCCL communicator for the ring");
-    if (kv_id < 0) return hx_fail("plan: attention op %d has no ring_kv op to overlap", attn_id);
-    hx_opstat *sk = &c->st[kv_id];
+    if (kv_id < 0 || dkv_id < 0)
+        return hx_fail(bwd ? "plan: attention op %d lacks its ring_kv/ring_dkv ops"
+                           : "plan: attention op %d has no ring_kv op to overlap", attn_id);
+    hx_opstat *sk = &c->st[kv_id], *sd = bwd ? &c->st[dkv_id] : NULL;
     sk->t_pass = 0;
-    const void *cur = H->kv_own;
-    for (int s = 0; s < r; s++) {
-        void *nxt = H->rot[s % 2];
-        cudaEvent_t got = NULL;
-        if (s < r - 1) HX_TRY(ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass, &got));
-        hx_segs ks;
-        hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), NULL, NULL));
-        if (got) HX_TRY(hn_wait_timed(H, got, &sk->t_pass));
-        cur = nxt;
-    }
-    sk->done = 1;
-    return HX_OK;
-}
-
-/* Ring backward (as ring_bwd in hx_attn.c): K,V rotate again, and each
- * block's dK,dV accumulator travels r-1 hops in the run's 16-bit type (the
- * plan's bytes): started by the rank after the owner, each rank adds its
- * share (computed in float32) and forwards it, the last sends it home. */
-static int ring_bwd(hx_ctx *c, int attn_id)
-{
-    hn *H = c->be_state;
-    const hx_group *g = &c->g[ULY_GROUP_RING];
-    const int r = g->size, ri = g->rank;
-    kern_nccl_comm *nc = H->nc[ULY_GROUP_RING];
-    const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
-    const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
-    if (!nc) return hx_fail("internal: no NCCL communicator for the ring");
-    if (kv_id < 0 || dkv_id < 0) return hx_fail("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
-    hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
-    sk->t_pass = sd->t_pass = 0;
+    if (sd) sd->t_pass = 0;
     cudaEvent_t acc_got = NULL; /* the accumulator received in the previous step */
     const void *cur = H->kv_own;
     for (int s = 0; s < r; s++) {
         void *nxt = H->rot[s % 2];
         cudaEvent_t got = NULL;
         if (s < r - 1) HX_TRY(ring_hop(H, nc, cur, nxt, blk, &sk->bytes_pass, &got));
-        float *tgt = s == 0 ? H->dkv : H->acc32;
-        if (s >= 1) HX_TRY(HN_CUDA(cudaMemsetAsync(H->acc32, 0, sizeof(float) * (size_t)blk, H->cs)));
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), tgt, tgt + half));
-        if (s >= 1) {
-            /* the accumulator to forward: my share, plus what came from the previous rank */
-            const void *prev = NULL;
-            if (s >= 2) {
-                HX_TRY(hn_wait_timed(H, acc_got, &sd->t_pass));
-                prev = H->accr[(s - 1) % 2];
+        if (!bwd) {
+            HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), NULL, NULL));
+        } else {
+            float *tgt = s == 0 ? H->dkv : H->acc32;
+            if (s >= 1) HX_TRY(HN_CUDA(cudaMemsetAsync(H->acc32, 0, sizeof(float) * (size_t)blk, H->cs)));
+            HX_TRY(pairs(c, &ks, cur, hn_at(H, cur, half), tgt, tgt + half));
+            if (s >= 1) {
+                /* the accumulator to forward: my share, plus what came from the previous rank */
+                const void *prev = NULL;
+                if (s >= 2) {
+                    HX_TRY(hn_wait_timed(H, acc_got, &sd->t_pass));
+                    prev = H->accr[(s - 1) % 2];
+                }
+                HX_TRY(HN_CUDA(hxk_add(H->accs[s % 2], H->ct, H->acc32, KERN_CUDA_F32, prev,
+                                       prev ? H->ct : KERN_CUDA_F32, blk, H->cs)));
+                HX_TRY(ring_hop(H, nc, H->accs[s % 2], H->accr[s % 2], blk, &sd->bytes_pass, &acc_got));
             }
-            HX_TRY(HN_CUDA(hxk_add(H->accs[s % 2], H->ct, H->acc32, KERN_CUDA_F32, prev, prev ? H->ct : KERN_CUDA_F32,
-                                   blk, H->cs)));
-            HX_TRY(ring_hop(H, nc, H->accs[s % 2], H->accr[s % 2], blk, &sd->bytes_pass, &acc_got));
         }
         if (got) HX_TRY(hn_wait_timed(H, got, &sk->t_pass));
         cur = nxt;
     }
-    if (r > 1) {
+    if (bwd && r > 1) {
         /* my own block's accumulator comes home */
         HX_TRY(hn_wait_timed(H, acc_got, &sd->t_pass));
         HX_TRY(HN_CUDA(hxk_add(H->dkv, KERN_CUDA_F32, H->dkv, KERN_CUDA_F32, H->accr[(r - 1) % 2], H->ct, blk, H->cs)));
     }
-    sk->done = sd->done = 1;
+    sk->done = 1;
+    if (sd) sd->done = 1;
     return HX_OK;
 }
 
@@ -188,7 +160,7 @@ static int g_attn_fwd(hx_ctx *c, const uly_op *op)
      * the first merge takes a block as it is, and rows no key reaches stay so */
     HX_TRY(HN_CUDA(cudaMemsetAsync(H->oacc, 0, sizeof(float) * (size_t)(nq * c->d), H->cs)));
     HX_TRY(HN_CUDA(hxk_fill_f32(H->lse, -INFINITY, nq, H->cs)));
-    if (hn_ringed(c)) HX_TRY(ring_fwd(c, op->id));
+    if (hn_ringed(c)) HX_TRY(ring_run(c, op->id, 0));
     else HX_TRY(pairs(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb), NULL, NULL));
     HX_TRY(HN_CUDA(hxk_add(H->oa, H->ct, H->oacc, KERN_CUDA_F32, NULL, KERN_CUDA_F32, nq * c->d, H->cs)));
     if (c->mode == ULY_EXEC_A2A) return hn_map_run(H, &H->m_aq, 1, H->s_o, H->ct, H->oa, H->ct);
@@ -202,7 +174,7 @@ static int g_attn_bwd(hx_ctx *c, const uly_op *op)
     if (c->mode == ULY_EXEC_A2A) HX_TRY(hn_map_run(H, &H->m_aq, 0, H->doa, H->ct, H->r_do, H->ct));
     HX_TRY(HN_CUDA(cudaMemsetAsync(H->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d), H->cs)));
     HX_TRY(HN_CUDA(cudaMemsetAsync(H->dkv, 0, sizeof(float) * (size_t)(2 * kvb), H->cs)));
-    if (hn_ringed(c)) HX_TRY(ring_bwd(c, op->id));
+    if (hn_ringed(c)) HX_TRY(ring_run(c, op->id, 1));
     else HX_TRY(pairs(c, &c->qs, H->kv_own, hn_at(H, H->kv_own, kvb), H->dkv, H->dkv + kvb));
     const int a2a = c->mode == ULY_EXEC_A2A;
     const hn_map *mq = a2a ? &H->m_aq : &H->m_tq, *mk = a2a ? &H->m_ak : &H->m_tk;
@@ -234,14 +206,9 @@ void hn_attn_workspaces(hx_ctx *c)
 
 /* ---------------------------------------------------------------- table */
 
-static const hx_handler attn_table[ULY_OPT_COUNT] = {
+const hx_handler hn_attn_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_ATTN_FWD] = g_attn_fwd,
     [ULY_OPT_ATTN_BWD] = g_attn_bwd,
     [ULY_OPT_RING_KV] = hx_ring_fused,
     [ULY_OPT_RING_DKV] = hx_ring_fused,
 };
-
-hx_handler hn_attn_find(uly_op_type t)
-{
-    return (unsigned)t < ULY_OPT_COUNT ? attn_table[t] : NULL;
-}

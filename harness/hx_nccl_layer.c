@@ -318,7 +318,7 @@ static int g_dp_allreduce(hx_ctx *c, const uly_op *op)
 
 /* ---------------------------------------------------------------- table */
 
-static const hx_handler layer_table[ULY_OPT_COUNT] = {
+const hx_handler hn_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_LN1] = g_ln1,
     [ULY_OPT_QKV_PROJ] = g_qkv_proj,
     [ULY_OPT_OUT_PROJ] = g_out_proj,
@@ -352,10 +352,3 @@ static const hx_handler layer_table[ULY_OPT_COUNT] = {
     [ULY_OPT_PP_SEND_ACT] = g_pp,
     [ULY_OPT_PP_SEND_GRAD] = g_pp,
 };
-
-hx_handler hn_find(uly_op_type t)
-{
-    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
-    return layer_table[t] ? layer_table[t] : hn_attn_find(t);
-}
-

@@ -81,7 +81,7 @@ int main(void)
     cl.nodes = 1;
     cl.gpus_per_node = cl.gpus_per_leaf = 64;
 
-    const hx_backend *nccl = hx_backend_nccl.find ? &hx_backend_nccl : NULL;
+    const hx_backend *nccl = hx_backend_nccl.handlers[0] ? &hx_backend_nccl : NULL;
     int seen[ULY_OPT_COUNT] = {0}, plans = 0;
     uly_plan *p = malloc(sizeof *p), *refused = NULL; /* a plan the nccl backend does not run */
     hx_ctx *c = calloc(1, sizeof *c);
@@ -134,9 +134,9 @@ int main(void)
             for (int i = 0; i < p->n_ops; i++) {
                 const uly_op_type t = p->ops[i].type;
                 seen[t] = 1;
-                if (!hx_backend_mpi.find(t))
+                if (!hx_backend_handler(&hx_backend_mpi, t))
                     fail("%s (%s): op type %s has no handler in the mpi backend", s->name, cfg, uly_op_type_name(t));
-                if (nccl_runs && !nccl->find(t))
+                if (nccl_runs && !hx_backend_handler(nccl, t))
                     fail("%s (%s): op type %s has no handler in the nccl backend", s->name, cfg, uly_op_type_name(t));
             }
             if (schedule(c, p, &hx_backend_mpi) != HX_OK)
@@ -158,7 +158,7 @@ int main(void)
     if (refused) {
         uly_op_type missing = ULY_OPT_COUNT;
         for (int i = 0; i < refused->n_ops && missing == ULY_OPT_COUNT; i++)
-            if (!nccl->find(refused->ops[i].type)) missing = refused->ops[i].type;
+            if (!hx_backend_handler(nccl, refused->ops[i].type)) missing = refused->ops[i].type;
         char out[2048];
         const int rc = schedule_captured(c, refused, nccl, out, sizeof out);
         if (missing == ULY_OPT_COUNT)
