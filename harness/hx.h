@@ -63,26 +63,72 @@ void hx_args_defaults(hx_opts *o);
  * returns 2, the exit status of bad usage. */
 int hx_args_reject(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ------------------------------------------------------------- status */
+
+/* Every harness function that can fail returns a status: HX_OK (0), or
+ *   HX_FAIL   a failure on this rank (an MPI, CUDA or kernel error, memory,
+ *             an internal inconsistency): its reason is printed once, where
+ *             it is found, by hx_fail; the caller passes the status up;
+ *   HX_USAGE  bad usage or an impossible configuration: one line from rank
+ *             0 (hx_args_reject); every rank finds it;
+ *   HX_SKIP   nothing to run here (no GPU): every rank finds it.
+ * Only main acts on them: HX_FAIL aborts the MPI job (hx_job_abort: the
+ * other ranks may be blocked in a collective), the others end the run
+ * normally with that exit status. */
+enum { HX_OK = 0, HX_FAIL = 1, HX_USAGE = 2, HX_SKIP = 77 };
+/* Prints "ulyharness: rank R: <reason>" on stderr; returns HX_FAIL. */
+int hx_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Returns from the calling function with the status of expr unless it is HX_OK. */
+#define HX_TRY(expr)                                                                                                 \
+    do {                                                                                                             \
+        const int hx_try_rc_ = (expr);                                                                               \
+        if (hx_try_rc_) return hx_try_rc_;                                                                           \
+    } while (0)
+
 /* ------------------------------------------------------- MPI and faults */
 
-extern int hx_world_rank, hx_world_size;
+/* After MPI_Init: MPI_ERRORS_RETURN on MPI_COMM_WORLD, and this process's
+ * rank and the job's size, which hx_world_rank() and hx_world_size() return. */
+int hx_proc_init(void);
+int hx_world_rank(void);
+int hx_world_size(void);
 
-/* Prints "ulyharness: rank R: <reason>" and aborts the whole job (MPI_Abort
- * makes every rank exit non-zero). Removes this rank's temporary trace. */
-void hx_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-/* Checks an MPI return code; on failure names the call and the MPI error. */
+/* Ends the whole job after a failure: removes this rank's temporary trace
+ * and calls MPI_Abort, which makes every rank exit non-zero (exit status
+ * `code` where MPI is not running). Called by main and by the watchdog. */
+void hx_job_abort(int code) __attribute__((noreturn));
+/* An MPI return code: HX_OK, or HX_FAIL naming the call and the MPI error. */
 int hx_mpi_check(int rc, const char *what, const char *file, int line);
 void hx_in_mpi(int in); /* for the watchdog's message: blocked in MPI, or hung outside it */
-#define HX_MPI(call) (hx_in_mpi(1), hx_mpi_check((call), #call, __FILE__, __LINE__), hx_in_mpi(0))
-void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; dies on failure */
+int hx_mpi_done(int rc, const char *what, const char *file, int line); /* hx_in_mpi(0), then hx_mpi_check */
+/* A checked MPI call, marked as inside MPI for the watchdog: HX_OK or HX_FAIL. */
+#define HX_MPI(call) (hx_in_mpi(1), hx_mpi_done((call), #call, __FILE__, __LINE__))
+void *hx_alloc(size_t bytes, const char *what); /* zeroed, 64-byte aligned; NULL (reason printed) on failure */
 float *hx_falloc(int64_t n, const char *what);
+
+/* A slab: one allocation carved into the buffers of one lifetime class
+ * (hx_mem.c). The same carving code runs twice: while base is NULL, each
+ * hx_slab_take only adds its piece to `used` (and returns NULL); once the
+ * memory is there (hx_slab_start), the same calls hand the pieces out. */
+typedef struct hx_slab {
+    char *base;   /* NULL while sizing */
+    size_t used;  /* bytes carved so far (while sizing: needed) */
+    size_t size;  /* bytes at base */
+    size_t align; /* of every piece; 0: 64 */
+    size_t redzone; /* bytes left after every piece (poisoned under AddressSanitizer) */
+} hx_slab;
+void *hx_slab_take(hx_slab *s, int64_t bytes);
+static inline float *hx_slab_f(hx_slab *s, int64_t n) { return hx_slab_take(s, n * (int64_t)sizeof(float)); }
+void hx_slab_start(hx_slab *s, void *base); /* after sizing: carve again at base (s->used bytes, zeroed) */
+int hx_slab_carved(const hx_slab *s, const char *what); /* HX_FAIL if carving took other than it sized */
+void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a zeroed slab stays reusable */
 
 /* The watchdog: a thread that aborts the job when the current op has made
  * no progress for timeout_s seconds, naming this rank and the op. */
-void hx_watchdog_start(double timeout_s);
+int hx_watchdog_start(double timeout_s);
 void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
 void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
-void hx_trace_tmp_register(const char *path); /* removed by hx_die on rank 0 */
+void hx_trace_tmp_register(const char *path); /* removed by hx_job_abort on rank 0 */
 
 /* A group communicator and where this rank sits in it. */
 typedef struct hx_group {
@@ -95,19 +141,20 @@ typedef struct hx_group {
  * MPI; *bytes grows by what leaves the rank: alltoall count*(p-1)*4,
  * allgather count*(p-1)*4, reduce-scatter block*(p-1)*4, the ring
  * all-reduce (reduce-scatter then all-gather) 2*block*(p-1)*4, send count*4. */
-void hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
-void hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
-void hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes);
-void hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes);
-void hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
-              int64_t *bytes);
-void hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req);
-void hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
-                 int64_t *bytes);
-void hx_waitall(int n, MPI_Request *reqs);
-int hx_count(int64_t n, const char *what); /* int count for MPI or die */
+int hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+int hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes);
+int hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes);
+int hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes);
+int hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
+             int64_t *bytes);
+int hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req);
+int hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
+                int64_t *bytes);
+int hx_waitall(int n, MPI_Request *reqs);
+int hx_count(int64_t n, const char *what, int *count); /* *count = n as MPI's int count, or HX_FAIL */
 
 double hx_now(void);
+const char *hx_basename(const char *path); /* the part after the last '/' */
 
 /* ------------------------------------------------------------- the run */
 
@@ -135,7 +182,8 @@ typedef struct hx_opstat {
 } hx_opstat;
 
 struct hx_ctx;
-typedef void (*hx_handler)(struct hx_ctx *c, const uly_op *op);
+/* executes one op of the plan: HX_OK or HX_FAIL */
+typedef int (*hx_handler)(struct hx_ctx *c, const uly_op *op);
 
 typedef struct hx_ctx {
     hx_opts o;
@@ -204,11 +252,11 @@ typedef struct hx_ctx {
     /* a2a buffers (ULY) */
     float *s_q, *r_q, *s_k, *r_k, *s_v, *r_v, *s_o, *r_o;
     float *s_do, *r_do, *s_dq, *r_dq, *s_dk, *r_dk, *s_dv, *r_dv;
-    /* AG: gathered K, V [r][Rt][kc] and full attention side K,V [b][Hkv][N][d] */
-    float *kg_all, *vg_all, *kfull, *vfull, *dkfull, *dvfull, *rs_dk_in, *rs_dv_in;
+    /* AG: gathered K, V [r][Rt][kc] (the full attention side is kv_own over fulls), the dK, dV to reduce */
+    float *kg_all, *vg_all, *rs_dk_in, *rs_dv_in;
     hx_segs fulls;
     /* RSA: full K, V [r][Rt][kc]; scores [b][a][T][N] */
-    float *k_all, *v_all, *S, *dP, *dk_all, *dv_all, *Drow;
+    float *k_all, *v_all, *S, *dP, *dk_all, *dv_all;
     /* per-model ops */
     int64_t lt, lv;          /* logit tokens and vocab columns */
     float *emb_in, *emb_x, *xf, *emb_out, *logit, *dxf, *demb;
@@ -222,7 +270,9 @@ typedef struct hx_ctx {
     int fuse_dkv[ULY_PLAN_MAX_OPS]; /* attention op id -> its ring_dkv op id, or -1 */
     int order[ULY_PLAN_MAX_OPS]; /* execution order (plan ids) */
     int n_order;
+    double *times;               /* the timed reps of every op (hx_opstat.t points into it) */
     int pass;                    /* 0: checked pass; then warm-up, then timed */
+    int adam_step;               /* optimizer steps taken so far (Adam's bias correction) */
     int timed_rep;               /* -1 when not timed */
     int inject_fail_id, inject_hang_id, inject_kill_id;
 
@@ -233,8 +283,42 @@ typedef struct hx_ctx {
     int check_ok, bytes_ok;
     double t_total;
 
+    /* the host memory of the buffers above, by lifetime (hx_mem.c) */
+    struct {
+        hx_slab layout, params, tokens, attn;
+    } mem;
+
     const struct hx_backend *be; /* never NULL after hx_setup */
+    void *be_state;              /* the backend's own state (open made it; main sets it after hx_setup) */
 } hx_ctx;
+
+/* The offset of (row ar, head hh) in an attention-side buffer over the
+ * segments ss: segment-major, each [Hh][len][d]. */
+static inline int64_t hx_att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t Hh, int64_t d)
+{
+    int i = 0;
+    while (i + 1 < ss->n && ss->s[i + 1].base <= ar) i++;
+    const hx_seg *s = &ss->s[i];
+    return (s->base * Hh + hh * s->len + (ar - s->base)) * d;
+}
+
+/* The descriptor of an attention kernel call (the CPU's kern_attn_desc or
+ * the GPU's kern_cuda_attn_desc, whose fields these are) for the query
+ * segment q over the key segment kv; the caller adds the kernel's own
+ * options. Needs <math.h> and <string.h>. */
+#define HX_ATTN_DESC(ds, c, q, kv)                                                                                   \
+    do {                                                                                                             \
+        memset(&(ds), 0, sizeof(ds));                                                                                \
+        (ds).heads = (int)(c)->Hq;                                                                                   \
+        (ds).kv_heads = (int)(c)->Hkv;                                                                               \
+        (ds).n_q = (int)(q)->len;                                                                                    \
+        (ds).n_kv = (int)(kv)->len;                                                                                  \
+        (ds).d = (int)(c)->d;                                                                                        \
+        (ds).scale = (float)(1.0 / sqrt((double)(c)->d));                                                            \
+        (ds).causal = (c)->w.causal != 0;                                                                            \
+        (ds).q_off = (q)->off;                                                                                       \
+        (ds).kv_off = (kv)->off;                                                                                     \
+    } while (0)
 
 /* A (query, key) segment pair with every score masked: two sequences of the
  * batch, or keys wholly after the queries under the causal mask. Both
@@ -250,43 +334,65 @@ static inline int hx_seg_pair_masked(const hx_ctx *c, const hx_seg *q, const hx_
  * plan's group communicators, the check and the trace; they differ in where
  * the data lives and what moves it:
  *   mpi   host buffers, CPU kernels, Open MPI collectives (hx_exec.c);
- *   nccl  one GPU per rank, CUDA kernels, cuBLAS, NCCL (hx_nccl.c; when
+ *   nccl  one GPU per rank, CUDA kernels, cuBLAS, NCCL (hx_nccl*.c; when
  *         ulyharness is built without CUDA/NCCL, hx_nccl_stub.c refuses it).
- * main picks one from --backend; NULL members are skipped. */
+ * main picks one from --backend; NULL members are skipped. Functions return
+ * a status (HX_OK ...). */
 typedef struct hx_backend {
     const char *name;
-    int host_buffers; /* hx_setup allocates the CPU executor's buffers */
-    /* validates and completes the options (dtype); 0, or 2 with one line from rank 0 */
+    int host_buffers;     /* hx_setup allocates the CPU executor's buffers */
+    unsigned exec_modes;  /* bit (1u << m) for each uly_exec_mode m it runs */
+    /* validates and completes the options (dtype); HX_OK, or HX_USAGE with one line from rank 0 */
     int (*configure)(hx_opts *o, int rank);
-    /* before the plan is built (devices): 0, 2 or 77 (nothing to run here, e.g. no
-     * GPU: the caller exits 77, which ctest counts as skipped); the same on every rank */
-    int (*open)(const hx_opts *o);
-    /* after hx_setup: buffers, communicators, hx_attn_init, hx_schedule */
-    void (*prepare)(struct hx_ctx *c);
-    hx_handler (*find)(uly_op_type t); /* the handler of an op type, or NULL */
-    /* runs c->handler[id] and returns its time in seconds; fused ring transfer
+    /* before the plan is built (devices): HX_OK, HX_USAGE or HX_SKIP (nothing to run
+     * here, e.g. no GPU: exit 77, which ctest counts as skipped), the same on every
+     * rank, or HX_FAIL.
+     * *state: the backend's state, which main hands to the context (be_state) */
+    int (*open)(const hx_opts *o, void **state);
+    /* after hx_setup: buffers, communicators, hx_schedule */
+    int (*prepare)(struct hx_ctx *c);
+    /* its handlers by op type: the layer's (and the per-model, ZeRO and
+     * optimizer ops'), then attention's; a NULL table or entry: none */
+    const hx_handler *handlers[2];
+    /* runs c->handler[id] and sets *seconds to its time; fused ring transfer
      * ops' t_pass (their exposed time) are set when it returns */
-    double (*exec)(struct hx_ctx *c, int id);
-    void (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
+    int (*exec)(struct hx_ctx *c, int id, double *seconds);
+    int (*fetch)(struct hx_ctx *c); /* pass 0's results to the host buffers hx_check reads */
     void (*describe)(const struct hx_ctx *c, void *header); /* adds to the trace header (a cJSON *) */
-    void (*close)(struct hx_ctx *c); /* before MPI_Finalize */
+    int (*close)(struct hx_ctx *c); /* before MPI_Finalize; frees be_state */
 } hx_backend;
 
 extern const hx_backend hx_backend_mpi, hx_backend_nccl;
 
-/* setup: plan, communicators, shapes, buffers, weights (collective) */
-int hx_setup(hx_ctx *c, const hx_opts *o); /* 0 ok; 2 bad input (reason printed on rank 0) */
-/* execution order, handlers, fused ops, injection targets */
-void hx_schedule(hx_ctx *c);
+/* Does the backend run strategies of this exec mode? */
+static inline int hx_backend_runs(const hx_backend *be, uly_exec_mode m)
+{
+    return (unsigned)m < ULY_EXEC_COUNT && ((be->exec_modes >> m) & 1u);
+}
+
+/* setup: plan, communicators, shapes, buffers, weights (collective);
+ * HX_OK, HX_USAGE (bad input, reason printed on rank 0) or HX_FAIL */
+int hx_setup(hx_ctx *c, const hx_opts *o);
+/* memory (hx_mem.c): a host slab carved by carve (run twice: sizing, then
+ * handing out); the layout slab's carving; parameters and the CPU
+ * executor's buffers with their seeded values; everything freed at the end */
+typedef void (*hx_carve_fn)(hx_ctx *c, hx_slab *s);
+int hx_slab_carve(hx_ctx *c, hx_slab *s, const char *what, hx_carve_fn carve);
+void hx_layout_carve(hx_ctx *c, hx_slab *s);
+int hx_params_setup(hx_ctx *c);
+int hx_buffers_setup(hx_ctx *c);
+int hx_release(hx_ctx *c); /* the slabs and the group communicators (collective) */
+/* execution order, handlers, fused ops, injection targets; HX_FAIL names a
+ * plan op the backend has no handler for */
+int hx_schedule(hx_ctx *c);
 /* runs pass 0 (checked), warm-up and timed passes */
-void hx_run(hx_ctx *c);
-/* executes one op of the plan (dispatch by name) */
-void hx_exec_op(hx_ctx *c, int id);
-/* check against the float64 reference on rank 0; returns 1 if ok (on every rank) */
+int hx_run(hx_ctx *c);
+/* executes one op of the plan (dispatch by type) */
+int hx_exec_op(hx_ctx *c, int id);
+/* check against the float64 reference on rank 0: c->check_ok (the same on every rank) */
 int hx_check(hx_ctx *c);
-/* trace */
-int hx_trace_write(hx_ctx *c, const char *path);
-int hx_microbench(const hx_opts *o);
+struct hx_trace;
+int hx_microbench(const hx_opts *o, struct hx_trace *trace); /* the table; its lines also to the trace */
 void hx_print_plan(const hx_ctx *c, FILE *fp);
 
 /* seeded inputs */
@@ -294,21 +400,22 @@ float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
 enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
        HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
+int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this rank's token i (embedding) */
+void hx_layer_io_seed(const hx_ctx *c, float *x, float *g); /* the layer's input and upstream gradient [Rt][h] */
 
 /* layer pieces used by the executor and the reference */
-void hx_layer_handlers(hx_ctx *c); /* fills c->handler for layer/model ops */
-void hx_attn_handlers(hx_ctx *c);  /* attention and its fused comm */
-hx_handler hx_find_handler(uly_op_type t); /* layer, model, comm ops; then hx_attn_find */
-hx_handler hx_attn_find(uly_op_type t);   /* attention, ring and RSA ops */
+extern const hx_handler hx_layer_handlers[ULY_OPT_COUNT]; /* layer, model, comm ops (hx_layer.c) */
+extern const hx_handler hx_attn_handlers[ULY_OPT_COUNT];  /* attention, ring and RSA ops (hx_attn.c) */
+hx_handler hx_backend_handler(const hx_backend *be, uly_op_type t); /* the handler of an op type, or NULL */
+int hx_ring_fused(hx_ctx *c, const uly_op *op); /* ring_kv, ring_dkv: ran inside their attention op */
 double hx_median(double *v, int n);          /* sorts v */
 
-/* GEMM: row-major C = alpha op(A) op(B) + beta C; dies on error */
-void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+/* GEMM: row-major C = alpha op(A) op(B) + beta C; HX_OK or HX_FAIL */
+int hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
              const float *b, int64_t ldb, float beta, float *cc, int64_t ldc);
 
 /* attention-side helpers */
-int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos) */
-void hx_attn_init(hx_ctx *c);
+int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos); /* row of (batch, pos); -1 if none */
 void hx_stage_qkv(hx_ctx *c);     /* after the qkv GEMMs */
 void hx_stage_o_in(hx_ctx *c);    /* before out_proj: O token-major */
 void hx_stage_do(hx_ctx *c);      /* after out_proj_bwd: dO to where attention reads it */

@@ -28,21 +28,6 @@
 #define TAG_KV 11
 #define TAG_DKV 12
 
-static inline int64_t att_off(const hx_segs *ss, int64_t ar, int64_t hh, int64_t H, int64_t d)
-{
-    int i = 0;
-    while (i + 1 < ss->n && ss->s[i + 1].base <= ar) i++;
-    const hx_seg *s = &ss->s[i];
-    return (s->base * H + hh * s->len + (ar - s->base)) * d;
-}
-
-void hx_attn_init(hx_ctx *c)
-{
-    if (c->mode == ULY_EXEC_RSA || c->mode == ULY_EXEC_A2A) return;
-    c->g2a = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "attention map");
-    for (int64_t gr = 0; gr < c->Rg; gr++) c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr]);
-}
-
 /* token-major src [R][ld] (heads h0.. of width d) <-> attention side [rows][H][d] */
 static void tok_to_att(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
                        int64_t ld, int64_t H, float *dst)
@@ -50,7 +35,7 @@ static void tok_to_att(const hx_ctx *c, const hx_segs *ss, const int64_t *map, i
     const int64_t d = c->d;
     for (int64_t row = 0; row < R; row++)
         for (int64_t hh = 0; hh < H; hh++)
-            memcpy(dst + att_off(ss, map[row], hh, H, d), src + row * ld + hh * d, sizeof(float) * (size_t)d);
+            memcpy(dst + hx_att_off(ss, map[row], hh, H, d), src + row * ld + hh * d, sizeof(float) * (size_t)d);
 }
 
 static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, int64_t R, const float *src,
@@ -59,7 +44,7 @@ static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, i
     const int64_t d = c->d;
     for (int64_t row = 0; row < R; row++)
         for (int64_t hh = 0; hh < H; hh++)
-            memcpy(dst + row * ld + hh * d, src + att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
+            memcpy(dst + row * ld + hh * d, src + hx_att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
 }
 
 /* Ulysses: token-major [Rt][Htot*d] -> all-to-all send [peer][Rt][Htot/u][d]
@@ -102,7 +87,8 @@ static void uly_recv_to_att(const hx_ctx *c, const float *src, int64_t H, float 
     const int64_t d = c->d;
     for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
         for (int64_t j = 0; j < H; j++)
-            memcpy(dst + att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d, sizeof(float) * (size_t)d);
+            memcpy(dst + hx_att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d,
+                   sizeof(float) * (size_t)d);
 }
 
 static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float *dst)
@@ -110,7 +96,8 @@ static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float 
     const int64_t d = c->d;
     for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
         for (int64_t j = 0; j < H; j++)
-            memcpy(dst + (pr * H + j) * d, src + att_off(&c->qs, c->uly_map[pr], j, H, d), sizeof(float) * (size_t)d);
+            memcpy(dst + (pr * H + j) * d, src + hx_att_off(&c->qs, c->uly_map[pr], j, H, d),
+                   sizeof(float) * (size_t)d);
 }
 
 /* ------------------------------------------------------------ staging */
@@ -175,28 +162,19 @@ void hx_stage_dqkv_in(hx_ctx *c)
 static struct kern_attn_desc desc_for(const hx_ctx *c, const hx_seg *q, const hx_seg *kv)
 {
     struct kern_attn_desc ds;
-    memset(&ds, 0, sizeof ds);
-    ds.heads = (int)c->Hq;
-    ds.kv_heads = (int)c->Hkv;
-    ds.n_q = (int)q->len;
-    ds.n_kv = (int)kv->len;
-    ds.d = (int)c->d;
-    ds.scale = (float)(1.0 / sqrt((double)c->d));
-    ds.causal = c->w.causal != 0;
-    ds.q_off = q->off;
-    ds.kv_off = kv->off;
+    HX_ATTN_DESC(ds, c, q, kv);
     ds.acc = KERN_ACC_F32;
     ds.threads = c->o.threads;
     return ds;
 }
 
-static void kcheck(kern_status s, const char *what)
+static int kcheck(kern_status s, const char *what)
 {
-    if (s != KERN_OK) hx_die("kernel %s: %s", what, kern_status_str(s));
+    return s == KERN_OK ? HX_OK : hx_fail("kernel %s: %s", what, kern_status_str(s));
 }
 
 /* (oa, lsea) += attention of the query segments over the key segments ks */
-static void pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb)
+static int pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb)
 {
     const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
     for (int i = 0; i < c->qs.n; i++) {
@@ -209,15 +187,16 @@ static void pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float
             const float *kp = kb + kv->base * Hk * d, *vp = vb + kv->base * Hk * d;
             float *op = c->oa + q->base * Hq * d, *lp = c->lsea + q->base * Hq;
             if (!c->has[i]) {
-                kcheck(c->kern->fwd(&ds, qp, kp, vp, op, lp), "forward");
+                HX_TRY(kcheck(c->kern->fwd(&ds, qp, kp, vp, op, lp), "forward"));
                 c->has[i] = 1;
             } else {
                 float *to = c->tmp_o + q->base * Hq * d, *tl = c->tmp_lse + q->base * Hq;
-                kcheck(c->kern->fwd(&ds, qp, kp, vp, to, tl), "forward");
-                kcheck(kern_attn_merge((int)Hq, (int)q->len, (int)d, op, lp, to, tl), "merge");
+                HX_TRY(kcheck(c->kern->fwd(&ds, qp, kp, vp, to, tl), "forward"));
+                HX_TRY(kcheck(kern_attn_merge((int)Hq, (int)q->len, (int)d, op, lp, to, tl), "merge"));
             }
         }
     }
+    return HX_OK;
 }
 
 static void fwd_begin(hx_ctx *c) { memset(c->has, 0, (size_t)HX_MAX_SEGS); }
@@ -234,7 +213,7 @@ static void fwd_end(hx_ctx *c)
 }
 
 /* dqa, dk, dv += gradient through the key segments ks */
-static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb, float *dkb, float *dvb)
+static int pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb, float *dkb, float *dvb)
 {
     const int64_t d = c->d, Hq = c->Hq, Hk = c->Hkv;
     for (int i = 0; i < c->qs.n; i++) {
@@ -244,67 +223,73 @@ static void pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float
             if (hx_seg_pair_masked(c, q, kv)) continue;
             struct kern_attn_desc ds = desc_for(c, q, kv);
             const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
-            kcheck(c->kern->bwd(&ds, c->qa + qo, kb + ko, vb + ko, c->oa + qo, c->lsea + q->base * Hq, c->doa + qo,
-                                c->dqa + qo, dkb + ko, dvb + ko),
-                   "backward");
+            HX_TRY(kcheck(c->kern->bwd(&ds, c->qa + qo, kb + ko, vb + ko, c->oa + qo, c->lsea + q->base * Hq,
+                                       c->doa + qo, c->dqa + qo, dkb + ko, dvb + ko),
+                          "backward"));
         }
     }
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------- ring loops */
 
 /* Posts step s's K,V hop (none at the last step): cur to the next rank,
- * the previous rank's block into nxt. Returns the requests posted in rq. */
+ * the previous rank's block into nxt; *nrq: the requests posted in rq. */
 static int kv_hop_post(const hx_group *g, int s, const float *cur, float *nxt, int64_t blk, MPI_Request rq[2],
-                       int64_t *bytes)
+                       int *nrq, int64_t *bytes)
 {
-    if (s >= g->size - 1) return 0;
-    hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[0]);
-    hx_isend(g, cur, blk, g->next, TAG_KV, &rq[1], bytes);
-    return 2;
+    *nrq = 0;
+    if (s >= g->size - 1) return HX_OK;
+    HX_TRY(hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[0]));
+    HX_TRY(hx_isend(g, cur, blk, g->next, TAG_KV, &rq[1], bytes));
+    *nrq = 2;
+    return HX_OK;
 }
 
 /* Waits for n requests; the time it blocks is the transfer's exposed part,
  * added to *acc. */
-static void wait_timed(int n, MPI_Request *rq, double *acc)
+static int wait_timed(int n, MPI_Request *rq, double *acc)
 {
     const double t0 = hx_now();
-    hx_waitall(n, rq);
+    HX_TRY(hx_waitall(n, rq));
     *acc += hx_now() - t0;
+    return HX_OK;
 }
 
-static void ring_fwd(hx_ctx *c, int attn_id)
+static int ring_fwd(hx_ctx *c, int attn_id)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id];
-    if (kv_id < 0) hx_die("plan: attention op %d has no ring_kv op to overlap", attn_id);
+    if (kv_id < 0) return hx_fail("plan: attention op %d has no ring_kv op to overlap", attn_id);
     hx_opstat *sk = &c->st[kv_id];
     double t_wait = 0;
     const float *cur = c->kv_own;
     for (int s = 0; s < r; s++) {
         MPI_Request rq[2];
         float *nxt = c->rot[s % 2];
-        const int nrq = kv_hop_post(g, s, cur, nxt, blk, rq, &sk->bytes_pass);
+        int nrq = 0;
+        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, rq, &nrq, &sk->bytes_pass));
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        pairs_fwd(c, &ks, cur, cur + half);
-        wait_timed(nrq, rq, &t_wait);
+        HX_TRY(pairs_fwd(c, &ks, cur, cur + half));
+        HX_TRY(wait_timed(nrq, rq, &t_wait));
         hx_beat(attn_id, "attn_fwd ring step");
         cur = nxt;
     }
     sk->done = 1;
     sk->t_pass = t_wait;
+    return HX_OK;
 }
 
-static void ring_bwd(hx_ctx *c, int attn_id)
+static int ring_bwd(hx_ctx *c, int attn_id)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
     const int64_t blk = 2 * c->kv_rows * c->Hkv * c->d, half = blk / 2;
     const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
-    if (kv_id < 0 || dkv_id < 0) hx_die("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
+    if (kv_id < 0 || dkv_id < 0) return hx_fail("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
     hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
     double w_kv = 0, w_dkv = 0;
     MPI_Request acc_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
@@ -313,7 +298,8 @@ static void ring_bwd(hx_ctx *c, int attn_id)
     for (int s = 0; s < r; s++) {
         MPI_Request rq[2];
         float *nxt = c->rot[s % 2];
-        const int nrq = kv_hop_post(g, s, cur, nxt, blk, rq, &sk->bytes_pass);
+        int nrq = 0;
+        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, rq, &nrq, &sk->bytes_pass));
         MPI_Request acc_in = acc_recv;
         const float *acc_in_buf = c->accr[(s + 1) % 2];
         acc_recv = MPI_REQUEST_NULL;
@@ -321,33 +307,34 @@ static void ring_bwd(hx_ctx *c, int attn_id)
         if (s >= 1) hx_irecv(g, c->accr[s % 2], blk, g->prev, TAG_DKV, &acc_recv);
         float *tgt = s == 0 ? c->dkv_own : c->accs[s % 2];
         if (s >= 1) {
-            wait_timed(1, &acc_send[s % 2], &w_dkv); /* this buffer's send from step s-2 */
+            HX_TRY(wait_timed(1, &acc_send[s % 2], &w_dkv)); /* this buffer's send from step s-2 */
             memset(tgt, 0, sizeof(float) * (size_t)blk);
         }
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
-        pairs_bwd(c, &ks, cur, cur + half, tgt, tgt + half);
+        HX_TRY(pairs_bwd(c, &ks, cur, cur + half, tgt, tgt + half));
         if (s >= 1) {
             if (s >= 2) {
-                wait_timed(1, &acc_in, &w_dkv);
+                HX_TRY(wait_timed(1, &acc_in, &w_dkv));
                 for (int64_t x = 0; x < blk; x++) tgt[x] += acc_in_buf[x];
             }
-            hx_isend(g, tgt, blk, g->next, TAG_DKV, &acc_send[s % 2], &sd->bytes_pass);
+            HX_TRY(hx_isend(g, tgt, blk, g->next, TAG_DKV, &acc_send[s % 2], &sd->bytes_pass));
         }
-        wait_timed(nrq, rq, &w_kv);
+        HX_TRY(wait_timed(nrq, rq, &w_kv));
         hx_beat(attn_id, "attn_bwd ring step");
         cur = nxt;
     }
     if (r > 1) {
         /* my own block's accumulator comes home */
-        wait_timed(1, &acc_recv, &w_dkv);
-        wait_timed(2, acc_send, &w_dkv);
+        HX_TRY(wait_timed(1, &acc_recv, &w_dkv));
+        HX_TRY(wait_timed(2, acc_send, &w_dkv));
         const float *home = c->accr[(r - 1) % 2];
         for (int64_t x = 0; x < blk; x++) c->dkv_own[x] += home[x];
     }
     sk->done = sd->done = 1;
     sk->t_pass = w_kv;
     sd->t_pass = w_dkv;
+    return HX_OK;
 }
 
 /* ------------------------------------------------------------ handlers */
@@ -368,7 +355,7 @@ static void ag_assemble(hx_ctx *c, const float *all, float *dst)
                 const int64_t ar = bb * c->N + pos;
                 const float *src = all + (j * c->Rt + bb * c->T + i) * c->kc;
                 for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
+                    memcpy(dst + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
             }
 }
 
@@ -381,11 +368,11 @@ static void ag_scatter_in(hx_ctx *c, const float *src, float *all)
                 const int64_t ar = bb * c->N + hx_ring_part_pos(c, (int)j, i);
                 float *dst = all + (j * c->Rt + bb * c->T + i) * c->kc;
                 for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + hh * d, src + att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
+                    memcpy(dst + hh * d, src + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
             }
 }
 
-static void h_attn_fwd(hx_ctx *c, const uly_op *op)
+static int h_attn_fwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
     /* prologue: inputs to the attention side */
@@ -399,28 +386,29 @@ static void h_attn_fwd(hx_ctx *c, const uly_op *op)
     }
     fwd_begin(c);
     if (ringed(c)) {
-        ring_fwd(c, op->id);
+        HX_TRY(ring_fwd(c, op->id));
     } else {
         const hx_segs *ks = c->mode == ULY_EXEC_ALLGATHER ? &c->fulls : &c->qs;
-        pairs_fwd(c, ks, c->kv_own, c->kv_own + kvb);
+        HX_TRY(pairs_fwd(c, ks, c->kv_own, c->kv_own + kvb));
     }
     fwd_end(c);
     /* epilogue: output to where out_proj (or a2a_o) reads it */
     if (c->mode == ULY_EXEC_A2A) uly_att_to_send(c, c->oa, c->Hq, c->s_o);
     else att_to_tok(c, &c->qs, c->g2a, c->Rg, c->oa, c->Hq, c->Og, c->qc);
+    return HX_OK;
 }
 
-static void h_attn_bwd(hx_ctx *c, const uly_op *op)
+static int h_attn_bwd(hx_ctx *c, const uly_op *op)
 {
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
     if (c->mode == ULY_EXEC_A2A) uly_recv_to_att(c, c->r_do, c->Hq, c->doa);
     memset(c->dqa, 0, sizeof(float) * (size_t)(c->qs.rows * c->Hq * c->d));
     memset(c->dkv_own, 0, sizeof(float) * (size_t)(2 * kvb));
     if (ringed(c)) {
-        ring_bwd(c, op->id);
+        HX_TRY(ring_bwd(c, op->id));
     } else {
         const hx_segs *ks = c->mode == ULY_EXEC_ALLGATHER ? &c->fulls : &c->qs;
-        pairs_bwd(c, ks, c->kv_own, c->kv_own + kvb, c->dkv_own, c->dkv_own + kvb);
+        HX_TRY(pairs_bwd(c, ks, c->kv_own, c->kv_own + kvb, c->dkv_own, c->dkv_own + kvb));
     }
     switch (c->mode) {
     case ULY_EXEC_A2A:
@@ -439,20 +427,24 @@ static void h_attn_bwd(hx_ctx *c, const uly_op *op)
         att_to_tok(c, &c->qs, c->g2a, c->Rg, c->dkv_own + kvb, c->Hkv, c->dVg, c->kc);
         break;
     }
+    return HX_OK;
 }
 
-/* fused into the attention op that they overlap */
-static void h_ring_fused(hx_ctx *c, const uly_op *op)
+/* The ring transfers run inside the attention op that they overlap (both
+ * backends): their own handler only checks that it did. */
+int hx_ring_fused(hx_ctx *c, const uly_op *op)
 {
     if (!c->st[op->id].done)
-        hx_die("plan op %d (%s) overlaps op %d, which did not run it", op->id, uly_op_type_name(op->type), op->overlaps);
+        return hx_fail("plan op %d (%s) overlaps op %d, which did not run it", op->id, uly_op_type_name(op->type),
+                       op->overlaps);
+    return HX_OK;
 }
 
 /* ------------------------------------------------------------------ RSA */
 
 static float rsa_scale(const hx_ctx *c) { return (float)(1.0 / sqrt((double)c->d)); }
 
-static void h_rsa_ring(hx_ctx *c, const uly_op *op)
+static int h_rsa_ring(hx_ctx *c, const uly_op *op)
 {
     const hx_group *g = &c->g[ULY_GROUP_RING];
     const int r = g->size, ri = g->rank;
@@ -460,9 +452,10 @@ static void h_rsa_ring(hx_ctx *c, const uly_op *op)
     const int64_t blk = c->Rt * c->kc;
     for (int s = 1; s < r; s++) {
         const int send_blk = (ri - s + 1 + r) % r, recv_blk = (ri - s + r) % r;
-        hx_sendrecv(g, all + send_blk * blk, g->next, all + recv_blk * blk, g->prev, blk, 13,
-                    &c->st[op->id].bytes_pass);
+        HX_TRY(hx_sendrecv(g, all + send_blk * blk, g->next, all + recv_blk * blk, g->prev, blk, 13,
+                           &c->st[op->id].bytes_pass));
     }
+    return HX_OK;
 }
 
 /* S[bb][hh][T][N] */
@@ -478,19 +471,20 @@ static int64_t rsa_kv_off(const hx_ctx *c, int64_t j, int64_t bb, int64_t hh)
     return j * c->Rt * c->kc + bb * c->T * c->kc + (hh / (c->a / c->k)) * c->d;
 }
 
-static void h_rsa_qk(hx_ctx *c, const uly_op *op)
+static int h_rsa_qk(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t T = c->T;
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++)
-                hx_gemm(0, 1, T, T, c->d, rsa_scale(c), c->Qg + rsa_q_off(c, bb, hh), c->qc,
-                        c->k_all + rsa_kv_off(c, j, bb, hh), c->kc, 0.0f,
-                        S_at(c, c->S, bb, hh) + j * T, c->N);
+                HX_TRY(hx_gemm(0, 1, T, T, c->d, rsa_scale(c), c->Qg + rsa_q_off(c, bb, hh), c->qc,
+                               c->k_all + rsa_kv_off(c, j, bb, hh), c->kc, 0.0f,
+                               S_at(c, c->S, bb, hh) + j * T, c->N));
+    return HX_OK;
 }
 
-static void h_rsa_softmax(hx_ctx *c, const uly_op *op)
+static int h_rsa_softmax(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t N = c->N;
@@ -510,21 +504,23 @@ static void h_rsa_softmax(hx_ctx *c, const uly_op *op)
                 for (int64_t j = 0; j < vis; j++) s[j] *= inv;
                 for (int64_t j = vis; j < N; j++) s[j] = 0.0f;
             }
+    return HX_OK;
 }
 
-static void h_rsa_pv(hx_ctx *c, const uly_op *op)
+static int h_rsa_pv(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t T = c->T;
     for (int64_t bb = 0; bb < c->b; bb++)
         for (int64_t hh = 0; hh < c->a; hh++)
             for (int64_t j = 0; j < c->r; j++)
-                hx_gemm(0, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N,
-                        c->v_all + rsa_kv_off(c, j, bb, hh), c->kc, j ? 1.0f : 0.0f,
-                        c->Og + rsa_q_off(c, bb, hh), c->qc);
+                HX_TRY(hx_gemm(0, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N,
+                               c->v_all + rsa_kv_off(c, j, bb, hh), c->kc, j ? 1.0f : 0.0f,
+                               c->Og + rsa_q_off(c, bb, hh), c->qc));
+    return HX_OK;
 }
 
-static void h_rsa_pv_bwd(hx_ctx *c, const uly_op *op)
+static int h_rsa_pv_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t T = c->T, blk = c->Rt * c->kc;
@@ -535,15 +531,16 @@ static void h_rsa_pv_bwd(hx_ctx *c, const uly_op *op)
                 const float *dO = c->dOg + rsa_q_off(c, bb, hh);
                 const int64_t ko = rsa_kv_off(c, j, bb, hh);
                 /* dP = dO V^T */
-                hx_gemm(0, 1, T, T, c->d, 1.0f, dO, c->qc, c->v_all + ko, c->kc, 0.0f, S_at(c, c->dP, bb, hh) + j * T,
-                        c->N);
+                HX_TRY(hx_gemm(0, 1, T, T, c->d, 1.0f, dO, c->qc, c->v_all + ko, c->kc, 0.0f,
+                               S_at(c, c->dP, bb, hh) + j * T, c->N));
                 /* dV += P^T dO (full length: summed over the ring by allreduce_dv) */
-                hx_gemm(1, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N, dO, c->qc, 1.0f, c->dv_all + ko,
-                        c->kc);
+                HX_TRY(hx_gemm(1, 0, T, c->d, T, 1.0f, S_at(c, c->S, bb, hh) + j * T, c->N, dO, c->qc, 1.0f,
+                               c->dv_all + ko, c->kc));
             }
+    return HX_OK;
 }
 
-static void h_rsa_softmax_bwd(hx_ctx *c, const uly_op *op)
+static int h_rsa_softmax_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t N = c->N, d = c->d;
@@ -559,9 +556,10 @@ static void h_rsa_softmax_bwd(hx_ctx *c, const uly_op *op)
                 float *dp = S_at(c, c->dP, bb, hh) + i * N;
                 for (int64_t j = 0; j < N; j++) dp[j] = p[j] * (dp[j] - Df);
             }
+    return HX_OK;
 }
 
-static void h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
+static int h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t T = c->T, blk = c->Rt * c->kc;
@@ -572,32 +570,28 @@ static void h_rsa_qk_bwd(hx_ctx *c, const uly_op *op)
                 const int64_t ko = rsa_kv_off(c, j, bb, hh);
                 const float *dS = S_at(c, c->dP, bb, hh) + j * T;
                 /* dQ = scale dS K */
-                hx_gemm(0, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->k_all + ko, c->kc, j ? 1.0f : 0.0f,
-                        c->dQg + rsa_q_off(c, bb, hh), c->qc);
+                HX_TRY(hx_gemm(0, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->k_all + ko, c->kc, j ? 1.0f : 0.0f,
+                               c->dQg + rsa_q_off(c, bb, hh), c->qc));
                 /* dK += scale dS^T Q */
-                hx_gemm(1, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->Qg + rsa_q_off(c, bb, hh), c->qc, 1.0f,
-                        c->dk_all + ko, c->kc);
+                HX_TRY(hx_gemm(1, 0, T, c->d, T, rsa_scale(c), dS, c->N, c->Qg + rsa_q_off(c, bb, hh), c->qc, 1.0f,
+                               c->dk_all + ko, c->kc));
             }
+    return HX_OK;
 }
 
-static void h_rsa_allreduce(hx_ctx *c, const uly_op *op)
+static int h_rsa_allreduce(hx_ctx *c, const uly_op *op)
 {
     float *buf = op->type == ULY_OPT_ALLREDUCE_DK ? c->dk_all : c->dv_all;
-    hx_allreduce_ring(&c->g[ULY_GROUP_RING], buf, c->rs_tmp, c->r * c->Rt * c->kc, &c->st[op->id].bytes_pass);
+    return hx_allreduce_ring(&c->g[ULY_GROUP_RING], buf, c->rs_tmp, c->r * c->Rt * c->kc, &c->st[op->id].bytes_pass);
 }
 
 /* ------------------------------------------------------------ table */
 
-typedef struct hx_entry {
-    const char *name;
-    hx_handler fn;
-} hx_entry;
-
-static const hx_handler attn_table[ULY_OPT_COUNT] = {
+const hx_handler hx_attn_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_ATTN_FWD] = h_attn_fwd,
     [ULY_OPT_ATTN_BWD] = h_attn_bwd,
-    [ULY_OPT_RING_KV] = h_ring_fused,
-    [ULY_OPT_RING_DKV] = h_ring_fused,
+    [ULY_OPT_RING_KV] = hx_ring_fused,
+    [ULY_OPT_RING_DKV] = hx_ring_fused,
     [ULY_OPT_RING_K] = h_rsa_ring,
     [ULY_OPT_RING_V] = h_rsa_ring,
     [ULY_OPT_RSA_QK] = h_rsa_qk,
@@ -609,8 +603,3 @@ static const hx_handler attn_table[ULY_OPT_COUNT] = {
     [ULY_OPT_ALLREDUCE_DK] = h_rsa_allreduce,
     [ULY_OPT_ALLREDUCE_DV] = h_rsa_allreduce,
 };
-
-hx_handler hx_attn_find(uly_op_type t)
-{
-    return (unsigned)t < ULY_OPT_COUNT ? attn_table[t] : NULL;
-}

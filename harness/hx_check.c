@@ -85,9 +85,30 @@ static void place(const hx_ctx *c, int t, const piece *p, const int64_t *bat, co
 
 /* ------------------------------------------------------------ reference */
 
+/* The reference's float64 tensors, allocated before any is computed (all
+ * or none) and freed together by ref_free; out[] points among them. */
+#define REF_MAX_BUFS 48
 typedef struct ref {
     double *out[CK_N];
+    double *buf[REF_MAX_BUFS];
+    int n, failed;
 } ref;
+
+static double *ref_take(ref *R, int64_t n)
+{
+    double *p = R->failed || R->n == REF_MAX_BUFS ? NULL : hx_alloc(sizeof(double) * (size_t)n, "reference");
+    if (!p) {
+        R->failed = 1;
+        return NULL;
+    }
+    return R->buf[R->n++] = p;
+}
+
+static void ref_free(ref *R)
+{
+    for (int i = 0; i < R->n; i++) free(R->buf[i]);
+    R->n = 0;
+}
 
 static void dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
                   int64_t ldb, double beta, double *cc, int64_t ldc)
@@ -95,8 +116,6 @@ static void dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double 
     cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
                 1.0, a, (int)lda, b, (int)ldb, beta, cc, (int)ldc);
 }
-
-static double *dalloc(int64_t n) { return hx_alloc(sizeof(double) * (size_t)n, "reference"); }
 
 static void rms_f(int64_t rows, int64_t h, const double *x, double *y, double *inv)
 {
@@ -139,12 +158,28 @@ static void from_heads(const hx_ctx *c, const double *src, int64_t H, double *ds
                 memcpy(dst + ((bb * N + n) * H + hh) * d, src + ((bb * H + hh) * N + n) * d, sizeof(double) * (size_t)d);
 }
 
-static void reference(const hx_ctx *c, ref *R)
+static int reference(const hx_ctx *c, ref *R)
 {
     const int64_t b = c->b, N = c->N, h = c->h, a = c->a, k = c->k, d = c->d, f = c->f;
     const int64_t rows = b * N, ad = a * d, kd = k * d;
     const int sw = c->m.swiglu;
-    double *X = dalloc(rows * h), *G = dalloc(rows * h);
+    double *X = ref_take(R, rows * h), *G = ref_take(R, rows * h);
+    double *Wq = ref_take(R, h * ad), *Wk = ref_take(R, h * kd), *Wv = ref_take(R, h * kd), *Wo = ref_take(R, ad * h);
+    double *W1 = ref_take(R, h * f), *W1u = sw ? ref_take(R, h * f) : NULL, *W2 = ref_take(R, f * h);
+    double *inv1 = ref_take(R, rows), *inv2 = ref_take(R, rows), *Y1 = ref_take(R, rows * h);
+    double *Q = ref_take(R, rows * ad), *K = ref_take(R, rows * kd), *V = ref_take(R, rows * kd);
+    double *Qh = ref_take(R, rows * ad), *Kh = ref_take(R, rows * kd), *Vh = ref_take(R, rows * kd);
+    double *Oh = ref_take(R, rows * ad), *lse = ref_take(R, b * a * N), *O = ref_take(R, rows * ad);
+    double *X1 = ref_take(R, rows * h), *Y2 = ref_take(R, rows * h);
+    double *U = ref_take(R, rows * f), *Uu = sw ? ref_take(R, rows * f) : NULL, *A = ref_take(R, rows * f);
+    double *dA = ref_take(R, rows * f), *dU = ref_take(R, rows * f), *dUu = sw ? ref_take(R, rows * f) : NULL;
+    double *dY2 = ref_take(R, rows * h), *dX1 = ref_take(R, rows * h);
+    double *dO = ref_take(R, rows * ad), *dOh = ref_take(R, rows * ad);
+    double *dQh = ref_take(R, rows * ad), *dKh = ref_take(R, rows * kd), *dVh = ref_take(R, rows * kd);
+    double *dQ = ref_take(R, rows * ad), *dK = ref_take(R, rows * kd), *dV = ref_take(R, rows * kd);
+    double *dY1 = ref_take(R, rows * h), *dX = ref_take(R, rows * h);
+    if (R->failed) return HX_FAIL;
+
     for (int64_t bb = 0; bb < b; bb++)
         for (int64_t n = 0; n < N; n++)
             for (int64_t j = 0; j < h; j++) {
@@ -152,8 +187,6 @@ static void reference(const hx_ctx *c, ref *R)
                 X[(bb * N + n) * h + j] = (double)(hx_rand(c->o.seed, HX_T_X, gi, (uint64_t)j) * 1.7320508f);
                 G[(bb * N + n) * h + j] = (double)hx_rand(c->o.seed, HX_T_G, gi, (uint64_t)j);
             }
-    double *Wq = dalloc(h * ad), *Wk = dalloc(h * kd), *Wv = dalloc(h * kd), *Wo = dalloc(ad * h);
-    double *W1 = dalloc(h * f), *W1u = sw ? dalloc(h * f) : NULL, *W2 = dalloc(f * h);
     for (int64_t i = 0; i < h; i++) {
         for (int64_t j = 0; j < ad; j++) Wq[i * ad + j] = hx_weight(c, HX_T_WQ, i, j);
         for (int64_t j = 0; j < kd; j++) {
@@ -171,14 +204,10 @@ static void reference(const hx_ctx *c, ref *R)
         for (int64_t j = 0; j < h; j++) W2[i * h + j] = hx_weight(c, HX_T_W2, i, j);
 
     /* forward */
-    double *inv1 = dalloc(rows), *inv2 = dalloc(rows), *Y1 = dalloc(rows * h);
     rms_f(rows, h, X, Y1, inv1);
-    double *Q = dalloc(rows * ad), *K = dalloc(rows * kd), *V = dalloc(rows * kd);
     dgemm(0, 0, rows, ad, h, Y1, h, Wq, ad, 0, Q, ad);
     dgemm(0, 0, rows, kd, h, Y1, h, Wk, kd, 0, K, kd);
     dgemm(0, 0, rows, kd, h, Y1, h, Wv, kd, 0, V, kd);
-    double *Qh = dalloc(rows * ad), *Kh = dalloc(rows * kd), *Vh = dalloc(rows * kd);
-    double *Oh = dalloc(rows * ad), *lse = dalloc(b * a * N), *O = dalloc(rows * ad);
     to_heads(c, Q, a, Qh);
     to_heads(c, K, k, Kh);
     to_heads(c, V, k, Vh);
@@ -194,13 +223,11 @@ static void reference(const hx_ctx *c, ref *R)
     for (int64_t bb = 0; bb < b; bb++)
         if (kern_attn_ref_fwd_f64(&ds, Qh + bb * N * ad, Kh + bb * N * kd, Vh + bb * N * kd, Oh + bb * N * ad,
                                   lse + bb * a * N) != KERN_OK)
-            hx_die("reference attention forward failed");
+            return hx_fail("reference attention forward failed");
     from_heads(c, Oh, a, O);
-    double *X1 = dalloc(rows * h), *Y2 = dalloc(rows * h);
     memcpy(X1, X, sizeof(double) * (size_t)(rows * h));
     dgemm(0, 0, rows, h, ad, O, ad, Wo, h, 1.0, X1, h);
     rms_f(rows, h, X1, Y2, inv2);
-    double *U = dalloc(rows * f), *Uu = sw ? dalloc(rows * f) : NULL, *A = dalloc(rows * f);
     dgemm(0, 0, rows, f, h, Y2, h, W1, f, 0, U, f);
     if (sw) dgemm(0, 0, rows, f, h, Y2, h, W1u, f, 0, Uu, f);
     const double k0 = 0.7978845608028654, k1 = 0.044715;
@@ -210,7 +237,6 @@ static void reference(const hx_ctx *c, ref *R)
         else A[i] = 0.5 * x * (1.0 + tanh(k0 * (x + k1 * x * x * x)));
     }
     /* backward from dM = G (dX2 = G reaches X1 through the residual too) */
-    double *dA = dalloc(rows * f), *dU = dalloc(rows * f), *dUu = sw ? dalloc(rows * f) : NULL;
     dgemm(0, 1, rows, f, h, G, h, W2, h, 0, dA, f);
     for (int64_t i = 0; i < rows * f; i++) {
         const double x = U[i];
@@ -223,24 +249,19 @@ static void reference(const hx_ctx *c, ref *R)
             dU[i] = dA[i] * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k0 * (1.0 + 3.0 * k1 * x * x));
         }
     }
-    double *dY2 = dalloc(rows * h), *dX1 = dalloc(rows * h);
     dgemm(0, 1, rows, h, f, dU, f, W1, f, 0, dY2, h);
     if (sw) dgemm(0, 1, rows, h, f, dUu, f, W1u, f, 1.0, dY2, h);
     rms_b(rows, h, X1, inv2, dY2, G, dX1);
-    double *dO = dalloc(rows * ad), *dOh = dalloc(rows * ad);
     dgemm(0, 1, rows, ad, h, dX1, h, Wo, h, 0, dO, ad);
     to_heads(c, dO, a, dOh);
-    double *dQh = dalloc(rows * ad), *dKh = dalloc(rows * kd), *dVh = dalloc(rows * kd);
     for (int64_t bb = 0; bb < b; bb++)
         if (kern_attn_ref_bwd_f64(&ds, Qh + bb * N * ad, Kh + bb * N * kd, Vh + bb * N * kd, Oh + bb * N * ad,
                                   lse + bb * a * N, dOh + bb * N * ad, dQh + bb * N * ad, dKh + bb * N * kd,
                                   dVh + bb * N * kd) != KERN_OK)
-            hx_die("reference attention backward failed");
-    double *dQ = dalloc(rows * ad), *dK = dalloc(rows * kd), *dV = dalloc(rows * kd);
+            return hx_fail("reference attention backward failed");
     from_heads(c, dQh, a, dQ);
     from_heads(c, dKh, k, dK);
     from_heads(c, dVh, k, dV);
-    double *dY1 = dalloc(rows * h), *dX = dalloc(rows * h);
     dgemm(0, 1, rows, h, ad, dQ, ad, Wq, ad, 0, dY1, h);
     dgemm(0, 1, rows, h, kd, dK, kd, Wk, kd, 1.0, dY1, h);
     dgemm(0, 1, rows, h, kd, dV, kd, Wv, kd, 1.0, dY1, h);
@@ -250,9 +271,7 @@ static void reference(const hx_ctx *c, ref *R)
     R->out[CK_DK] = dK;
     R->out[CK_DV] = dV;
     R->out[CK_DX] = dX;
-    double *tofree[] = {X, G, Wq, Wk, Wv, Wo, W1, W1u, W2, inv1, inv2, Y1, Q, K, V, Qh, Kh, Vh, Oh, lse, X1, Y2, U, Uu,
-                        A, dA, dU, dUu, dY2, dX1, dO, dOh, dQh, dKh, dVh, dY1};
-    for (size_t i = 0; i < sizeof tofree / sizeof tofree[0]; i++) free(tofree[i]);
+    return HX_OK;
 }
 
 /* ------------------------------------------------------------ the check */
@@ -267,27 +286,136 @@ static int replica_of(const hx_ctx *c, int rank)
     return (int)(dp + c->l.dp * (rank / c->plan.place[ULY_GROUP_PP].stride));
 }
 
+/* every rank but 0: its pieces to rank 0, each a header, the (sequence,
+ * position) of every row, and the data */
+static int pieces_send(const piece mine[CK_N])
+{
+    for (int t = 0; t < CK_N; t++) {
+        const piece *p = &mine[t];
+        int64_t hdr[4] = {p->rows, p->width, p->h0, p->rep};
+        int nmeta = 0, ndata = 0;
+        HX_TRY(hx_count(2 * p->rows, "check meta", &nmeta));
+        HX_TRY(hx_count(p->rows * p->width, "check data", &ndata));
+        HX_TRY(HX_MPI(MPI_Send(hdr, 4, MPI_INT64_T, 0, 100 + t, MPI_COMM_WORLD)));
+        int64_t *meta = hx_alloc(sizeof(int64_t) * (size_t)(2 * p->rows), "check meta");
+        if (!meta) return HX_FAIL;
+        for (int64_t r = 0; r < p->rows; r++) {
+            meta[2 * r] = p->bat[r];
+            meta[2 * r + 1] = p->pos[r];
+        }
+        int rc = HX_MPI(MPI_Send(meta, nmeta, MPI_INT64_T, 0, 110 + t, MPI_COMM_WORLD));
+        free(meta);
+        HX_TRY(rc);
+        HX_TRY(HX_MPI(MPI_Send(p->data, ndata, MPI_FLOAT, 0, 120 + t, MPI_COMM_WORLD)));
+    }
+    return HX_OK;
+}
+
+/* rank 0: one rank's piece of tensor t; its buffers belong to p (pieces_free) */
+static int piece_recv(piece *p, int src, int t)
+{
+    int64_t hdr[4];
+    HX_TRY(HX_MPI(MPI_Recv(hdr, 4, MPI_INT64_T, src, 100 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE)));
+    p->rows = hdr[0];
+    p->width = hdr[1];
+    p->h0 = hdr[2];
+    p->rep = hdr[3];
+    int nmeta = 0, ndata = 0;
+    HX_TRY(hx_count(2 * p->rows, "check meta", &nmeta));
+    HX_TRY(hx_count(p->rows * p->width, "check data", &ndata));
+    int64_t *bat = hx_alloc(sizeof(int64_t) * (size_t)p->rows, "check meta");
+    int64_t *pos = hx_alloc(sizeof(int64_t) * (size_t)p->rows, "check meta");
+    float *data = hx_falloc(p->rows * p->width, "check data");
+    p->bat = bat;
+    p->pos = pos;
+    p->data = data;
+    int64_t *meta = hx_alloc(sizeof(int64_t) * (size_t)(2 * p->rows), "check meta");
+    if (!bat || !pos || !data || !meta) {
+        free(meta);
+        return HX_FAIL;
+    }
+    const int rc = HX_MPI(MPI_Recv(meta, nmeta, MPI_INT64_T, src, 110 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int64_t r = 0; rc == HX_OK && r < p->rows; r++) {
+        bat[r] = meta[2 * r];
+        pos[r] = meta[2 * r + 1];
+    }
+    free(meta);
+    HX_TRY(rc);
+    return HX_MPI(MPI_Recv(data, ndata, MPI_FLOAT, src, 120 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+}
+
+/* the received pieces (rank 0's own are its buffers, not freed) */
+static void pieces_free(piece *all, int P)
+{
+    for (int src = 1; src < P; src++)
+        for (int t = 0; t < CK_N; t++) {
+            piece *p = &all[src * CK_N + t];
+            free((void *)p->bat);
+            free((void *)p->pos);
+            free((void *)p->data);
+        }
+    free(all);
+}
+
+/* rank 0: each tensor of each replica assembled from its ranks' pieces
+ * against the reference; err[t] the worst over the replicas */
+static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[CK_N])
+{
+    const int P = hx_world_size();
+    for (int t = 0; t < CK_N; t++) {
+        const int64_t n = c->b * c->N * full_width(c, t);
+        double *full = hx_alloc(sizeof(double) * (size_t)n, "check: assembled tensor");
+        if (!full) return HX_FAIL;
+        double mref = 0;
+        for (int64_t i = 0; i < n; i++) mref = fabs(R->out[t][i]) > mref ? fabs(R->out[t][i]) : mref;
+        if (mref == 0) mref = 1;
+        for (int64_t rep = 0; rep < c->dp * c->l.pp; rep++) {
+            memset(full, 0, sizeof(double) * (size_t)n);
+            for (int src = 0; src < P; src++)
+                if (replica_of(c, src) == rep) {
+                    const piece *p = &all[src * CK_N + t];
+                    place(c, t, p, p->bat, p->pos, p->data, full);
+                }
+            double e = 0;
+            for (int64_t i = 0; i < n; i++) {
+                const double x = fabs(full[i] - R->out[t][i]);
+                if (!(x <= e)) e = x; /* NaN counts as the worst */
+            }
+            e /= mref;
+            if (!(e <= err[t])) err[t] = e;
+        }
+        free(full);
+    }
+    return HX_OK;
+}
+
+/* rank 0: every rank's pieces, the reference, the comparison */
+static int check_on_root(const hx_ctx *c, const piece mine[CK_N], double err[CK_N])
+{
+    const int P = hx_world_size();
+    piece *all = hx_alloc(sizeof(piece) * (size_t)(P * CK_N), "check pieces");
+    if (!all) return HX_FAIL;
+    int rc = HX_OK;
+    for (int src = 0; src < P && rc == HX_OK; src++)
+        for (int t = 0; t < CK_N && rc == HX_OK; t++) {
+            if (src == 0) all[t] = mine[t];
+            else rc = piece_recv(&all[src * CK_N + t], src, t);
+        }
+    ref R = {0};
+    if (rc == HX_OK) rc = reference(c, &R);
+    if (rc == HX_OK) rc = compare(c, all, &R, err);
+    ref_free(&R);
+    pieces_free(all, P);
+    return rc;
+}
+
 int hx_check(hx_ctx *c)
 {
     piece mine[CK_N];
     pieces_of(c, mine);
-    const int me = hx_world_rank, P = hx_world_size;
+    const int me = hx_world_rank();
     hx_beat(-1, "check: sending results to rank 0");
-    if (me != 0) {
-        for (int t = 0; t < CK_N; t++) {
-            const piece *p = &mine[t];
-            int64_t hdr[4] = {p->rows, p->width, p->h0, p->rep};
-            HX_MPI(MPI_Send(hdr, 4, MPI_INT64_T, 0, 100 + t, MPI_COMM_WORLD));
-            int64_t *meta = hx_alloc(sizeof(int64_t) * (size_t)(2 * p->rows), "check meta");
-            for (int64_t r = 0; r < p->rows; r++) {
-                meta[2 * r] = p->bat[r];
-                meta[2 * r + 1] = p->pos[r];
-            }
-            HX_MPI(MPI_Send(meta, hx_count(2 * p->rows, "check meta"), MPI_INT64_T, 0, 110 + t, MPI_COMM_WORLD));
-            HX_MPI(MPI_Send(p->data, hx_count(p->rows * p->width, "check data"), MPI_FLOAT, 0, 120 + t, MPI_COMM_WORLD));
-            free(meta);
-        }
-    }
+    if (me != 0) HX_TRY(pieces_send(mine));
     double err[CK_N] = {0};
     const int flash = !strcmp(c->kern->name, "flash");
     /* rounding of long sums grows like sqrt(n): widen past 4096 keys */
@@ -300,82 +428,18 @@ int hx_check(hx_ctx *c)
                                 "the float64 oracle; errors of a wrong result are O(1)";
     }
     int ok = 1;
+    /* local work on rank 0; the others wait in the broadcast below */
+    hx_watchdog_pause(1);
     if (me == 0) {
-        hx_watchdog_pause(1); /* local work on rank 0; the others wait in the broadcast below */
-        /* receive everything first */
-        piece *all = hx_alloc(sizeof(piece) * (size_t)(P * CK_N), "check pieces");
-        for (int src = 0; src < P; src++)
-            for (int t = 0; t < CK_N; t++) {
-                piece *p = &all[src * CK_N + t];
-                if (src == 0) {
-                    *p = mine[t];
-                    continue;
-                }
-                int64_t hdr[4];
-                HX_MPI(MPI_Recv(hdr, 4, MPI_INT64_T, src, 100 + t, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-                p->rows = hdr[0];
-                p->width = hdr[1];
-                p->h0 = hdr[2];
-                p->rep = hdr[3];
-                int64_t *meta = hx_alloc(sizeof(int64_t) * (size_t)(2 * p->rows), "check meta");
-                HX_MPI(MPI_Recv(meta, hx_count(2 * p->rows, "meta"), MPI_INT64_T, src, 110 + t, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE));
-                int64_t *bat = hx_alloc(sizeof(int64_t) * (size_t)p->rows, "meta"), *pos = hx_alloc(sizeof(int64_t) * (size_t)p->rows, "meta");
-                for (int64_t r = 0; r < p->rows; r++) {
-                    bat[r] = meta[2 * r];
-                    pos[r] = meta[2 * r + 1];
-                }
-                free(meta);
-                float *data = hx_falloc(p->rows * p->width, "check data");
-                HX_MPI(MPI_Recv(data, hx_count(p->rows * p->width, "data"), MPI_FLOAT, src, 120 + t, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE));
-                p->bat = bat;
-                p->pos = pos;
-                p->data = data;
-            }
-        ref R;
-        reference(c, &R);
-        for (int t = 0; t < CK_N; t++) {
-            const int64_t n = c->b * c->N * full_width(c, t);
-            double *full = dalloc(n);
-            double mref = 0;
-            for (int64_t i = 0; i < n; i++) mref = fabs(R.out[t][i]) > mref ? fabs(R.out[t][i]) : mref;
-            if (mref == 0) mref = 1;
-            for (int64_t rep = 0; rep < c->dp * c->l.pp; rep++) {
-                memset(full, 0, sizeof(double) * (size_t)n);
-                for (int src = 0; src < P; src++)
-                    if (replica_of(c, src) == rep) {
-                        const piece *p = &all[src * CK_N + t];
-                        place(c, t, p, p->bat, p->pos, p->data, full);
-                    }
-                double e = 0;
-                for (int64_t i = 0; i < n; i++) {
-                    const double x = fabs(full[i] - R.out[t][i]);
-                    if (!(x <= e)) e = x; /* NaN counts as the worst */
-                }
-                e /= mref;
-                if (!(e <= err[t])) err[t] = e;
-            }
-            free(full);
-            free(R.out[t]);
+        HX_TRY(check_on_root(c, mine, err));
+        for (int t = 0; t < CK_N; t++)
             if (!(err[t] <= c->tol)) ok = 0;
-        }
-        for (int src = 1; src < P; src++)
-            for (int t = 0; t < CK_N; t++) {
-                piece *p = &all[src * CK_N + t];
-                free((void *)p->bat);
-                free((void *)p->pos);
-                free((void *)p->data);
-            }
-        free(all);
         hx_watchdog_pause(0);
-    } else {
-        hx_watchdog_pause(1);
     }
     double buf[CK_N + 1];
     for (int t = 0; t < CK_N; t++) buf[t] = err[t];
     buf[CK_N] = ok;
-    HX_MPI(MPI_Bcast(buf, CK_N + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    HX_TRY(HX_MPI(MPI_Bcast(buf, CK_N + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)));
     hx_watchdog_pause(0);
     for (int t = 0; t < CK_N; t++) c->err[t] = buf[t];
     ok = buf[CK_N] != 0;
@@ -385,5 +449,6 @@ int hx_check(hx_ctx *c)
                 ok ? "check" : "ulyharness: rank 0: CHECK FAILED", c->err[0], c->err[1], c->err[2], c->err[3],
                 c->err[4], c->tol, c->kern->name, ok ? "" : ": the distributed result is wrong");
     }
-    return ok;
+    c->check_ok = ok;
+    return HX_OK;
 }

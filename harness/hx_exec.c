@@ -1,6 +1,6 @@
 /* hx_exec.c: runs the plan. Every op of the plan is executed by the handler
- * registered under its name (hx_layer.c, hx_attn.c); an op without a handler
- * stops the run, so a new op in the model is noticed, not skipped.
+ * registered for its type (hx_layer.c, hx_attn.c); an op without a handler
+ * stops the run at start-up, so a new op in the model is noticed, not skipped.
  *
  * Order. The plan lists the layer's ops in the order they run, then the
  * per-model ops, then the DP/ZeRO ops, then the optimizer. The executor runs
@@ -48,7 +48,15 @@ static int slot(const uly_op *o)
     return 6;
 }
 
-void hx_schedule(hx_ctx *c)
+hx_handler hx_backend_handler(const hx_backend *be, uly_op_type t)
+{
+    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
+    for (int i = 0; i < 2; i++)
+        if (be->handlers[i] && be->handlers[i][t]) return be->handlers[i][t];
+    return NULL;
+}
+
+int hx_schedule(hx_ctx *c)
 {
     const uly_plan *p = &c->plan;
     c->n_order = 0;
@@ -57,15 +65,17 @@ void hx_schedule(hx_ctx *c)
             if (slot(&p->ops[i]) == s) c->order[c->n_order++] = i;
     for (int i = 0; i < p->n_ops; i++) {
         c->fuse_kv[i] = c->fuse_dkv[i] = -1;
-        c->handler[i] = c->be && c->be->find ? c->be->find(p->ops[i].type) : hx_find_handler(p->ops[i].type);
-        if (!c->handler[i]) hx_die("plan op %d (%s): no handler in the harness", i, uly_op_type_name(p->ops[i].type));
+        c->handler[i] = hx_backend_handler(c->be ? c->be : &hx_backend_mpi, p->ops[i].type);
+        if (!c->handler[i])
+            return hx_fail("plan op %d (%s): no handler in the harness's %s backend", i,
+                           uly_op_type_name(p->ops[i].type), c->be ? c->be->name : "mpi");
     }
     for (int i = 0; i < p->n_ops; i++) {
         const uly_op *o = &p->ops[i];
         if (o->kind == ULY_OP_COMM && o->overlaps >= 0) {
             if (o->coll != ULY_COLL_SENDRECV || p->ops[o->overlaps].kind != ULY_OP_ATTN)
-                hx_die("plan op %d (%s) overlaps op %d: the harness fuses only ring transfers into attention", i,
-                       uly_op_type_name(o->type), o->overlaps);
+                return hx_fail("plan op %d (%s) overlaps op %d: the harness fuses only ring transfers into attention",
+                               i, uly_op_type_name(o->type), o->overlaps);
             if (o->type == ULY_OPT_RING_DKV) c->fuse_dkv[o->overlaps] = i;
             else c->fuse_kv[o->overlaps] = i;
         }
@@ -79,66 +89,67 @@ void hx_schedule(hx_ctx *c)
     const int want[3] = {c->o.inject_fail_op, c->o.inject_hang_op, c->o.inject_kill_op};
     for (int k = 0; k < 3; k++) {
         int id = want[k] >= 0 ? want[k] : first_comm;
-        if (id >= p->n_ops) hx_die("fault injection at op %d: the plan has %d ops", id, p->n_ops);
+        if (id >= p->n_ops) return hx_fail("fault injection at op %d: the plan has %d ops", id, p->n_ops);
         /* a fused ring transfer runs inside the attention op it overlaps */
         if (p->ops[id].kind == ULY_OP_COMM && p->ops[id].overlaps >= 0) id = p->ops[id].overlaps;
         *tgt[k] = id;
     }
+    return HX_OK;
 }
 
-static void inject(hx_ctx *c, int id)
+static int inject(hx_ctx *c, int id)
 {
     const uly_op *op = &c->plan.ops[id];
-    if (c->pass != 0) return;
-    if (c->o.inject_fail_rank == hx_world_rank && id == c->inject_fail_id) {
+    if (c->pass != 0) return HX_OK;
+    if (c->o.inject_fail_rank == hx_world_rank() && id == c->inject_fail_id) {
         fprintf(stderr, "ulyharness: rank %d: injected failure at op %d (%s): an MPI call to a rank that does not exist\n",
-                hx_world_rank, id, uly_op_type_name(op->type));
+                hx_world_rank(), id, uly_op_type_name(op->type));
         float x = 0;
-        HX_MPI(MPI_Send(&x, 1, MPI_FLOAT, hx_world_size, 0, MPI_COMM_WORLD));
+        HX_TRY(HX_MPI(MPI_Send(&x, 1, MPI_FLOAT, hx_world_size(), 0, MPI_COMM_WORLD)));
     }
-    if (c->o.inject_kill_rank == hx_world_rank && id == c->inject_kill_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
+    if (c->o.inject_kill_rank == hx_world_rank() && id == c->inject_kill_id) {
+        fprintf(stderr, "ulyharness: rank %d: injected kill at op %d (%s)\n", hx_world_rank(), id, uly_op_type_name(op->type));
         fflush(stderr);
         raise(SIGKILL);
     }
-    if (c->o.inject_hang_rank == hx_world_rank && id == c->inject_hang_id) {
-        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank, id, uly_op_type_name(op->type));
+    if (c->o.inject_hang_rank == hx_world_rank() && id == c->inject_hang_id) {
+        fprintf(stderr, "ulyharness: rank %d: injected hang at op %d (%s)\n", hx_world_rank(), id, uly_op_type_name(op->type));
         fflush(stderr);
         hx_beat(id, uly_op_type_name(op->type));
         for (;;) pause();
     }
+    return HX_OK;
 }
 
-void hx_exec_op(hx_ctx *c, int id)
+int hx_exec_op(hx_ctx *c, int id)
 {
     const uly_op *op = &c->plan.ops[id];
     hx_opstat *s = &c->st[id];
-    if (s->done) return; /* ran inside the op it overlaps */
+    if (s->done) return HX_OK; /* ran inside the op it overlaps */
     hx_beat(id, uly_op_type_name(op->type));
-    inject(c, id);
-    double el = c->be->exec(c, id);
+    HX_TRY(inject(c, id));
+    double el = 0;
+    HX_TRY(c->be->exec(c, id, &el));
     if (c->fuse_kv[id] >= 0) el -= c->st[c->fuse_kv[id]].t_pass;
     if (c->fuse_dkv[id] >= 0) el -= c->st[c->fuse_dkv[id]].t_pass;
     /* the waits lie inside the op's time; rounding (and CUDA events' 0.5 us
      * resolution) must not leave a fully exposed op a negative time */
     s->t_pass = el > 0 ? el : 0;
     s->done = 1;
+    return HX_OK;
 }
 
 /* ------------------------------------------------------- the mpi backend */
 
-static double exec_host(hx_ctx *c, int id)
+static int exec_host(hx_ctx *c, int id, double *seconds)
 {
     const double t0 = hx_now();
-    c->handler[id](c, &c->plan.ops[id]);
-    return hx_now() - t0;
+    HX_TRY(c->handler[id](c, &c->plan.ops[id]));
+    *seconds = hx_now() - t0;
+    return HX_OK;
 }
 
-static void prepare_host(hx_ctx *c)
-{
-    hx_attn_init(c);
-    hx_schedule(c);
-}
+static int prepare_host(hx_ctx *c) { return hx_schedule(c); }
 
 static int configure_host(hx_opts *o, int rank)
 {
@@ -156,13 +167,14 @@ static int configure_host(hx_opts *o, int rank)
 const hx_backend hx_backend_mpi = {
     .name = "mpi",
     .host_buffers = 1,
+    .exec_modes = (1u << ULY_EXEC_COUNT) - 1, /* every strategy */
     .configure = configure_host,
     .prepare = prepare_host,
-    .find = hx_find_handler,
+    .handlers = {hx_layer_handlers, hx_attn_handlers},
     .exec = exec_host,
 };
 
-static void one_pass(hx_ctx *c)
+static int one_pass(hx_ctx *c)
 {
     for (int i = 0; i < c->plan.n_ops; i++) {
         c->st[i].done = 0;
@@ -174,41 +186,42 @@ static void one_pass(hx_ctx *c)
         if (c->st[id].done) continue;
         if (!c->o.sync_pass || i == 0) {
             hx_beat(id, "barrier before op");
-            HX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+            HX_TRY(HX_MPI(MPI_Barrier(MPI_COMM_WORLD)));
         }
-        hx_exec_op(c, id);
+        HX_TRY(hx_exec_op(c, id));
     }
     hx_beat(-1, "end of pass");
+    return HX_OK;
 }
 
-void hx_run(hx_ctx *c)
+int hx_run(hx_ctx *c)
 {
-    if (c->n_order == 0) hx_schedule(c);
-    for (int i = 0; i < c->plan.n_ops; i++) c->st[i].t = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings");
+    if (c->n_order == 0) HX_TRY(hx_schedule(c));
+    free(c->times);
+    if (!(c->times = hx_alloc(sizeof(double) * (size_t)(c->plan.n_ops * c->o.reps), "timings"))) return HX_FAIL;
+    for (int i = 0; i < c->plan.n_ops; i++) c->st[i].t = c->times + i * c->o.reps;
     const int passes = 1 + c->o.warmup + c->o.reps;
     const double t0 = hx_now();
     for (int p = 0; p < passes; p++) {
         c->pass = p;
         c->timed_rep = p - 1 - c->o.warmup;
-        one_pass(c);
+        HX_TRY(one_pass(c));
         for (int i = 0; i < c->plan.n_ops; i++) {
             hx_opstat *s = &c->st[i];
             if (p == 0) s->bytes = s->bytes_pass;
             else if (s->bytes_pass != s->bytes)
-                hx_die("op %d (%s): sent %lld bytes in pass %d, %lld in pass 0", i, uly_op_type_name(c->plan.ops[i].type),
-                       (long long)s->bytes_pass, p, (long long)s->bytes);
+                return hx_fail("op %d (%s): sent %lld bytes in pass %d, %lld in pass 0", i,
+                               uly_op_type_name(c->plan.ops[i].type), (long long)s->bytes_pass, p, (long long)s->bytes);
             if (c->timed_rep >= 0) s->t[c->timed_rep] = s->t_pass;
         }
-        if (p == 0 && c->be->fetch) c->be->fetch(c); /* results to the host buffers the check reads */
-        if (p == 0 && c->o.inject_error && hx_world_rank == hx_world_size - 1) {
+        if (p == 0 && c->be->fetch) HX_TRY(c->be->fetch(c)); /* results to the host buffers the check reads */
+        if (p == 0 && c->o.inject_error && hx_world_rank() == hx_world_size() - 1) {
             /* the hidden wrong-result switch: one element of dQ, after the fact */
             c->dQg[c->Rg * c->qc / 2] += 0.5f;
-            fprintf(stderr, "ulyharness: rank %d: injected error: dQ element %lld perturbed by 0.5\n", hx_world_rank,
+            fprintf(stderr, "ulyharness: rank %d: injected error: dQ element %lld perturbed by 0.5\n", hx_world_rank(),
                     (long long)(c->Rg * c->qc / 2));
         }
-        if (p == 0 && !c->o.no_check) {
-            c->check_ok = hx_check(c);
-        }
+        if (p == 0 && !c->o.no_check) HX_TRY(hx_check(c));
     }
     c->t_total = hx_now() - t0;
     /* measured bytes against the plan, every op, every rank */
@@ -218,12 +231,13 @@ void hx_run(hx_ctx *c)
         if (c->st[i].bytes != op->bytes_sent) {
             ok = 0;
             fprintf(stderr, "ulyharness: rank %d: op %d (%s, %s): sent %lld bytes, the plan says %lld\n",
-                    hx_world_rank, i, uly_op_type_name(op->type), uly_phase_name(op->phase), (long long)c->st[i].bytes,
+                    hx_world_rank(), i, uly_op_type_name(op->type), uly_phase_name(op->phase), (long long)c->st[i].bytes,
                     (long long)op->bytes_sent);
         }
     }
-    HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD)));
     c->bytes_ok = ok;
+    return HX_OK;
 }
 
 static int cmp_d(const void *a, const void *b)

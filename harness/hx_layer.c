@@ -17,14 +17,17 @@
 
 #define RMS_EPS 1e-6f
 
-void hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
-             const float *b, int64_t ldb, float beta, float *cc, int64_t ldc)
+int hx_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+            const float *b, int64_t ldb, float beta, float *cc, int64_t ldc)
 {
     if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || lda > INT32_MAX || ldb > INT32_MAX || ldc > INT32_MAX)
-        hx_die("GEMM %lld x %lld x %lld: too large for the BLAS interface", (long long)m, (long long)n, (long long)k);
+        return hx_fail("GEMM %lld x %lld x %lld: too large for the BLAS interface", (long long)m, (long long)n,
+                       (long long)k);
     kern_status s = kern_gemm_f32(ta != 0, tb != 0, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta,
                                   cc, (int)ldc);
-    if (s != KERN_OK) hx_die("GEMM %lld x %lld x %lld: %s", (long long)m, (long long)n, (long long)k, kern_status_str(s));
+    if (s != KERN_OK)
+        return hx_fail("GEMM %lld x %lld x %lld: %s", (long long)m, (long long)n, (long long)k, kern_status_str(s));
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------------- norms */
@@ -68,44 +71,47 @@ static void rms_bwd(int64_t rows, int64_t h, const float *x, const float *g, con
 #define W(c, off) ((c)->wt + (c)->off)
 #define GW(c, off) ((c)->gwt + (c)->off)
 
-static void h_ln1(hx_ctx *c, const uly_op *op)
+static int h_ln1(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     rms_fwd(c->Rt, c->h, c->X, W(c, off_g1), c->Y1, c->rms1);
+    return HX_OK;
 }
 
-static void h_qkv_proj(hx_ctx *c, const uly_op *op)
+static int h_qkv_proj(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t ld = c->qc + 2 * c->kc;
     const float *Wq = W(c, off_wqkv);
-    hx_gemm(0, 0, c->Rg, c->qc, c->h, 1.0f, c->Y1g, c->h, Wq, ld, 0.0f, c->Qg, c->qc);
-    hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc, ld, 0.0f, c->Kg, c->kc);
-    hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc + c->kc, ld, 0.0f, c->Vg, c->kc);
+    HX_TRY(hx_gemm(0, 0, c->Rg, c->qc, c->h, 1.0f, c->Y1g, c->h, Wq, ld, 0.0f, c->Qg, c->qc));
+    HX_TRY(hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc, ld, 0.0f, c->Kg, c->kc));
+    HX_TRY(hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc + c->kc, ld, 0.0f, c->Vg, c->kc));
     hx_stage_qkv(c);
+    return HX_OK;
 }
 
-static void h_out_proj(hx_ctx *c, const uly_op *op)
+static int h_out_proj(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     hx_stage_o_in(c);
-    hx_gemm(0, 0, c->Rg, c->h, c->qc, 1.0f, c->Og, c->qc, W(c, off_wo), c->h, 0.0f, c->Zg, c->h);
+    return hx_gemm(0, 0, c->Rg, c->h, c->qc, 1.0f, c->Og, c->qc, W(c, off_wo), c->h, 0.0f, c->Zg, c->h);
 }
 
-static void h_ln2(hx_ctx *c, const uly_op *op)
+static int h_ln2(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t n = c->Rt * c->h;
     for (int64_t i = 0; i < n; i++) c->X1[i] = c->X[i] + c->Z[i];
     rms_fwd(c->Rt, c->h, c->X1, W(c, off_g2), c->Y2, c->rms2);
+    return HX_OK;
 }
 
 static int64_t f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
 
-static void h_mlp_up(hx_ctx *c, const uly_op *op)
+static int h_mlp_up(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 0, c->Rg, f1l(c), c->h, 1.0f, c->Y2g, c->h, W(c, off_w1), f1l(c), 0.0f, c->Ug, f1l(c));
+    return hx_gemm(0, 0, c->Rg, f1l(c), c->h, 1.0f, c->Y2g, c->h, W(c, off_w1), f1l(c), 0.0f, c->Ug, f1l(c));
 }
 
 static inline float gelu(float x)
@@ -123,7 +129,7 @@ static inline float gelu_grad(float x)
 
 static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-static void h_mlp_act(hx_ctx *c, const uly_op *op)
+static int h_mlp_act(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t fl = c->fl, w1 = f1l(c);
@@ -135,23 +141,24 @@ static void h_mlp_act(hx_ctx *c, const uly_op *op)
         else
             for (int64_t j = 0; j < fl; j++) a[j] = gelu(u[j]);
     }
+    return HX_OK;
 }
 
-static void h_mlp_down(hx_ctx *c, const uly_op *op)
+static int h_mlp_down(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 0, c->Rg, c->h, c->fl, 1.0f, c->Ag, c->fl, W(c, off_w2), c->h, 0.0f, c->Mg, c->h);
+    return hx_gemm(0, 0, c->Rg, c->h, c->fl, 1.0f, c->Ag, c->fl, W(c, off_w2), c->h, 0.0f, c->Mg, c->h);
 }
 
-static void h_mlp_down_bwd(hx_ctx *c, const uly_op *op)
+static int h_mlp_down_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     /* dA = dM W2^T, dW2 = A^T dM; dM = G (gathered under TP) */
-    hx_gemm(0, 1, c->Rg, c->fl, c->h, 1.0f, c->Gg, c->h, W(c, off_w2), c->h, 0.0f, c->dAg, c->fl);
-    hx_gemm(1, 0, c->fl, c->h, c->Rg, 1.0f, c->Ag, c->fl, c->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->fl, c->h, 1.0f, c->Gg, c->h, W(c, off_w2), c->h, 0.0f, c->dAg, c->fl));
+    return hx_gemm(1, 0, c->fl, c->h, c->Rg, 1.0f, c->Ag, c->fl, c->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
 }
 
-static void h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
+static int h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t fl = c->fl, w1 = f1l(c);
@@ -168,68 +175,73 @@ static void h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
             for (int64_t j = 0; j < fl; j++) du[j] = da[j] * gelu_grad(u[j]);
         }
     }
+    return HX_OK;
 }
 
-static void h_mlp_up_bwd(hx_ctx *c, const uly_op *op)
+static int h_mlp_up_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 1, c->Rg, c->h, f1l(c), 1.0f, c->dUg, f1l(c), W(c, off_w1), f1l(c), 0.0f, c->dY2g, c->h);
-    hx_gemm(1, 0, c->h, f1l(c), c->Rg, 1.0f, c->Y2g, c->h, c->dUg, f1l(c), 0.0f, GW(c, off_w1), f1l(c));
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->h, f1l(c), 1.0f, c->dUg, f1l(c), W(c, off_w1), f1l(c), 0.0f, c->dY2g, c->h));
+    return hx_gemm(1, 0, c->h, f1l(c), c->Rg, 1.0f, c->Y2g, c->h, c->dUg, f1l(c), 0.0f, GW(c, off_w1), f1l(c));
 }
 
-static void h_ln2_bwd(hx_ctx *c, const uly_op *op)
+static int h_ln2_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     rms_bwd(c->Rt, c->h, c->X1, W(c, off_g2), c->rms2, c->dY2, c->G, c->dX1, GW(c, off_g2));
+    return HX_OK;
 }
 
-static void h_out_proj_bwd(hx_ctx *c, const uly_op *op)
+static int h_out_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 1, c->Rg, c->qc, c->h, 1.0f, c->dX1g, c->h, W(c, off_wo), c->h, 0.0f, c->dOg, c->qc);
-    hx_gemm(1, 0, c->qc, c->h, c->Rg, 1.0f, c->Og, c->qc, c->dX1g, c->h, 0.0f, GW(c, off_wo), c->h);
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->qc, c->h, 1.0f, c->dX1g, c->h, W(c, off_wo), c->h, 0.0f, c->dOg, c->qc));
+    HX_TRY(hx_gemm(1, 0, c->qc, c->h, c->Rg, 1.0f, c->Og, c->qc, c->dX1g, c->h, 0.0f, GW(c, off_wo), c->h));
     hx_stage_do(c);
+    return HX_OK;
 }
 
-static void h_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
+static int h_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     hx_stage_dqkv_in(c);
     const int64_t ld = c->qc + 2 * c->kc;
     const float *Wq = W(c, off_wqkv);
     float *dW = GW(c, off_wqkv);
-    hx_gemm(0, 1, c->Rg, c->h, c->qc, 1.0f, c->dQg, c->qc, Wq, ld, 0.0f, c->dY1g, c->h);
-    hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dKg, c->kc, Wq + c->qc, ld, 1.0f, c->dY1g, c->h);
-    hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dVg, c->kc, Wq + c->qc + c->kc, ld, 1.0f, c->dY1g, c->h);
-    hx_gemm(1, 0, c->h, c->qc, c->Rg, 1.0f, c->Y1g, c->h, c->dQg, c->qc, 0.0f, dW, ld);
-    hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dKg, c->kc, 0.0f, dW + c->qc, ld);
-    hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dVg, c->kc, 0.0f, dW + c->qc + c->kc, ld);
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->h, c->qc, 1.0f, c->dQg, c->qc, Wq, ld, 0.0f, c->dY1g, c->h));
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dKg, c->kc, Wq + c->qc, ld, 1.0f, c->dY1g, c->h));
+    HX_TRY(hx_gemm(0, 1, c->Rg, c->h, c->kc, 1.0f, c->dVg, c->kc, Wq + c->qc + c->kc, ld, 1.0f, c->dY1g, c->h));
+    HX_TRY(hx_gemm(1, 0, c->h, c->qc, c->Rg, 1.0f, c->Y1g, c->h, c->dQg, c->qc, 0.0f, dW, ld));
+    HX_TRY(hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dKg, c->kc, 0.0f, dW + c->qc, ld));
+    return hx_gemm(1, 0, c->h, c->kc, c->Rg, 1.0f, c->Y1g, c->h, c->dVg, c->kc, 0.0f, dW + c->qc + c->kc, ld);
 }
 
-static void h_ln1_bwd(hx_ctx *c, const uly_op *op)
+static int h_ln1_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     rms_bwd(c->Rt, c->h, c->X, W(c, off_g1), c->rms1, c->dY1, c->dX1, c->dX, GW(c, off_g1));
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------- per model */
 
-static void h_embed(hx_ctx *c, const uly_op *op)
+static int h_embed(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t n = c->b * c->plan.act_tokens, h = c->h;
     for (int64_t i = 0; i < n; i++) memcpy(c->emb_x + i * h, c->emb_in + c->tok_ids[i] * h, sizeof(float) * (size_t)h);
+    return HX_OK;
 }
 
-static void h_logits(hx_ctx *c, const uly_op *op)
+static int h_logits(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 1, c->b * c->lt, c->lv, c->h, 1.0f, c->xf, c->h, c->emb_out, c->h, 0.0f, c->logit, c->lv);
+    return hx_gemm(0, 1, c->b * c->lt, c->lv, c->h, 1.0f, c->xf, c->h, c->emb_out, c->h, 0.0f, c->logit, c->lv);
 }
 
 /* cross-entropy over this rank's vocabulary columns: softmax, loss, and its
  * gradient written over the logits (max, exp-sum, normalise: three passes) */
-static void h_loss(hx_ctx *c, const uly_op *op)
+static int h_loss(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const int64_t rows = c->b * c->lt, V = c->lv;
@@ -246,13 +258,14 @@ static void h_loss(hx_ctx *c, const uly_op *op)
         for (int64_t j = 0; j < V; j++) z[j] *= inv;
         z[(r * 7919) % V] -= 1.0f; /* the label */
     }
+    return HX_OK;
 }
 
-static void h_logits_bwd(hx_ctx *c, const uly_op *op)
+static int h_logits_bwd(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    hx_gemm(0, 0, c->b * c->lt, c->h, c->lv, 1.0f, c->logit, c->lv, c->emb_out, c->h, 0.0f, c->dxf, c->h);
-    hx_gemm(1, 0, c->lv, c->h, c->b * c->lt, 1.0f, c->logit, c->lv, c->xf, c->h, 0.0f, c->demb, c->h);
+    HX_TRY(hx_gemm(0, 0, c->b * c->lt, c->h, c->lv, 1.0f, c->logit, c->lv, c->emb_out, c->h, 0.0f, c->dxf, c->h));
+    return hx_gemm(1, 0, c->lv, c->h, c->b * c->lt, 1.0f, c->logit, c->lv, c->xf, c->h, 0.0f, c->demb, c->h);
 }
 
 /* Adam on the parameters this rank owns (the plan's optimizer op): ZeRO-0
@@ -262,7 +275,7 @@ static void h_logits_bwd(hx_ctx *c, const uly_op *op)
  * its shard, whose first layer_sh values become the layer weight shard the
  * next zero_gather_w gathers. The check uses the first pass, which runs on
  * the initial weights, so the updates only keep later passes honest work. */
-static void h_optimizer(hx_ctx *c, const uly_op *op)
+static int h_optimizer(hx_ctx *c, const uly_op *op)
 {
     (void)op;
     const float lr = 1e-5f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
@@ -279,8 +292,7 @@ static void h_optimizer(hx_ctx *c, const uly_op *op)
         g = c->gshard;
         gl = c->layer_sh;
     }
-    static int step;
-    step++;
+    const int step = ++c->adam_step;
     const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
     for (int64_t i = 0; i < c->n_opt; i++) {
         const float gi = i < gl ? g[i] : 0.0f;
@@ -290,113 +302,100 @@ static void h_optimizer(hx_ctx *c, const uly_op *op)
     }
     if (zop && c->w.zero_stage == 3)
         memcpy(c->wshard, c->master, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
+    return HX_OK;
 }
 
-/* ---------------------------------------------------- TP+SP collectives */
+/* ------------------------------------------------ the layer's collectives */
 
-static void h_sp(hx_ctx *c, const uly_op *op)
+/* This rank's buffers and count (what it hands to MPI: per peer, per block,
+ * or the whole buffer) for a collective of the layer: Megatron TP+SP's
+ * gathers and reduce-scatters, plain TP's all-reduces (in place: the GEMM
+ * side aliases the token side), Ulysses' all-to-alls, all-gather CP's K, V
+ * and dK, dV; and the exec mode they belong to. The counts are the
+ * harness's own, so the bytes they give are checked against the plan's. */
+static int coll_bufs(const hx_ctx *c, uly_op_type t, float **send, float **recv, int64_t *n, uly_exec_mode *mode)
 {
-    const hx_group *g = &c->g[ULY_GROUP_TP];
+    const int64_t tok = c->Rt * c->h, kv = c->Rt * c->kc;
+    const int64_t q_a2a = c->Rt * (c->a / c->u) * c->d, kv_a2a = c->Rt * (c->kv_eff / c->u) * c->d;
+#define BUFS(s, r, count, m) (*send = (s), *recv = (r), *n = (count), *mode = (m))
+    switch (t) {
+    case ULY_OPT_SP_AG_ATTN: BUFS(c->Y1, c->Y1g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_MLP: BUFS(c->Y2, c->Y2g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_DMLP: BUFS(c->G, c->Gg, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_AG_DATTN: BUFS(c->dX1, c->dX1g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_ATTN: BUFS(c->Zg, c->Z, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_MLP: BUFS(c->Mg, c->M, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_DMLP: BUFS(c->dY2g, c->dY2, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_RS_DATTN: BUFS(c->dY1g, c->dY1, tok, ULY_EXEC_TP_SP); break;
+    /* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
+     * before ln2_bwd and ln1_bwd) over the b x N x h buffer */
+    case ULY_OPT_TP_AR_ATTN: BUFS(c->Z, c->Z, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_MLP: BUFS(c->M, c->M, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_DMLP: BUFS(c->dY2, c->dY2, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_TP_AR_DATTN: BUFS(c->dY1, c->dY1, tok, ULY_EXEC_TP_ALLREDUCE); break;
+    case ULY_OPT_A2A_Q: BUFS(c->s_q, c->r_q, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_K: BUFS(c->s_k, c->r_k, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_V: BUFS(c->s_v, c->r_v, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_O: BUFS(c->s_o, c->r_o, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DO: BUFS(c->s_do, c->r_do, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DQ: BUFS(c->s_dq, c->r_dq, q_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DK: BUFS(c->s_dk, c->r_dk, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_A2A_DV: BUFS(c->s_dv, c->r_dv, kv_a2a, ULY_EXEC_A2A); break;
+    case ULY_OPT_AG_K: BUFS(c->Kg, c->kg_all, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_AG_V: BUFS(c->Vg, c->vg_all, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_RS_DK: BUFS(c->rs_dk_in, c->dKg, kv, ULY_EXEC_ALLGATHER); break;
+    case ULY_OPT_RS_DV: BUFS(c->rs_dv_in, c->dVg, kv, ULY_EXEC_ALLGATHER); break;
+    default: return hx_fail("op %s: not a collective of the layer", uly_op_type_name(t));
+    }
+#undef BUFS
+    return HX_OK;
+}
+
+/* The collective the plan names, over the plan's group, on this rank's buffers */
+static int h_coll(hx_ctx *c, const uly_op *op)
+{
+    float *send = NULL, *recv = NULL;
+    int64_t n = 0;
+    uly_exec_mode mode = ULY_EXEC_COUNT;
+    HX_TRY(coll_bufs(c, op->type, &send, &recv, &n, &mode));
+    if (c->mode != mode)
+        return hx_fail("op %s: belongs to mode %s, the run is in mode %s", uly_op_type_name(op->type),
+                       uly_exec_mode_name(mode), uly_exec_mode_name(c->mode));
+    const hx_group *g = &c->g[op->group];
     int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t n = c->Rt * c->h;
-    const char *nm = uly_op_type_name(op->type);
-    if (op->type == ULY_OPT_SP_AG_ATTN) hx_allgather(g, c->Y1, c->Y1g, n, bytes);
-    else if (op->type == ULY_OPT_SP_AG_MLP) hx_allgather(g, c->Y2, c->Y2g, n, bytes);
-    else if (op->type == ULY_OPT_SP_AG_DMLP) hx_allgather(g, c->G, c->Gg, n, bytes);
-    else if (op->type == ULY_OPT_SP_AG_DATTN) hx_allgather(g, c->dX1, c->dX1g, n, bytes);
-    else if (op->type == ULY_OPT_SP_RS_ATTN) hx_reduce_scatter(g, c->Zg, c->Z, n, bytes);
-    else if (op->type == ULY_OPT_SP_RS_MLP) hx_reduce_scatter(g, c->Mg, c->M, n, bytes);
-    else if (op->type == ULY_OPT_SP_RS_DMLP) hx_reduce_scatter(g, c->dY2g, c->dY2, n, bytes);
-    else if (op->type == ULY_OPT_SP_RS_DATTN) hx_reduce_scatter(g, c->dY1g, c->dY1, n, bytes);
-    else hx_die("no TP handler for op %s", nm);
-}
-
-/* ------------------------------------------- plain TP all-reduces */
-
-/* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
- * before ln2_bwd and ln1_bwd): a ring all-reduce of the b x N x h buffer in
- * place (the GEMM-side buffers alias the token side under plain TP) */
-static void h_tp_ar(hx_ctx *c, const uly_op *op)
-{
-    const hx_group *g = &c->g[ULY_GROUP_TP];
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_TP_ALLREDUCE) hx_die("op %s: no plain-TP all-reduce in mode %s", nm, uly_exec_mode_name(c->mode));
-    float *buf;
-    if (op->type == ULY_OPT_TP_AR_ATTN) buf = c->Z;
-    else if (op->type == ULY_OPT_TP_AR_MLP) buf = c->M;
-    else if (op->type == ULY_OPT_TP_AR_DMLP) buf = c->dY2;
-    else if (op->type == ULY_OPT_TP_AR_DATTN) buf = c->dY1;
-    else hx_die("no plain-TP handler for op %s", nm);
-    hx_allreduce_ring(g, buf, c->rs_tmp, c->Rt * c->h, &c->st[op->id].bytes_pass);
-}
-
-/* --------------------------------------------------------- Ulysses a2a */
-
-static void h_a2a(hx_ctx *c, const uly_op *op)
-{
-    const hx_group *g = &c->g[ULY_GROUP_ULYSSES];
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t nq = c->Rt * (c->a / c->u) * c->d, nk = c->Rt * (c->kv_eff / c->u) * c->d;
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_A2A) hx_die("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
-    if (op->type == ULY_OPT_A2A_Q) hx_alltoall(g, c->s_q, c->r_q, nq, bytes);
-    else if (op->type == ULY_OPT_A2A_K) hx_alltoall(g, c->s_k, c->r_k, nk, bytes);
-    else if (op->type == ULY_OPT_A2A_V) hx_alltoall(g, c->s_v, c->r_v, nk, bytes);
-    else if (op->type == ULY_OPT_A2A_O) hx_alltoall(g, c->s_o, c->r_o, nq, bytes);
-    else if (op->type == ULY_OPT_A2A_DO) hx_alltoall(g, c->s_do, c->r_do, nq, bytes);
-    else if (op->type == ULY_OPT_A2A_DQ) hx_alltoall(g, c->s_dq, c->r_dq, nq, bytes);
-    else if (op->type == ULY_OPT_A2A_DK) hx_alltoall(g, c->s_dk, c->r_dk, nk, bytes);
-    else if (op->type == ULY_OPT_A2A_DV) hx_alltoall(g, c->s_dv, c->r_dv, nk, bytes);
-    else hx_die("no all-to-all handler for op %s", nm);
-}
-
-/* ------------------------------------------------- all-gather CP (K, V) */
-
-static void h_agcp(hx_ctx *c, const uly_op *op)
-{
-    const hx_group *g = &c->g[ULY_GROUP_RING];
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    const int64_t n = c->Rt * c->kc;
-    const char *nm = uly_op_type_name(op->type);
-    if (c->mode != ULY_EXEC_ALLGATHER) hx_die("op %s: no all-gather CP in mode %s", nm, uly_exec_mode_name(c->mode));
-    if (op->type == ULY_OPT_AG_K) hx_allgather(g, c->Kg, c->kg_all, n, bytes);
-    else if (op->type == ULY_OPT_AG_V) hx_allgather(g, c->Vg, c->vg_all, n, bytes);
-    else if (op->type == ULY_OPT_RS_DK) hx_reduce_scatter(g, c->rs_dk_in, c->dKg, n, bytes);
-    else if (op->type == ULY_OPT_RS_DV) hx_reduce_scatter(g, c->rs_dv_in, c->dVg, n, bytes);
-    else hx_die("no all-gather CP handler for op %s", nm);
+    switch (op->coll) {
+    case ULY_COLL_ALLTOALL: return hx_alltoall(g, send, recv, n, bytes);
+    case ULY_COLL_ALLGATHER: return hx_allgather(g, send, recv, n, bytes);
+    case ULY_COLL_REDUCE_SCATTER: return hx_reduce_scatter(g, send, recv, n, bytes);
+    case ULY_COLL_ALLREDUCE: return hx_allreduce_ring(g, send, c->rs_tmp, n, bytes);
+    default:
+        return hx_fail("op %s: collective %s is not one the layer runs", uly_op_type_name(op->type),
+                       uly_coll_name(op->coll));
+    }
 }
 
 /* ------------------------------------------------------- DP and ZeRO */
 
-static void h_zero_gather(hx_ctx *c, const uly_op *op)
+/* ZeRO over the data x sequence group: the weights' all-gather
+ * (zero_gather_w) or the gradients' reduce-scatter (zero_rs_grad), once per
+ * step over the model-level shards (phase step: ZeRO-1/2) or per layer over
+ * the layer's (ZeRO-2/3) */
+static int h_zero(hx_ctx *c, const uly_op *op)
 {
+    const int per_step = op->phase == ULY_PHASE_STEP, gather = op->type == ULY_OPT_ZERO_GATHER_W;
+    float *shard = gather ? (per_step ? c->wmshard : c->wshard) : (per_step ? c->gmshard : c->gshard);
+    const int64_t n = per_step ? c->model_sh : c->layer_sh;
+    if (!shard)
+        return hx_fail("op %d %s: no %s %s shard (zero stage %d)", op->id, uly_op_type_name(op->type),
+                       per_step ? "model-level" : "layer", gather ? "weight" : "gradient", c->w.zero_stage);
     const hx_group *g = &c->g[ULY_GROUP_ZERO];
     int64_t *bytes = &c->st[op->id].bytes_pass;
-    if (op->phase == ULY_PHASE_STEP) {
-        if (!c->wmshard) hx_die("op %d %s: no ZeRO-1/2 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
-        hx_allgather(g, c->wmshard, c->wt, c->model_sh, bytes);
-    } else {
-        if (!c->wshard) hx_die("op %d %s: no ZeRO-3 shard (zero stage %d)", op->id, uly_op_type_name(op->type), c->w.zero_stage);
-        hx_allgather(g, c->wshard, c->wt, c->layer_sh, bytes);
-    }
+    return gather ? hx_allgather(g, shard, c->wt, n, bytes) : hx_reduce_scatter(g, c->gwt, shard, n, bytes);
 }
 
-static void h_zero_rs(hx_ctx *c, const uly_op *op)
+static int h_dp_allreduce(hx_ctx *c, const uly_op *op)
 {
-    const hx_group *g = &c->g[ULY_GROUP_ZERO];
-    int64_t *bytes = &c->st[op->id].bytes_pass;
-    if (op->phase == ULY_PHASE_STEP) {
-        if (!c->gmshard) hx_die("op %d %s: no ZeRO-1 grad shard", op->id, uly_op_type_name(op->type));
-        hx_reduce_scatter(g, c->gwt, c->gmshard, c->model_sh, bytes);
-    } else {
-        if (!c->gshard) hx_die("op %d %s: no ZeRO-2/3 grad shard", op->id, uly_op_type_name(op->type));
-        hx_reduce_scatter(g, c->gwt, c->gshard, c->layer_sh, bytes);
-    }
-}
-
-static void h_dp_allreduce(hx_ctx *c, const uly_op *op)
-{
-    hx_allreduce_ring(&c->g[ULY_GROUP_ZERO], c->gwt, c->rs_tmp, c->model_sh * c->zg, &c->st[op->id].bytes_pass);
+    return hx_allreduce_ring(&c->g[ULY_GROUP_ZERO], c->gwt, c->rs_tmp, c->model_sh * c->zg, &c->st[op->id].bytes_pass);
 }
 
 /* ------------------------------------------------------------ pipeline */
@@ -408,25 +407,27 @@ static void h_dp_allreduce(hx_ctx *c, const uly_op *op)
  * stage runs the same layer on the same inputs, so the payload is seeded by
  * the sending stage and the direction instead: the checked pass verifies
  * that each rank received its neighbour's, bit for bit. */
-static void h_pp(hx_ctx *c, const uly_op *op)
+static int h_pp(hx_ctx *c, const uly_op *op)
 {
     const hx_group *g = &c->g[ULY_GROUP_PP];
     const int fwd = op->phase == ULY_PHASE_FWD, dir = fwd ? 0 : 1;
     const int64_t n = c->b * c->plan.act_tokens * c->h;
-    if (!c->pp_rx) hx_die("op %d %s: no pipeline (pp %lld)", op->id, uly_op_type_name(op->type), (long long)c->l.pp);
+    const char *nm = uly_op_type_name(op->type);
+    if (!c->pp_rx) return hx_fail("op %d %s: no pipeline (pp %lld)", op->id, nm, (long long)c->l.pp);
     const int src = fwd ? g->prev : g->next;
-    hx_sendrecv(g, c->pp_tx[dir], fwd ? g->next : g->prev, c->pp_rx, src, n, fwd ? 41 : 42,
-                &c->st[op->id].bytes_pass);
-    if (c->pass != 0) return;
+    HX_TRY(hx_sendrecv(g, c->pp_tx[dir], fwd ? g->next : g->prev, c->pp_rx, src, n, fwd ? 41 : 42,
+                       &c->st[op->id].bytes_pass));
+    if (c->pass != 0) return HX_OK;
     for (int64_t i = 0; i < n; i++)
         if (c->pp_rx[i] != hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * src + dir), (uint64_t)i))
-            hx_die("op %d %s: element %lld is not what stage %d sent (the transfer paired the wrong ranks or "
-                   "carried the wrong buffer)", op->id, uly_op_type_name(op->type), (long long)i, src);
+            return hx_fail("op %d %s: element %lld is not what stage %d sent (the transfer paired the wrong ranks "
+                           "or carried the wrong buffer)", op->id, nm, (long long)i, src);
+    return HX_OK;
 }
 
 /* ------------------------------------------------------------ table */
 
-static const hx_handler layer_table[ULY_OPT_COUNT] = {
+const hx_handler hx_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_LN1] = h_ln1,
     [ULY_OPT_QKV_PROJ] = h_qkv_proj,
     [ULY_OPT_OUT_PROJ] = h_out_proj,
@@ -446,39 +447,33 @@ static const hx_handler layer_table[ULY_OPT_COUNT] = {
     [ULY_OPT_LOSS] = h_loss,
     [ULY_OPT_LOGITS_BWD] = h_logits_bwd,
     [ULY_OPT_OPTIMIZER] = h_optimizer,
-    [ULY_OPT_SP_AG_ATTN] = h_sp,
-    [ULY_OPT_SP_AG_MLP] = h_sp,
-    [ULY_OPT_SP_AG_DATTN] = h_sp,
-    [ULY_OPT_SP_AG_DMLP] = h_sp,
-    [ULY_OPT_SP_RS_ATTN] = h_sp,
-    [ULY_OPT_SP_RS_MLP] = h_sp,
-    [ULY_OPT_SP_RS_DATTN] = h_sp,
-    [ULY_OPT_SP_RS_DMLP] = h_sp,
-    [ULY_OPT_TP_AR_ATTN] = h_tp_ar,
-    [ULY_OPT_TP_AR_MLP] = h_tp_ar,
-    [ULY_OPT_TP_AR_DATTN] = h_tp_ar,
-    [ULY_OPT_TP_AR_DMLP] = h_tp_ar,
-    [ULY_OPT_A2A_Q] = h_a2a,
-    [ULY_OPT_A2A_K] = h_a2a,
-    [ULY_OPT_A2A_V] = h_a2a,
-    [ULY_OPT_A2A_O] = h_a2a,
-    [ULY_OPT_A2A_DO] = h_a2a,
-    [ULY_OPT_A2A_DQ] = h_a2a,
-    [ULY_OPT_A2A_DK] = h_a2a,
-    [ULY_OPT_A2A_DV] = h_a2a,
-    [ULY_OPT_AG_K] = h_agcp,
-    [ULY_OPT_AG_V] = h_agcp,
-    [ULY_OPT_RS_DK] = h_agcp,
-    [ULY_OPT_RS_DV] = h_agcp,
-    [ULY_OPT_ZERO_GATHER_W] = h_zero_gather,
-    [ULY_OPT_ZERO_RS_GRAD] = h_zero_rs,
+    [ULY_OPT_SP_AG_ATTN] = h_coll,
+    [ULY_OPT_SP_AG_MLP] = h_coll,
+    [ULY_OPT_SP_AG_DATTN] = h_coll,
+    [ULY_OPT_SP_AG_DMLP] = h_coll,
+    [ULY_OPT_SP_RS_ATTN] = h_coll,
+    [ULY_OPT_SP_RS_MLP] = h_coll,
+    [ULY_OPT_SP_RS_DATTN] = h_coll,
+    [ULY_OPT_SP_RS_DMLP] = h_coll,
+    [ULY_OPT_TP_AR_ATTN] = h_coll,
+    [ULY_OPT_TP_AR_MLP] = h_coll,
+    [ULY_OPT_TP_AR_DATTN] = h_coll,
+    [ULY_OPT_TP_AR_DMLP] = h_coll,
+    [ULY_OPT_A2A_Q] = h_coll,
+    [ULY_OPT_A2A_K] = h_coll,
+    [ULY_OPT_A2A_V] = h_coll,
+    [ULY_OPT_A2A_O] = h_coll,
+    [ULY_OPT_A2A_DO] = h_coll,
+    [ULY_OPT_A2A_DQ] = h_coll,
+    [ULY_OPT_A2A_DK] = h_coll,
+    [ULY_OPT_A2A_DV] = h_coll,
+    [ULY_OPT_AG_K] = h_coll,
+    [ULY_OPT_AG_V] = h_coll,
+    [ULY_OPT_RS_DK] = h_coll,
+    [ULY_OPT_RS_DV] = h_coll,
+    [ULY_OPT_ZERO_GATHER_W] = h_zero,
+    [ULY_OPT_ZERO_RS_GRAD] = h_zero,
     [ULY_OPT_DP_ALLREDUCE_GRAD] = h_dp_allreduce,
     [ULY_OPT_PP_SEND_ACT] = h_pp,
     [ULY_OPT_PP_SEND_GRAD] = h_pp,
 };
-
-hx_handler hx_find_handler(uly_op_type t)
-{
-    if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
-    return layer_table[t] ? layer_table[t] : hx_attn_find(t);
-}

@@ -46,41 +46,31 @@ static int64_t count_for(mb_kind k, int64_t size, int p)
     }
 }
 
-static void run_one(mb_kind k, const hx_group *g, float *s, float *r, float *tmp, int64_t cnt, int64_t *bytes)
+static int run_one(mb_kind k, const hx_group *g, float *s, float *r, float *tmp, int64_t cnt, int64_t *bytes)
 {
+    int n = 0;
     switch (k) {
-    case MB_A2A: hx_alltoall(g, s, r, cnt, bytes); break;
-    case MB_AG: hx_allgather(g, s, r, cnt, bytes); break;
-    case MB_RS: hx_reduce_scatter(g, s, r, cnt, bytes); break;
-    case MB_AR: hx_allreduce_ring(g, s, tmp, cnt, bytes); break;
+    case MB_A2A: return hx_alltoall(g, s, r, cnt, bytes);
+    case MB_AG: return hx_allgather(g, s, r, cnt, bytes);
+    case MB_RS: return hx_reduce_scatter(g, s, r, cnt, bytes);
+    case MB_AR: return hx_allreduce_ring(g, s, tmp, cnt, bytes);
     case MB_AR_MPI:
-        HX_MPI(MPI_Allreduce(MPI_IN_PLACE, s, hx_count(cnt, "allreduce"), MPI_FLOAT, MPI_SUM, g->comm));
+        HX_TRY(hx_count(cnt, "allreduce", &n));
+        HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, s, n, MPI_FLOAT, MPI_SUM, g->comm)));
         *bytes += 2 * (g->size - 1) * (cnt / g->size) * (int64_t)sizeof(float); /* nominal: the algorithm is MPI's */
-        break;
-    case MB_SR: hx_sendrecv(g, s, g->next, r, g->prev, cnt, 21, bytes); break;
-    default: break;
+        return HX_OK;
+    case MB_SR: return hx_sendrecv(g, s, g->next, r, g->prev, cnt, 21, bytes);
+    default: return HX_OK;
     }
 }
 
-int hx_microbench(const hx_opts *o)
+/* every collective at every size: the table and the trace lines */
+static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s, float *r, float *tmp, double *tr)
 {
-    hx_group g;
-    g.comm = MPI_COMM_WORLD;
-    g.size = hx_world_size;
-    g.rank = hx_world_rank;
-    g.next = (g.rank + 1) % g.size;
-    g.prev = (g.rank + g.size - 1) % g.size;
+    const hx_group g = *gp;
     const int p = g.size;
-    if (p < 2) {
-        if (g.rank == 0) fprintf(stderr, "ulyharness: --microbench needs at least 2 ranks\n");
-        return 2;
-    }
     const int64_t maxn = o->mb_max / (int64_t)sizeof(float) + p;
-    float *s = hx_falloc(maxn + 64, "send buffer");
-    float *r = hx_falloc(maxn + 64, "receive buffer");
-    float *tmp = hx_falloc(maxn / p + 64, "block");
     for (int64_t i = 0; i < maxn; i++) s[i] = (float)(i % 97) * 0.01f;
-    double *tr = hx_alloc(sizeof(double) * (size_t)o->reps, "times");
     if (g.rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
         int len = 0;
@@ -104,19 +94,19 @@ int hx_microbench(const hx_opts *o)
             int64_t bytes = 0, junk = 0;
             hx_beat(-1, mb_name[k]);
             for (int w = 0; w < o->warmup; w++) {
-                HX_MPI(MPI_Barrier(g.comm));
-                run_one((mb_kind)k, &g, s, r, tmp, cnt, &junk);
+                HX_TRY(HX_MPI(MPI_Barrier(g.comm)));
+                HX_TRY(run_one((mb_kind)k, &g, s, r, tmp, cnt, &junk));
             }
             for (int i = 0; i < o->reps; i++) {
-                HX_MPI(MPI_Barrier(g.comm));
+                HX_TRY(HX_MPI(MPI_Barrier(g.comm)));
                 double t0 = hx_now();
                 int64_t b = 0;
-                run_one((mb_kind)k, &g, s, r, tmp, cnt, &b);
+                HX_TRY(run_one((mb_kind)k, &g, s, r, tmp, cnt, &b));
                 tr[i] = hx_now() - t0;
                 bytes = b;
                 hx_beat(-1, mb_name[k]);
             }
-            HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tr, o->reps, MPI_DOUBLE, MPI_MAX, g.comm));
+            HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, tr, o->reps, MPI_DOUBLE, MPI_MAX, g.comm)));
             double mn = 1e300, mx = 0;
             for (int i = 0; i < o->reps; i++) {
                 mn = tr[i] < mn ? tr[i] : mn;
@@ -144,7 +134,7 @@ int hx_microbench(const hx_opts *o)
                 cJSON_AddNumberToObject(x, "busbw_GBps", bus);
                 cJSON_AddNumberToObject(x, "busbw_factor", busbw_factor((mb_kind)k, p));
                 cJSON_AddNumberToObject(x, "reps", o->reps);
-                hx_trace_line(x);
+                HX_TRY(hx_trace_line(trace, x));
             }
             if (size > o->mb_max / 2) break; /* no overflow past the top */
         }
@@ -153,11 +143,33 @@ int hx_microbench(const hx_opts *o)
         cJSON *sm = cJSON_CreateObject();
         cJSON_AddStringToObject(sm, "type", "summary");
         cJSON_AddBoolToObject(sm, "ok", 1);
-        hx_trace_line(sm);
+        HX_TRY(hx_trace_line(trace, sm));
     }
+    return HX_OK;
+}
+
+int hx_microbench(const hx_opts *o, hx_trace *trace)
+{
+    hx_group g;
+    g.comm = MPI_COMM_WORLD;
+    g.size = hx_world_size();
+    g.rank = hx_world_rank();
+    g.next = (g.rank + 1) % g.size;
+    g.prev = (g.rank + g.size - 1) % g.size;
+    const int p = g.size;
+    if (p < 2) {
+        if (g.rank == 0) fprintf(stderr, "ulyharness: --microbench needs at least 2 ranks\n");
+        return HX_USAGE;
+    }
+    const int64_t maxn = o->mb_max / (int64_t)sizeof(float) + p;
+    float *s = hx_falloc(maxn + 64, "send buffer");
+    float *r = hx_falloc(maxn + 64, "receive buffer");
+    float *tmp = hx_falloc(maxn / p + 64, "block");
+    double *tr = hx_alloc(sizeof(double) * (size_t)o->reps, "times");
+    const int rc = s && r && tmp && tr ? sweep(o, trace, &g, s, r, tmp, tr) : HX_FAIL;
     free(s);
     free(r);
     free(tmp);
     free(tr);
-    return 0;
+    return rc;
 }

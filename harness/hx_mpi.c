@@ -1,9 +1,10 @@
-/* hx_mpi.c: checked, byte-counting MPI wrappers; the fatal-error path; the
- * watchdog thread.
+/* hx_mpi.c: checked, byte-counting MPI wrappers; failures and the job's
+ * abort; the watchdog thread.
  *
  * Every communicator uses MPI_ERRORS_RETURN and every return code is checked:
- * a failure prints "ulyharness: rank R: <reason>" and calls MPI_Abort, so the
- * launcher kills every rank and the job exits non-zero. A rank that dies
+ * a failure prints "ulyharness: rank R: <reason>" (hx_fail) and returns
+ * HX_FAIL up to main, which calls hx_job_abort: MPI_Abort, so the launcher
+ * kills every rank and the job exits non-zero. A rank that dies
  * outright (killed) is handled by mpirun, which then kills the others. A rank
  * that hangs is caught by the watchdog thread: when the op this rank is in
  * has made no progress for --timeout seconds it prints the rank and the op
@@ -12,7 +13,6 @@
  * the first message names the hung rank; with the default 20 s the job ends
  * within about 21-24 s of the hang. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -24,17 +24,38 @@
 
 #include "hx.h"
 
-int hx_world_rank = 0, hx_world_size = 1;
+/* The process's own state, in one place: what hx_fail, hx_job_abort and
+ * the watchdog thread need and have no context to reach it through (the
+ * thread watches the whole process; a failure can be reported from any
+ * function). The rank and size are set once after MPI_Init; the rest is
+ * written by the main thread and read by the watchdog, hence atomic. */
+static struct hx_proc {
+    int rank, size;                  /* in MPI_COMM_WORLD (hx_proc_init) */
+    char tmp_trace[1024];            /* rank 0's temporary trace, which an abort removes */
+    _Atomic int tmp_trace_set;       /* published after tmp_trace is written */
+    _Atomic double last;             /* watchdog: hx_now() at the last beat */
+    _Atomic int op;                  /* the op (or -1) and the phase it is in */
+    const char *_Atomic name;
+    _Atomic int paused, in_mpi;
+    double timeout, grace;           /* set before the thread starts */
+} proc = {.size = 1, .op = -1, .name = "startup"};
 
-static char tmp_trace[1024];
+int hx_proc_init(void)
+{
+    HX_TRY(HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)));
+    HX_TRY(HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &proc.rank)));
+    return HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &proc.size));
+}
+
+int hx_world_rank(void) { return proc.rank; }
+int hx_world_size(void) { return proc.size; }
 
 void hx_trace_tmp_register(const char *path)
 {
-    if (!path) {
-        tmp_trace[0] = 0;
-        return;
-    }
-    snprintf(tmp_trace, sizeof tmp_trace, "%s", path);
+    atomic_store(&proc.tmp_trace_set, 0);
+    if (!path) return;
+    snprintf(proc.tmp_trace, sizeof proc.tmp_trace, "%s", path);
+    atomic_store(&proc.tmp_trace_set, 1);
 }
 
 double hx_now(void)
@@ -44,114 +65,134 @@ double hx_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void hx_die(const char *fmt, ...)
+const char *hx_basename(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    return base ? base + 1 : path;
+}
+
+int hx_fail(const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ulyharness: rank %d: %s\n", hx_world_rank, msg);
+    fprintf(stderr, "ulyharness: rank %d: %s\n", proc.rank, msg);
     fflush(stderr);
-    if (tmp_trace[0]) unlink(tmp_trace);
+    return HX_FAIL;
+}
+
+/* The one way out after a failure, from main or from the watchdog thread.
+ * Open MPI's abort from a thread other than main only asks the launcher to
+ * kill the job: if that has not ended this process within a few seconds, it
+ * leaves without MPI. */
+void hx_job_abort(int code)
+{
+    if (atomic_load(&proc.tmp_trace_set)) unlink(proc.tmp_trace);
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
-    if (init && !fin) MPI_Abort(MPI_COMM_WORLD, 1);
-    _exit(1);
+    if (init && !fin) {
+        MPI_Abort(MPI_COMM_WORLD, code);
+        sleep(5);
+    }
+    _exit(code);
 }
 
 int hx_mpi_check(int rc, const char *what, const char *file, int line)
 {
-    if (rc == MPI_SUCCESS) return 0;
+    if (rc == MPI_SUCCESS) return HX_OK;
     char es[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     MPI_Error_string(rc, es, &len);
-    const char *base = strrchr(file, '/');
-    hx_die("MPI error in %s (%s:%d): %s", what, base ? base + 1 : file, line, es);
+    return hx_fail("MPI error in %s (%s:%d): %s", what, hx_basename(file), line, es);
 }
 
-void *hx_alloc(size_t bytes, const char *what)
+int hx_mpi_done(int rc, const char *what, const char *file, int line)
 {
-    void *p = NULL;
-    if (bytes == 0) bytes = 64;
-    bytes = (bytes + 63) & ~(size_t)63;
-    if (posix_memalign(&p, 64, bytes) != 0 || !p)
-        hx_die("out of memory: %zu bytes for %s", bytes, what);
-    memset(p, 0, bytes);
-    return p;
+    hx_in_mpi(0);
+    return hx_mpi_check(rc, what, file, line);
 }
 
-float *hx_falloc(int64_t n, const char *what)
+int hx_count(int64_t n, const char *what, int *count)
 {
-    if (n < 0) hx_die("negative size for %s", what);
-    return hx_alloc((size_t)n * sizeof(float), what);
-}
-
-int hx_count(int64_t n, const char *what)
-{
-    if (n < 0 || n > INT_MAX) hx_die("%s: count %lld does not fit an MPI int count", what, (long long)n);
-    return (int)n;
+    if (n < 0 || n > INT_MAX) return hx_fail("%s: count %lld does not fit an MPI int count", what, (long long)n);
+    *count = (int)n;
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------------- wrappers */
 
-void hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes)
+int hx_alltoall(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes)
 {
-    int n = hx_count(count, "alltoall");
-    HX_MPI(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, g->comm));
+    int n = 0;
+    HX_TRY(hx_count(count, "alltoall", &n));
+    HX_TRY(HX_MPI(MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, g->comm)));
     if (bytes) *bytes += (int64_t)n * (g->size - 1) * (int64_t)sizeof(float);
+    return HX_OK;
 }
 
-void hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes)
+int hx_allgather(const hx_group *g, const float *send, float *recv, int64_t count, int64_t *bytes)
 {
-    int n = hx_count(count, "allgather");
-    HX_MPI(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, g->comm));
+    int n = 0;
+    HX_TRY(hx_count(count, "allgather", &n));
+    HX_TRY(HX_MPI(MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, g->comm)));
     if (bytes) *bytes += (int64_t)n * (g->size - 1) * (int64_t)sizeof(float);
+    return HX_OK;
 }
 
-void hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes)
+int hx_reduce_scatter(const hx_group *g, const float *send, float *recv, int64_t block, int64_t *bytes)
 {
-    int n = hx_count(block, "reduce_scatter");
-    HX_MPI(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, g->comm));
+    int n = 0;
+    HX_TRY(hx_count(block, "reduce_scatter", &n));
+    HX_TRY(HX_MPI(MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, g->comm)));
     if (bytes) *bytes += (int64_t)n * (g->size - 1) * (int64_t)sizeof(float);
+    return HX_OK;
 }
 
 /* The all-reduce the model prices: reduce-scatter, then all-gather, so the
  * bytes leaving a rank are 2 (p-1)/p n. n must divide evenly. */
-void hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes)
+int hx_allreduce_ring(const hx_group *g, float *buf, float *tmp_block, int64_t n, int64_t *bytes)
 {
-    if (n % g->size != 0) hx_die("all-reduce of %lld elements over %d ranks: not divisible", (long long)n, g->size);
+    if (n % g->size != 0)
+        return hx_fail("all-reduce of %lld elements over %d ranks: not divisible", (long long)n, g->size);
     const int64_t block = n / g->size;
-    hx_reduce_scatter(g, buf, tmp_block, block, bytes);
-    hx_allgather(g, tmp_block, buf, block, bytes);
+    HX_TRY(hx_reduce_scatter(g, buf, tmp_block, block, bytes));
+    return hx_allgather(g, tmp_block, buf, block, bytes);
 }
 
-void hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
-              int64_t *bytes)
+int hx_isend(const hx_group *g, const float *buf, int64_t count, int dest, int tag, MPI_Request *req,
+             int64_t *bytes)
 {
-    int n = hx_count(count, "isend");
-    HX_MPI(MPI_Isend(buf, n, MPI_FLOAT, dest, tag, g->comm, req));
+    int n = 0;
+    HX_TRY(hx_count(count, "isend", &n));
+    HX_TRY(HX_MPI(MPI_Isend(buf, n, MPI_FLOAT, dest, tag, g->comm, req)));
     if (bytes && dest != g->rank) *bytes += (int64_t)n * (int64_t)sizeof(float);
+    return HX_OK;
 }
 
-void hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req)
+int hx_irecv(const hx_group *g, float *buf, int64_t count, int src, int tag, MPI_Request *req)
 {
-    int n = hx_count(count, "irecv");
-    HX_MPI(MPI_Irecv(buf, n, MPI_FLOAT, src, tag, g->comm, req));
+    int n = 0;
+    HX_TRY(hx_count(count, "irecv", &n));
+    return HX_MPI(MPI_Irecv(buf, n, MPI_FLOAT, src, tag, g->comm, req));
 }
 
-void hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
-                 int64_t *bytes)
+int hx_sendrecv(const hx_group *g, const float *send, int dest, float *recv, int src, int64_t count, int tag,
+                int64_t *bytes)
 {
-    int n = hx_count(count, "sendrecv");
-    HX_MPI(MPI_Sendrecv(send, n, MPI_FLOAT, dest, tag, recv, n, MPI_FLOAT, src, tag, g->comm, MPI_STATUS_IGNORE));
+    int n = 0;
+    HX_TRY(hx_count(count, "sendrecv", &n));
+    HX_TRY(HX_MPI(MPI_Sendrecv(send, n, MPI_FLOAT, dest, tag, recv, n, MPI_FLOAT, src, tag, g->comm,
+                               MPI_STATUS_IGNORE)));
     if (bytes && dest != g->rank) *bytes += (int64_t)n * (int64_t)sizeof(float);
+    return HX_OK;
 }
 
-void hx_waitall(int n, MPI_Request *reqs)
+int hx_waitall(int n, MPI_Request *reqs)
 {
-    if (n <= 0) return;
+    if (n <= 0) return HX_OK;
     MPI_Status st[8];
     MPI_Status *sp = n <= 8 ? st : MPI_STATUSES_IGNORE;
     hx_in_mpi(1);
@@ -159,33 +200,27 @@ void hx_waitall(int n, MPI_Request *reqs)
     hx_in_mpi(0);
     if (rc != MPI_SUCCESS && rc == MPI_ERR_IN_STATUS && sp != MPI_STATUSES_IGNORE) {
         for (int i = 0; i < n; i++)
-            if (st[i].MPI_ERROR != MPI_SUCCESS) hx_mpi_check(st[i].MPI_ERROR, "MPI_Waitall (request)", __FILE__, __LINE__);
+            if (st[i].MPI_ERROR != MPI_SUCCESS)
+                return hx_mpi_check(st[i].MPI_ERROR, "MPI_Waitall (request)", __FILE__, __LINE__);
     }
-    hx_mpi_check(rc, "MPI_Waitall", __FILE__, __LINE__);
+    return hx_mpi_check(rc, "MPI_Waitall", __FILE__, __LINE__);
 }
 
 /* ---------------------------------------------------------------- watchdog */
 
-static _Atomic double wd_last;      /* hx_now() at the last beat */
-static _Atomic int wd_op = -1;
-static const char *_Atomic wd_name = "startup";
-static _Atomic int wd_paused;
-static _Atomic int wd_in_mpi;
-
-void hx_in_mpi(int in) { atomic_store_explicit(&wd_in_mpi, in, memory_order_relaxed); }
-static double wd_timeout, wd_grace;
+void hx_in_mpi(int in) { atomic_store_explicit(&proc.in_mpi, in, memory_order_relaxed); }
 
 void hx_beat(int op_id, const char *name)
 {
-    atomic_store(&wd_op, op_id);
-    atomic_store(&wd_name, name);
-    atomic_store(&wd_last, hx_now());
+    atomic_store(&proc.op, op_id);
+    atomic_store(&proc.name, name);
+    atomic_store(&proc.last, hx_now());
 }
 
 void hx_watchdog_pause(int paused)
 {
-    atomic_store(&wd_last, hx_now());
-    atomic_store(&wd_paused, paused);
+    atomic_store(&proc.last, hx_now());
+    atomic_store(&proc.paused, paused);
 }
 
 static void *wd_main(void *arg)
@@ -194,42 +229,38 @@ static void *wd_main(void *arg)
     const struct timespec tick = {0, 100 * 1000 * 1000};
     for (;;) {
         nanosleep(&tick, NULL);
-        if (atomic_load(&wd_paused)) continue;
-        double idle = hx_now() - atomic_load(&wd_last);
-        const int in_mpi = atomic_load(&wd_in_mpi);
+        if (atomic_load(&proc.paused)) continue;
+        double idle = hx_now() - atomic_load(&proc.last);
+        const int in_mpi = atomic_load(&proc.in_mpi);
         /* A rank blocked inside MPI waits a little longer than one stuck
          * outside it, so that the hung rank is the one that reports first
          * (and names itself) before the others abort the job. */
-        if (idle > wd_timeout + (in_mpi ? wd_grace : 0)) {
-            int op = atomic_load(&wd_op);
-            const char *nm = atomic_load(&wd_name);
-            /* MPI_Abort from this thread: Open MPI's abort only asks the
-             * launcher to kill the job. If that does not end us within a few
-             * seconds, leave without MPI. */
+        if (idle > proc.timeout + (in_mpi ? proc.grace : 0)) {
+            int op = atomic_load(&proc.op);
+            const char *nm = atomic_load(&proc.name);
             fprintf(stderr,
                     "ulyharness: rank %d: watchdog: no progress for %.0f s in op %d (%s): %s; aborting the job\n",
-                    hx_world_rank, idle, op, nm ? nm : "?",
+                    proc.rank, idle, op, nm ? nm : "?",
                     in_mpi ? "blocked inside MPI, waiting for a peer" : "HUNG outside MPI (this rank is the hung one)");
             fflush(stderr);
-            if (tmp_trace[0]) unlink(tmp_trace);
-            MPI_Abort(MPI_COMM_WORLD, 3);
-            sleep(5);
-            _exit(3);
+            hx_job_abort(3);
         }
     }
     return NULL;
 }
 
-void hx_watchdog_start(double timeout_s)
+int hx_watchdog_start(double timeout_s)
 {
-    if (timeout_s <= 0) return;
-    wd_timeout = timeout_s;
-    wd_grace = timeout_s < 12 ? timeout_s / 4 : 3;
-    atomic_store(&wd_last, hx_now());
+    if (timeout_s <= 0) return HX_OK;
+    proc.timeout = timeout_s;
+    proc.grace = timeout_s < 12 ? timeout_s / 4 : 3;
+    atomic_store(&proc.last, hx_now());
     pthread_t th;
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&th, &at, wd_main, NULL) != 0) hx_die("cannot start the watchdog thread: %s", strerror(errno));
+    const int rc = pthread_create(&th, &at, wd_main, NULL);
     pthread_attr_destroy(&at);
+    if (rc != 0) return hx_fail("cannot start the watchdog thread: %s", strerror(rc));
+    return HX_OK;
 }

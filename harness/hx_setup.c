@@ -48,6 +48,28 @@ float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col)
     return (float)(hx_rand(c->o.seed, tensor, (uint64_t)row, (uint64_t)col) * sqrt(3.0 / fan));
 }
 
+/* Token ids: uniform over the rank's vocabulary columns, drawn per rank. */
+int64_t hx_token_id(const hx_ctx *c, int64_t i)
+{
+    return (int64_t)((hx_rand(c->o.seed, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank()) + 1.0f) * 0.5f *
+                     (float)c->lv) % c->lv;
+}
+
+/* The layer's input X and its upstream gradient G on this rank's token
+ * rows: functions of the global (sequence, position, column), so the
+ * reference sees the same tensors. */
+void hx_layer_io_seed(const hx_ctx *c, float *x, float *g)
+{
+    const int64_t h = c->h;
+    for (int64_t row = 0; row < c->Rt; row++) {
+        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
+        for (int64_t j = 0; j < h; j++) {
+            x[row * h + j] = hx_rand(c->o.seed, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
+            g[row * h + j] = hx_rand(c->o.seed, HX_T_G, gi, (uint64_t)j);
+        }
+    }
+}
+
 /* ---------------------------------------------------------- token layout */
 
 int64_t hx_ring_part_pos(const hx_ctx *c, int j, int64_t idx)
@@ -94,14 +116,15 @@ static int64_t degree(const uly_layout *l, uly_group g)
     }
 }
 
-static void group_make(hx_group *g, int color, int key)
+static int group_make(hx_group *g, int color, int key)
 {
-    HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm));
-    HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN));
-    HX_MPI(MPI_Comm_size(g->comm, &g->size));
-    HX_MPI(MPI_Comm_rank(g->comm, &g->rank));
+    HX_TRY(HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm)));
+    HX_TRY(HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN)));
+    HX_TRY(HX_MPI(MPI_Comm_size(g->comm, &g->size)));
+    HX_TRY(HX_MPI(MPI_Comm_rank(g->comm, &g->rank)));
     g->next = (g->rank + 1) % g->size;
     g->prev = (g->rank + g->size - 1) % g->size;
+    return HX_OK;
 }
 
 static void coords_compute(hx_ctx *c)
@@ -110,7 +133,7 @@ static void coords_compute(hx_ctx *c)
     for (int i = 0; i < 4; i++) {
         uly_group gid = c->l.order[i];
         int64_t deg = degree(&c->l, gid);
-        int co = (int)((hx_world_rank / stride) % deg);
+        int co = (int)((hx_world_rank() / stride) % deg);
         if (gid == ULY_GROUP_ULYSSES) c->ui = co;
         else if (gid == ULY_GROUP_RING) c->ri = co;
         else if (gid == ULY_GROUP_TP) c->ti = co;
@@ -119,9 +142,9 @@ static void coords_compute(hx_ctx *c)
     }
 }
 
-static void comms_make(hx_ctx *c)
+static int comms_make(hx_ctx *c)
 {
-    const int rank = hx_world_rank;
+    const int rank = hx_world_rank();
     int64_t stride = 1;
     int coord[ULY_GROUP_COUNT] = {0};
     for (int i = 0; i < 4; i++) {
@@ -130,32 +153,34 @@ static void comms_make(hx_ctx *c)
         int co = (int)((rank / stride) % deg);
         coord[gid] = co;
         if (c->plan.place[gid].stride != stride)
-            hx_die("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
+            return hx_fail("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
                    (long long)c->plan.place[gid].stride);
-        group_make(&c->g[gid], (int)(rank - co * stride), co);
-        if (c->g[gid].size != deg) hx_die("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
+        HX_TRY(group_make(&c->g[gid], (int)(rank - co * stride), co));
+        if (c->g[gid].size != deg)
+            return hx_fail("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
         stride *= deg;
     }
     /* the pipeline stages, outside the four: ranks that share every other coordinate */
     {
         const int co = (int)(rank / stride);
-        group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co);
+        HX_TRY(group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co));
         coord[ULY_GROUP_PP] = co;
         if (c->g[ULY_GROUP_PP].size != c->l.pp)
-            hx_die("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
+            return hx_fail("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
         if (c->l.pp > 1 && c->plan.place[ULY_GROUP_PP].stride != stride)
-            hx_die("group pp: stride %lld here, %lld in the plan", (long long)stride,
+            return hx_fail("group pp: stride %lld here, %lld in the plan", (long long)stride,
                    (long long)c->plan.place[ULY_GROUP_PP].stride);
     }
     /* ZeRO shards over everything but TP inside a stage: the ranks sharing a
      * TP and a pipeline coordinate */
-    group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank);
+    HX_TRY(group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank));
     if (c->g[ULY_GROUP_ZERO].size != c->plan.dims.zero_group)
-        hx_die("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
+        return hx_fail("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
                (long long)c->plan.dims.zero_group);
     if (c->ui != coord[ULY_GROUP_ULYSSES] || c->ri != coord[ULY_GROUP_RING] || c->ti != coord[ULY_GROUP_TP] ||
         c->di != coord[ULY_GROUP_DP])
-        hx_die("internal: group coordinates disagree");
+        return hx_fail("internal: group coordinates disagree");
+    return HX_OK;
 }
 
 /* ---------------------------------------------------------------- inputs */
@@ -164,7 +189,7 @@ static int cluster_setup(hx_ctx *c)
 {
     char why[512];
     if (sim_cluster_load(c->o.cluster, &c->cl, why, sizeof why)) {
-        if (hx_world_rank == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
+        if (hx_world_rank() == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
         return 2;
     }
     const char *s = c->o.cluster;
@@ -173,7 +198,7 @@ static int cluster_setup(hx_ctx *c)
         snprintf(c->cluster_src, sizeof c->cluster_src, "%s", s);
     else
         snprintf(c->cluster_src, sizeof c->cluster_src, "%s/clusters/%s.json", sim_preset_dir(), s);
-    if (hx_world_rank == 0) {
+    if (hx_world_rank() == 0) {
         FILE *fp = fopen(c->cluster_src, "rb");
         if (fp) {
             char *buf = NULL;
@@ -212,7 +237,7 @@ static int cluster_setup(hx_ctx *c)
 }
 
 /* bad input found while setting up: one line from rank 0, exit status 2 */
-#define bad_input(...) hx_args_reject(hx_world_rank, __VA_ARGS__)
+#define bad_input(...) hx_args_reject(hx_world_rank(), __VA_ARGS__)
 
 static int specs_setup(hx_ctx *c)
 {
@@ -301,7 +326,7 @@ int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos)
         const hx_seg *s = &ss->s[i];
         if (s->batch == batch && pos >= s->off && pos < s->off + s->len) return s->base + (pos - s->off);
     }
-    hx_die("internal: position %lld of sequence %lld is not in this rank's segments", (long long)pos, (long long)batch);
+    return -1;
 }
 
 static int shapes_setup(hx_ctx *c)
@@ -353,46 +378,17 @@ static int shapes_setup(hx_ctx *c)
         break;
     }
     if (c->Hq != p->dims.heads || c->Hkv != p->dims.kv_heads)
-        hx_die("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq, (long long)c->Hkv,
+        return hx_fail("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq,
+                       (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
-    if (c->Hkv < 1 || c->Hq % c->Hkv) hx_die("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
+    if (c->Hkv < 1 || c->Hq % c->Hkv)
+        return hx_fail("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
     const int heads_split = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE;
     c->qc = (heads_split ? c->Hq : c->a) * c->d;
     c->kc = (heads_split ? c->Hkv : c->k) * c->d;
     c->Tg = c->mode == ULY_EXEC_TP_SP ? c->N : c->T;
     c->Rt = c->b * c->T;
     c->Rg = c->b * c->Tg;
-
-    /* token-side positions */
-    c->tpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token positions");
-    c->tbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rt, "token batches");
-    for (int64_t bb = 0; bb < c->b; bb++)
-        for (int64_t i = 0; i < c->T; i++) {
-            int64_t pos;
-            switch (c->mode) {
-            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
-            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
-            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
-            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
-            default: pos = hx_ring_part_pos(c, c->ri, i); break;
-            }
-            c->tpos[bb * c->T + i] = pos;
-            c->tbat[bb * c->T + i] = bb;
-        }
-    if (c->mode == ULY_EXEC_TP_SP && c->t > 1) {
-        c->gpos = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm positions");
-        c->gbat = hx_alloc(sizeof(int64_t) * (size_t)c->Rg, "gemm batches");
-        for (int64_t j = 0; j < c->t; j++)
-            for (int64_t bb = 0; bb < c->b; bb++)
-                for (int64_t i = 0; i < c->T; i++) {
-                    int64_t row = j * c->Rt + bb * c->T + i;
-                    c->gpos[row] = j * c->T + i;
-                    c->gbat[row] = bb;
-                }
-    } else {
-        c->gpos = c->tpos;
-        c->gbat = c->tbat;
-    }
 
     /* attention-side query segments */
     if (c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE) {
@@ -415,260 +411,61 @@ static int shapes_setup(hx_ctx *c)
             c->fulls.rows += c->N;
         }
     }
-    if (c->mode == ULY_EXEC_A2A) {
-        c->uly_map = hx_alloc(sizeof(int64_t) * (size_t)(c->u * c->Rt), "ulysses map");
+    /* rows of one K,V block on the attention side; the per-model ops' logit
+     * tokens and vocabulary columns */
+    if (c->mode != ULY_EXEC_RSA) c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : c->qs.rows;
+    c->lt = c->plan.logit_tokens;
+    c->lv = c->plan.logit_vocab;
+    return HX_OK;
+}
+
+/* The index maps: which position and sequence each token-side (and
+ * GEMM-side) row holds, and where each lands on the attention side. */
+static int maps_setup(hx_ctx *c)
+{
+    HX_TRY(hx_slab_carve(c, &c->mem.layout, "index maps", hx_layout_carve));
+    for (int64_t bb = 0; bb < c->b; bb++)
+        for (int64_t i = 0; i < c->T; i++) {
+            int64_t pos;
+            switch (c->mode) {
+            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
+            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
+            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
+            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
+            default: pos = hx_ring_part_pos(c, c->ri, i); break;
+            }
+            c->tpos[bb * c->T + i] = pos;
+            c->tbat[bb * c->T + i] = bb;
+        }
+    if (c->gpos != c->tpos) /* TP+SP: the GEMM side holds every TP rank's rows */
+        for (int64_t j = 0; j < c->t; j++)
+            for (int64_t bb = 0; bb < c->b; bb++)
+                for (int64_t i = 0; i < c->T; i++) {
+                    int64_t row = j * c->Rt + bb * c->T + i;
+                    c->gpos[row] = j * c->T + i;
+                    c->gbat[row] = bb;
+                }
+    if (c->uly_map)
         for (int64_t pe = 0; pe < c->u; pe++)
             for (int64_t bb = 0; bb < c->b; bb++)
                 for (int64_t i = 0; i < c->T; i++) {
-                    int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
-                    c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos);
+                    const int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
+                    if ((c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos)) < 0)
+                        return hx_fail("internal: position %lld of sequence %lld is not in this rank's segments",
+                                       (long long)pos, (long long)bb);
                 }
-    }
-    return 0;
-}
-
-
-/* ------------------------------------------------------------ parameters */
-
-static void params_setup(hx_ctx *c)
-{
-    const int64_t h = c->h, d = c->d;
-    c->off_wqkv = 0;
-    c->off_wo = c->off_wqkv + h * (c->qc + 2 * c->kc);
-    c->off_w1 = c->off_wo + c->qc * h;
-    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    c->off_w2 = c->off_w1 + h * f1l;
-    c->off_g1 = c->off_w2 + c->fl * h;
-    c->off_g2 = c->off_g1 + h;
-    c->n_real = c->off_g2 + h;
-    /* the model's accounting of what a TP rank holds and shards (plan.c),
-     * KV heads replicated over TP (k < t) included, as the ZeRO ops count them */
-    c->zg = c->plan.dims.zero_group;
-    c->layer_flat = (int64_t)ceil(c->plan.layer_params_rank);
-    c->model_flat = (int64_t)ceil(c->plan.model_params_rank);
-    c->layer_sh = (c->layer_flat + c->zg - 1) / c->zg;
-    c->model_sh = (c->model_flat + c->zg - 1) / c->zg;
-    int64_t na = c->n_real;
-    if (c->layer_sh * c->zg > na) na = c->layer_sh * c->zg;
-    if (c->model_sh * c->zg > na) na = c->model_sh * c->zg;
-    c->n_alloc = na;
-    c->wt = hx_falloc(na, "weights");
-    c->gwt = hx_falloc(na, "weight grads");
-
-    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k; /* eff heads the weights are laid out for */
-    const int64_t rep = kv_w / c->k;
-    float *W = c->wt + c->off_wqkv;
-    const int64_t ld = c->qc + 2 * c->kc;
-    for (int64_t i = 0; i < h; i++) {
-        for (int64_t cc = 0; cc < c->qc; cc++) W[i * ld + cc] = hx_weight(c, HX_T_WQ, i, c->hq0 * d + cc);
-        for (int64_t cc = 0; cc < c->kc; cc++) {
-            int64_t orig = (c->hk0 + cc / d) / rep;
-            W[i * ld + c->qc + cc] = hx_weight(c, HX_T_WK, i, orig * d + cc % d);
-            W[i * ld + c->qc + c->kc + cc] = hx_weight(c, HX_T_WV, i, orig * d + cc % d);
-        }
-    }
-    float *Wo = c->wt + c->off_wo;
-    for (int64_t rr = 0; rr < c->qc; rr++)
-        for (int64_t j = 0; j < h; j++) Wo[rr * h + j] = hx_weight(c, HX_T_WO, c->hq0 * d + rr, j);
-    float *W1 = c->wt + c->off_w1;
-    for (int64_t i = 0; i < h; i++)
-        for (int64_t cc = 0; cc < f1l; cc++)
-            W1[i * f1l + cc] = cc < c->fl ? hx_weight(c, HX_T_W1, i, c->ti * c->fl + cc)
-                                          : hx_weight(c, HX_T_W1U, i, c->ti * c->fl + cc - c->fl);
-    float *W2 = c->wt + c->off_w2;
-    for (int64_t rr = 0; rr < c->fl; rr++)
-        for (int64_t j = 0; j < h; j++) W2[rr * h + j] = hx_weight(c, HX_T_W2, c->ti * c->fl + rr, j);
-    for (int64_t j = 0; j < 2 * h; j++) c->wt[c->off_g1 + j] = 1.0f;
-
-    const int zi = c->g[ULY_GROUP_ZERO].rank;
-    const int zero = c->w.zero_stage;
-    const int zop = c->zg > 1; /* the plan has ZeRO/DP ops only then */
-    if (zop && zero >= 3) {
-        c->wshard = hx_falloc(c->layer_sh, "ZeRO-3 weight shard");
-        memcpy(c->wshard, c->wt + zi * c->layer_sh, sizeof(float) * (size_t)c->layer_sh);
-        /* the gathered region is rebuilt by zero_gather_w before use: clear
-         * it so that only a working gather gives the right answer */
-        memset(c->wt, 0, sizeof(float) * (size_t)(c->layer_sh * c->zg));
-    }
-    if (zop && zero >= 2) c->gshard = hx_falloc(c->layer_sh, "ZeRO-2/3 grad shard");
-    if (zop && zero == 1) c->gmshard = hx_falloc(c->model_sh, "ZeRO-1 grad shard");
-    if (zop && (zero == 1 || zero == 2)) {
-        c->wmshard = hx_falloc(c->model_sh, "ZeRO-1/2 weight shard");
-        memcpy(c->wmshard, c->wt + zi * c->model_sh, sizeof(float) * (size_t)c->model_sh);
-    }
-    /* optimizer state: what the plan's optimizer op prices */
-    double np = c->plan.model_params_rank;
-    if (zero >= 1) np /= (double)c->zg;
-    c->n_opt = (int64_t)ceil(np);
-    if (zero == 0 || !zop) {
-        c->master = c->wt; /* plain Adam on the full (model-level) weights */
-        if (c->n_opt > c->n_alloc) c->n_opt = c->n_alloc;
-    } else if (zero <= 2) {
-        c->master = c->wmshard;
-        if (c->n_opt > c->model_sh) c->n_opt = c->model_sh;
-    } else {
-        c->master = hx_falloc(c->n_opt, "ZeRO-3 master shard");
-        memcpy(c->master, c->wshard, sizeof(float) * (size_t)(c->n_opt < c->layer_sh ? c->n_opt : c->layer_sh));
-    }
-    c->adam_m = hx_falloc(c->n_opt, "Adam m");
-    c->adam_v = hx_falloc(c->n_opt, "Adam v");
-}
-
-/* --------------------------------------------------------------- buffers */
-
-static void buffers_setup(hx_ctx *c)
-{
-    const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, d = c->d;
-    /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
-     * its token side (all rows), all-reduced in place */
-    const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1;
-    c->X = hx_falloc(Rt * h, "X");
-    c->Y1 = hx_falloc(Rt * h, "Y1");
-    c->X1 = hx_falloc(Rt * h, "X1");
-    c->Y2 = hx_falloc(Rt * h, "Y2");
-    c->G = hx_falloc(Rt * h, "G");
-    c->dY1 = hx_falloc(Rt * h, "dY1");
-    c->dX1 = hx_falloc(Rt * h, "dX1");
-    c->dY2 = hx_falloc(Rt * h, "dY2");
-    c->dX = hx_falloc(Rt * h, "dX");
-    c->Z = hx_falloc(Rt * h, "Z");
-    c->M = hx_falloc(Rt * h, "M");
-    c->rms1 = hx_falloc(Rt, "rms1");
-    c->rms2 = hx_falloc(Rt, "rms2");
-    if (tp) {
-        c->Y1g = hx_falloc(Rg * h, "Y1 gathered");
-        c->Y2g = hx_falloc(Rg * h, "Y2 gathered");
-        c->Gg = hx_falloc(Rg * h, "G gathered");
-        c->dX1g = hx_falloc(Rg * h, "dX1 gathered");
-        c->Zg = hx_falloc(Rg * h, "Z partial");
-        c->Mg = hx_falloc(Rg * h, "M partial");
-        c->dY2g = hx_falloc(Rg * h, "dY2 partial");
-        c->dY1g = hx_falloc(Rg * h, "dY1 partial");
-    } else {
-        c->Y1g = c->Y1;
-        c->Y2g = c->Y2;
-        c->Gg = c->G;
-        c->dX1g = c->dX1;
-        c->Zg = c->Z;
-        c->Mg = c->M;
-        c->dY2g = c->dY2;
-        c->dY1g = c->dY1;
-    }
-    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    c->Ug = hx_falloc(Rg * f1l, "U");
-    c->dUg = hx_falloc(Rg * f1l, "dU");
-    c->Ag = hx_falloc(Rg * c->fl, "A");
-    c->dAg = hx_falloc(Rg * c->fl, "dA");
-    c->Qg = hx_falloc(Rg * c->qc, "Q");
-    c->Og = hx_falloc(Rg * c->qc, "O");
-    c->dOg = hx_falloc(Rg * c->qc, "dO");
-    c->dQg = hx_falloc(Rg * c->qc, "dQ");
-    c->Kg = hx_falloc(Rg * c->kc, "K");
-    c->Vg = hx_falloc(Rg * c->kc, "V");
-    c->dKg = hx_falloc(Rg * c->kc, "dK");
-    c->dVg = hx_falloc(Rg * c->kc, "dV");
-
-    if (c->mode != ULY_EXEC_RSA) {
-        const int64_t qr = c->qs.rows;
-        c->qa = hx_falloc(qr * c->Hq * d, "Q attention side");
-        c->oa = hx_falloc(qr * c->Hq * d, "O attention side");
-        c->doa = hx_falloc(qr * c->Hq * d, "dO attention side");
-        c->dqa = hx_falloc(qr * c->Hq * d, "dQ attention side");
-        c->lsea = hx_falloc(qr * c->Hq, "lse");
-        c->tmp_o = hx_falloc(qr * c->Hq * d, "partial O");
-        c->tmp_lse = hx_falloc(qr * c->Hq, "partial lse");
-        c->has = hx_alloc((size_t)HX_MAX_SEGS, "segment flags");
-        c->kv_rows = c->mode == ULY_EXEC_ALLGATHER ? c->fulls.rows : qr;
-        const int64_t blk = 2 * c->kv_rows * c->Hkv * d;
-        c->kv_own = hx_falloc(blk, "K,V block");
-        c->dkv_own = hx_falloc(blk, "dK,dV block");
-        if (c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A)) {
-            for (int i = 0; i < 2; i++) {
-                c->rot[i] = hx_falloc(blk, "ring K,V buffer");
-                c->accs[i] = hx_falloc(blk, "ring dK,dV send buffer");
-                c->accr[i] = hx_falloc(blk, "ring dK,dV receive buffer");
-            }
-        }
-    }
-    if (c->mode == ULY_EXEC_A2A) {
-        const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
-        float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
-        float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
-        for (int i = 0; i < 8; i++) *qbufs[i] = hx_falloc(nq, "all-to-all buffer");
-        for (int i = 0; i < 8; i++) *kbufs[i] = hx_falloc(nk, "all-to-all buffer");
-    }
-    if (c->mode == ULY_EXEC_ALLGATHER) {
-        const int64_t n = c->r * Rt * c->kc;
-        c->kg_all = hx_falloc(n, "gathered K");
-        c->vg_all = hx_falloc(n, "gathered V");
-        c->rs_dk_in = hx_falloc(n, "dK to reduce-scatter");
-        c->rs_dv_in = hx_falloc(n, "dV to reduce-scatter");
-    }
-    if (c->mode == ULY_EXEC_RSA) {
-        const int64_t n = c->r * Rt * c->kc;
-        c->k_all = hx_falloc(n, "RSA K");
-        c->v_all = hx_falloc(n, "RSA V");
-        c->dk_all = hx_falloc(n, "RSA dK");
-        c->dv_all = hx_falloc(n, "RSA dV");
-        c->S = hx_falloc(c->b * c->a * c->T * c->N, "RSA scores");
-        c->dP = hx_falloc(c->b * c->a * c->T * c->N, "RSA score grads");
-        c->Drow = hx_falloc(c->b * c->a * c->T, "RSA rowsum");
-    }
-    c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
-    if (c->mode == ULY_EXEC_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
-    if (c->mode == ULY_EXEC_TP_ALLREDUCE && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
-    c->rs_tmp = hx_falloc(c->rs_tmp_n, "all-reduce block");
-
-    /* per-model ops: embedding lookups on this rank's tokens, logits over the
-     * plan's logit tokens and vocabulary columns */
-    const int64_t act = c->plan.act_tokens;
-    c->lt = c->plan.logit_tokens;
-    c->lv = c->plan.logit_vocab;
-    c->emb_in = hx_falloc(c->lv * h, "embedding table");
-    c->emb_x = hx_falloc(c->b * act * h, "embedded tokens");
-    if (c->l.pp > 1) {
-        /* seeded by the sending stage and the direction, so the receiver can
-         * tell whose transfer arrived (hx_layer.c h_pp) */
-        const int64_t n = c->b * act * h;
-        c->pp_rx = hx_falloc(n, "stage transfer");
-        for (int dir = 0; dir < 2; dir++) {
-            c->pp_tx[dir] = hx_falloc(n, "stage transfer");
-            for (int64_t i = 0; i < n; i++)
-                c->pp_tx[dir][i] = hx_rand(c->o.seed, HX_T_PP, (uint64_t)(2 * c->g[ULY_GROUP_PP].rank + dir), (uint64_t)i);
-        }
-    }
-    c->tok_ids = hx_alloc(sizeof(int64_t) * (size_t)(c->b * act), "token ids");
-    c->xf = hx_falloc(c->b * c->lt * h, "final hidden");
-    c->emb_out = hx_falloc(c->lv * h, "output embedding");
-    c->logit = hx_falloc(c->b * c->lt * c->lv, "logits");
-    c->dxf = hx_falloc(c->b * c->lt * h, "final hidden grad");
-    c->demb = hx_falloc(c->lv * h, "output embedding grad");
-    const uint64_t sd = c->o.seed;
-    for (int64_t i = 0; i < c->lv * h; i++) {
-        c->emb_in[i] = 0.02f * hx_rand(sd, HX_T_EMB, (uint64_t)i, 0);
-        c->emb_out[i] = 0.02f * hx_rand(sd, HX_T_EOUT, (uint64_t)i, 0);
-    }
-    for (int64_t i = 0; i < c->b * act; i++)
-        c->tok_ids[i] = (int64_t)((hx_rand(sd, HX_T_TOK, (uint64_t)i, (uint64_t)hx_world_rank) + 1.0f) * 0.5f *
-                                  (float)c->lv) % c->lv;
-    for (int64_t i = 0; i < c->b * c->lt * h; i++) c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank);
-
-    /* the layer's input and its upstream gradient: functions of the global
-     * (sequence, position, column), so the reference sees the same tensors */
-    for (int64_t row = 0; row < Rt; row++) {
-        const uint64_t gi = (uint64_t)(c->tbat[row] * c->N + c->tpos[row]);
-        for (int64_t j = 0; j < h; j++) {
-            c->X[row * h + j] = hx_rand(sd, HX_T_X, gi, (uint64_t)j) * 1.7320508f;
-            c->G[row * h + j] = hx_rand(sd, HX_T_G, gi, (uint64_t)j);
-        }
-    }
+    if (c->g2a)
+        for (int64_t gr = 0; gr < c->Rg; gr++)
+            if ((c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr])) < 0)
+                return hx_fail("internal: GEMM-side row %lld is not in this rank's attention segments", (long long)gr);
+    return HX_OK;
 }
 
 int hx_setup(hx_ctx *c, const hx_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->o = *o;
-    c->P = hx_world_size;
+    c->P = hx_world_size();
     c->timed_rep = -1;
     c->be = o->be ? o->be : &hx_backend_mpi;
     int rc = specs_setup(c);
@@ -676,12 +473,13 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     coords_compute(c);
     rc = shapes_setup(c);
     if (rc) return rc;
+    HX_TRY(maps_setup(c));
     c->kern = kern_attn_find(o->kernel);
     if (!c->kern) return bad_input("--kernel %s: not in the kernel registry", o->kernel);
-    if (o->print_plan) return 0;
-    comms_make(c);
-    params_setup(c);
-    if (c->be->host_buffers) buffers_setup(c); /* else the backend allocates its own (prepare) */
-    return 0;
+    if (o->print_plan) return HX_OK;
+    HX_TRY(comms_make(c));
+    HX_TRY(hx_params_setup(c));
+    if (c->be->host_buffers) HX_TRY(hx_buffers_setup(c)); /* else the backend allocates its own (prepare) */
+    return HX_OK;
 }
 

@@ -5,6 +5,7 @@
  * checks leaves FILE.failed (complete, for diagnosis); a run that dies
  * leaves at most the .tmp file, never FILE. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,50 +16,44 @@
 #include "hx.h"
 #include "hx_trace.h"
 
-static char tmp_path[1024];
-static FILE *tfp;
-
-int hx_trace_open(const char *path)
+int hx_trace_open(hx_trace *trace, const char *path)
 {
-    if (!path || hx_world_rank != 0) return 0;
-    snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    tfp = fopen(tmp_path, "w");
-    if (!tfp) {
-        fprintf(stderr, "ulyharness: rank 0: cannot write the trace %s: ", tmp_path);
-        perror("");
-        return -1;
-    }
-    hx_trace_tmp_register(tmp_path);
-    return 0;
+    trace->fp = NULL;
+    if (!path || hx_world_rank() != 0) return HX_OK;
+    snprintf(trace->tmp_path, sizeof trace->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    trace->fp = fopen(trace->tmp_path, "w");
+    if (!trace->fp) return hx_fail("cannot write the trace %s: %s", trace->tmp_path, strerror(errno));
+    hx_trace_tmp_register(trace->tmp_path);
+    return HX_OK;
 }
 
-void hx_trace_line(cJSON *obj)
+int hx_trace_line(hx_trace *trace, cJSON *obj)
 {
-    if (!tfp) {
+    if (!trace->fp) {
         cJSON_Delete(obj);
-        return;
+        return HX_OK;
     }
     char *s = cJSON_PrintUnformatted(obj);
-    if (!s) hx_die("trace: cannot serialise a line");
-    if (fputs(s, tfp) < 0 || fputc('\n', tfp) < 0) hx_die("trace: write failed");
-    fflush(tfp);
-    free(s);
     cJSON_Delete(obj);
+    if (!s) return hx_fail("trace: cannot serialise a line");
+    const int bad = fputs(s, trace->fp) < 0 || fputc('\n', trace->fp) < 0 || fflush(trace->fp) != 0;
+    free(s);
+    return bad ? hx_fail("trace: cannot write %s: %s", trace->tmp_path, strerror(errno)) : HX_OK;
 }
 
-int hx_trace_close(const char *path, int ok)
+int hx_trace_close(hx_trace *trace, const char *path, int ok)
 {
-    if (!tfp) return 0;
-    if (fflush(tfp) != 0 || fsync(fileno(tfp)) != 0 || fclose(tfp) != 0) {
-        tfp = NULL;
-        hx_die("trace: cannot finish %s", tmp_path);
-    }
-    tfp = NULL;
+    if (!trace->fp) return HX_OK;
+    const int bad = fflush(trace->fp) != 0 || fsync(fileno(trace->fp)) != 0;
+    const int bad_close = fclose(trace->fp) != 0;
+    trace->fp = NULL;
+    if (bad || bad_close) return hx_fail("trace: cannot finish %s", trace->tmp_path);
     char final_path[1100];
     snprintf(final_path, sizeof final_path, "%s%s", path, ok ? "" : ".failed");
-    if (rename(tmp_path, final_path) != 0) hx_die("trace: cannot rename %s to %s", tmp_path, final_path);
+    if (rename(trace->tmp_path, final_path) != 0)
+        return hx_fail("trace: cannot rename %s to %s", trace->tmp_path, final_path);
     hx_trace_tmp_register(NULL);
-    return 0;
+    return HX_OK;
 }
 
 /* --------------------------------------------------------- header parts */
@@ -126,7 +121,7 @@ cJSON *hx_json_hardware(void)
         fclose(fp);
     }
     cJSON_AddStringToObject(h, "cpu_model", model);
-    cJSON_AddNumberToObject(h, "ranks", hx_world_size);
+    cJSON_AddNumberToObject(h, "ranks", hx_world_size());
     return h;
 }
 
@@ -146,7 +141,7 @@ cJSON *hx_json_cluster(const char *src, void *preset_json, const uly_cluster *us
         snprintf(note, sizeof note,
                  "the profile has %lld node(s) x %lld; the harness ran %d ranks on one host, so the plan used one node "
                  "of %d",
-                 (long long)orig_nodes, (long long)orig_gpn, hx_world_size, hx_world_size);
+                 (long long)orig_nodes, (long long)orig_gpn, hx_world_size(), hx_world_size());
         cJSON_AddStringToObject(u, "note", note);
     }
     return c;
@@ -233,7 +228,7 @@ static cJSON *json_model(const uly_model *m)
 
 static cJSON *json_workload(const uly_workload *w)
 {
-    static const char *rc[] = {"none", "selective", "full"};
+    static const char *const rc[] = {"none", "selective", "full"};
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq", (double)w->seq);
     cJSON_AddNumberToObject(j, "micro_batch", (double)w->micro_batch);
@@ -259,9 +254,9 @@ static void add_time(cJSON *root, int argc, char **argv)
     for (int i = 0; i < argc; i++) cJSON_AddItemToArray(a, cJSON_CreateString(argv[i]));
 }
 
-void hx_trace_header(const hx_ctx *c, int argc, char **argv)
+int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
 {
-    if (!tfp) return;
+    if (!trace->fp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -300,44 +295,44 @@ void hx_trace_header(const hx_ctx *c, int argc, char **argv)
     cJSON_AddItemToObject(h, "software", hx_json_software(c->kern->name));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
     if (c->be && c->be->describe) c->be->describe(c, h); /* the GPU, CUDA and NCCL of the nccl backend */
-    hx_trace_line(h);
+    return hx_trace_line(trace, h);
 }
 
 /* collective: per-op median over reps on each rank, then across ranks */
-void hx_time_stats(const hx_ctx *c, double (*out)[3])
+int hx_time_stats(const hx_ctx *c, double (*out)[3])
 {
-    const int n = c->plan.n_ops, P = hx_world_size;
+    const int n = c->plan.n_ops, P = hx_world_size(), root = hx_world_rank() == 0;
     double *med = hx_alloc(sizeof(double) * (size_t)n, "timings");
     double *tmp = hx_alloc(sizeof(double) * (size_t)c->o.reps, "timings");
-    for (int i = 0; i < n; i++) {
+    double *all = root ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
+    double *v = root ? hx_alloc(sizeof(double) * (size_t)P, "timings") : NULL;
+    int rc = !med || !tmp || (root && (!all || !v)) ? HX_FAIL : HX_OK;
+    for (int i = 0; rc == HX_OK && i < n; i++) {
         memcpy(tmp, c->st[i].t, sizeof(double) * (size_t)c->o.reps);
         med[i] = hx_median(tmp, c->o.reps);
     }
-    double *all = hx_world_rank == 0 ? hx_alloc(sizeof(double) * (size_t)(n * P), "timings") : NULL;
-    HX_MPI(MPI_Gather(med, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    if (hx_world_rank == 0) {
-        double *v = hx_alloc(sizeof(double) * (size_t)P, "timings");
-        for (int i = 0; i < n; i++) {
-            double mn = 1e300, mx = -1e300;
-            for (int r = 0; r < P; r++) {
-                v[r] = all[r * n + i];
-                mn = v[r] < mn ? v[r] : mn;
-                mx = v[r] > mx ? v[r] : mx;
-            }
-            out[i][0] = hx_median(v, P);
-            out[i][1] = mn;
-            out[i][2] = mx;
+    if (rc == HX_OK) rc = HX_MPI(MPI_Gather(med, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    for (int i = 0; rc == HX_OK && root && i < n; i++) {
+        double mn = 1e300, mx = -1e300;
+        for (int r = 0; r < P; r++) {
+            v[r] = all[r * n + i];
+            mn = v[r] < mn ? v[r] : mn;
+            mx = v[r] > mx ? v[r] : mx;
         }
-        free(v);
-        free(all);
+        out[i][0] = hx_median(v, P);
+        out[i][1] = mn;
+        out[i][2] = mx;
     }
+    free(v);
+    free(all);
     free(med);
     free(tmp);
+    return rc;
 }
 
-void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
+int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3])
 {
-    if (!tfp) return;
+    if (!trace->fp) return HX_OK;
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
         const uly_op *o = &c->plan.ops[id];
@@ -361,13 +356,14 @@ void hx_trace_ops(const hx_ctx *c, double (*ts)[3])
             cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
             cJSON_AddStringToObject(x, "time_is", "exposed");
         }
-        hx_trace_line(x);
+        HX_TRY(hx_trace_line(trace, x));
     }
+    return HX_OK;
 }
 
-void hx_trace_summary(const hx_ctx *c, int ok)
+int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
 {
-    if (!tfp) return;
+    if (!trace->fp) return HX_OK;
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "type", "summary");
     cJSON_AddBoolToObject(s, "ok", ok);
@@ -379,18 +375,18 @@ void hx_trace_summary(const hx_ctx *c, int ok)
     cJSON_AddNumberToObject(ck, "tolerance", c->tol);
     cJSON_AddStringToObject(ck, "tolerance_reason", c->tol_reason ? c->tol_reason : "");
     cJSON *e = cJSON_AddObjectToObject(ck, "max_rel_err");
-    static const char *nm[5] = {"O", "dQ", "dK", "dV", "dX"};
+    static const char *const nm[5] = {"O", "dQ", "dK", "dV", "dX"};
     for (int t = 0; t < 5; t++) cJSON_AddNumberToObject(e, nm[t], c->err[t]);
     cJSON_AddNumberToObject(s, "ops", c->n_order);
     cJSON_AddNumberToObject(s, "passes", 1 + c->o.warmup + c->o.reps);
     cJSON_AddNumberToObject(s, "wall_s", c->t_total);
-    hx_trace_line(s);
+    return hx_trace_line(trace, s);
 }
 
-void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
-                           const uly_cluster *cl)
+int hx_trace_header_micro(hx_trace *trace, const hx_opts *o, int argc, char **argv, const char *cluster_src,
+                          void *cluster_json, const uly_cluster *cl)
 {
-    if (!tfp) return;
+    if (!trace->fp) return HX_OK;
     cJSON *h = cJSON_CreateObject();
     cJSON_AddStringToObject(h, "format", HX_TRACE_FORMAT);
     cJSON_AddNumberToObject(h, "version", HX_TRACE_VERSION);
@@ -400,7 +396,7 @@ void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *
     cJSON_AddItemToObject(h, "plan", cJSON_CreateNull());
     if (cl) cJSON_AddItemToObject(h, "cluster", hx_json_cluster(cluster_src, cluster_json, cl, 0, cl->nodes, cl->gpus_per_node));
     cJSON *x = cJSON_AddObjectToObject(h, "microbench");
-    cJSON_AddNumberToObject(x, "ranks", hx_world_size);
+    cJSON_AddNumberToObject(x, "ranks", hx_world_size());
     cJSON_AddNumberToObject(x, "warmup", o->warmup);
     cJSON_AddNumberToObject(x, "reps", o->reps);
     cJSON_AddStringToObject(x, "dtype", "fp32");
@@ -412,5 +408,5 @@ void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *
                                         "allreduce; 1 for sendrecv");
     cJSON_AddItemToObject(h, "software", hx_json_software(NULL));
     cJSON_AddItemToObject(h, "hardware", hx_json_hardware());
-    hx_trace_line(h);
+    return hx_trace_line(trace, h);
 }

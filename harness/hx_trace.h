@@ -7,15 +7,22 @@
 
 #include "hx.h"
 
-int hx_trace_open(const char *path);                 /* FILE.tmp.<pid> */
-void hx_trace_line(cJSON *obj);                      /* writes one line, frees obj */
-int hx_trace_close(const char *path, int ok);        /* renames to FILE (ok) or FILE.failed */
-void hx_trace_header(const hx_ctx *c, int argc, char **argv);
-void hx_trace_ops(const hx_ctx *c, double (*ts)[3]);
-void hx_trace_summary(const hx_ctx *c, int ok);
-void hx_time_stats(const hx_ctx *c, double (*out)[3]); /* collective */
-void hx_trace_header_micro(const hx_opts *o, int argc, char **argv, const char *cluster_src, void *cluster_json,
-                           const uly_cluster *cl);
+/* A trace being written: rank 0's file under its temporary name; fp NULL
+ * when there is none (no --out, or another rank). The caller owns it. */
+typedef struct hx_trace {
+    FILE *fp;
+    char tmp_path[1024];
+} hx_trace;
+
+int hx_trace_open(hx_trace *trace, const char *path);          /* FILE.tmp.<pid> */
+int hx_trace_line(hx_trace *trace, cJSON *obj);                /* writes one line, frees obj */
+int hx_trace_close(hx_trace *trace, const char *path, int ok); /* renames to FILE (ok) or FILE.failed */
+int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv);
+int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3]);
+int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok);
+int hx_time_stats(const hx_ctx *c, double (*out)[3]); /* collective */
+int hx_trace_header_micro(hx_trace *trace, const hx_opts *o, int argc, char **argv, const char *cluster_src,
+                          void *cluster_json, const uly_cluster *cl);
 cJSON *hx_json_software(const char *kernel);
 cJSON *hx_json_hardware(void);
 cJSON *hx_json_cluster(const char *src, void *preset_json, const uly_cluster *used, int adjusted, int64_t orig_nodes,

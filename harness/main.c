@@ -1,7 +1,14 @@
 /* main.c: ulyharness. See hx.h and traces/FORMAT.md.
  * Exit status: 0 every check passed; 1 a check failed (wrong result or
- * bytes that differ from the plan) or an internal failure (every rank exits
- * non-zero through MPI_Abort); 2 bad usage or an impossible configuration. */
+ * bytes that differ from the plan) or a failure on some rank (every rank
+ * exits non-zero through MPI_Abort); 2 bad usage or an impossible
+ * configuration; 77 nothing to run here (--backend nccl without a GPU).
+ *
+ * The harness's functions return a status (hx.h) and main alone acts on it:
+ * a failure on this rank (HX_FAIL, its reason already printed) aborts the
+ * whole job, since the other ranks may be waiting for this one in a
+ * collective; bad usage and "skipped", which every rank finds alike, end
+ * the run through MPI_Finalize with their exit status. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +23,7 @@
 static int finish(int rc)
 {
     hx_beat(-1, "MPI_Finalize");
-    HX_MPI(MPI_Finalize());
+    if (HX_MPI(MPI_Finalize())) hx_job_abort(1);
     return rc;
 }
 
@@ -43,6 +50,103 @@ static void print_table(const hx_ctx *c, double (*ts)[3])
     }
 }
 
+/* the collective micro-benchmark instead of a plan */
+static int run_microbench(const hx_opts *o, hx_trace *trace, int argc, char **argv)
+{
+    uly_cluster cl;
+    char why[512];
+    const int have_cl = sim_cluster_load(o->cluster, &cl, why, sizeof why) == 0;
+    if (o->out) HX_TRY(hx_trace_open(trace, o->out));
+    HX_TRY(hx_trace_header_micro(trace, o, argc, argv, o->cluster, NULL, have_cl ? &cl : NULL));
+    HX_TRY(hx_microbench(o, trace));
+    return o->out ? hx_trace_close(trace, o->out, 1) : HX_OK;
+}
+
+/* The results: the table, the trace's last lines and the one-line verdict
+ * (rank 0); *passed: every check passed. */
+static int report(const hx_ctx *c, hx_trace *trace, int *passed)
+{
+    const hx_opts *o = &c->o;
+    double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)c->plan.n_ops, "time stats");
+    if (!ts) return HX_FAIL;
+    int rc = hx_time_stats(c, ts);
+    const int ok = (o->no_check || c->check_ok) && c->bytes_ok;
+    *passed = ok;
+    if (rc == HX_OK && hx_world_rank() == 0) {
+        if (!o->quiet) print_table(c, ts);
+        rc = hx_trace_ops(trace, c, ts);
+        if (rc == HX_OK) rc = hx_trace_summary(trace, c, ok);
+        if (rc == HX_OK && o->out) rc = hx_trace_close(trace, o->out, ok);
+        char be[64] = "";
+        if (c->be != &hx_backend_mpi) snprintf(be, sizeof be, " (%s, %s)", c->be->name, uly_dtype_name(c->w.dtype));
+        if (rc == HX_OK) {
+            printf("%s: %s on %d ranks%s: %s, bytes %s every op of the plan%s%s\n", ok ? "PASS" : "FAIL",
+                   c->strat->name, c->P, be,
+                   o->no_check ? "check skipped" : (c->check_ok ? "result correct" : "RESULT WRONG"),
+                   c->bytes_ok ? "equal to the plan for" : "DIFFER from the plan for", o->out ? "; trace " : "",
+                   o->out ? (ok ? o->out : "written as .failed") : "");
+            fflush(stdout);
+        }
+    }
+    free(ts);
+    return rc;
+}
+
+/* Once the backend is open: set up, run, report. */
+static int run_plan(hx_ctx *c, const hx_opts *o, void *be_state, hx_trace *trace, int argc, char **argv, int *passed)
+{
+    const int rc = hx_setup(c, o);
+    c->be_state = be_state; /* after hx_setup, which clears the context; the backend's close frees it */
+    HX_TRY(rc);
+    if (o->print_plan) {
+        if (hx_world_rank() == 0) hx_print_plan(c, stdout);
+        *passed = 1;
+        return HX_OK;
+    }
+    HX_TRY(c->be->prepare(c));
+    if (o->out) HX_TRY(hx_trace_open(trace, o->out));
+    HX_TRY(hx_trace_header(trace, c, argc, argv));
+    HX_TRY(hx_run(c));
+    return report(c, trace, passed);
+}
+
+/* Everything between MPI_Init and MPI_Finalize; *code: the exit status of
+ * a run that completed (0 passed, 1 a check failed). */
+static int run(int argc, char **argv, int *code)
+{
+    hx_opts o;
+    int rc = hx_args_parse(argc, argv, &o, hx_world_rank());
+    if (rc == 1) return HX_OK; /* --help */
+    if (rc) return HX_USAGE;
+    /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
+    o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;
+    if (o.be->configure) HX_TRY(o.be->configure(&o, hx_world_rank()));
+    kern_blas_threads_set(o.threads);
+    HX_TRY(hx_watchdog_start(o.timeout_s));
+    void *be_state = NULL;
+    if (o.be->open) HX_TRY(o.be->open(&o, &be_state)); /* HX_SKIP: no GPU here */
+    hx_trace trace = {0};
+    if (o.microbench) {
+        *code = 0;
+        return run_microbench(&o, &trace, argc, argv);
+    }
+    hx_ctx *c = calloc(1, sizeof *c);
+    if (!c) return hx_fail("out of memory: the run's context");
+    int passed = 0;
+    rc = run_plan(c, &o, be_state, &trace, argc, argv, &passed);
+    if (c->be->close && rc != HX_FAIL) {
+        const int rc_close = c->be->close(c);
+        if (rc_close != HX_OK) rc = rc_close;
+    }
+    if (rc != HX_FAIL) {
+        const int rc_release = hx_release(c);
+        if (rc_release != HX_OK) rc = rc_release;
+    }
+    free(c);
+    *code = passed ? 0 : 1;
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0;
@@ -50,60 +154,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ulyharness: MPI_Init_thread failed\n");
         return 1;
     }
-    HX_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    HX_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &hx_world_rank));
-    HX_MPI(MPI_Comm_size(MPI_COMM_WORLD, &hx_world_size));
-
-    hx_opts o;
-    int rc = hx_args_parse(argc, argv, &o, hx_world_rank);
-    if (rc) return finish(rc == 1 ? 0 : 2);
-    /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
-    o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;
-    if (o.be->configure && (rc = o.be->configure(&o, hx_world_rank))) return finish(rc);
-    kern_blas_threads_set(o.threads);
-    hx_watchdog_start(o.timeout_s);
-    if (o.be->open && (rc = o.be->open(&o))) return finish(rc); /* 77: no GPU here (skipped) */
-
-    if (o.microbench) {
-        uly_cluster cl;
-        char why[512];
-        int have_cl = sim_cluster_load(o.cluster, &cl, why, sizeof why) == 0;
-        if (o.out && hx_trace_open(o.out)) MPI_Abort(MPI_COMM_WORLD, 1);
-        hx_trace_header_micro(&o, argc, argv, o.cluster, NULL, have_cl ? &cl : NULL);
-        rc = hx_microbench(&o);
-        if (rc == 0 && o.out) hx_trace_close(o.out, 1);
-        return finish(rc);
-    }
-
-    static hx_ctx c;
-    rc = hx_setup(&c, &o);
-    if (rc) return finish(rc);
-    if (o.print_plan) {
-        if (hx_world_rank == 0) hx_print_plan(&c, stdout);
-        return finish(0);
-    }
-    c.be->prepare(&c);
-    if (o.out && hx_trace_open(o.out)) hx_die("cannot open the trace");
-    hx_trace_header(&c, argc, argv);
-
-    hx_run(&c);
-    double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)c.plan.n_ops, "time stats");
-    hx_time_stats(&c, ts);
-    const int ok = (o.no_check || c.check_ok) && c.bytes_ok;
-    if (hx_world_rank == 0) {
-        if (!o.quiet) print_table(&c, ts);
-        hx_trace_ops(&c, ts);
-        hx_trace_summary(&c, ok);
-        if (o.out) hx_trace_close(o.out, ok);
-        char be[64] = "";
-        if (c.be != &hx_backend_mpi) snprintf(be, sizeof be, " (%s, %s)", c.be->name, uly_dtype_name(c.w.dtype));
-        printf("%s: %s on %d ranks%s: %s, bytes %s every op of the plan%s%s\n", ok ? "PASS" : "FAIL", c.strat->name,
-               c.P, be, o.no_check ? "check skipped" : (c.check_ok ? "result correct" : "RESULT WRONG"),
-               c.bytes_ok ? "equal to the plan for" : "DIFFER from the plan for", o.out ? "; trace " : "",
-               o.out ? (ok ? o.out : "written as .failed") : "");
-        fflush(stdout);
-    }
-    free(ts);
-    if (c.be->close) c.be->close(&c);
-    return finish(ok ? 0 : 1);
+    int rc = hx_proc_init();
+    int code = 0;
+    if (rc == HX_OK) rc = run(argc, argv, &code);
+    if (rc == HX_FAIL) hx_job_abort(1); /* the other ranks may be blocked in a collective */
+    return finish(rc ? rc : code);
 }

@@ -1,9 +1,10 @@
 /* hx_nccl_emu.c: the GPU side of ulyharness's nccl backend emulated on the
- * host, so that hx_nccl.c itself (layouts, staging, the ring's data flow and
- * dK,dV accumulators, byte counts, ZeRO and optimizer plumbing, the check
- * and the trace) runs in CI without a GPU. Linked with hx_nccl.c and
- * main.c into ulyharness_nccl_emu, it replaces
- *   - the CUDA runtime calls hx_nccl.c makes: device memory is host memory,
+ * host, so that the backend itself (hx_nccl*.c: layouts, staging, the ring's
+ * data flow and dK,dV accumulators, byte counts, ZeRO and optimizer
+ * plumbing, the check and the trace) runs in CI without a GPU. Built with
+ * hx_nccl*.c into a library that main.c makes ulyharness_nccl_emu (and that
+ * the handler test links), it replaces
+ *   - the CUDA runtime calls the backend makes: device memory is host memory,
  *     streams and events are no-ops (every "kernel" has finished when it
  *     returns; event times are a constant 1 us), so the ordering that
  *     events give on a GPU is NOT exercised here;
