@@ -199,7 +199,8 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     /* A pipeline's heaviest stage is its first (activations of every
      * micro-batch in flight) or its last (the logits); without one the single
      * stage is both */
-    stage_terms(m, w, plan, &full, grads_live, 1.0, plan->layout.pp <= 1, 1, tb);
+    stage_terms(m, w, plan, &full, grads_live, plan->layout.pp > 1 ? plan->pp_in_flight_last : 1.0, plan->layout.pp <= 1,
+                1, tb);
     if (plan->layout.pp > 1) {
         double first[ULY_MEM_TERM_COUNT];
         memcpy(first, tb, sizeof first);

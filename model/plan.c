@@ -490,6 +490,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     }
     plan->stage_layers = m->layers;
     plan->pp_in_flight = 1;
+    plan->pp_in_flight_last = 1;
     plan->vpp = l->vpp > 1 && l->pp > 1 ? l->vpp : 1;
     if (l->pp > 1) {
         /* the slowest and fullest stage has ceil(L / pp) layers */
@@ -514,6 +515,10 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
             int64_t chunks = V * l->pp + l->pp - 1;
             if (chunks > micro * V) chunks = micro * V;
             plan->pp_in_flight = (double)chunks / (double)V;
+            /* the last rank: (V - 1) pp warm-up chunks and one more */
+            int64_t last = (V - 1) * l->pp + 1;
+            if (last > micro * V) last = micro * V;
+            plan->pp_in_flight_last = (double)last / (double)V;
             uly_reason_add(&x, ULY_R_PP_INTERLEAVED, 0, (double)V, (double)m->layers / (double)(l->pp * V),
                            plan->pp_in_flight);
         }

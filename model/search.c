@@ -113,6 +113,7 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)
     const int np = divisors(gpus, dp);
     for (int i = 0; i < np && dp[i] <= k->m->layers; i++) {
         if (k->o->pin_vpp <= 1) stage_layouts_each(k, s, gpus / dp[i], dp[i], 1, visit);
+        if (k->o->pin_vpp == 1) continue; /* plain 1F1B asked for */
         if (dp[i] <= 1 || k->m->layers % dp[i]) continue;
         const int nv = divisors(k->m->layers / dp[i], dv);
         for (int j = 0; j < nv; j++)

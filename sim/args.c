@@ -323,10 +323,12 @@ void sim_args_help(FILE *f)
 "  --flash, --no-flash  blockwise (flash) attention [default flash]\n"
 "  --split S            zigzag|contiguous causal split of ring strategies [default zigzag]\n"
 "  --virtual-stages V   interleaved 1F1B: V model chunks per pipeline rank [count;\n"
-"                       default 1, searched with --pp auto]; the layers must divide by P x V\n"
+"                       default 1, searched with --pp auto unless given]; the layers must\n"
+"                       divide by P x V\n"
 "  --framework F        deepspeed|megatron|fsdp: bytes per parameter of the model states\n"
 "                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
-"                       2 + 4 fp32 main grads + 12, --zero 0|1; fsdp: 4 + 4 + 8, --zero 0|2|3]\n"
+"                       2 + 4 fp32 main grads + 12, --zero 0|1, default 1; fsdp: 4 + 4 + 8,\n"
+"                       --zero 0|2|3]\n"
 "  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers; default 1]\n"
 "  --nic-bw BW          what-if: NIC bandwidth per GPU per direction, with its unit\n"
 "                       (400Gb/s, 50GB/s) [default: the cluster preset's]\n"
@@ -502,7 +504,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_GLOBAL_BATCH: rc = parse_size(typed, val, &a->global_batch, why, n); break;
         case O_DTYPE: rc = parse_choice(name, val, dtype_names, 3, &c, why, n); a->dtype = (uly_dtype)c; break;
         case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, 3, &c, why, n); a->recompute = (uly_recompute)c; break;
-        case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; break;
+        case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
         case O_SPLIT: rc = parse_choice(name, val, split_names, 2, &c, why, n); a->split = (uly_split)c; break;
         case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
         case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, 3, &c, why, n); a->framework = (uly_framework)c; break;
@@ -550,6 +552,9 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (rc) return rc;
     }
     if (a->help || a->version) return 0;
+    /* Megatron-LM shards nothing or (distributed optimizer) the optimizer:
+     * without --zero its large runs' choice, the distributed optimizer */
+    if (a->framework == ULY_FW_MEGATRON && !a->zero_set) a->zero = 1;
     if (a->presets_show && !a->show_name)
         return sim_fail(why, n, "presets show: which preset? (valid: presets show NAME, a name from 'ulysim presets')");
     {

@@ -395,6 +395,7 @@ typedef struct uly_plan {
     int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
     int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
     double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */
+    double pp_in_flight_last; /* the same for the last stage (1 but under interleaving) */
     int64_t vpp;             /* virtual stages per pipeline rank (1: plain 1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
@@ -633,8 +634,8 @@ typedef struct uly_search_opts {
     int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
     int64_t pin_pp;           /* pipeline stages: 0 or 1 none, P > 1 pinned, ULY_PP_SEARCH every stage
                                * count dividing the GPUs, up to the layers */
-    int64_t pin_vpp;          /* virtual stages per pipeline rank: 0 none (1), or searched with ULY_PP_SEARCH;
-                               * V > 0 pinned */
+    int64_t pin_vpp;          /* virtual stages per pipeline rank: 0 unpinned (1 with a pinned pp, searched
+                               * with ULY_PP_SEARCH); V > 0 pinned (1: plain 1F1B) */
     int both_placements;      /* also try the sequence group outside DP etc. */
     int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
 } uly_search_opts;
