@@ -118,10 +118,8 @@ int fig_comm_volume(plot_run *r, FILE *f)
         "of `ulysim --format json`), each strategy spread over all GPUs: its own degree = gpus, dp = 1",
         l0, l1, l2, NULL};
     static const col cols[] = {
-        {"panel", "fixed (N constant) or scaled (N proportional to gpus)"},
-        {"strategy", NULL},
-        {"gpus", "GPUs [count]"},
-        {"seq", "sequence length N [tokens]"},
+        {"panel", "fixed (N constant) or scaled (N proportional to gpus)"}, {"strategy", NULL},
+        {"gpus", "GPUs [count]"}, {"seq", "sequence length N [tokens]"},
         {"layout", "degrees above 1 (u: Ulysses, r: context/ring, tp: tensor, dp: data)"},
         {"comm_fwd_bytes", "bytes sent per GPU, one layer, forward [bytes]"},
         {"comm_bwd_bytes", "bytes sent per GPU, one layer, backward with recompute [bytes]"},
@@ -309,17 +307,12 @@ int fig_throughput(plot_run *r, FILE *f)
         "the HBM) would reach if it fitted: the figure marks these points, it does not join them",
         NULL};
     static const col cols[] = {
-        {"strategy", NULL},
-        {"seq", "sequence length N [tokens]"},
-        {"gpus", "GPUs [count]"},
-        {"layout", "degrees above 1 of the best layout"},
-        {"micro_batch", "sequences per replica per micro-step"},
-        {"fits", "1: fits in memory and has valid shapes"},
-        {"oom", "1: only memory stops it"},
+        {"strategy", NULL}, {"seq", "sequence length N [tokens]"}, {"gpus", "GPUs [count]"},
+        {"layout", "degrees above 1 of the best layout"}, {"micro_batch", "sequences per replica per micro-step"},
+        {"fits", "1: fits in memory and has valid shapes"}, {"oom", "1: only memory stops it"},
         {"mem_bytes", "memory per GPU [bytes]"},
         {"tflops_per_gpu", "model TFLOP/s per GPU [1e12 FLOP/s] (step.tflops_per_gpu)"},
-        {"tokens_per_s", "tokens per second, all GPUs [tokens/s]"},
-        {"mfu", "model FLOPs utilisation [fraction]"},
+        {"tokens_per_s", "tokens per second, all GPUs [tokens/s]"}, {"mfu", "model FLOPs utilisation [fraction]"},
         {"step_s", "one optimizer step [s]"},
     };
     int rc = pins_check(r, P);
@@ -468,63 +461,74 @@ static int max_batch_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, u
 
 /* ------------------------------------------ figures 3, 3b: the whole figure */
 
-int fig_max_seq(plot_run *r, FILE *f)
-{
-    int64_t hi = r->c->a->seq[0];
-    char l1[200], b[32];
-    size_words(hi, b, sizeof b);
-    snprintf(l1, sizeof l1, "longest sequence each strategy fits on each GPU count (as `ulysim max-seq --gpus P`), searched up to %s = %lld tokens",
-             b, (long long)hi);
-    const char *about[] = {l1, "layout: the best layout at that length; at_bound = 1: fits the bound, the true limit is higher", NULL};
-    static const col cols[] = {
-        {"strategy", NULL},
-        {"gpus", "GPUs [count]"},
-        {"max_seq", "longest sequence that fits [tokens]"},
-        {"layout", "degrees above 1 of the best layout at max_seq"},
-        {"mem_bytes", "memory per GPU at max_seq [bytes]"},
-        {"tokens_per_s", "tokens per second at max_seq [tokens/s]"},
-        {"at_bound", "1: max_seq is the search bound (--seq)"},
-    };
-    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
-    return gpus_points(r, f, max_seq_point);
-}
+/* The two limit figures over GPU counts: their header (a title naming the
+ * bound or the sequence, N, its words and tokens) and one point per
+ * (strategy, GPU count). */
+typedef struct limit_fig {
+    const char *title; /* printf format of (N in words, N) */
+    const char *about[3];
+    col cols[10];
+    int ncols;
+    gpus_point_fn point;
+} limit_fig;
 
-int fig_max_batch(plot_run *r, FILE *f)
+static const limit_fig max_seq_fig = {
+    "longest sequence each strategy fits on each GPU count (as `ulysim max-seq --gpus P`), searched up to %s = %lld tokens",
+    {"layout: the best layout at that length; at_bound = 1: fits the bound, the true limit is higher", NULL, NULL},
+    {{"strategy", NULL}, {"gpus", "GPUs [count]"}, {"max_seq", "longest sequence that fits [tokens]"},
+     {"layout", "degrees above 1 of the best layout at max_seq"}, {"mem_bytes", "memory per GPU at max_seq [bytes]"},
+     {"tokens_per_s", "tokens per second at max_seq [tokens/s]"}, {"at_bound", "1: max_seq is the search bound (--seq)"}},
+    7, max_seq_point};
+
+static const limit_fig max_batch_fig = {
+    "largest micro-batch b (sequences of %s = %lld tokens per model replica) for which some layout fits,",
+    {"on each GPU count (as `ulysim --gpus P --seq N --batch b`: fits at b, not at b + 1; searched up to 1M);",
+     "max_batch = b x dp of the best layout at b: sequences in flight at once on all GPUs", NULL},
+    {{"strategy", NULL}, {"gpus", "GPUs [count]"}, {"seq", "sequence length N [tokens]"},
+     {"max_micro_batch", "largest micro-batch that fits [sequences per replica]"},
+     {"dp", "data-parallel degree of the best layout at max_micro_batch"},
+     {"max_batch", "max_micro_batch x dp [sequences]"}, {"layout", "degrees above 1 of that layout"},
+     {"mem_bytes", "memory per GPU there [bytes]"}, {"tokens_per_s", "tokens per second there [tokens/s]"}},
+    9, max_batch_point};
+
+static int limit_figure(plot_run *r, FILE *f, const limit_fig *fig)
 {
-    int64_t N = r->c->a->seq[0];
+    const int64_t N = r->c->a->seq[0];
     char l1[240], b[32];
     size_words(N, b, sizeof b);
-    snprintf(l1, sizeof l1, "largest micro-batch b (sequences of %s = %lld tokens per model replica) for which some layout fits,",
-             b, (long long)N);
-    const char *about[] = {
-        l1,
-        "on each GPU count (as `ulysim --gpus P --seq N --batch b`: fits at b, not at b + 1; searched up to 1M);",
-        "max_batch = b x dp of the best layout at b: sequences in flight at once on all GPUs", NULL};
-    static const col cols[] = {
-        {"strategy", NULL},
-        {"gpus", "GPUs [count]"},
-        {"seq", "sequence length N [tokens]"},
-        {"max_micro_batch", "largest micro-batch that fits [sequences per replica]"},
-        {"dp", "data-parallel degree of the best layout at max_micro_batch"},
-        {"max_batch", "max_micro_batch x dp [sequences]"},
-        {"layout", "degrees above 1 of that layout"},
-        {"mem_bytes", "memory per GPU there [bytes]"},
-        {"tokens_per_s", "tokens per second there [tokens/s]"},
-    };
-    plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
-    return gpus_points(r, f, max_batch_point);
+    snprintf(l1, sizeof l1, fig->title, b, (long long)N);
+    const char *about[] = {l1, fig->about[0], fig->about[1], NULL};
+    plot_csv_header(r, f, about, fig->cols, fig->ncols, 1);
+    return gpus_points(r, f, fig->point);
+}
+
+int fig_max_seq(plot_run *r, FILE *f) { return limit_figure(r, f, &max_seq_fig); }
+int fig_max_batch(plot_run *r, FILE *f) { return limit_figure(r, f, &max_batch_fig); }
+
+/* One GPU count and sequence, and the line saying how strategies spread there. */
+typedef struct fig_at {
+    const sim_ctx *c;
+    int64_t P, N;
+    char line[400];
+} fig_at;
+
+static void fig_at_init(plot_run *r, fig_at *q)
+{
+    q->c = r->c;
+    q->P = r->c->a->gpus[0];
+    q->N = r->c->a->seq[0];
+    spread_line_at(r, q->P, q->N, q->line, sizeof q->line);
 }
 
 /* --------------------------------------------------------- figure 4: memory */
 
 int fig_memory(plot_run *r, FILE *f)
 {
-    const sim_ctx *c = r->c;
-    const sim_args *a = c->a;
-    int64_t P = a->gpus[0], N = a->seq[0];
-    char l1[400];
-    spread_line_at(r, P, N, l1, sizeof l1);
-    const char *about[] = {"memory per GPU by term:", l1,
+    fig_at q;
+    fig_at_init(r, &q);
+    const sim_ctx *c = q.c;
+    const int64_t P = q.P, N = q.N;
+    const char *about[] = {"memory per GPU by term:", q.line,
                            "the *_bytes term columns sum to total_bytes (memory.terms of the JSON output); capacity_bytes: the HBM", NULL};
     col cols[8 + ULY_MEM_TERM_COUNT];
     char names[ULY_MEM_TERM_COUNT][48];
@@ -562,26 +566,21 @@ int fig_memory(plot_run *r, FILE *f)
 
 int fig_breakdown(plot_run *r, FILE *f)
 {
-    const sim_ctx *c = r->c;
-    const sim_args *a = c->a;
-    int64_t P = a->gpus[0], N = a->seq[0];
-    char l1[400];
-    spread_line_at(r, P, N, l1, sizeof l1);
+    fig_at q;
+    fig_at_init(r, &q);
+    const sim_ctx *c = q.c;
+    const int64_t P = q.P, N = q.N;
     const char *about[] = {
-        "one optimizer step split by what its time is spent on:", l1,
+        "one optimizer step split by what its time is spent on:", q.line,
         "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
         "strategy's step holds the same tokens: as `ulysim --gpus P --seq N --batch B --global-batch P*B`)",
         "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
         "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
         "(plot takes no --pp: figures are drawn without a pipeline)", NULL};
     static const col cols[] = {
-        {"strategy", NULL},
-        {"layout", "degrees above 1 of the best layout"},
-        {"gpus", "GPUs [count]"},
-        {"seq", "sequence length N [tokens]"},
-        {"micro_batch", "sequences per replica per micro-step"},
-        {"micro_steps", "micro-steps per optimizer step"},
-        {"fits", "1: fits in memory and has valid shapes"},
+        {"strategy", NULL}, {"layout", "degrees above 1 of the best layout"}, {"gpus", "GPUs [count]"},
+        {"seq", "sequence length N [tokens]"}, {"micro_batch", "sequences per replica per micro-step"},
+        {"micro_steps", "micro-steps per optimizer step"}, {"fits", "1: fits in memory and has valid shapes"},
         {"compute_s", "compute on the critical path per step: layers plus embedding/logits [s]"},
         {"comm_exposed_s", "communication not hidden, per step [s]"},
         {"step_fixed_s", "per step: optimizer and exposed gradient synchronisation [s]"},
