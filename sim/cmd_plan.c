@@ -476,6 +476,33 @@ int sim_cmd_plan(const sim_ctx *c)
             snprintf(whytxt + l, sizeof whytxt - l, " (%s: the same layout and speed here)", same);
         }
     }
+    /* a hybrid (TP inside a context-parallel strategy) set against the same
+     * strategy's best layout without TP: what the TP buys */
+    if (rec >= 0 && items[rec].layout.tp > 1 && !a->pin_t) {
+        const uly_strategy *st = uly_strategy_get((uly_strategy_id)items[rec].strategy);
+        if (st && (st->uses_ulysses || st->uses_ring)) {
+            sim_ctx c1 = *c;
+            c1.opts.pin_tp = 1;
+            sim_summary alt;
+            sim_best(&c1, st->id, items[rec].gpus, items[rec].seq, &alt);
+            size_t l = strlen(whytxt);
+            if (usable(&alt)) {
+                char wt[600];
+                why_wins(c, &items[rec], &alt, wt, sizeof wt);
+                snprintf(whytxt + l, sizeof whytxt - l, "; with TP %lld inside, %s", (long long)items[rec].layout.tp,
+                         wt);
+                /* "the runner-up" there is the same strategy without TP */
+                char *r = strstr(whytxt + l, "the runner-up, ");
+                if (r) {
+                    char rest[600];
+                    snprintf(rest, sizeof rest, "%s", r + strlen("the runner-up, "));
+                    snprintf(r, sizeof whytxt - (size_t)(r - whytxt), "its best layout without TP, %s", rest);
+                }
+            } else {
+                snprintf(whytxt + l, sizeof whytxt - l, "; without TP inside no %s layout fits", st->name);
+            }
+        }
+    }
     const sim_summary *pure = pure_at >= 0 ? &items[n - 1] : NULL;
     if (pure) pure_note(c, pure, &items[pure_at], note, sizeof note);
     /* the recommendation's plan and per-op times, as its search priced them */
