@@ -44,7 +44,7 @@ static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", NULL};
-static const char *const GPU_KEYS[] = {"name", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
+static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
@@ -60,6 +60,9 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     const cJSON *o;
     if (js_check_keys(d, g, "gpu", GPU_KEYS, NULL)) return 2;
     if (js_get_name(d, g, "gpu", "name", gpu->name, sizeof gpu->name)) return 2;
+    /* optional: the architecture, for kernels that run on one (FlashAttention-3: hopper) */
+    if (cJSON_GetObjectItemCaseSensitive(g, "arch") && js_get_name(d, g, "gpu", "arch", gpu->arch, sizeof gpu->arch))
+        return 2;
 
     if (js_get_object(d, g, "gpu", "peak_tflops", &o) || js_check_keys(d, o, "gpu.peak_tflops", PEAK_KEYS, NULL)) return 2;
     /* fp32 first: a null bf16/fp16 peak means "no native unit for the type"

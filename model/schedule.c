@@ -28,6 +28,7 @@ typedef struct rates {
     double head_dim;
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
     double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
+    double ak_fwd, ak_bwd, ak_cap; /* the attention kernel against the curves' FlashAttention-2, and its cap */
 } rates;
 
 static double compute_time(const rates *r, const uly_op *o)
@@ -41,10 +42,13 @@ static double compute_time(const rates *r, const uly_op *o)
         break;
     case ULY_OP_ATTN:
         if (o->flash) {
-            const double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
-                                        : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+            double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
+                                  : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            e *= bwd ? r->ak_bwd : r->ak_fwd;
+            if (e > r->ak_cap) e = r->ak_cap;
             t = o->flops * r->inv_peak / e;
-            if (o->phase == ULY_PHASE_BWD && !o->recompute) t /= r->attn_bwd_rel;
+            if (bwd) t /= r->attn_bwd_rel;
         } else { /* materialised: GEMMs plus the softmax's passes over the scores */
             t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim) + mem;
         }
@@ -69,13 +73,17 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     const int n = plan->n_ops;
     double *t = res->op_time_s, *ex = res->op_exposed_s;
     const uly_gpu *g = &c->gpu;
+    double ak[3];
+    uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
     const rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
                       .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
                       .head_dim = (double)m->head_dim,
                       .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
-                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0};
+                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
+                      .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2]};
+
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);

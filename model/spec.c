@@ -58,6 +58,27 @@ const char *uly_op_kind_name(uly_op_kind k)
     return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
 }
 
+const char *uly_attn_kernel_name(uly_attn_kernel k)
+{
+    static const char *const n[] = {"flash2", "flash3", "triton", "sdpa"};
+    return (unsigned)k < ULY_AK_COUNT ? n[k] : "?";
+}
+
+void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *cap)
+{
+    /* the sources are in ulysim.h and docs/model.md */
+    static const double s[ULY_AK_COUNT][3] = {
+        [ULY_AK_FLASH2] = {1.0, 1.0, 1.0},
+        [ULY_AK_FLASH3] = {1.5, 1.5, 0.75},
+        [ULY_AK_TRITON] = {1.0 / 1.3, 1.0 / 1.3, 1.0},
+        [ULY_AK_SDPA] = {298.0 / 405.0, 298.0 / 405.0, 1.0},
+    };
+    const unsigned i = (unsigned)k < ULY_AK_COUNT ? (unsigned)k : 0;
+    *fwd = s[i][0];
+    *bwd = s[i][1];
+    *cap = s[i][2];
+}
+
 int64_t uly_zero_prefetch_layers(const uly_workload *w)
 {
     return w->zero_prefetch < 0 ? 0 : w->zero_prefetch == 0 ? 1 : w->zero_prefetch;
@@ -218,6 +239,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, ffn_chunks, 0, (int64_t)1 << 30);
     RANGE_I(w, zero_prefetch, -1, 1 << 20);
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
+    if ((unsigned)w->attn_kernel >= ULY_AK_COUNT)
+        return fail(why, n, "attn_kernel = %d: must be flash2, flash3, triton or sdpa", w->attn_kernel);
     if ((unsigned)w->framework >= ULY_FW_COUNT)
         return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)

@@ -211,6 +211,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
+    O_ATTN_KERNEL,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -218,7 +219,7 @@ static const char *const valued[O_COUNT] = {
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
-    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel",
 };
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -338,6 +339,9 @@ void sim_args_help(FILE *f)
 "                       [ratio >= 1; default: preset's]\n"
 "  --tp-comm-overlap    TP all-gathers/reduce-scatters run under their GEMMs\n"
 "                       (TransformerEngine userbuffers) [default: exposed]\n"
+"  --attn-kernel K      flash attention kernel flash2|flash3|triton|sdpa [default flash2]:\n"
+"                       the preset's FlashAttention-2 curves times its published speed\n"
+"                       (flash3: Hopper GPUs only)\n"
 "  --attn-density R     block-sparse attention: fraction of score blocks computed\n"
 "                       [fraction in (0, 1]; default 1, dense]\n"
 "  --ffn-chunks C       blockwise FFN over C chunks: its f-wide activations not kept\n"
@@ -513,6 +517,12 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_LOSS_CHUNKS: rc = parse_size(name, val, &a->loss_chunks, why, n); break;
         case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
         case O_NIC_BW: rc = parse_bw(name, val, &a->nic_bw_Bps, why, n); break;
+        case O_ATTN_KERNEL: {
+            static const char *const kernels[ULY_AK_COUNT] = {"flash2", "flash3", "triton", "sdpa"};
+            rc = parse_choice(name, val, kernels, ULY_AK_COUNT, &c, why, n);
+            a->attn_kernel = (uly_attn_kernel)c;
+            break;
+        }
         case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;
         case O_GPUS_PER_NODE:
             if ((rc = parse_size(name, val, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)

@@ -67,6 +67,7 @@ typedef struct sim_args {
     int64_t ffn_chunks, loss_chunks;     /* 0: whole */
     int tp_comm_overlap;
     int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */
+    uly_attn_kernel attn_kernel;
     int sequence_parallel;               /* Megatron's --sequence-parallel: TP splits the sequence too */
     int64_t cp;                          /* Megatron's --context-parallel-size; 0: not given */
     int cp_comm;                         /* Megatron's --cp-comm-type (args_alias.c order); -1: not given */

@@ -118,7 +118,12 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .dtype = a->dtype, .causal = a->causal, .flash = a->flash, .recompute = a->recompute,
                         .zero_stage = a->zero, .split = a->split, .framework = a->framework,
                         .attn_density = a->attn_density, .ffn_chunks = a->ffn_chunks, .loss_chunks = a->loss_chunks,
-                        .tp_comm_overlap = a->tp_comm_overlap, .zero_prefetch = a->zero_prefetch};
+                        .tp_comm_overlap = a->tp_comm_overlap, .zero_prefetch = a->zero_prefetch,
+                        .attn_kernel = a->attn_kernel};
+    if (a->attn_kernel == ULY_AK_FLASH3 && strcmp(c->cluster.gpu.arch, "hopper") != 0)
+        return sim_fail(why, n, "--attn-kernel flash3: FlashAttention-3 runs on Hopper GPUs, and cluster %s's %s is %s "
+                        "(valid: flash2, triton or sdpa here)", c->cluster.name, c->cluster.gpu.name,
+                        c->cluster.gpu.arch[0] ? c->cluster.gpu.arch : "of unknown architecture (gpu.arch)");
     if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
         return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
                     (long long)a->global_batch, (long long)a->batch);

@@ -165,6 +165,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                      w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag",
                      uly_framework_name(w->framework), sb.weights, sb.grads, sb.optim);
     /* what departs from the defaults, said only when it does */
+    if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash)
+        k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s", uly_attn_kernel_name(w->attn_kernel));
     if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)
         k += snprintf(buf + k, n - (size_t)k, "; block-sparse attention, density %g", uly_attn_density(w));
     if (k > 0 && (size_t)k < n && w->ffn_chunks > 1)
@@ -514,6 +516,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
     ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
+    ADD(wo, "attn_kernel", cJSON_CreateString(uly_attn_kernel_name(w->attn_kernel)));
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();

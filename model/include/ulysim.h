@@ -62,6 +62,32 @@ typedef struct uly_model {
     int embed_norm;      /* 1: a LayerNorm after the embedding sum keeps its input (BERT) */
 } uly_model;
 
+/* The flash attention kernel, priced from the cluster preset's curves
+ * (FlashAttention-2's published throughput) scaled by the kernel's measured
+ * speed relative to it, forward and backward, capped at its stated best:
+ *   flash2  FlashAttention-2 (Dao 2023): the presets' curves as they are;
+ *   flash3  FlashAttention-3 on Hopper (Shah et al. 2024): 1.5x, the low end
+ *           of the paper's 1.5-2.0x over FlashAttention-2, at most 75% of
+ *           peak (the paper's best forward);
+ *   triton  the 2023 Triton FlashAttention: 1/1.3, FlashAttention-2 being
+ *           1.3-2.5x faster on A100 (the FlashAttention-2 paper; the low end);
+ *   sdpa    PyTorch scaled_dot_product_attention as benchmarked on H100 in
+ *           pytorch/benchmark pull request 2296: 0.74 of the Triton
+ *           tutorial's FlashAttention-2 forward at 4K tokens (298 against 405
+ *           TFLOP/s); backward assumed the same ratio (not published there).
+ * Materialised scores are --no-flash (workload.flash = 0), not a kernel. */
+typedef enum uly_attn_kernel {
+    ULY_AK_FLASH2 = 0,
+    ULY_AK_FLASH3,
+    ULY_AK_TRITON,
+    ULY_AK_SDPA,
+    ULY_AK_COUNT
+} uly_attn_kernel;
+const char *uly_attn_kernel_name(uly_attn_kernel k);
+/* Speed relative to the preset's FlashAttention-2 curves [backward], and the
+ * efficiency cap (1: none). */
+void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *cap);
+
 /* Whose conventions the model states follow: what a parameter costs in
  * bytes and what the data-parallel sharding (--zero) shards.
  *   deepspeed  ZeRO (Rajbhandari et al. 2020): half-precision weights and
@@ -123,6 +149,7 @@ typedef struct uly_workload {
      * prefetched layer is live memory; a step's first gather has nothing to
      * hide under. */
     int zero_prefetch;
+    uly_attn_kernel attn_kernel; /* flash attention's kernel (ULY_AK_FLASH2: 0, the presets' curves) */
 } uly_workload;
 
 /* Layers the workload prefetches under ZeRO-3 (0: none). */
@@ -158,6 +185,7 @@ const char *uly_topo_name(uly_topo t);
 
 typedef struct uly_gpu {
     char name[ULY_NAME_LEN];
+    char arch[16];                      /* "hopper", "ampere", ... ("" unknown): which kernels run on it */
     double peak_flops[ULY_DTYPE_COUNT]; /* dense FLOP/s per dtype */
     double hbm_bytes;                   /* usable device memory */
     double hbm_bw_Bps;

@@ -111,6 +111,40 @@ int main(void)
               "chunked loss: the logits phase fell by %.6g, at most %.6g", total_d - total_s, logits * 15.0 / 16.0);
         CHECK(sparse.time.step_s == dense.time.step_s, "chunked loss changed the step time");
     }
+    /* named attention kernels: the attention ops' time against FlashAttention-2's
+     * curves is 1 / the kernel's speed (flash3 1.5, triton 1/1.3, sdpa
+     * 298/405), and flash3 stops at 75% of peak */
+    {
+        uly_workload w = fx_work(65536);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        uly_cluster ca = c;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                ca.gpu.attn_eff[i][j].n = 1;
+                ca.gpu.attn_eff[i][j].x[0] = 4096;
+                ca.gpu.attn_eff[i][j].eff[0] = 0.3;
+            }
+        const double speed[ULY_AK_COUNT] = {1.0, 1.5, 1.0 / 1.3, 298.0 / 405.0};
+        for (int hi = 0; hi < 2; hi++) {
+            if (hi) /* a curve at 0.6 of peak: flash3's 1.5x would pass its 0.75 cap */
+                for (int i = 0; i < 2; i++)
+                    for (int j = 0; j < 2; j++) ca.gpu.attn_eff[i][j].eff[0] = 0.6;
+            CHECK(eval(&m, &w, &ca, ULY_STRAT_ULYSSES, 8, 1, &dense) == 0, "flash2");
+            for (int k = 1; k < ULY_AK_COUNT; k++) {
+                w.attn_kernel = (uly_attn_kernel)k;
+                CHECK(eval(&m, &w, &ca, ULY_STRAT_ULYSSES, 8, 1, &sparse) == 0, "kernel %d", k);
+                const double e0 = hi ? 0.6 : 0.3;
+                double e = e0 * speed[k];
+                if (k == ULY_AK_FLASH3 && e > 0.75) e = 0.75;
+                for (int i = 0; i < plan.n_ops; i++)
+                    if (plan.ops[i].kind == ULY_OP_ATTN)
+                        CHECK(fabs(sparse.op_time_s[i] / dense.op_time_s[i] - e0 / e) < 1e-9,
+                              "%s at %.1f: %s %.6g s against flash2's %.6g s, want x%.6g", uly_attn_kernel_name(k), e0,
+                              uly_op_type_name(plan.ops[i].type), sparse.op_time_s[i], dense.op_time_s[i], e0 / e);
+            }
+            w.attn_kernel = ULY_AK_FLASH2;
+        }
+    }
     /* ZeRO-3 prefetch: Ulysses 8 x dp 8, the gathers well under the compute */
     {
         const uly_model zm = fx_model("z", 32, 4096, 32, 32, 16384, 32000, 0);
