@@ -97,10 +97,11 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
     /* cleared up front: a TP collective may sit under a GEMM emitted after it */
-    for (int i = 0; i < n; i++) {
-        hid_s[i] = 0;
-        hops[i] = 0;
-    }
+    memset(hid_s, 0, sizeof(double) * (size_t)n);
+    memset(hops, 0, sizeof(int) * (size_t)n);
+    /* ZeRO-3's layer gathers: all, those on the critical path, those hidden
+     * under each phase, the forward one (the step's first) */
+    double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
         const int comm = o->kind == ULY_OP_COMM;
@@ -109,6 +110,12 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                                : compute_time(&rt, o);
         t[i] = ti;
         ex[i] = ti;
+        if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) {
+            zg += ti;
+            if (o->overlaps == ULY_OVERLAP_PHASE) zg_bg[o->phase] += ti;
+            else zg_crit += ti;
+            if (o->phase == ULY_PHASE_FWD) zg_first = ti;
+        }
         if (o->per_step) {
             if (comm && o->overlaps == ULY_OVERLAP_PHASE) {
                 dp_grad += ti;
@@ -179,23 +186,16 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
         else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
         else ex[i] = t[i] * frac[o->overlaps];
     }
-    /* ZeRO-3's gathers: per layer and micro-batch, what the phases hid; the
-     * step's first gather (the first layer's, before any compute) has
-     * nothing to hide under when prefetching */
-    double zg = 0, zg_ex = 0, first = 0;
-    for (int i = 0; i < n; i++) {
-        const uly_op *o = &plan->ops[i];
-        if (o->type != ULY_OPT_ZERO_GATHER_W || o->per_step) continue;
-        zg += t[i];
-        zg_ex += ex[i];
-        if (o->phase == ULY_PHASE_FWD) first = t[i];
-    }
+    /* ZeRO-3's gathers per step: what the phases did not hide; the step's
+     * first gather (the first layer's, before any compute) has nothing to
+     * hide under when prefetching */
     const double gathers = (double)plan->micro_steps * L;
+    const double zg_ex = zg_crit + zg_bg[0] * bg_frac[0] + zg_bg[1] * bg_frac[1];
     tm->zero_gather_s = gathers * zg;
     tm->zero_gather_exposed_s = gathers * zg_ex;
-    if (uly_zero_prefetch_layers(w) > 0 && first > 0) {
-        step_fixed += first;
-        tm->zero_gather_exposed_s += first - first * (zg > 0 ? zg_ex / zg : 0);
+    if (zg_first > 0 && uly_zero_prefetch_layers(w) > 0) {
+        step_fixed += zg_first;
+        tm->zero_gather_exposed_s += zg_first * (1.0 - bg_frac[0]);
     }
     tm->model_s = model_s;
     tm->step_fixed_s = step_fixed;
