@@ -254,19 +254,23 @@ static int specs_setup(hx_ctx *c)
     if (!s->uses_ulysses && o->ulysses > 1) return bad_input("--ulysses %lld: %s does not use it", (long long)o->ulysses, s->name);
     if (!s->uses_ring && o->ring > 1) return bad_input("--ring %lld: %s does not use it", (long long)o->ring, s->name);
     if (!s->uses_tp && o->tp > 1) return bad_input("--tp %lld: %s does not use it", (long long)o->tp, s->name);
+    /* TP defaults to 1 where a sequence degree takes the ranks (--tp pins
+     * TP inside it), to all of them for Megatron TP; the sequence degrees
+     * share what TP leaves */
+    if (s->uses_tp && !t) t = s->uses_ulysses || s->uses_ring ? 1 : P;
+    const int64_t Q = P / t > 0 ? P / t : 1;
     if (s->uses_ulysses && s->uses_ring) {
         if (!u && !r) {
-            u = (P >= 4 && P % 2 == 0) ? 2 : P;
-            r = P / u;
+            u = (Q >= 4 && Q % 2 == 0) ? 2 : Q;
+            r = Q / u;
         } else if (!u) {
-            u = P / r > 0 ? P / r : 1;
+            u = Q / r > 0 ? Q / r : 1;
         } else if (!r) {
-            r = P / u > 0 ? P / u : 1;
+            r = Q / u > 0 ? Q / u : 1;
         }
     } else {
-        if (s->uses_ulysses && !u) u = P;
-        if (s->uses_ring && !r) r = P;
-        if (s->uses_tp && !t) t = P;
+        if (s->uses_ulysses && !u) u = Q;
+        if (s->uses_ring && !r) r = Q;
     }
     if (u < 1) u = 1;
     if (r < 1) r = 1;
