@@ -210,18 +210,20 @@ typedef struct hx_ctx {
     int64_t u, r, t, dp;
     int ui, ri, ti, di;      /* coordinates */
     int zig;                 /* zigzag causal split of the ring part */
-    int64_t T;               /* token-side tokens per sequence on this rank */
-    int64_t Tg;              /* GEMM-side tokens per sequence (N for TP) */
+    int64_t T;               /* token-side tokens per sequence on this rank: N/(u r t), N for plain TP */
+    int64_t Tg;              /* GEMM-side tokens per sequence: the CP rank's N/(u r) (t T) under SP, else T */
     int64_t Rt, Rg;          /* rows: b*T, b*Tg */
+    int sp;                  /* 1: the GEMM side gathers the TP group's token rows (Megatron SP, also inside CP) */
+    int64_t gq, gkv;         /* GEMM-side heads of this TP rank (query, kv): a/t and k/t (or one replica) */
     int64_t Hq, Hkv;         /* attention-side heads (query, kv) */
-    int64_t kv_eff;          /* KV heads after replication (Ulysses, TP) */
+    int64_t kv_eff;          /* the GEMM side's KV heads after Ulysses replication (gkv without Ulysses) */
     int64_t qc, kc;          /* GEMM-side Q and K (=V) columns */
-    int64_t hq0, hk0;        /* first global query head / eff kv head of the GEMM side */
+    int64_t hq0, hk0;        /* first global query head / TP-replicated kv head of the GEMM side */
     int64_t fl;              /* f / t: local FFN width (per half for SwiGLU) */
     int64_t *tpos, *tbat;    /* [Rt] token-side row -> position, batch */
     int64_t *gpos, *gbat;    /* [Rg] GEMM-side row -> position, batch */
     hx_segs qs;              /* attention-side query segments (own ring part) */
-    int64_t *uly_map;        /* ULY: [u][Rt] peer row -> attention-side row index (seg base + idx) */
+    int64_t *uly_map;        /* ULY: [u][Rg] peer's GEMM-side row -> attention-side row index (seg base + idx) */
     int64_t *g2a;            /* TOK, AG, TP: [Rg] GEMM-side row -> attention-side row */
 
     /* parameters: flat layout [Wqkv | Wo | W1 | W2 | g1 | g2] of this TP rank */
@@ -422,5 +424,9 @@ void hx_stage_do(hx_ctx *c);      /* after out_proj_bwd: dO to where attention r
 void hx_stage_dqkv_in(hx_ctx *c); /* before qkv_proj_bwd: dQ, dK, dV token-major */
 void hx_seg_ring_part(const hx_ctx *c, int ring_rank, int64_t b, hx_segs *out);
 int64_t hx_ring_part_pos(const hx_ctx *c, int ring_rank, int64_t idx);
+/* GEMM-side row gr ([TP rank][batch][token]) of a CP rank: its sequence,
+ * and its position on the CP rank at (ring rank, Ulysses rank) */
+int64_t hx_row_batch(const hx_ctx *c, int64_t gr);
+int64_t hx_row_pos(const hx_ctx *c, int ring_rank, int uly_rank, int64_t gr);
 
 #endif

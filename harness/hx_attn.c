@@ -1,7 +1,9 @@
 /* hx_attn.c: the attention section of each strategy, executed for real.
  *
  * Two layouts meet here. The GEMM side is token-major ([rows][heads*d], the
- * projections' output); the kernels want head-major blocks: an
+ * projections' output: with TP the TP group's gathered rows and this TP
+ * rank's heads, which the attention modes then treat as a rank without TP
+ * treats all of its rows and heads); the kernels want head-major blocks: an
  * "attention-side" buffer is a list of segments (contiguous position runs of
  * one sequence), each stored [H][len][d]. The layout changes happen inside
  * compute ops (projection epilogues, attention prologues/epilogues), so the
@@ -47,31 +49,32 @@ static void att_to_tok(const hx_ctx *c, const hx_segs *ss, const int64_t *map, i
             memcpy(dst + row * ld + hh * d, src + hx_att_off(ss, map[row], hh, H, d), sizeof(float) * (size_t)d);
 }
 
-/* Ulysses: token-major [Rt][Htot*d] -> all-to-all send [peer][Rt][Htot/u][d]
- * (head group p to peer p); eff heads map to source heads e / rep. */
+/* Ulysses: GEMM-side token-major [Rg][Htot*d] (this TP rank's heads) ->
+ * all-to-all send [peer][Rg][Htot/u][d] (head group p to peer p); eff heads
+ * map to source heads e / rep. */
 static void uly_pack_heads(const hx_ctx *c, const float *src, int64_t src_heads, int64_t Htot, float *dst)
 {
-    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / src_heads;
+    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / src_heads, R = c->Rg;
     for (int64_t p = 0; p < c->u; p++)
-        for (int64_t row = 0; row < c->Rt; row++)
+        for (int64_t row = 0; row < R; row++)
             for (int64_t j = 0; j < Hp; j++) {
                 const int64_t e = p * Hp + j;
-                memcpy(dst + ((p * c->Rt + row) * Hp + j) * d, src + row * src_heads * d + (e / rep) * d,
+                memcpy(dst + ((p * R + row) * Hp + j) * d, src + row * src_heads * d + (e / rep) * d,
                        sizeof(float) * (size_t)d);
             }
 }
 
-/* Ulysses: all-to-all receive [head group q][Rt][Htot/u][d] -> token-major
- * [Rt][dst_heads*d], summing the replicas of an eff head into its source head */
+/* Ulysses: all-to-all receive [head group q][Rg][Htot/u][d] -> token-major
+ * [Rg][dst_heads*d], summing the replicas of an eff head into its source head */
 static void uly_unpack_heads(const hx_ctx *c, const float *src, int64_t Htot, float *dst, int64_t dst_heads)
 {
-    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / dst_heads;
-    if (rep > 1) memset(dst, 0, sizeof(float) * (size_t)(c->Rt * dst_heads * d));
+    const int64_t d = c->d, Hp = Htot / c->u, rep = Htot / dst_heads, R = c->Rg;
+    if (rep > 1) memset(dst, 0, sizeof(float) * (size_t)(R * dst_heads * d));
     for (int64_t q = 0; q < c->u; q++)
-        for (int64_t row = 0; row < c->Rt; row++)
+        for (int64_t row = 0; row < R; row++)
             for (int64_t j = 0; j < Hp; j++) {
                 const int64_t e = q * Hp + j;
-                const float *s = src + ((q * c->Rt + row) * Hp + j) * d;
+                const float *s = src + ((q * R + row) * Hp + j) * d;
                 float *o = dst + row * dst_heads * d + (e / rep) * d;
                 if (rep > 1)
                     for (int64_t x = 0; x < d; x++) o[x] += s[x];
@@ -80,12 +83,12 @@ static void uly_unpack_heads(const hx_ctx *c, const float *src, int64_t Htot, fl
             }
 }
 
-/* Ulysses: all-to-all receive [peer][Rt][H][d] (peer's tokens, my heads) <->
+/* Ulysses: all-to-all receive [peer][Rg][H][d] (peer's tokens, my heads) <->
  * attention side over the ring part */
 static void uly_recv_to_att(const hx_ctx *c, const float *src, int64_t H, float *dst)
 {
     const int64_t d = c->d;
-    for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
+    for (int64_t pr = 0; pr < c->u * c->Rg; pr++)
         for (int64_t j = 0; j < H; j++)
             memcpy(dst + hx_att_off(&c->qs, c->uly_map[pr], j, H, d), src + (pr * H + j) * d,
                    sizeof(float) * (size_t)d);
@@ -94,7 +97,7 @@ static void uly_recv_to_att(const hx_ctx *c, const float *src, int64_t H, float 
 static void uly_att_to_send(const hx_ctx *c, const float *src, int64_t H, float *dst)
 {
     const int64_t d = c->d;
-    for (int64_t pr = 0; pr < c->u * c->Rt; pr++)
+    for (int64_t pr = 0; pr < c->u * c->Rg; pr++)
         for (int64_t j = 0; j < H; j++)
             memcpy(dst + (pr * H + j) * d, src + hx_att_off(&c->qs, c->uly_map[pr], j, H, d),
                    sizeof(float) * (size_t)d);
@@ -107,9 +110,9 @@ void hx_stage_qkv(hx_ctx *c)
     const int64_t kvb = c->kv_rows * c->Hkv * c->d;
     switch (c->mode) {
     case ULY_EXEC_A2A:
-        uly_pack_heads(c, c->Qg, c->a, c->a, c->s_q);
-        uly_pack_heads(c, c->Kg, c->k, c->kv_eff, c->s_k);
-        uly_pack_heads(c, c->Vg, c->k, c->kv_eff, c->s_v);
+        uly_pack_heads(c, c->Qg, c->gq, c->gq, c->s_q);
+        uly_pack_heads(c, c->Kg, c->gkv, c->kv_eff, c->s_k);
+        uly_pack_heads(c, c->Vg, c->gkv, c->kv_eff, c->s_v);
         break;
     case ULY_EXEC_TOKENS:
     case ULY_EXEC_TP_SP:
@@ -134,21 +137,21 @@ void hx_stage_qkv(hx_ctx *c)
 
 void hx_stage_o_in(hx_ctx *c)
 {
-    if (c->mode == ULY_EXEC_A2A) uly_unpack_heads(c, c->r_o, c->a, c->Og, c->a);
+    if (c->mode == ULY_EXEC_A2A) uly_unpack_heads(c, c->r_o, c->gq, c->Og, c->gq);
 }
 
 void hx_stage_do(hx_ctx *c)
 {
-    if (c->mode == ULY_EXEC_A2A) uly_pack_heads(c, c->dOg, c->a, c->a, c->s_do);
+    if (c->mode == ULY_EXEC_A2A) uly_pack_heads(c, c->dOg, c->gq, c->gq, c->s_do);
     else if (c->mode != ULY_EXEC_RSA) tok_to_att(c, &c->qs, c->g2a, c->Rg, c->dOg, c->qc, c->Hq, c->doa);
 }
 
 void hx_stage_dqkv_in(hx_ctx *c)
 {
     if (c->mode == ULY_EXEC_A2A) {
-        uly_unpack_heads(c, c->r_dq, c->a, c->dQg, c->a);
-        uly_unpack_heads(c, c->r_dk, c->kv_eff, c->dKg, c->k);
-        uly_unpack_heads(c, c->r_dv, c->kv_eff, c->dVg, c->k);
+        uly_unpack_heads(c, c->r_dq, c->gq, c->dQg, c->gq);
+        uly_unpack_heads(c, c->r_dk, c->kv_eff, c->dKg, c->gkv);
+        uly_unpack_heads(c, c->r_dv, c->kv_eff, c->dVg, c->gkv);
     } else if (c->mode == ULY_EXEC_RSA) {
         const int64_t blk = c->Rt * c->kc;
         memcpy(c->dKg, c->dk_all + c->ri * blk, sizeof(float) * (size_t)blk);
@@ -344,32 +347,36 @@ static int ringed(const hx_ctx *c)
     return c->r > 1 && (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_A2A);
 }
 
+/* All-gather CP: row gr of ring rank j's GEMM side (the gathered [j][Rg][kc],
+ * this TP rank's KV heads) <-> its row of the full attention side */
+static int64_t ag_full_row(const hx_ctx *c, int64_t j, int64_t gr)
+{
+    return hx_row_batch(c, gr) * c->N + hx_row_pos(c, (int)j, 0, gr);
+}
+
 static void ag_assemble(hx_ctx *c, const float *all, float *dst)
 {
-    /* gathered [rank j][Rt][kc] -> full attention side [b][Hkv][N][d] */
+    /* gathered [rank j][Rg][kc] -> full attention side [b][Hkv][N][d] */
     const int64_t d = c->d;
     for (int64_t j = 0; j < c->r; j++)
-        for (int64_t bb = 0; bb < c->b; bb++)
-            for (int64_t i = 0; i < c->T; i++) {
-                const int64_t pos = hx_ring_part_pos(c, (int)j, i);
-                const int64_t ar = bb * c->N + pos;
-                const float *src = all + (j * c->Rt + bb * c->T + i) * c->kc;
-                for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
-            }
+        for (int64_t gr = 0; gr < c->Rg; gr++) {
+            const int64_t ar = ag_full_row(c, j, gr);
+            const float *src = all + (j * c->Rg + gr) * c->kc;
+            for (int64_t hh = 0; hh < c->Hkv; hh++)
+                memcpy(dst + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), src + hh * d, sizeof(float) * (size_t)d);
+        }
 }
 
 static void ag_scatter_in(hx_ctx *c, const float *src, float *all)
 {
     const int64_t d = c->d;
     for (int64_t j = 0; j < c->r; j++)
-        for (int64_t bb = 0; bb < c->b; bb++)
-            for (int64_t i = 0; i < c->T; i++) {
-                const int64_t ar = bb * c->N + hx_ring_part_pos(c, (int)j, i);
-                float *dst = all + (j * c->Rt + bb * c->T + i) * c->kc;
-                for (int64_t hh = 0; hh < c->Hkv; hh++)
-                    memcpy(dst + hh * d, src + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
-            }
+        for (int64_t gr = 0; gr < c->Rg; gr++) {
+            const int64_t ar = ag_full_row(c, j, gr);
+            float *dst = all + (j * c->Rg + gr) * c->kc;
+            for (int64_t hh = 0; hh < c->Hkv; hh++)
+                memcpy(dst + hh * d, src + hx_att_off(&c->fulls, ar, hh, c->Hkv, d), sizeof(float) * (size_t)d);
+        }
 }
 
 static int h_attn_fwd(hx_ctx *c, const uly_op *op)

@@ -6,7 +6,9 @@
  * after the strategy's communication), and the layer's input gradient dX
  * (which crosses every GEMM, so Megatron's split GEMMs and their
  * reduce-scatters or all-reduces are checked too; under plain TP, where every
- * TP rank holds all of dX, each sends its 1/t share of the rows). Rank 0
+ * TP rank holds all of dX, each sends its 1/t share of the rows). Under TP
+ * (alone or inside context parallelism) the t ranks of a TP group send the
+ * same GEMM-side rows, each for its own heads. Rank 0
  * assembles the full tensors (dK, dV pieces of replicated KV heads are
  * summed, as the model's replicas would)
  * for each data-parallel replica and compares them with a single-rank
@@ -44,11 +46,13 @@ typedef struct piece {
 
 static void pieces_of(const hx_ctx *c, piece pc[CK_N])
 {
-    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k;
+    /* KV heads replicated over the TP group (k < t) map back to their source
+     * head: the replicas' dK, dV pieces sum into it */
+    const int64_t rep = c->t * c->gkv / c->k;
     pc[CK_O] = (piece){c->Rg, c->qc, c->hq0, 1, c->gbat, c->gpos, c->Og};
     pc[CK_DQ] = (piece){c->Rg, c->qc, c->hq0, 1, c->gbat, c->gpos, c->dQg};
-    pc[CK_DK] = (piece){c->Rg, c->kc, c->hk0, kv_w / c->k, c->gbat, c->gpos, c->dKg};
-    pc[CK_DV] = (piece){c->Rg, c->kc, c->hk0, kv_w / c->k, c->gbat, c->gpos, c->dVg};
+    pc[CK_DK] = (piece){c->Rg, c->kc, c->hk0, rep, c->gbat, c->gpos, c->dKg};
+    pc[CK_DV] = (piece){c->Rg, c->kc, c->hk0, rep, c->gbat, c->gpos, c->dVg};
     pc[CK_DX] = (piece){c->Rt, c->h, 0, 1, c->tbat, c->tpos, c->dX};
     if (c->mode == ULY_EXEC_TP_ALLREDUCE) {
         /* plain TP: every TP rank holds dX for all rows (replicated); each

@@ -5,11 +5,13 @@
  *   X1 = X + O Wo;   Y2 = rms(X1) g2;  U = Y2 W1;  A = gelu(U) (or SwiGLU)
  *   M = A W2 (the layer output X1 + M is the next layer's input; its
  *   gradient G is a seeded tensor, so the check does not depend on a loss).
- * Token-local ops run on this rank's rows; under Megatron TP+SP the GEMMs
- * run on the gathered rows with column/row-split weights; under plain
- * Megatron TP every rank holds all rows, and the row-split GEMMs' partial
- * outputs (and, backward, the input gradients) are all-reduced in place. Weight gradients
- * go to the flat gradient buffer in the weights' layout. */
+ * Token-local ops run on this rank's rows; under Megatron TP+SP (alone, or
+ * inside a context-parallel strategy: its CP rank's tokens split t ways)
+ * the GEMMs run on the TP group's gathered rows with column/row-split
+ * weights; under plain Megatron TP every rank holds all rows, and the
+ * row-split GEMMs' partial outputs (and, backward, the input gradients) are
+ * all-reduced in place. Weight gradients go to the flat gradient buffer in
+ * the weights' layout. */
 #include <math.h>
 #include <string.h>
 
@@ -311,12 +313,14 @@ static int h_optimizer(hx_ctx *c, const uly_op *op)
  * or the whole buffer) for a collective of the layer: Megatron TP+SP's
  * gathers and reduce-scatters, plain TP's all-reduces (in place: the GEMM
  * side aliases the token side), Ulysses' all-to-alls, all-gather CP's K, V
- * and dK, dV; and the exec mode they belong to. The counts are the
- * harness's own, so the bytes they give are checked against the plan's. */
+ * and dK, dV; and the exec mode they belong to (TP_SP: any mode whose GEMM
+ * side gathers over TP, megatron-sp's and the context-parallel ones with
+ * t > 1). The counts are the harness's own, so the bytes they give are
+ * checked against the plan's. */
 static int coll_bufs(const hx_ctx *c, uly_op_type t, float **send, float **recv, int64_t *n, uly_exec_mode *mode)
 {
-    const int64_t tok = c->Rt * c->h, kv = c->Rt * c->kc;
-    const int64_t q_a2a = c->Rt * (c->a / c->u) * c->d, kv_a2a = c->Rt * (c->kv_eff / c->u) * c->d;
+    const int64_t tok = c->Rt * c->h, kv = c->Rg * c->kc;
+    const int64_t q_a2a = c->Rg * (c->gq / c->u) * c->d, kv_a2a = c->Rg * (c->kv_eff / c->u) * c->d;
 #define BUFS(s, r, count, m) (*send = (s), *recv = (r), *n = (count), *mode = (m))
     switch (t) {
     case ULY_OPT_SP_AG_ATTN: BUFS(c->Y1, c->Y1g, tok, ULY_EXEC_TP_SP); break;
@@ -358,7 +362,7 @@ static int h_coll(hx_ctx *c, const uly_op *op)
     int64_t n = 0;
     uly_exec_mode mode = ULY_EXEC_COUNT;
     HX_TRY(coll_bufs(c, op->type, &send, &recv, &n, &mode));
-    if (c->mode != mode)
+    if (mode == ULY_EXEC_TP_SP ? !c->sp : c->mode != mode)
         return hx_fail("op %s: belongs to mode %s, the run is in mode %s", uly_op_type_name(op->type),
                        uly_exec_mode_name(mode), uly_exec_mode_name(c->mode));
     const hx_group *g = &c->g[op->group];

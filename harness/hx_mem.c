@@ -114,12 +114,12 @@ int hx_release(hx_ctx *c)
 
 void hx_layout_carve(hx_ctx *c, hx_slab *s)
 {
-    const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1; /* the GEMM side gathers every TP rank's rows */
+    const int sp = c->sp; /* the GEMM side gathers every TP rank's rows */
     c->tpos = hx_slab_take(s, c->Rt * (int64_t)sizeof(int64_t));
     c->tbat = hx_slab_take(s, c->Rt * (int64_t)sizeof(int64_t));
-    c->gpos = tp ? hx_slab_take(s, c->Rg * (int64_t)sizeof(int64_t)) : c->tpos;
-    c->gbat = tp ? hx_slab_take(s, c->Rg * (int64_t)sizeof(int64_t)) : c->tbat;
-    c->uly_map = c->mode == ULY_EXEC_A2A ? hx_slab_take(s, c->u * c->Rt * (int64_t)sizeof(int64_t)) : NULL;
+    c->gpos = sp ? hx_slab_take(s, c->Rg * (int64_t)sizeof(int64_t)) : c->tpos;
+    c->gbat = sp ? hx_slab_take(s, c->Rg * (int64_t)sizeof(int64_t)) : c->tbat;
+    c->uly_map = c->mode == ULY_EXEC_A2A ? hx_slab_take(s, c->u * c->Rg * (int64_t)sizeof(int64_t)) : NULL;
     c->g2a = c->mode != ULY_EXEC_RSA && c->mode != ULY_EXEC_A2A ? hx_slab_take(s, c->Rg * (int64_t)sizeof(int64_t))
                                                                 : NULL;
 }
@@ -180,8 +180,7 @@ int hx_params_setup(hx_ctx *c)
     }
     HX_TRY(hx_slab_carve(c, &c->mem.params, "parameters", params_carve));
 
-    const int64_t kv_w = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE ? c->kv_eff : c->k;
-    const int64_t rep = kv_w / c->k; /* eff heads the weights are laid out for, per source KV head */
+    const int64_t rep = c->t * c->gkv / c->k; /* KV heads over the TP group per source KV head */
     float *W = c->wt + c->off_wqkv;
     const int64_t ld = c->qc + 2 * c->kc;
     for (int64_t i = 0; i < h; i++) {
@@ -228,10 +227,9 @@ static void tokens_carve(hx_ctx *c, hx_slab *s)
     c->rms2 = hx_slab_f(s, Rt);
     /* TP+SP gathers into separate GEMM-side buffers; plain TP's GEMM side is
      * its token side (all rows), all-reduced in place */
-    const int tp = c->mode == ULY_EXEC_TP_SP && c->t > 1;
     float **gemm[] = {&c->Y1g, &c->Y2g, &c->Gg, &c->dX1g, &c->Zg, &c->Mg, &c->dY2g, &c->dY1g};
     float *same[] = {c->Y1, c->Y2, c->G, c->dX1, c->Z, c->M, c->dY2, c->dY1};
-    for (int i = 0; i < 8; i++) *gemm[i] = tp ? hx_slab_f(s, Rg * h) : same[i];
+    for (int i = 0; i < 8; i++) *gemm[i] = c->sp ? hx_slab_f(s, Rg * h) : same[i];
     const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
     c->Ug = hx_slab_f(s, Rg * f1l);
     c->dUg = hx_slab_f(s, Rg * f1l);
@@ -257,7 +255,7 @@ static void tokens_carve(hx_ctx *c, hx_slab *s)
 
 static void attn_carve(hx_ctx *c, hx_slab *s)
 {
-    const int64_t Rt = c->Rt, d = c->d;
+    const int64_t Rg = c->Rg, d = c->d;
     if (c->mode != ULY_EXEC_RSA) {
         const int64_t nq = c->qs.rows * c->Hq, blk = 2 * c->kv_rows * c->Hkv * d;
         float **qside[] = {&c->qa, &c->oa, &c->doa, &c->dqa, &c->tmp_o};
@@ -275,13 +273,13 @@ static void attn_carve(hx_ctx *c, hx_slab *s)
         }
     }
     if (c->mode == ULY_EXEC_A2A) {
-        const int64_t nq = Rt * c->a * d, nk = Rt * c->kv_eff * d;
+        const int64_t nq = Rg * c->gq * d, nk = Rg * c->kv_eff * d;
         float **qbufs[] = {&c->s_q, &c->r_q, &c->s_o, &c->r_o, &c->s_do, &c->r_do, &c->s_dq, &c->r_dq};
         float **kbufs[] = {&c->s_k, &c->r_k, &c->s_v, &c->r_v, &c->s_dk, &c->r_dk, &c->s_dv, &c->r_dv};
         for (int i = 0; i < 8; i++) *qbufs[i] = hx_slab_f(s, nq);
         for (int i = 0; i < 8; i++) *kbufs[i] = hx_slab_f(s, nk);
     }
-    const int64_t n = c->r * Rt * c->kc;
+    const int64_t n = c->r * Rg * c->kc; /* RSA: no TP, Rg = Rt */
     if (c->mode == ULY_EXEC_ALLGATHER) {
         float **ag[] = {&c->kg_all, &c->vg_all, &c->rs_dk_in, &c->rs_dv_in};
         for (int i = 0; i < 4; i++) *ag[i] = hx_slab_f(s, n);

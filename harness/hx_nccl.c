@@ -34,10 +34,13 @@
  *     waiting for a transfer (an event recorded before and after the wait)
  *     is that transfer op's exposed time, subtracted from the attention op.
  *
- * Strategies: ulysses, ring and usp, forward and backward, every ZeRO stage,
- * recompute none or full, GQA, batch, SwiGLU: the token-side (mode TOK) and
- * Ulysses all-to-all (mode ULY) paths of the CPU harness. rsa, allgather-cp
- * and megatron-sp/tp need their own layouts here and are refused (exit 2).
+ * Strategies: ulysses, ring, usp (each with TP+SP inside, --tp T) and
+ * megatron-sp, forward and backward, every ZeRO stage, recompute none or
+ * full, GQA, batch, SwiGLU: the token-side (mode TOK, and TP_SP: the token
+ * mode on one CP rank) and Ulysses all-to-all (mode ULY) paths of the CPU
+ * harness, with the TP group's gathered rows on the GEMM side when t > 1.
+ * rsa, allgather-cp and megatron-tp need their own layouts here and are
+ * refused (exit 2).
  *
  * Every CUDA, cuBLAS and NCCL call is checked: a failure names the call and
  * the library's message and returns HX_FAIL, on which main aborts the job.
@@ -191,19 +194,23 @@ static int comms_make(hx_ctx *c)
 static void tokens_carve(hx_ctx *c, hx_slab *s)
 {
     hn *H = c->be_state;
-    const int64_t Rt = c->Rt, h = c->h, act = c->plan.act_tokens;
+    const int64_t Rt = c->Rt, Rg = c->Rg, h = c->h, act = c->plan.act_tokens;
     void **tok[] = {&H->X, &H->Y1, &H->X1, &H->Y2, &H->G, &H->dY1, &H->dX1, &H->dY2, &H->dX, &H->Z, &H->M};
     for (size_t i = 0; i < sizeof tok / sizeof tok[0]; i++) *tok[i] = hn_slab_ct(H, s, Rt * h);
     H->rms1 = hx_slab_f(s, Rt);
     H->rms2 = hx_slab_f(s, Rt);
     H->dg32 = hx_slab_f(s, h);
-    H->U = hn_slab_ct(H, s, Rt * hn_f1l(c));
-    H->dU = hn_slab_ct(H, s, Rt * hn_f1l(c));
-    H->A = hn_slab_ct(H, s, Rt * c->fl);
-    H->dA = hn_slab_ct(H, s, Rt * c->fl);
+    /* TP+SP gathers into GEMM-side buffers of their own (as on the host) */
+    void **gemm[] = {&H->Y1g, &H->Y2g, &H->Gg, &H->dX1g, &H->Zg, &H->Mg, &H->dY2g, &H->dY1g};
+    void *same[] = {H->Y1, H->Y2, H->G, H->dX1, H->Z, H->M, H->dY2, H->dY1};
+    for (int i = 0; i < 8; i++) *gemm[i] = c->sp ? hn_slab_ct(H, s, Rg * h) : same[i];
+    H->U = hn_slab_ct(H, s, Rg * hn_f1l(c));
+    H->dU = hn_slab_ct(H, s, Rg * hn_f1l(c));
+    H->A = hn_slab_ct(H, s, Rg * c->fl);
+    H->dA = hn_slab_ct(H, s, Rg * c->fl);
     void **q[] = {&H->Q, &H->O, &H->dO, &H->dQ}, **kv[] = {&H->K, &H->V, &H->dK, &H->dV};
-    for (int i = 0; i < 4; i++) *q[i] = hn_slab_ct(H, s, Rt * c->qc);
-    for (int i = 0; i < 4; i++) *kv[i] = hn_slab_ct(H, s, Rt * c->kc);
+    for (int i = 0; i < 4; i++) *q[i] = hn_slab_ct(H, s, Rg * c->qc);
+    for (int i = 0; i < 4; i++) *kv[i] = hn_slab_ct(H, s, Rg * c->kc);
     /* per-model ops (not checked: their inputs are seeded, not the CPU's draws) */
     H->emb_in = hn_slab_ct(H, s, c->lv * h);
     H->emb_x = hn_slab_ct(H, s, c->b * act * h);
@@ -236,7 +243,7 @@ static void attn_carve(hx_ctx *c, hx_slab *s)
         H->accr[i] = ring ? hn_slab_ct(H, s, blk) : NULL;
     }
     if (c->mode == ULY_EXEC_A2A) {
-        const int64_t nq = c->Rt * c->a * d, nk = c->Rt * c->kv_eff * d;
+        const int64_t nq = c->Rg * c->gq * d, nk = c->Rg * c->kv_eff * d;
         void **qb[] = {&H->s_q, &H->r_q, &H->s_o, &H->r_o, &H->s_do, &H->r_do, &H->s_dq, &H->r_dq};
         void **kb[] = {&H->s_k, &H->r_k, &H->s_v, &H->r_v, &H->s_dk, &H->r_dk, &H->s_dv, &H->r_dv};
         for (int i = 0; i < 8; i++) *qb[i] = hn_slab_ct(H, s, nq);
@@ -309,10 +316,8 @@ static int buffers_make(hx_ctx *c)
 static int hn_prepare(hx_ctx *c)
 {
     hn *H = c->be_state;
-    if (c->mode != ULY_EXEC_TOKENS && c->mode != ULY_EXEC_A2A)
-        return hx_fail("internal: --backend nccl runs modes tokens and ulysses-a2a, not %s",
-                       uly_exec_mode_name(c->mode));
-    if (c->Rg != c->Rt) return hx_fail("internal: GEMM-side rows differ from token-side rows");
+    if (!hx_backend_runs(&hx_backend_nccl, c->mode))
+        return hx_fail("internal: --backend nccl does not run mode %s", uly_exec_mode_name(c->mode));
     c->kern = H->flash ? &hn_kern_flash : &hn_kern_ref;
     /* Tolerance of the normwise error against the float64 reference: every
      * tensor between ops is stored in 16 bits (unit roundoff u = 2^-9 for
@@ -468,12 +473,13 @@ static int hn_close(hx_ctx *c)
 }
 
 /* The backend runs the token and all-to-all modes (attention on the rank's
- * tokens with ring hops fused in, Ulysses' all-to-alls around it): the
+ * tokens with ring hops fused in, Ulysses' all-to-alls around it), each with
+ * TP+SP inside, and Megatron TP+SP (the token mode on one CP rank): the
  * strategies it takes are the registry's entries of those modes. */
 const hx_backend hx_backend_nccl = {
     .name = "nccl",
     .host_buffers = 0,
-    .exec_modes = (1u << ULY_EXEC_TOKENS) | (1u << ULY_EXEC_A2A),
+    .exec_modes = (1u << ULY_EXEC_TOKENS) | (1u << ULY_EXEC_A2A) | (1u << ULY_EXEC_TP_SP),
     .configure = hn_configure,
     .open = hn_open,
     .prepare = hn_prepare,

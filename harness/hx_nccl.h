@@ -54,9 +54,12 @@ typedef struct hn {
     void *allocs[HN_MAX_ALLOCS];
     int nallocs;
 
-    /* token side [Rt][h] (= GEMM side: no TP in this backend) */
+    /* token side [Rt][h] */
     void *X, *Y1, *X1, *Y2, *G, *dY1, *dX1, *dY2, *dX, *Z, *M;
     float *rms1, *rms2, *dg32;
+    /* GEMM side [Rg][...]: the TP group's gathered rows under TP+SP (the
+     * token side's buffers themselves without TP) */
+    void *Y1g, *Y2g, *Gg, *dX1g, *Zg, *Mg, *dY2g, *dY1g;
     void *U, *dU, *A, *dA;
     void *Q, *K, *V, *O, *dO, *dQ, *dK, *dV;
     /* attention side */

@@ -2,8 +2,9 @@
  * hx_layer.c on the CPU): norms, projections and the MLP as cuBLAS GEMMs and
  * the small kernels of hx_nccl_kern.cu on the run's 16-bit tensors; the
  * per-model ops (embedding, logits, loss); Adam on float32 master values;
- * the communication ops through kern_nccl (Ulysses all-to-alls, ZeRO
- * gathers and reduce-scatters, the DP all-reduce, the stage transfers);
+ * the communication ops through kern_nccl (Megatron-SP's gathers and
+ * reduce-scatters over TP, Ulysses all-to-alls, ZeRO gathers and
+ * reduce-scatters, the DP all-reduce, the stage transfers);
  * and the handler table of all of these by op type. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -42,9 +43,9 @@ static int g_qkv_proj(hx_ctx *c, const uly_op *op)
     (void)op;
     const int64_t ld = c->qc + 2 * c->kc, kvb = c->kv_rows * c->Hkv * c->d;
     const void *Wq = W(c, off_wqkv), *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1, c->h, Wq, ld, 0.0f, H->Q, c->qc));
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, Wk, ld, 0.0f, H->K, c->kc));
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1, c->h, Wv, ld, 0.0f, H->V, c->kc));
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1g, c->h, Wq, ld, 0.0f, H->Q, c->qc));
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wk, ld, 0.0f, H->K, c->kc));
+    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wv, ld, 0.0f, H->V, c->kc));
     if (c->mode == ULY_EXEC_A2A) {
         HX_TRY(hn_map_run(H, &H->m_pq, 0, H->s_q, H->ct, H->Q, H->ct));
         HX_TRY(hn_map_run(H, &H->m_pk, 0, H->s_k, H->ct, H->K, H->ct));
@@ -62,7 +63,7 @@ static int g_out_proj(hx_ctx *c, const uly_op *op)
     hn *H = c->be_state;
     (void)op;
     if (c->mode == ULY_EXEC_A2A) HX_TRY(hn_map_run(H, &H->m_pq, 1, H->O, H->ct, H->r_o, H->ct));
-    return hn_gemm(H, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Z, c->h);
+    return hn_gemm(H, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Zg, c->h);
 }
 
 static int g_ln2(hx_ctx *c, const uly_op *op)
@@ -77,7 +78,7 @@ static int g_mlp_up(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    return hn_gemm(H, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2, c->h, W(c, off_w1), hn_f1l(c), 0.0f, H->U, hn_f1l(c));
+    return hn_gemm(H, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2g, c->h, W(c, off_w1), hn_f1l(c), 0.0f, H->U, hn_f1l(c));
 }
 
 static int g_mlp_act(hx_ctx *c, const uly_op *op)
@@ -91,15 +92,15 @@ static int g_mlp_down(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    return hn_gemm(H, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->M, c->h);
+    return hn_gemm(H, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->Mg, c->h);
 }
 
 static int g_mlp_down_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->G, c->h, W(c, off_w2), c->h, 0.0f, H->dA, c->fl));
-    return hn_gemm(H, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->G, c->h, 0.0f, GW(c, off_w2), c->h);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->Gg, c->h, W(c, off_w2), c->h, 0.0f, H->dA, c->fl));
+    return hn_gemm(H, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
 }
 
 static int g_mlp_act_bwd(hx_ctx *c, const uly_op *op)
@@ -114,8 +115,8 @@ static int g_mlp_up_bwd(hx_ctx *c, const uly_op *op)
     hn *H = c->be_state;
     (void)op;
     const int64_t w1 = hn_f1l(c);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, w1, 1.0f, H->dU, w1, W(c, off_w1), w1, 0.0f, H->dY2, c->h));
-    return hn_gemm(H, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, w1, 1.0f, H->dU, w1, W(c, off_w1), w1, 0.0f, H->dY2g, c->h));
+    return hn_gemm(H, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2g, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
 }
 
 static int g_ln2_bwd(hx_ctx *c, const uly_op *op)
@@ -130,8 +131,8 @@ static int g_out_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     (void)op;
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1, c->h, W(c, off_wo), c->h, 0.0f, H->dO, c->qc));
-    HX_TRY(hn_gemm(H, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1, c->h, 0.0f, GW(c, off_wo), c->h));
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1g, c->h, W(c, off_wo), c->h, 0.0f, H->dO, c->qc));
+    HX_TRY(hn_gemm(H, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1g, c->h, 0.0f, GW(c, off_wo), c->h));
     if (c->mode == ULY_EXEC_A2A) return hn_map_run(H, &H->m_pq, 0, H->s_do, H->ct, H->dO, H->ct);
     return hn_map_run(H, &H->m_tq, 0, H->doa, H->ct, H->dO, H->ct);
 }
@@ -148,13 +149,13 @@ static int g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
     const int64_t ld = c->qc + 2 * c->kc;
     const void *Wq = W(c, off_wqkv);
     void *dW = GW(c, off_wqkv);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1, c->h));
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1g, c->h));
     const void *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, Wk, ld, 1.0f, H->dY1, c->h));
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, Wv, ld, 1.0f, H->dY1, c->h));
-    HX_TRY(hn_gemm(H, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1, c->h, H->dQ, c->qc, 0.0f, dW, ld));
-    HX_TRY(hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc), ld));
-    return hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, Wk, ld, 1.0f, H->dY1g, c->h));
+    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, Wv, ld, 1.0f, H->dY1g, c->h));
+    HX_TRY(hn_gemm(H, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1g, c->h, H->dQ, c->qc, 0.0f, dW, ld));
+    HX_TRY(hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc), ld));
+    return hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
 }
 
 static int g_ln1_bwd(hx_ctx *c, const uly_op *op)
@@ -246,7 +247,7 @@ static int g_a2a(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
     int64_t *bytes = &c->st[op->id].bytes_pass;
-    const size_t nq = (size_t)(c->Rt * (c->a / c->u) * c->d), nk = (size_t)(c->Rt * (c->kv_eff / c->u) * c->d);
+    const size_t nq = (size_t)(c->Rg * (c->gq / c->u) * c->d), nk = (size_t)(c->Rg * (c->kv_eff / c->u) * c->d);
     const char *nm = uly_op_type_name(op->type);
     if (c->mode != ULY_EXEC_A2A)
         return hx_fail("op %s: no Ulysses all-to-all in mode %s", nm, uly_exec_mode_name(c->mode));
@@ -267,6 +268,38 @@ static int g_a2a(hx_ctx *c, const uly_op *op)
     kern_nccl_comm *nc;
     HX_TRY(comm_in(H, ULY_GROUP_ULYSSES, op, &nc));
     HX_TRY(HN_K(kern_nccl_alltoall(nc, s, r, n, H->ct, bytes)));
+    return comm_out(H, nc);
+}
+
+/* Megatron-SP's collectives over the TP group (as hx_layer.c's coll_bufs):
+ * the all-gather of this rank's b x T x h rows into the GEMM side entering
+ * a GEMM region, the reduce-scatter of the GEMM side's partial sums back to
+ * the token side leaving it (swapped in backward) */
+static int g_sp(hx_ctx *c, const uly_op *op)
+{
+    hn *H = c->be_state;
+    const char *nm = uly_op_type_name(op->type);
+    if (!c->sp) return hx_fail("op %s: no TP+SP gathers in this run (tp %lld)", nm, (long long)c->t);
+    const void *s;
+    void *r;
+    int gather = 1;
+    switch (op->type) {
+    case ULY_OPT_SP_AG_ATTN: s = H->Y1, r = H->Y1g; break;
+    case ULY_OPT_SP_AG_MLP: s = H->Y2, r = H->Y2g; break;
+    case ULY_OPT_SP_AG_DMLP: s = H->G, r = H->Gg; break;
+    case ULY_OPT_SP_AG_DATTN: s = H->dX1, r = H->dX1g; break;
+    case ULY_OPT_SP_RS_ATTN: s = H->Zg, r = H->Z, gather = 0; break;
+    case ULY_OPT_SP_RS_MLP: s = H->Mg, r = H->M, gather = 0; break;
+    case ULY_OPT_SP_RS_DMLP: s = H->dY2g, r = H->dY2, gather = 0; break;
+    case ULY_OPT_SP_RS_DATTN: s = H->dY1g, r = H->dY1, gather = 0; break;
+    default: return hx_fail("no TP+SP handler for op %s", nm);
+    }
+    const size_t n = (size_t)(c->Rt * c->h);
+    int64_t *bytes = &c->st[op->id].bytes_pass;
+    kern_nccl_comm *nc;
+    HX_TRY(comm_in(H, ULY_GROUP_TP, op, &nc));
+    if (gather) HX_TRY(HN_K(kern_nccl_allgather(nc, s, r, n, H->ct, bytes)));
+    else HX_TRY(HN_K(kern_nccl_reduce_scatter(nc, s, r, n, H->ct, bytes)));
     return comm_out(H, nc);
 }
 
@@ -346,6 +379,14 @@ const hx_handler hn_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_A2A_DQ] = g_a2a,
     [ULY_OPT_A2A_DK] = g_a2a,
     [ULY_OPT_A2A_DV] = g_a2a,
+    [ULY_OPT_SP_AG_ATTN] = g_sp,
+    [ULY_OPT_SP_AG_MLP] = g_sp,
+    [ULY_OPT_SP_AG_DATTN] = g_sp,
+    [ULY_OPT_SP_AG_DMLP] = g_sp,
+    [ULY_OPT_SP_RS_ATTN] = g_sp,
+    [ULY_OPT_SP_RS_MLP] = g_sp,
+    [ULY_OPT_SP_RS_DATTN] = g_sp,
+    [ULY_OPT_SP_RS_DMLP] = g_sp,
     [ULY_OPT_ZERO_GATHER_W] = g_zero,
     [ULY_OPT_ZERO_RS_GRAD] = g_zero,
     [ULY_OPT_DP_ALLREDUCE_GRAD] = g_dp_allreduce,

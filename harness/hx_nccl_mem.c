@@ -143,9 +143,9 @@ static int64_t *offsets(int64_t n)
 int hn_maps_build(hx_ctx *c)
 {
     hn *H = c->be_state;
-    const int64_t d = c->d, Rt = c->Rt;
+    const int64_t d = c->d, Rg = c->Rg;
     int64_t *dof, *sof;
-    if (c->mode == ULY_EXEC_TOKENS) {
+    if (c->mode == ULY_EXEC_TOKENS || c->mode == ULY_EXEC_TP_SP) {
         /* token-major [Rg][Hh*d] <-> attention side, as tok_to_att / att_to_tok */
         for (int kv = 0; kv < 2; kv++) {
             const int64_t Hh = kv ? c->Hkv : c->Hq, ld = kv ? c->kc : c->qc, n = c->Rg * Hh;
@@ -159,45 +159,45 @@ int hn_maps_build(hx_ctx *c)
             HX_TRY(map_make(H, kv ? &H->m_tk : &H->m_tq, dof, sof, n, 1, (int)d, "token/attention map"));
         }
     } else if (c->mode == ULY_EXEC_A2A) {
-        /* pack: token-major [Rt][src_heads*d] -> send [peer][Rt][Htot/u][d], as uly_pack_heads */
+        /* pack: GEMM-side [Rg][src_heads*d] -> send [peer][Rg][Htot/u][d], as uly_pack_heads */
         for (int kv = 0; kv < 2; kv++) {
-            const int64_t Htot = kv ? c->kv_eff : c->a, srch = kv ? c->k : c->a, Hp = Htot / c->u;
-            const int64_t rep = Htot / srch, n = c->u * Rt * Hp;
+            const int64_t Htot = kv ? c->kv_eff : c->gq, srch = kv ? c->gkv : c->gq, Hp = Htot / c->u;
+            const int64_t rep = Htot / srch, n = c->u * Rg * Hp;
             dof = offsets(n);
             sof = offsets(n);
             int64_t i = 0;
             for (int64_t p = 0; dof && sof && p < c->u; p++)
-                for (int64_t row = 0; row < Rt; row++)
+                for (int64_t row = 0; row < Rg; row++)
                     for (int64_t j = 0; j < Hp; j++, i++) {
                         const int64_t e = p * Hp + j;
-                        dof[i] = ((p * Rt + row) * Hp + j) * d;
+                        dof[i] = ((p * Rg + row) * Hp + j) * d;
                         sof[i] = row * srch * d + (e / rep) * d;
                     }
             HX_TRY(map_make(H, kv ? &H->m_pk : &H->m_pq, dof, sof, n, 1, (int)d, "all-to-all pack map"));
         }
-        /* unpack dK, dV: receive [head group][Rt][kv_eff/u][d] -> [Rt][k*d],
+        /* unpack dK, dV: receive [head group][Rg][kv_eff/u][d] -> [Rg][gkv*d],
          * the replicas of a KV head summed into it, as uly_unpack_heads */
         {
-            const int64_t Htot = c->kv_eff, Hp = Htot / c->u, rep = Htot / c->k, n = Rt * c->k;
+            const int64_t Htot = c->kv_eff, Hp = Htot / c->u, sk = c->gkv, rep = Htot / sk, n = Rg * sk;
             dof = offsets(n);
             sof = offsets(n * rep);
-            for (int64_t row = 0; dof && sof && row < Rt; row++)
-                for (int64_t sh = 0; sh < c->k; sh++) {
-                    const int64_t i = row * c->k + sh;
-                    dof[i] = row * c->k * d + sh * d;
+            for (int64_t row = 0; dof && sof && row < Rg; row++)
+                for (int64_t sh = 0; sh < sk; sh++) {
+                    const int64_t i = row * sk + sh;
+                    dof[i] = row * sk * d + sh * d;
                     for (int64_t t = 0; t < rep; t++) {
                         const int64_t e = sh * rep + t, q = e / Hp, j = e % Hp;
-                        sof[i * rep + t] = ((q * Rt + row) * Hp + j) * d;
+                        sof[i * rep + t] = ((q * Rg + row) * Hp + j) * d;
                     }
                 }
             HX_TRY(map_make(H, &H->m_uk, dof, sof, n, (int)rep, (int)d, "all-to-all unpack map"));
         }
-        /* receive [peer][Rt][Hh][d] <-> attention side, as uly_recv_to_att / uly_att_to_send */
+        /* receive [peer][Rg][Hh][d] <-> attention side, as uly_recv_to_att / uly_att_to_send */
         for (int kv = 0; kv < 2; kv++) {
-            const int64_t Hh = kv ? c->Hkv : c->Hq, n = c->u * Rt * Hh;
+            const int64_t Hh = kv ? c->Hkv : c->Hq, n = c->u * Rg * Hh;
             dof = offsets(n);
             sof = offsets(n);
-            for (int64_t pr = 0; dof && sof && pr < c->u * Rt; pr++)
+            for (int64_t pr = 0; dof && sof && pr < c->u * Rg; pr++)
                 for (int64_t j = 0; j < Hh; j++) {
                     dof[pr * Hh + j] = hx_att_off(&c->qs, c->uly_map[pr], j, Hh, d);
                     sof[pr * Hh + j] = (pr * Hh + j) * d;

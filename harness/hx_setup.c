@@ -254,19 +254,23 @@ static int specs_setup(hx_ctx *c)
     if (!s->uses_ulysses && o->ulysses > 1) return bad_input("--ulysses %lld: %s does not use it", (long long)o->ulysses, s->name);
     if (!s->uses_ring && o->ring > 1) return bad_input("--ring %lld: %s does not use it", (long long)o->ring, s->name);
     if (!s->uses_tp && o->tp > 1) return bad_input("--tp %lld: %s does not use it", (long long)o->tp, s->name);
+    /* TP defaults to 1 where a sequence degree takes the ranks (--tp pins
+     * TP inside it), to all of them for Megatron TP; the sequence degrees
+     * share what TP leaves */
+    if (s->uses_tp && !t) t = s->uses_ulysses || s->uses_ring ? 1 : P;
+    const int64_t Q = P / t > 0 ? P / t : 1;
     if (s->uses_ulysses && s->uses_ring) {
         if (!u && !r) {
-            u = (P >= 4 && P % 2 == 0) ? 2 : P;
-            r = P / u;
+            u = (Q >= 4 && Q % 2 == 0) ? 2 : Q;
+            r = Q / u;
         } else if (!u) {
-            u = P / r > 0 ? P / r : 1;
+            u = Q / r > 0 ? Q / r : 1;
         } else if (!r) {
-            r = P / u > 0 ? P / u : 1;
+            r = Q / u > 0 ? Q / u : 1;
         }
     } else {
-        if (s->uses_ulysses && !u) u = P;
-        if (s->uses_ring && !r) r = P;
-        if (s->uses_tp && !t) t = P;
+        if (s->uses_ulysses && !u) u = Q;
+        if (s->uses_ring && !r) r = Q;
     }
     if (u < 1) u = 1;
     if (r < 1) r = 1;
@@ -329,6 +333,15 @@ int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos)
     return -1;
 }
 
+/* KV heads after replication over `ways` ranks, the model's rule: k when
+ * the ranks split them, `ways` when k divides it (each head replicated),
+ * else every query head its own (expanded to MHA) */
+static int64_t kv_spread(int64_t k, int64_t a, int64_t ways)
+{
+    if (ways <= 1 || k % ways == 0) return k;
+    return ways % k == 0 ? ways : a;
+}
+
 static int shapes_setup(hx_ctx *c)
 {
     const uly_plan *p = &c->plan;
@@ -353,40 +366,44 @@ static int shapes_setup(hx_ctx *c)
     if (c->f % c->t) return bad_input("ffn %lld: not divisible by tp %lld", (long long)c->f, (long long)c->t);
     c->fl = c->f / c->t;
     c->f1 = c->m.swiglu ? 2 * c->f : c->f;
-    c->kv_eff = c->k;
-    c->hq0 = c->hk0 = 0;
+    /* The GEMM side: this TP rank's heads and weights (heads split t ways
+     * first; KV heads replicated over the t ranks when k < t, as the model
+     * replicates them), with the Megatron-SP gather of the TP group's token
+     * rows unless plain TP holds every row already. */
+    c->sp = c->t > 1 && c->mode != ULY_EXEC_TP_ALLREDUCE;
+    c->gq = c->a / c->t;
+    c->gkv = kv_spread(c->k, c->a, c->t) / c->t;
+    c->hq0 = c->ti * c->gq;
+    c->hk0 = c->ti * c->gkv;
+    c->kv_eff = c->gkv;
+    /* tokens per sequence on the token side: the CP rank's, split t ways
+     * (plain TP: all N on every rank) */
     switch (c->mode) {
     case ULY_EXEC_A2A:
-        c->T = c->N / (c->u * c->r);
-        c->kv_eff = p->dims.kv_eff;
-        c->Hq = c->a / c->u;
+        c->T = c->N / (c->u * c->r * c->t);
+        c->kv_eff = p->dims.kv_eff; /* the TP rank's KV heads, replicated over the Ulysses group */
+        c->Hq = c->gq / c->u;
         c->Hkv = c->kv_eff / c->u;
         break;
-    case ULY_EXEC_TP_SP:
-    case ULY_EXEC_TP_ALLREDUCE: /* plain TP: all N tokens on every rank */
-        c->T = c->mode == ULY_EXEC_TP_ALLREDUCE ? c->N : c->N / c->t;
-        c->kv_eff = p->dims.kv_eff;
-        c->Hq = c->a / c->t;
-        c->Hkv = c->kv_eff / c->t;
-        c->hq0 = c->ti * c->Hq;
-        c->hk0 = c->ti * c->Hkv;
-        break;
-    default:
-        c->T = c->N / c->r;
-        c->Hq = c->a;
-        c->Hkv = c->k;
-        break;
+    case ULY_EXEC_TP_ALLREDUCE: c->T = c->N; break;
+    default: c->T = c->N / (c->r * c->t); break;
+    }
+    if (c->mode != ULY_EXEC_A2A) {
+        c->Hq = c->gq;
+        c->Hkv = c->gkv;
     }
     if (c->Hq != p->dims.heads || c->Hkv != p->dims.kv_heads)
         return hx_fail("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq,
                        (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
+    if (c->mode == ULY_EXEC_A2A && c->kv_eff != kv_spread(c->gkv, c->gq, c->u))
+        return hx_fail("internal: %lld KV heads over the Ulysses group here, %lld in the plan",
+                       (long long)kv_spread(c->gkv, c->gq, c->u), (long long)c->kv_eff);
     if (c->Hkv < 1 || c->Hq % c->Hkv)
         return hx_fail("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
-    const int heads_split = c->mode == ULY_EXEC_TP_SP || c->mode == ULY_EXEC_TP_ALLREDUCE;
-    c->qc = (heads_split ? c->Hq : c->a) * c->d;
-    c->kc = (heads_split ? c->Hkv : c->k) * c->d;
-    c->Tg = c->mode == ULY_EXEC_TP_SP ? c->N : c->T;
+    c->qc = c->gq * c->d;
+    c->kc = c->gkv * c->d;
+    c->Tg = c->sp ? c->t * c->T : c->T;
     c->Rt = c->b * c->T;
     c->Rg = c->b * c->Tg;
 
@@ -419,41 +436,40 @@ static int shapes_setup(hx_ctx *c)
     return HX_OK;
 }
 
+/* GEMM-side rows are [TP rank][batch][token]: TP rank j's token-side rows,
+ * which hold local indices [j T, (j+1) T) of the CP rank's tokens in its CP
+ * order (the ring part, and within it the Ulysses rank's share). */
+int64_t hx_row_batch(const hx_ctx *c, int64_t gr) { return gr % c->Rt / c->T; }
+
+int64_t hx_row_pos(const hx_ctx *c, int ring_rank, int uly_rank, int64_t gr)
+{
+    const int64_t loc = gr / c->Rt * c->T + gr % c->Rt % c->T;
+    return hx_ring_part_pos(c, ring_rank, uly_rank * c->Tg + loc);
+}
+
 /* The index maps: which position and sequence each token-side (and
  * GEMM-side) row holds, and where each lands on the attention side. */
 static int maps_setup(hx_ctx *c)
 {
     HX_TRY(hx_slab_carve(c, &c->mem.layout, "index maps", hx_layout_carve));
-    for (int64_t bb = 0; bb < c->b; bb++)
-        for (int64_t i = 0; i < c->T; i++) {
-            int64_t pos;
-            switch (c->mode) {
-            case ULY_EXEC_A2A: pos = hx_ring_part_pos(c, c->ri, c->ui * c->T + i); break;
-            case ULY_EXEC_TP_SP: pos = c->ti * c->T + i; break;
-            case ULY_EXEC_TP_ALLREDUCE: pos = i; break;
-            case ULY_EXEC_RSA: pos = c->ri * c->T + i; break;
-            default: pos = hx_ring_part_pos(c, c->ri, i); break;
-            }
-            c->tpos[bb * c->T + i] = pos;
-            c->tbat[bb * c->T + i] = bb;
-        }
+    const int64_t own = c->sp ? c->ti * c->Rt : 0; /* this TP rank's rows among the GEMM side's */
+    for (int64_t row = 0; row < c->Rt; row++) {
+        c->tpos[row] = hx_row_pos(c, c->ri, c->ui, own + row);
+        c->tbat[row] = hx_row_batch(c, row);
+    }
     if (c->gpos != c->tpos) /* TP+SP: the GEMM side holds every TP rank's rows */
-        for (int64_t j = 0; j < c->t; j++)
-            for (int64_t bb = 0; bb < c->b; bb++)
-                for (int64_t i = 0; i < c->T; i++) {
-                    int64_t row = j * c->Rt + bb * c->T + i;
-                    c->gpos[row] = j * c->T + i;
-                    c->gbat[row] = bb;
-                }
+        for (int64_t gr = 0; gr < c->Rg; gr++) {
+            c->gpos[gr] = hx_row_pos(c, c->ri, c->ui, gr);
+            c->gbat[gr] = hx_row_batch(c, gr);
+        }
     if (c->uly_map)
         for (int64_t pe = 0; pe < c->u; pe++)
-            for (int64_t bb = 0; bb < c->b; bb++)
-                for (int64_t i = 0; i < c->T; i++) {
-                    const int64_t pos = hx_ring_part_pos(c, c->ri, pe * c->T + i);
-                    if ((c->uly_map[pe * c->Rt + bb * c->T + i] = hx_seg_row(&c->qs, bb, pos)) < 0)
-                        return hx_fail("internal: position %lld of sequence %lld is not in this rank's segments",
-                                       (long long)pos, (long long)bb);
-                }
+            for (int64_t gr = 0; gr < c->Rg; gr++) {
+                const int64_t pos = hx_row_pos(c, c->ri, (int)pe, gr), bb = c->gbat[gr];
+                if ((c->uly_map[pe * c->Rg + gr] = hx_seg_row(&c->qs, bb, pos)) < 0)
+                    return hx_fail("internal: position %lld of sequence %lld is not in this rank's segments",
+                                   (long long)pos, (long long)bb);
+            }
     if (c->g2a)
         for (int64_t gr = 0; gr < c->Rg; gr++)
             if ((c->g2a[gr] = hx_seg_row(&c->qs, c->gbat[gr], c->gpos[gr])) < 0)

@@ -54,7 +54,7 @@ static int bench_seq(int64_t seq, int64_t heads, int64_t hd, int reps, double *w
     for (int i = 0; rc == HX_OK && i < c->plan.n_ops; i++)
         if (c->plan.ops[i].type == ULY_OPT_A2A_Q) id = i;
     if (rc == HX_OK && id < 0) rc = hx_fail("no a2a_q op in the plan");
-    const int64_t cnt = rc == HX_OK ? c->Rt * (c->a / c->u) * c->d : 0; /* per peer, as the op passes it */
+    const int64_t cnt = rc == HX_OK ? c->Rg * (c->gq / c->u) * c->d : 0; /* per peer, as the op passes it */
     float *s = hx_falloc(cnt * P, "bare send"), *r = hx_falloc(cnt * P, "bare recv");
     double *top = hx_alloc(sizeof(double) * (size_t)reps, "t"), *tb = hx_alloc(sizeof(double) * (size_t)reps, "t");
     double *pr = hx_alloc(sizeof(double) * (size_t)reps, "ratios");

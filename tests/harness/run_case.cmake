@@ -2,9 +2,10 @@
 # and then non-causal, each with a trace; each run must pass its own checks
 # (result against the float64 reference, bytes against the plan) and its
 # trace must pass trace_check (one line per plan op, bytes equal to the plan
-# libulysim rebuilds from the trace header).
+# libulysim rebuilds from the trace header) and, with VALIDATE (the ulysim
+# binary), `ulysim validate` (exit 0 and "bytes equal: pass").
 #   -DMPIEXEC= -DNPFLAG= -DNP= -DPREFLAGS=a@b -DHARNESS= -DCHECK= -DOUT=dir
-#   -DNAME= -DARGS=a@b@c
+#   -DNAME= -DARGS=a@b@c [-DVALIDATE=ulysim]
 string(REPLACE "@" ";" pre "${PREFLAGS}")
 string(REPLACE "@" ";" args "${ARGS}")
 file(MAKE_DIRECTORY "${OUT}")
@@ -27,5 +28,14 @@ foreach(mask causal no-causal)
   message("${out}${err}")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "trace_check failed on ${trace}")
+  endif()
+  if(VALIDATE)
+    execute_process(COMMAND ${VALIDATE} validate ${trace} --brief RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT out MATCHES "# check: bytes equal: pass")
+      message(FATAL_ERROR "ulysim validate ${trace} (exit ${rc}):\n${out}${err}")
+    endif()
+    string(REGEX MATCH "# bytes: planned[^\n]*" line "${out}")
+    message("ulysim validate: ${line}")
   endif()
 endforeach()
