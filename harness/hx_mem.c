@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "hx.h"
 
 /* Under AddressSanitizer a host slab keeps what separate allocations gave:
@@ -103,6 +105,8 @@ int hx_release(hx_ctx *c)
     hx_slab_free(&c->mem.attn);
     free(c->times);
     c->times = NULL;
+    cJSON_Delete(c->cluster_json); /* the preset's text, kept for the trace header */
+    c->cluster_json = NULL;
     int rc = HX_OK;
     for (int g = 0; g < ULY_GROUP_COUNT; g++)
         if (c->g[g].size > 0 && rc == HX_OK) rc = HX_MPI(MPI_Comm_free(&c->g[g].comm));
