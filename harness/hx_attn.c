@@ -595,18 +595,10 @@ static int h_rsa_allreduce(hx_ctx *c, const uly_op *op)
 /* ------------------------------------------------------------ table */
 
 const hx_handler hx_attn_handlers[ULY_OPT_COUNT] = {
-    [ULY_OPT_ATTN_FWD] = h_attn_fwd,
-    [ULY_OPT_ATTN_BWD] = h_attn_bwd,
-    [ULY_OPT_RING_KV] = hx_ring_fused,
-    [ULY_OPT_RING_DKV] = hx_ring_fused,
-    [ULY_OPT_RING_K] = h_rsa_ring,
-    [ULY_OPT_RING_V] = h_rsa_ring,
-    [ULY_OPT_RSA_QK] = h_rsa_qk,
-    [ULY_OPT_RSA_SOFTMAX] = h_rsa_softmax,
-    [ULY_OPT_RSA_PV] = h_rsa_pv,
-    [ULY_OPT_RSA_PV_BWD] = h_rsa_pv_bwd,
-    [ULY_OPT_RSA_SOFTMAX_BWD] = h_rsa_softmax_bwd,
-    [ULY_OPT_RSA_QK_BWD] = h_rsa_qk_bwd,
-    [ULY_OPT_ALLREDUCE_DK] = h_rsa_allreduce,
+    [ULY_OPT_ATTN_FWD] = h_attn_fwd, [ULY_OPT_ATTN_BWD] = h_attn_bwd, [ULY_OPT_RING_KV] = hx_ring_fused,
+    [ULY_OPT_RING_DKV] = hx_ring_fused, [ULY_OPT_RING_K] = h_rsa_ring, [ULY_OPT_RING_V] = h_rsa_ring,
+    [ULY_OPT_RSA_QK] = h_rsa_qk, [ULY_OPT_RSA_SOFTMAX] = h_rsa_softmax, [ULY_OPT_RSA_PV] = h_rsa_pv,
+    [ULY_OPT_RSA_PV_BWD] = h_rsa_pv_bwd, [ULY_OPT_RSA_SOFTMAX_BWD] = h_rsa_softmax_bwd,
+    [ULY_OPT_RSA_QK_BWD] = h_rsa_qk_bwd, [ULY_OPT_ALLREDUCE_DK] = h_rsa_allreduce,
     [ULY_OPT_ALLREDUCE_DV] = h_rsa_allreduce,
 };

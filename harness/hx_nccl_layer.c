@@ -119,13 +119,20 @@ static int g_mlp_up_bwd(hx_ctx *c, const uly_op *op)
     return hn_gemm(H, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2g, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
 }
 
-static int g_ln2_bwd(hx_ctx *c, const uly_op *op)
+/* A norm's backward: the first (input X, its gradient dX) or the second
+ * (input X1, gradient into dX1), each through the residual's gradient. */
+static int norm_bwd(hx_ctx *c, const uly_op *op, int second)
 {
     hn *H = c->be_state;
     (void)op;
-    return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->rms2, H->dY2, H->G, H->dX1, GW(c, off_g2),
+    if (second)
+        return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X1, W(c, off_g2), H->rms2, H->dY2, H->G, H->dX1,
+                                   GW(c, off_g2), H->dg32, H->cs));
+    return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->rms1, H->dY1, H->dX1, H->dX, GW(c, off_g1),
                                H->dg32, H->cs));
 }
+
+static int g_ln2_bwd(hx_ctx *c, const uly_op *op) { return norm_bwd(c, op, 1); }
 
 static int g_out_proj_bwd(hx_ctx *c, const uly_op *op)
 {
@@ -158,13 +165,7 @@ static int g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
     return hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
 }
 
-static int g_ln1_bwd(hx_ctx *c, const uly_op *op)
-{
-    hn *H = c->be_state;
-    (void)op;
-    return HN_CUDA(hxk_rms_bwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->rms1, H->dY1, H->dX1, H->dX, GW(c, off_g1),
-                               H->dg32, H->cs));
-}
+static int g_ln1_bwd(hx_ctx *c, const uly_op *op) { return norm_bwd(c, op, 0); }
 
 /* ---------------------------------------------------------- per model */
 
@@ -352,44 +353,23 @@ static int g_dp_allreduce(hx_ctx *c, const uly_op *op)
 /* ---------------------------------------------------------------- table */
 
 const hx_handler hn_layer_handlers[ULY_OPT_COUNT] = {
-    [ULY_OPT_LN1] = g_ln1,
-    [ULY_OPT_QKV_PROJ] = g_qkv_proj,
-    [ULY_OPT_OUT_PROJ] = g_out_proj,
-    [ULY_OPT_LN2] = g_ln2,
-    [ULY_OPT_MLP_UP] = g_mlp_up,
-    [ULY_OPT_MLP_ACT] = g_mlp_act,
-    [ULY_OPT_MLP_DOWN] = g_mlp_down,
-    [ULY_OPT_MLP_DOWN_BWD] = g_mlp_down_bwd,
-    [ULY_OPT_MLP_ACT_BWD] = g_mlp_act_bwd,
-    [ULY_OPT_MLP_UP_BWD] = g_mlp_up_bwd,
-    [ULY_OPT_LN2_BWD] = g_ln2_bwd,
-    [ULY_OPT_OUT_PROJ_BWD] = g_out_proj_bwd,
-    [ULY_OPT_QKV_PROJ_BWD] = g_qkv_proj_bwd,
-    [ULY_OPT_LN1_BWD] = g_ln1_bwd,
-    [ULY_OPT_EMBED] = g_embed,
-    [ULY_OPT_LOGITS] = g_logits,
-    [ULY_OPT_LOSS] = g_loss,
-    [ULY_OPT_LOGITS_BWD] = g_logits_bwd,
-    [ULY_OPT_OPTIMIZER] = g_optimizer,
-    [ULY_OPT_A2A_Q] = g_a2a,
-    [ULY_OPT_A2A_K] = g_a2a,
-    [ULY_OPT_A2A_V] = g_a2a,
-    [ULY_OPT_A2A_O] = g_a2a,
-    [ULY_OPT_A2A_DO] = g_a2a,
-    [ULY_OPT_A2A_DQ] = g_a2a,
-    [ULY_OPT_A2A_DK] = g_a2a,
-    [ULY_OPT_A2A_DV] = g_a2a,
-    [ULY_OPT_SP_AG_ATTN] = g_sp,
-    [ULY_OPT_SP_AG_MLP] = g_sp,
-    [ULY_OPT_SP_AG_DATTN] = g_sp,
-    [ULY_OPT_SP_AG_DMLP] = g_sp,
-    [ULY_OPT_SP_RS_ATTN] = g_sp,
-    [ULY_OPT_SP_RS_MLP] = g_sp,
-    [ULY_OPT_SP_RS_DATTN] = g_sp,
-    [ULY_OPT_SP_RS_DMLP] = g_sp,
-    [ULY_OPT_ZERO_GATHER_W] = g_zero,
-    [ULY_OPT_ZERO_RS_GRAD] = g_zero,
-    [ULY_OPT_DP_ALLREDUCE_GRAD] = g_dp_allreduce,
-    [ULY_OPT_PP_SEND_ACT] = g_pp,
+    /* layer */
+    [ULY_OPT_LN1] = g_ln1, [ULY_OPT_QKV_PROJ] = g_qkv_proj, [ULY_OPT_OUT_PROJ] = g_out_proj,
+    [ULY_OPT_LN2] = g_ln2, [ULY_OPT_MLP_UP] = g_mlp_up, [ULY_OPT_MLP_ACT] = g_mlp_act,
+    [ULY_OPT_MLP_DOWN] = g_mlp_down, [ULY_OPT_MLP_DOWN_BWD] = g_mlp_down_bwd,
+    [ULY_OPT_MLP_ACT_BWD] = g_mlp_act_bwd, [ULY_OPT_MLP_UP_BWD] = g_mlp_up_bwd,
+    [ULY_OPT_LN2_BWD] = g_ln2_bwd, [ULY_OPT_OUT_PROJ_BWD] = g_out_proj_bwd,
+    [ULY_OPT_QKV_PROJ_BWD] = g_qkv_proj_bwd, [ULY_OPT_LN1_BWD] = g_ln1_bwd,
+    /* per model and step */
+    [ULY_OPT_EMBED] = g_embed, [ULY_OPT_LOGITS] = g_logits, [ULY_OPT_LOSS] = g_loss,
+    [ULY_OPT_LOGITS_BWD] = g_logits_bwd, [ULY_OPT_OPTIMIZER] = g_optimizer,
+    [ULY_OPT_ZERO_GATHER_W] = g_zero, [ULY_OPT_ZERO_RS_GRAD] = g_zero,
+    [ULY_OPT_DP_ALLREDUCE_GRAD] = g_dp_allreduce, [ULY_OPT_PP_SEND_ACT] = g_pp,
     [ULY_OPT_PP_SEND_GRAD] = g_pp,
+    /* communication and attention */
+    [ULY_OPT_SP_AG_MLP] = g_sp, [ULY_OPT_SP_AG_DMLP] = g_sp, [ULY_OPT_SP_RS_MLP] = g_sp, [ULY_OPT_SP_RS_DMLP] = g_sp,
+    [ULY_OPT_A2A_Q] = g_a2a, [ULY_OPT_A2A_K] = g_a2a, [ULY_OPT_A2A_V] = g_a2a,
+    [ULY_OPT_A2A_O] = g_a2a, [ULY_OPT_A2A_DO] = g_a2a, [ULY_OPT_A2A_DQ] = g_a2a,
+    [ULY_OPT_A2A_DK] = g_a2a, [ULY_OPT_A2A_DV] = g_a2a, [ULY_OPT_SP_AG_ATTN] = g_sp,
+    [ULY_OPT_SP_AG_DATTN] = g_sp, [ULY_OPT_SP_RS_ATTN] = g_sp, [ULY_OPT_SP_RS_DATTN] = g_sp,
 };

@@ -578,9 +578,11 @@ int fig_breakdown(plot_run *r, FILE *f)
         "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
         "(plot takes no --pp: figures are drawn without a pipeline)", NULL};
     static const col cols[] = {
-        {"strategy", NULL}, {"layout", "degrees above 1 of the best layout"}, {"gpus", "GPUs [count]"},
-        {"seq", "sequence length N [tokens]"}, {"micro_batch", "sequences per replica per micro-step"},
-        {"micro_steps", "micro-steps per optimizer step"}, {"fits", "1: fits in memory and has valid shapes"},
+        {"strategy", NULL}, {"layout", "degrees above 1 of the best layout"},
+        {"gpus", "GPUs [count]"}, {"seq", "sequence length N [tokens]"},
+        {"micro_batch", "sequences per replica per micro-step"},
+        {"micro_steps", "micro-steps per optimizer step"},
+        {"fits", "1: fits in memory and has valid shapes"},
         {"compute_s", "compute on the critical path per step: layers plus embedding/logits [s]"},
         {"comm_exposed_s", "communication not hidden, per step [s]"},
         {"step_fixed_s", "per step: optimizer and exposed gradient synchronisation [s]"},
