@@ -29,22 +29,31 @@ const char *sim_alias_canonical(const char *name)
     return name;
 }
 
-/* Megatron-Core's --cp-comm-type, in sim_args.cp_comm order, and the
- * strategy each names. */
-static const char *const cp_comm_names[] = {"p2p", "all_gather", "a2a", "a2a+p2p"};
-static const char *const cp_comm_strategy[] = {"ring", "allgather-cp", "ulysses", "usp"};
-#define N_CP_COMM ((int)(sizeof cp_comm_names / sizeof cp_comm_names[0]))
-
+/* Megatron-Core's --cp-comm-type: the registry's strategy that names it
+ * (uly_strategy.megatron_cp_comm); sim_args.cp_comm holds its id. */
 int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n)
 {
-    char qb[80];
-    for (int i = 0; i < N_CP_COMM; i++)
-        if (strcmp(v, cp_comm_names[i]) == 0) {
+    char qb[80], valid[160] = "";
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (!s || !s->megatron_cp_comm) continue;
+        if (strcmp(v, s->megatron_cp_comm) == 0) {
             *out = i;
             return 0;
         }
-    return sim_fail(why, n, "--cp-comm-type %s: unknown (valid: p2p, all_gather, a2a, a2a+p2p)",
-                    sim_quote(v, qb, sizeof qb));
+        sim_join(valid, sizeof valid, ", ", s->megatron_cp_comm);
+    }
+    return sim_fail(why, n, "--cp-comm-type %s: unknown (valid: %s)", sim_quote(v, qb, sizeof qb), valid);
+}
+
+/* Megatron's default --cp-comm-type: p2p, the ring */
+static const uly_strategy *cp_comm_default(void)
+{
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (s && s->megatron_cp_comm && !strcmp(s->megatron_cp_comm, "p2p")) return s;
+    }
+    return NULL;
 }
 
 /* Sets one pinned degree, refusing a different value given another way. */
@@ -60,14 +69,13 @@ static int pin(int64_t *slot, int64_t v, const char *flag, const char *from, cha
 int sim_megatron_resolve(sim_args *a, char *why, size_t n)
 {
     if (a->cp_comm < 0 && !a->cp && !a->hcp_u) return 0;
-    const int comm = a->cp_comm >= 0 ? a->cp_comm : 0; /* Megatron's default: p2p */
-    const uly_strategy *s = uly_strategy_find(cp_comm_strategy[comm]);
-    if (!s) return sim_fail(why, n, "internal: --cp-comm-type %s has no strategy", cp_comm_names[comm]);
+    const uly_strategy *s = a->cp_comm >= 0 ? uly_strategy_get((uly_strategy_id)a->cp_comm) : cp_comm_default();
+    if (!s) return sim_fail(why, n, "internal: no strategy for --cp-comm-type");
     if (a->n_strategies == 0) {
         a->strategies[a->n_strategies++] = s->id;
     } else if (a->n_strategies != 1 || a->strategies[0] != s->id) {
         return sim_fail(why, n, "--cp-comm-type %s is --strategy %s (valid: drop --strategy, or ask for %s alone)",
-                        cp_comm_names[comm], s->name, s->name);
+                        s->megatron_cp_comm, s->name, s->name);
     }
     const char *cp_flag = "--context-parallel-size";
     if (s->uses_ulysses && s->uses_ring) {

@@ -577,6 +577,9 @@ typedef struct uly_strategy {
      * contiguous); 0: contiguous blocks whatever the split */
     int causal_split;
     uly_exec_mode exec;        /* how the harness runs it */
+    /* Megatron-Core's --cp-comm-type for this scheme ("p2p", "all_gather",
+     * "a2a", "a2a+p2p"), or NULL when Megatron-Core has none */
+    const char *megatron_cp_comm;
     /* Appends this strategy's per-layer ops (fwd, then bwd with recompute). */
     uly_status (*build)(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                         const uly_layout *l, uly_plan *p,

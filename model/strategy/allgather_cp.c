@@ -72,5 +72,6 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 const uly_strategy uly_strategy_allgather_cp = {
     .id = ULY_STRAT_ALLGATHER_CP, .name = "allgather-cp", .label = "All-gather CP", .label_short = "AG-CP",
     .summary = "all-gather CP: gather full K,V, attend local queries, reduce-scatter dK,dV",
-    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_ALLGATHER, .build = build,
+    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_ALLGATHER,
+    .megatron_cp_comm = "all_gather", .build = build,
 };

@@ -117,5 +117,6 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 const uly_strategy uly_strategy_ring = {
     .id = ULY_STRAT_RING, .name = "ring", .label = "Ring", .label_short = "Ring",
     .summary = "ring attention: K,V blocks rotate P2P under blockwise flash attention",
-    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_TOKENS, .build = build,
+    .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_TOKENS,
+    .megatron_cp_comm = "p2p", .build = build,
 };

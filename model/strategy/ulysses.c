@@ -100,5 +100,6 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 const uly_strategy uly_strategy_ulysses = {
     .id = ULY_STRAT_ULYSSES, .name = "ulysses", .label = "Ulysses", .label_short = "Ulysses",
     .summary = "DeepSpeed-Ulysses: all-to-all heads<->sequence around local attention",
-    .uses_ulysses = 1, .uses_tp = 1, .exec = ULY_EXEC_A2A, .build = build,
+    .uses_ulysses = 1, .uses_tp = 1, .exec = ULY_EXEC_A2A,
+    .megatron_cp_comm = "a2a", .build = build,
 };

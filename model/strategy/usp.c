@@ -54,5 +54,6 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 const uly_strategy uly_strategy_usp = {
     .id = ULY_STRAT_USP, .name = "usp", .label = "USP", .label_short = "USP",
     .summary = "Ulysses x ring hybrid: all-to-all over u, ring over r",
-    .uses_ulysses = 1, .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_A2A, .build = build,
+    .uses_ulysses = 1, .uses_ring = 1, .uses_tp = 1, .causal_split = 1, .exec = ULY_EXEC_A2A,
+    .megatron_cp_comm = "a2a+p2p", .build = build,
 };
