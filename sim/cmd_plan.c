@@ -83,6 +83,42 @@ static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary
                  tw > 0 ? cw[best] / tw * 1048576.0 : 0, tr > 0 ? cr[best] / tr * 1048576.0 : 0);
 }
 
+/* A strategy out of memory on a layout that keeps the whole sequence on
+ * every GPU, because even its smallest sequence split (degree 2, or the
+ * smallest divisor of the GPUs) fails on divisibility: that failure, not
+ * the memory, is why; said with the lengths that would work. */
+static void seq_split_note(const sim_ctx *c, const sim_summary *s, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const uly_strategy *st = uly_strategy_get((uly_strategy_id)s->strategy);
+    if (!st || !(st->uses_ulysses || st->uses_ring) || s->feasible || s->gpus <= 1) return;
+    if (s->layout.ulysses * s->layout.ring > 1) return;
+    int oom = 0;
+    for (int i = 0; i < s->n_reasons; i++) oom |= s->reasons[i].fatal && s->reasons[i].code == ULY_R_OUT_OF_MEMORY;
+    if (!oom) return;
+    const int64_t pp = s->layout.pp > 1 ? s->layout.pp : 1, stage = s->gpus / pp;
+    int64_t d = 2;
+    while (d <= stage && stage % d) d++;
+    if (d > stage) return;
+    uly_layout l;
+    uly_layout_init(&l, st->id, st->uses_ulysses ? d : 1, st->uses_ulysses ? 1 : d, 1, stage / d);
+    l.pp = pp;
+    uly_plan *plan = malloc(sizeof *plan);
+    uly_result *r = malloc(sizeof *r);
+    if (plan && r && uly_evaluate(&c->model, &c->w, &c->cluster, &l, plan, r) == ULY_OK)
+        for (int i = 0; i < r->n_reasons; i++) {
+            if (!r->reasons[i].fatal || r->reasons[i].code != ULY_R_SEQ_NOT_DIVISIBLE) continue;
+            char why[400], dw[80];
+            uly_reason_format(&r->reasons[i], &c->model, why, sizeof why);
+            sim_degrees_words(&l, dw, sizeof dw);
+            snprintf(buf, n, "no layout that splits the sequence has valid shapes (the smallest, %s: %s), so this one "
+                     "keeps all of it on every GPU", dw, why);
+            break;
+        }
+    free(plan);
+    free(r);
+}
+
 /* The note on the pure all-to-all layout (every GPU in one Ulysses group)
  * when it is not what the search chose. */
 static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summary *best_u, char *buf, size_t n)
@@ -225,14 +261,16 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
 
     fprintf(f, "#\n# why not, and what was assumed:\n");
     for (int i = 0; i < nrows; i++) {
-        char r[900], d[80];
+        char r[1000], d[80], split[600];
         sim_reasons_str(c, &rows[i], 0, r, sizeof r);
         if (!r[0] && rows[i].note[0]) snprintf(r, sizeof r, "%s", rows[i].note);
-        if (!r[0]) continue;
+        seq_split_note(c, &rows[i], split, sizeof split);
+        if (!r[0] && !split[0]) continue;
         sim_degrees_words(&rows[i].layout, d, sizeof d);
-        char line[1200];
-        snprintf(line, sizeof line, "%s (%s)%s: %s", sim_strategy_name(rows[i].strategy), d,
-                 rows[i].status == SIM_ROW_NOLAYOUT ? ", no layout has valid shapes; this one" : "", r);
+        char line[1800];
+        snprintf(line, sizeof line, "%s (%s)%s: %s%s%s", sim_strategy_name(rows[i].strategy), d,
+                 rows[i].status == SIM_ROW_NOLAYOUT ? ", no layout has valid shapes; this one" : "", split,
+                 split[0] && r[0] ? "; " : "", r);
         sim_print_note(f, "#   ", "#       ", line, WIDTH);
     }
     if (note[0]) {

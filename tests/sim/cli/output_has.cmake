@@ -1,0 +1,10 @@
+# A command line (words joined by @ in A) exits 0 and prints WANT.
+string(REPLACE "@" ";" a "${A}")
+execute_process(COMMAND ${ULYSIM} ${a} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "exit ${rc}:\n${err}")
+endif()
+string(FIND "${out}" "${WANT}" at)
+if(at LESS 0)
+  message(FATAL_ERROR "the output does not say \"${WANT}\":\n${out}")
+endif()
