@@ -537,8 +537,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             break;
         }
         case O_ZERO_PREFETCH:
-            if (!strcmp(val, "none")) {
-                a->zero_prefetch = -1;
+            if (!strcmp(val, "none") || !strcmp(val, "0")) {
+                a->zero_prefetch = -1; /* 0 layers ahead: none */
             } else if ((rc = parse_size(name, val, &x, why, n)) == 0) {
                 if (x > 1024) rc = sim_fail(why, n, "%s %s: too many layers (valid: none, or 1..1024)", name, sim_quote(val, qb, sizeof qb));
                 a->zero_prefetch = (int)x;

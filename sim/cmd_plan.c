@@ -216,8 +216,8 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     else if (c->opts.pin_pp > 1)
         snprintf(pps, sizeof pps, ", under a 1F1B pipeline of %lld stages (pinned)", (long long)c->opts.pin_pp);
     else if (c->opts.pin_pp == ULY_PP_SEARCH)
-        snprintf(pps, sizeof pps, " x 1F1B pipeline stages (every divisor of the GPUs up to the layers, interleaved "
-                 "where the layers split)");
+        snprintf(pps, sizeof pps, " x 1F1B pipeline stages (every divisor of the GPUs up to the layers%s)",
+                 c->opts.pin_vpp == 1 ? "" : c->opts.pin_vpp > 1 ? ", interleaved as pinned" : ", interleaved where the layers split");
     fprintf(f, "# search    best layout per strategy over u x r x tp x dp, both placements%s%s; %llu layout(s) evaluated\n",
             c->opts.search_micro_batch ? ", micro-batches" : "", pps, (unsigned long long)evaluated);
     fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");

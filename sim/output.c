@@ -173,8 +173,10 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; FFN in %lld chunks", (long long)w->ffn_chunks);
     if (k > 0 && (size_t)k < n && w->loss_chunks > 1)
         k += snprintf(buf + k, n - (size_t)k, "; loss in %lld chunks", (long long)w->loss_chunks);
-    if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)
-        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layer(s)", (long long)uly_zero_prefetch_layers(w));
+    if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch < 0)
+        k += snprintf(buf + k, n - (size_t)k, "; no ZeRO-3 prefetch");
+    else if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)
+        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layers", (long long)uly_zero_prefetch_layers(w));
     if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
         snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
 }
