@@ -41,7 +41,7 @@ typedef struct pcie_span {
     double g, s, switches, sockets;
 } pcie_span;
 
-static pcie_span pcie_place(const uly_cluster *c, const uly_group_place *gp)
+__attribute__((noinline)) static pcie_span pcie_place(const uly_cluster *c, const uly_group_place *gp)
 {
     pcie_span o;
     const double stride = gp->stride < c->gpus_per_node ? (double)gp->stride : (double)c->gpus_per_node;
@@ -58,7 +58,7 @@ static pcie_span pcie_place(const uly_cluster *c, const uly_group_place *gp)
 /* Seconds to move an all-to-all of `buf` bytes per GPU (own block included)
  * among the node's members: the busiest of the GPU link, a switch uplink and
  * the socket link. */
-static double pcie_alltoall_s(const uly_cluster *c, const pcie_span *q, double buf)
+__attribute__((noinline)) static double pcie_alltoall_s(const uly_cluster *c, const pcie_span *q, double buf)
 {
     const double g = q->g, out = buf * (g - 1.0) / g;
     double t = out / c->intra_bw_Bps;
@@ -78,7 +78,7 @@ static double pcie_alltoall_s(const uly_cluster *c, const pcie_span *q, double b
  * the next at once: the ring leaves each switch once (or, without
  * peer-to-peer, every hop goes up and down its switch's uplink) and crosses
  * the socket link once each way. */
-static double pcie_ring_bw(const uly_cluster *c, const pcie_span *q)
+__attribute__((noinline)) static double pcie_ring_bw(const uly_cluster *c, const pcie_span *q)
 {
     double b = c->intra_bw_Bps;
     const double on_uplink = c->pcie_p2p ? (q->switches > 1 ? 1.0 : 0.0) : q->s;
@@ -86,6 +86,13 @@ static double pcie_ring_bw(const uly_cluster *c, const pcie_span *q)
         b = c->pcie_uplink_bw_Bps / on_uplink;
     if (q->sockets > 1 && c->socket_bw_Bps < b) b = c->socket_bw_Bps;
     return b;
+}
+
+/* A PCIe server's ring neighbour bandwidth for a placed group. */
+__attribute__((noinline)) static double pcie_link_bw(const uly_cluster *c, const uly_group_place *gp)
+{
+    const pcie_span q = pcie_place(c, gp);
+    return pcie_ring_bw(c, &q);
 }
 
 static double alltoall(const uly_cluster *c, const uly_group_place *gp, double sent)
@@ -119,10 +126,7 @@ static double link_bw(const uly_cluster *c, const uly_group_place *gp, int neigh
             b = c->torus_link_bw_Bps;
         return b;
     }
-    if (c->pcie_per_switch > 0) {
-        const pcie_span q = pcie_place(c, gp);
-        return pcie_ring_bw(c, &q);
-    }
+    if (c->pcie_per_switch > 0) return pcie_link_bw(c, gp);
     return neighbour_only ? intra_bw(c, 1) : intra_bw(c, gp->size - 1);
 }
 

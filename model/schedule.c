@@ -97,6 +97,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
     /* cleared up front: a TP collective may sit under a GEMM emitted after it */
+    /* cleared up front: a TP collective may sit under a GEMM emitted after it */
     memset(hid_s, 0, sizeof(double) * (size_t)n);
     memset(hops, 0, sizeof(int) * (size_t)n);
     /* ZeRO-3's layer gathers: all, those on the critical path, those hidden
