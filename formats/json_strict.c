@@ -382,6 +382,21 @@ static int prescan(js_doc *d, const char *s, size_t n)
                 return js_doc_fail(d, "invalid JSON at line %d, column %d: malformed number \"%s\" (JSON numbers look like 12, -3, 0.5, 1e6)",
                                    l, col, tok);
             }
+        } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_') {
+            /* a bare word: only true, false and null are JSON; anything else
+             * is reported here, where it starts, not at a later token */
+            size_t k = 0;
+            while (i + k < n && ((s[i + k] >= 'a' && s[i + k] <= 'z') || (s[i + k] >= 'A' && s[i + k] <= 'Z') ||
+                                 (s[i + k] >= '0' && s[i + k] <= '9') || s[i + k] == '_'))
+                k++;
+            if (!((k == 4 && !strncmp(s + i, "true", 4)) || (k == 5 && !strncmp(s + i, "false", 5)) ||
+                  (k == 4 && !strncmp(s + i, "null", 4)))) {
+                line_col(s, i, &l, &col);
+                return js_doc_fail(d, "invalid JSON at line %d, column %d: unexpected \"%.*s\" (JSON values are "
+                                   "objects, arrays, \"strings\", numbers, true, false or null)",
+                                   l, col, (int)(k < 24 ? k : 24), s + i);
+            }
+            i += k;
         } else {
             i++;
         }

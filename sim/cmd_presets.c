@@ -1,6 +1,7 @@
 /* cmd_presets.c: `ulysim presets`: the model and cluster presets with their
  * description and source. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -61,6 +62,20 @@ static int show(const char *name)
     return SIM_EXIT_OK;
 }
 
+/* The presets directory cannot be listed: bad input when the user named it
+ * (ULYSIM_PRESETS), an internal failure when it is the built-in one. */
+static int unreadable(const char *kind)
+{
+    const char *env = getenv("ULYSIM_PRESETS");
+    if (env && env[0]) {
+        sim_err("ULYSIM_PRESETS=%s: cannot read the %s presets there (valid: a directory holding models/ and clusters/, "
+                "such as the source tree's sim/presets)", env, kind);
+        return SIM_EXIT_USAGE;
+    }
+    sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind, sim_preset_dir());
+    return SIM_EXIT_INTERNAL;
+}
+
 int sim_cmd_presets(const sim_args *a)
 {
     if (sim_par_rank() != 0) return SIM_EXIT_OK;
@@ -77,8 +92,7 @@ int sim_cmd_presets(const sim_args *a)
             if (sim_preset_list(kinds[k], add, &x) < 0) {
                 cJSON_Delete(x.arr);
                 cJSON_Delete(root);
-                sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind1[k], sim_preset_dir());
-                return SIM_EXIT_INTERNAL;
+                return unreadable(kind1[k]);
             }
             bad |= x.bad;
             bad |= sim_json_add(root, kinds[k], x.arr);
@@ -97,8 +111,7 @@ int sim_cmd_presets(const sim_args *a)
         list_ctx x = {&t, kind1[k], NULL, 0};
         if (sim_preset_list(kinds[k], add, &x) < 0) {
             sim_table_free(&t);
-            sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind1[k], sim_preset_dir());
-            return SIM_EXIT_INTERNAL;
+            return unreadable(kind1[k]);
         }
     }
     int bad;
