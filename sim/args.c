@@ -403,8 +403,9 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                             sim_quote(arg, qb, sizeof qb));
             int c;
             if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
-                char valid[120] = "";
+                char valid[240] = "";
                 for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
+                for (int k = 0; k < sim_command_count(); k++) sim_join(valid, sizeof valid, ", ", sim_command_at(k)->name);
                 return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", sim_quote(arg, qb, sizeof qb),
                                 valid);
             }
