@@ -333,15 +333,6 @@ int64_t hx_seg_row(const hx_segs *ss, int64_t batch, int64_t pos)
     return -1;
 }
 
-/* KV heads after replication over `ways` ranks, the model's rule: k when
- * the ranks split them, `ways` when k divides it (each head replicated),
- * else every query head its own (expanded to MHA) */
-static int64_t kv_spread(int64_t k, int64_t a, int64_t ways)
-{
-    if (ways <= 1 || k % ways == 0) return k;
-    return ways % k == 0 ? ways : a;
-}
-
 static int shapes_setup(hx_ctx *c)
 {
     const uly_plan *p = &c->plan;
@@ -372,7 +363,7 @@ static int shapes_setup(hx_ctx *c)
      * rows unless plain TP holds every row already. */
     c->sp = c->t > 1 && c->mode != ULY_EXEC_TP_ALLREDUCE;
     c->gq = c->a / c->t;
-    c->gkv = kv_spread(c->k, c->a, c->t) / c->t;
+    c->gkv = uly_kv_heads_spread(c->k, c->a, c->t) / c->t;
     c->hq0 = c->ti * c->gq;
     c->hk0 = c->ti * c->gkv;
     c->kv_eff = c->gkv;
@@ -396,9 +387,9 @@ static int shapes_setup(hx_ctx *c)
         return hx_fail("internal: attention heads %lld/%lld here, %lld/%lld in the plan", (long long)c->Hq,
                        (long long)c->Hkv,
                (long long)p->dims.heads, (long long)p->dims.kv_heads);
-    if (c->mode == ULY_EXEC_A2A && c->kv_eff != kv_spread(c->gkv, c->gq, c->u))
+    if (c->mode == ULY_EXEC_A2A && c->kv_eff != uly_kv_heads_spread(c->gkv, c->gq, c->u))
         return hx_fail("internal: %lld KV heads over the Ulysses group here, %lld in the plan",
-                       (long long)kv_spread(c->gkv, c->gq, c->u), (long long)c->kv_eff);
+                       (long long)uly_kv_heads_spread(c->gkv, c->gq, c->u), (long long)c->kv_eff);
     if (c->Hkv < 1 || c->Hq % c->Hkv)
         return hx_fail("internal: %lld query heads over %lld kv heads", (long long)c->Hq, (long long)c->Hkv);
     c->qc = c->gq * c->d;

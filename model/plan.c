@@ -267,15 +267,19 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 
 /* ------------------------------------------------------------ shape checks */
 
-int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u)
+int64_t uly_kv_heads_spread(int64_t k, int64_t a, int64_t u)
 {
     if (u <= 1 || k % u == 0) return k;
-    if (u % k == 0) {
-        uly_reason_add(x, ULY_R_KV_REPLICATED, 0, (double)k, (double)u, (double)u);
-        return u;
+    return u % k == 0 ? u : a;
+}
+
+int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u)
+{
+    if (u > 1 && k % u != 0) {
+        if (u % k == 0) uly_reason_add(x, ULY_R_KV_REPLICATED, 0, (double)k, (double)u, (double)u);
+        else uly_reason_add(x, ULY_R_KV_EXPANDED, 0, (double)k, (double)a, (double)u);
     }
-    uly_reason_add(x, ULY_R_KV_EXPANDED, 0, (double)k, (double)a, (double)u);
-    return a;
+    return uly_kv_heads_spread(k, a, u);
 }
 
 void uly_check_heads(uly_bctx *x, int64_t a, int64_t degree)

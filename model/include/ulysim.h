@@ -639,6 +639,12 @@ typedef struct uly_act_terms {
 void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
                          int64_t t, int sp, int64_t cp, int selective, uly_act_terms *out);
 
+/* KV heads a head-splitting group of u ranks (Ulysses u, TP t) holds, of
+ * k KV heads for a query heads: k when u | k, u when k | u (each KV head
+ * replicated), else a (KV expanded to MHA). Plans record the assumption as
+ * a reason; executors use this to lay out the same heads. */
+int64_t uly_kv_heads_spread(int64_t k, int64_t a, int64_t u);
+
 /* Total parameters of the model and of one layer. */
 double uly_model_params(const uly_model *m);
 double uly_layer_params(const uly_model *m);
