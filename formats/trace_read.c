@@ -254,6 +254,11 @@ static int parse_workload(rd *r, const cJSON *w, uly_workload *out)
     if (!strcmp(s, "zigzag")) out->split = ULY_SPLIT_ZIGZAG;
     else if (!strcmp(s, "contiguous")) out->split = ULY_SPLIT_CONTIGUOUS;
     else return fail(r, 1, "header workload \"split\" = \"%s\": must be zigzag or contiguous", shown(s, b, sizeof b));
+    /* optional: traces written before the key existed were planned with the
+     * gradient reduction overlapped with backward */
+    int ov = 1;
+    if (get(w, "overlap_grad_reduce") && get_bool(r, w, "header workload", "overlap_grad_reduce", &ov)) return 2;
+    out->overlap_grad_reduce = ov ? 1 : -1;
     char why[300];
     if (uly_workload_check(out, why, sizeof why)) return fail(r, 1, "header workload: %s", why);
     return 0;

@@ -239,6 +239,7 @@ static cJSON *json_workload(const uly_workload *w)
     cJSON_AddStringToObject(j, "recompute", rc[w->recompute]);
     cJSON_AddNumberToObject(j, "zero_stage", w->zero_stage);
     cJSON_AddStringToObject(j, "split", w->split == ULY_SPLIT_ZIGZAG ? "zigzag" : "contiguous");
+    cJSON_AddBoolToObject(j, "overlap_grad_reduce", uly_grad_reduce_overlaps(w));
     return j;
 }
 

@@ -72,6 +72,7 @@ uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute
  * for `heads` heads; frac: average fraction of score entries computed (0.5
  * causal); crit: critical rank's work over the average. Flash kernels count
  * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. */
+double uly_score_pass_bytes(const uly_bctx *x, int backward);
 uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
                       int flash, int backward);

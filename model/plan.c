@@ -110,6 +110,19 @@ uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute
     return o;
 }
 
+/* Bytes per score element of the element-wise kernels around a
+ * materialised score block, as Megatron-LM's CoreAttention runs them: the
+ * fused scale-mask-softmax reads and writes it (backward: reads the
+ * probabilities and their gradient, writes the scores' gradient), and the
+ * attention dropout, when the model has it, reads it and writes its output
+ * and a 1-byte mask (backward: reads gradient and mask, writes one). */
+double uly_score_pass_bytes(const uly_bctx *x, int backward)
+{
+    const double beta = (double)x->beta;
+    const double drop = x->m->dropout ? 2.0 * beta + 1.0 : 0.0;
+    return beta * (backward ? 3.0 : 2.0) + drop;
+}
+
 uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                       int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
                       int flash, int backward)
@@ -124,10 +137,11 @@ uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute
         o->flops = fwd * frac * (backward ? 2.5 : 1.0);
     } else {
         /* materialised: every score is computed (masking does not skip work);
-         * the softmax reads and writes the b*heads*q*kv score block */
+         * the score GEMMs' own traffic over the block is priced from their
+         * FLOPs (schedule.c); bytes_touched holds the element-wise passes */
         o->flops = fwd * (backward ? 2.0 : 1.0);
         double scores = b * (double)heads * (double)q * (double)kv * (double)blocks * rho;
-        o->bytes_touched = (double)x->beta * scores * (backward ? 4.0 : 2.0);
+        o->bytes_touched = scores * uly_score_pass_bytes(x, backward);
     }
     o->steps = blocks;
     o->eff_size = (double)kv;
@@ -429,14 +443,17 @@ static void emit_zero_ops(uly_bctx *x)
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ov;
     }
+    /* gradient reductions hide under backward only on their own stream */
+    const int32_t grad_ov = uly_grad_reduce_overlaps(w) ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
     if (w->zero_stage >= 2) {
         o = uly_emit_comm(x, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, gw), ULY_PROD(x, layer_sh, g), 1);
-        o->overlaps = ULY_OVERLAP_PHASE;
+        o->overlaps = grad_ov;
     }
     if (w->zero_stage <= 1) {
         /* one all-reduce (ZeRO-0) or reduce-scatter (ZeRO-1) of all grads per
-         * step, bucketed under the last micro-batch's backward */
+         * step: bucketed under the last micro-batch's backward when it
+         * overlaps, else after it */
         if (w->zero_stage == 0)
             o = uly_emit_comm(x, ULY_OPT_DP_ALLREDUCE_GRAD, ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_ZERO,
                               ULY_PROD(x, 2, g - 1, model_sh, gw), ULY_PROD(x, model_sh, g), 1);
@@ -445,7 +462,7 @@ static void emit_zero_ops(uly_bctx *x)
                               ULY_PROD(x, g - 1, model_sh, gw), ULY_PROD(x, model_sh, g), 1);
         o->per_step = 1;
         o->per_model = 1;
-        o->overlaps = ULY_OVERLAP_PHASE;
+        o->overlaps = grad_ov;
     }
     if (w->zero_stage == 1 || w->zero_stage == 2) {
         /* updated shards are all-gathered once per step */
@@ -456,14 +473,26 @@ static void emit_zero_ops(uly_bctx *x)
     }
 }
 
+/* The optimizer step's passes over memory, as Megatron-LM's mixed-precision
+ * optimizer (and DeepSpeed's fp16 optimizer) run them, per parameter this
+ * rank updates: fp16 loss scaling unscales the fp32 gradients in place and
+ * checks them for inf/NaN (read and write 4 + 4); the gradient norm for
+ * clipping reads them (4); Adam reads parameter, gradient, m and v and
+ * writes parameter, m and v (16 + 12); mixed precision then casts the fp32
+ * master to the half-precision weights (4 + beta). The gradient buffer is
+ * zeroed for the next step over every gradient the rank holds. */
 static void emit_optimizer(uly_bctx *x)
 {
     const uly_plan *p = x->p;
+    const uly_workload *w = x->w;
     double params = p->model_params_rank;
-    if (x->w->zero_stage >= 1) params /= (double)p->dims.zero_group;
-    /* Adam reads weights, grads, master, m, v and writes four of them:
-     * about 32 bytes per parameter it owns */
-    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, 32.0 * params);
+    if (w->zero_stage >= 1) params /= (double)p->dims.zero_group;
+    const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
+    const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
+    uly_state_bytes sb;
+    uly_state_bytes_get(w, (double)p->dims.zero_group, &sb);
+    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb.grads * p->model_params_rank;
+    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes);
     o->per_step = 1;
     o->per_model = 1;
 }

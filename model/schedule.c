@@ -26,6 +26,7 @@ typedef struct rates {
     double inv_mem;     /* s per byte at achievable HBM bandwidth */
     const uly_curve *gemm, *attn;
     double head_dim;
+    double beta;        /* bytes per activation element */
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
     double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
     double ak_fwd, ak_bwd, ak_cap; /* the attention kernel against the curves' FlashAttention-2, and its cap */
@@ -49,8 +50,14 @@ static double compute_time(const rates *r, const uly_op *o)
             if (e > r->ak_cap) e = r->ak_cap;
             t = o->flops * r->inv_peak / e;
             if (bwd) t /= r->attn_bwd_rel;
-        } else { /* materialised: GEMMs plus the softmax's passes over the scores */
-            t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim) + mem;
+        } else {
+            /* materialised: the two score GEMMs, each bound by its FLOPs or by
+             * its traffic over the score block (forward: QK^T writes it, PV
+             * reads it; backward: four passes; 2 beta bytes per 4 d FLOPs),
+             * then the element-wise passes over the block */
+            const double g = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
+            t = (g > gb ? g : gb) + mem;
         }
         break;
     case ULY_OP_ELEM:
@@ -80,6 +87,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
                       .head_dim = (double)m->head_dim,
+                      .beta = (double)uly_dtype_bytes(w->dtype),
                       .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
                       .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
                       .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2]};
@@ -96,7 +104,6 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
-    /* cleared up front: a TP collective may sit under a GEMM emitted after it */
     /* cleared up front: a TP collective may sit under a GEMM emitted after it */
     memset(hid_s, 0, sizeof(double) * (size_t)n);
     memset(hops, 0, sizeof(int) * (size_t)n);

@@ -84,6 +84,20 @@ int64_t uly_zero_prefetch_layers(const uly_workload *w)
     return w->zero_prefetch < 0 ? 0 : w->zero_prefetch == 0 ? 1 : w->zero_prefetch;
 }
 
+int uly_grad_reduce_overlaps(const uly_workload *w)
+{
+    if (w->overlap_grad_reduce) return w->overlap_grad_reduce > 0;
+    /* Megatron-LM's --overlap-grad-reduce is off unless given; DeepSpeed's
+     * zero_optimization.overlap_comm defaults to false, except at stage 3
+     * where it defaults to true; FSDP reduce-scatters in its post-backward
+     * hooks on a separate stream */
+    switch (w->framework) {
+    case ULY_FW_MEGATRON: return 0;
+    case ULY_FW_FSDP: return 1;
+    default: return w->zero_stage >= 3;
+    }
+}
+
 double uly_attn_density(const uly_workload *w) { return w->attn_density > 0 ? w->attn_density : 1.0; }
 
 const char *uly_framework_name(uly_framework f)
@@ -238,6 +252,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
         return fail(why, n, "attn_density = %g: must be a fraction in (0, 1]", w->attn_density);
     RANGE_I(w, ffn_chunks, 0, (int64_t)1 << 30);
     RANGE_I(w, zero_prefetch, -1, 1 << 20);
+    RANGE_I(w, overlap_grad_reduce, -1, 1);
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
     if ((unsigned)w->attn_kernel >= ULY_AK_COUNT)
         return fail(why, n, "attn_kernel = %d: must be flash2, flash3, triton or sdpa", w->attn_kernel);

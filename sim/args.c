@@ -339,6 +339,9 @@ void sim_args_help(FILE *f)
 "                       [ratio >= 1; default: preset's]\n"
 "  --tp-comm-overlap    TP all-gathers/reduce-scatters run under their GEMMs\n"
 "                       (TransformerEngine userbuffers) [default: exposed]\n"
+"  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
+"                       under backward on its own stream, or after it [default: the\n"
+"                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
 "  --attn-kernel K      flash attention kernel flash2|flash3|triton|sdpa [default flash2]:\n"
 "                       the preset's FlashAttention-2 curves times its published speed\n"
 "                       (flash3: Hopper GPUs only)\n"
@@ -434,6 +437,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             {"--help", &a->help, 1},     {"-h", &a->help, 1},
             {"--version", &a->version, 1}, {"-V", &a->version, 1},
             {"--tp-comm-overlap", &a->tp_comm_overlap, 1}, {"--no-tp-comm-overlap", &a->tp_comm_overlap, 0},
+            {"--overlap-grad-reduce", &a->overlap_grad_reduce, 1}, {"--no-overlap-grad-reduce", &a->overlap_grad_reduce, -1},
             {"--sequence-parallel", &a->sequence_parallel, 1},
         };
         int matched = 0;

@@ -66,6 +66,7 @@ typedef struct sim_args {
     double attn_density;                 /* block-sparse attention; 0: dense */
     int64_t ffn_chunks, loss_chunks;     /* 0: whole */
     int tp_comm_overlap;
+    int overlap_grad_reduce; /* 1 on, -1 off, 0 the framework's default */
     int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */
     uly_attn_kernel attn_kernel;
     int sequence_parallel;               /* Megatron's --sequence-parallel: TP splits the sequence too */

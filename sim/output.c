@@ -178,7 +178,10 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     else if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)
         k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layers", (long long)uly_zero_prefetch_layers(w));
     if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
-        snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
+        k += snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
+    if (k > 0 && (size_t)k < n && w->overlap_grad_reduce)
+        snprintf(buf + k, n - (size_t)k, "; gradient reduction %s backward",
+                 uly_grad_reduce_overlaps(w) ? "overlapped with" : "after");
 }
 
 void sim_degrees_str(const uly_layout *l, char *buf, size_t n)
@@ -517,6 +520,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
+    ADD(wo, "overlap_grad_reduce", cJSON_CreateBool(uly_grad_reduce_overlaps(w)));
     ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
     ADD(wo, "attn_kernel", cJSON_CreateString(uly_attn_kernel_name(w->attn_kernel)));
     ADD(cfg, "workload", wo);

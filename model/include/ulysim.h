@@ -150,10 +150,20 @@ typedef struct uly_workload {
      * hide under. */
     int zero_prefetch;
     uly_attn_kernel attn_kernel; /* flash attention's kernel (ULY_AK_FLASH2: 0, the presets' curves) */
+    /* Data-parallel gradient reduction on its own stream under backward
+     * (Megatron-LM --overlap-grad-reduce, DeepSpeed overlap_comm, FSDP's
+     * post-backward reduce-scatter) or after it on the critical path:
+     * 1 on, -1 off, 0 the framework's default (uly_grad_reduce_overlaps). */
+    int overlap_grad_reduce;
 } uly_workload;
 
 /* Layers the workload prefetches under ZeRO-3 (0: none). */
 int64_t uly_zero_prefetch_layers(const uly_workload *w);
+
+/* 1 when the data-parallel gradient reduction overlaps backward: as asked,
+ * else the framework's default (Megatron-LM and DeepSpeed ZeRO 0-2: off;
+ * DeepSpeed ZeRO-3 and FSDP: on). */
+int uly_grad_reduce_overlaps(const uly_workload *w);
 
 /* The workload's attention density: attn_density, or 1 when unset. */
 double uly_attn_density(const uly_workload *w);

@@ -177,6 +177,7 @@ int main(void)
         uly_workload w0 = fx_work(2048);
         w0.zero_stage = 0;
         w0.global_batch = 64;
+        w0.overlap_grad_reduce = 1; /* on its own stream */
         CHECK(eval_pp(&m, &w0, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate zero 0");
         const double ar = op_time(&plan_b, b, "dp_allreduce_grad"), opt = op_time(&plan_b, b, "optimizer");
         const double hide = 8.0 * b->time.layer_bwd_s;

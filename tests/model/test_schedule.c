@@ -52,6 +52,7 @@ static uly_workload work(void)
     w.causal = 0;
     w.recompute = ULY_RECOMPUTE_NONE;
     w.zero_stage = 0;
+    w.overlap_grad_reduce = 1; /* gradient reduction on its own stream (test_step_passes.c: the defaults) */
     return w;
 }
 

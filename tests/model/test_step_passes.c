@@ -1,0 +1,178 @@
+/* What the frameworks run besides the layer's GEMMs and flash attention,
+ * each against an expectation worked out here by hand on the tiny model
+ * (fixtures.h: fx_tiny, h 64, a 4, d 16, N 1024, b 1, bf16 or fp16: 2 bytes
+ * per element) and a unit cluster (1e12 FLOP/s at efficiency 1, no link
+ * latency) given a finite HBM bandwidth:
+ *   materialised attention (Megatron-LM's CoreAttention): each score GEMM is
+ *   bound by its FLOPs or by its traffic over the score block, whichever is
+ *   longer, and the element-wise kernels (fused softmax; the attention
+ *   dropout when the model has one) add their passes over the block;
+ *   the optimizer step (Megatron-LM's mixed-precision optimizer): unscale
+ *   (fp16 only), gradient norm, Adam, the cast back to half precision, and
+ *   the gradient buffer zeroed;
+ *   the data-parallel gradient reduction overlaps backward only on its own
+ *   stream: Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm
+ *   (default off below ZeRO-3), FSDP always. */
+#include "fixtures.h"
+
+static uly_plan plan;
+
+#define NEAR(got, want, what)                                                                                          \
+    CHECK(fx_close((got), (want), 1e-9), "%s: %.10g, want %.10g", (what), (double)(got), (double)(want))
+
+static int eval(const uly_model *m, const uly_workload *w, const uly_cluster *c, int64_t dp, uly_result *r)
+{
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, dp);
+    const int st = (int)uly_evaluate(m, w, c, &l, &plan, r);
+    CHECK(st == 0 && r->feasible, "evaluate dp %lld: status %d, feasible %d", (long long)dp, st, r->feasible);
+    return st;
+}
+
+static double op_time(const uly_result *r, uly_op_type type, uly_phase phase)
+{
+    for (int i = 0; i < plan.n_ops; i++)
+        if (plan.ops[i].type == type && plan.ops[i].phase == phase && !plan.ops[i].recompute) return r->op_time_s[i];
+    CHECK(0, "no %s op in phase %d", uly_op_type_name(type), (int)phase);
+    return -1;
+}
+
+static double op_exposed(const uly_result *r, uly_op_type type, uly_phase phase)
+{
+    for (int i = 0; i < plan.n_ops; i++)
+        if (plan.ops[i].type == type && plan.ops[i].phase == phase && !plan.ops[i].recompute)
+            return r->op_exposed_s[i];
+    CHECK(0, "no %s op in phase %d", uly_op_type_name(type), (int)phase);
+    return -1;
+}
+
+static uly_workload work(void)
+{
+    uly_workload w = fx_work(1024);
+    w.causal = 0;
+    w.recompute = ULY_RECOMPUTE_NONE;
+    w.zero_stage = 0;
+    return w;
+}
+
+/* One rank, 4 heads of 1024 x 1024: S = 4,194,304 scores, 2 bytes each.
+ * Forward: 4 S d = 268,435,456 FLOPs (2.68435456e-4 s at 1e12); the score
+ * GEMMs move 2 x 2 S = 16,777,216 B (QK^T writes, PV reads). Backward:
+ * twice the FLOPs (5.36870912e-4 s) and 4 x 2 S = 33,554,432 B. Element-wise:
+ * softmax 2 x 2 S forward (read, write), 3 x 2 S backward (probabilities,
+ * their gradient, the scores' gradient); dropout 2 x 2 + 1 = 5 S each way
+ * (read, write, 1-byte mask; backward reads gradient and mask, writes one). */
+static void materialised_attention(void)
+{
+    const double S = 4194304.0;
+    for (int drop = 0; drop <= 1; drop++) {
+        uly_model m = fx_tiny();
+        m.dropout = drop;
+        uly_workload w = work();
+        w.flash = 0;
+        uly_cluster c = fx_unit(1);
+        c.gpu.hbm_bw_Bps = 1e10; /* memory-bound: 16,777,216 B take 1.6777216e-3 s */
+        uly_result r;
+        if (eval(&m, &w, &c, 1, &r)) return;
+        const double fwd = 4 * S / 1e10 + (4 * S + (drop ? 5 * S : 0)) / 1e10;
+        const double bwd = 8 * S / 1e10 + (6 * S + (drop ? 5 * S : 0)) / 1e10;
+        NEAR(op_time(&r, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD), fwd, drop ? "memory-bound fwd, dropout" : "memory-bound fwd");
+        NEAR(op_time(&r, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD), bwd, drop ? "memory-bound bwd, dropout" : "memory-bound bwd");
+        /* at 1e13 B/s the GEMMs' FLOPs outlast their traffic (1.6777216e-6 s) */
+        c.gpu.hbm_bw_Bps = 1e13;
+        if (eval(&m, &w, &c, 1, &r)) return;
+        NEAR(op_time(&r, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD), 2.68435456e-4 + (4 * S + (drop ? 5 * S : 0)) / 1e13,
+             "compute-bound fwd");
+        NEAR(op_time(&r, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD), 5.36870912e-4 + (6 * S + (drop ? 5 * S : 0)) / 1e13,
+             "compute-bound bwd");
+    }
+}
+
+/* The optimizer's bytes per parameter: megatron fp16 8 + 4 + 28 + (4 + 2)
+ * over the parameters it updates, plus its 4-byte fp32 gradients zeroed
+ * over all it holds: 50 P unsharded; deepspeed bf16: 4 + 28 + 6 + 2 = 40 P;
+ * deepspeed fp32: 4 + 28 + 4 = 36 P; megatron fp16 with its distributed
+ * optimizer over dp 2: 46 P / 2 + 4 P = 27 P. Compared as ratios, so the
+ * parameter count P need not be restated. */
+static void optimizer_passes(void)
+{
+    const uly_model m = fx_tiny();
+    uly_cluster c = fx_unit(1);
+    c.gpu.hbm_bw_Bps = 1e10;
+    uly_workload w = work();
+    uly_result r;
+    w.framework = ULY_FW_DEEPSPEED;
+    w.dtype = ULY_BF16;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    const double ds_bf16 = op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP);
+    w.dtype = ULY_FP32;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 36.0 / 40.0, "deepspeed fp32 over bf16");
+    w.framework = ULY_FW_MEGATRON;
+    w.dtype = ULY_FP16;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 50.0 / 40.0, "megatron fp16 over deepspeed bf16");
+    w.zero_stage = 1;
+    if (eval(&m, &w, &c, 2, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 27.0 / 40.0, "megatron distributed optimizer, dp 2");
+}
+
+/* dp 2 at 1e8 B/s in the node, one micro-batch. The layer's backward is
+ * 8.72415232e-4 s (test_schedule.c), 2 layers: 1.744830464e-3 s.
+ * ZeRO-0: the all-reduce of 453,248 B in bf16 takes 4.53248e-3 s (Megatron-LM
+ * reduces its fp32 main grads: twice that); overlapped it shows only beyond
+ * the last backward, else in full.
+ * ZeRO-2: each layer's gradient reduce-scatter, (G-1) ceil(49280/2) x 2 =
+ * 49,280 B = 4.928e-4 s, hides under that layer's backward or adds to it. */
+static void grad_reduce_overlap(void)
+{
+    const uly_model m = fx_tiny();
+    uly_cluster c = fx_unit(1);
+    c.intra_bw_Bps = 1e8;
+    uly_workload w = work();
+    uly_result r;
+    const double bwd = 8.72415232e-4;
+    const struct {
+        uly_framework fw;
+        int ask, want;
+    } zero0[] = {{ULY_FW_DEEPSPEED, 0, 0}, {ULY_FW_MEGATRON, 0, 0}, {ULY_FW_FSDP, 0, 1},
+                 {ULY_FW_DEEPSPEED, 1, 1}, {ULY_FW_MEGATRON, 1, 1}, {ULY_FW_FSDP, -1, 0}};
+    for (size_t i = 0; i < sizeof zero0 / sizeof zero0[0]; i++) {
+        w.framework = zero0[i].fw;
+        w.overlap_grad_reduce = zero0[i].ask;
+        w.zero_stage = 0;
+        CHECK(uly_grad_reduce_overlaps(&w) == zero0[i].want, "%s asked %d: overlaps %d, want %d",
+              uly_framework_name(zero0[i].fw), zero0[i].ask, uly_grad_reduce_overlaps(&w), zero0[i].want);
+        if (eval(&m, &w, &c, 2, &r)) return;
+        const double ar = zero0[i].fw == ULY_FW_MEGATRON ? 9.06496e-3 : 4.53248e-3;
+        NEAR(op_exposed(&r, ULY_OPT_DP_ALLREDUCE_GRAD, ULY_PHASE_STEP), zero0[i].want ? ar - 2 * bwd : ar,
+             "zero-0 all-reduce exposed");
+    }
+    /* ZeRO-2 and 3 under DeepSpeed: overlap_comm defaults on at stage 3 only */
+    w.framework = ULY_FW_DEEPSPEED;
+    w.overlap_grad_reduce = 0;
+    for (int z = 2; z <= 3; z++) {
+        w.zero_stage = z;
+        if (eval(&m, &w, &c, 2, &r)) return;
+        const double rs = op_exposed(&r, ULY_OPT_ZERO_RS_GRAD, ULY_PHASE_BWD);
+        if (z == 3)
+            CHECK(rs < 4.928e-4, "zero-3 reduce-scatter overlaps by default: exposed %g of 4.928e-4", rs);
+        else
+            NEAR(rs, 4.928e-4, "zero-2 reduce-scatter on the critical path by default");
+    }
+    w.zero_stage = 2;
+    w.overlap_grad_reduce = 1;
+    if (eval(&m, &w, &c, 2, &r)) return;
+    const double hidden = r.time.layer_bwd_s;
+    w.overlap_grad_reduce = -1;
+    if (eval(&m, &w, &c, 2, &r)) return;
+    NEAR(r.time.layer_bwd_s - hidden, 4.928e-4, "zero-2 without overlap: the layer's backward longer by its reduce-scatter");
+}
+
+int main(void)
+{
+    materialised_attention();
+    optimizer_passes();
+    grad_reduce_overlap();
+    FX_DONE();
+}
