@@ -244,7 +244,7 @@ static void test_values(void)
     CHECK(near(c.gpu.reserved_bytes, 3 * GIB), "h100 reserved %g", c.gpu.reserved_bytes);
     CHECK(c.gpus_per_node == 8 && c.nodes == 128, "h100 %lld x %lld", (long long)c.nodes,
           (long long)c.gpus_per_node);
-    CHECK(near(c.intra_bw_Bps, 450e9), "h100 nvlink %g (900 GB/s bidirectional halved)", c.intra_bw_Bps);
+    CHECK(near(c.intra_bw_Bps, 18 * 20.6e9), "h100 nvlink %g (NCCL: 18 links x 20.6 GB/s per direction)", c.intra_bw_Bps);
     CHECK(near(c.intra_lat_s, 3.4e-6), "h100 nvlink lat %g", c.intra_lat_s);
     CHECK(c.intra_switched == 1, "h100 switched");
     CHECK(near(c.nic_bw_Bps, 48.5e9), "h100 nic %g", c.nic_bw_Bps);
@@ -261,7 +261,7 @@ static void test_values(void)
 
     CHECK(sim_cluster_load("dgx-a100-40g", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.gpu.peak_flops[ULY_BF16], 312e12) && near(c.gpu.hbm_bytes, 40 * GIB) &&
-              near(c.intra_bw_Bps, 300e9) && near(c.nic_bw_Bps, 24e9) && near(c.gpu.hbm_bw_Bps, 1.555e12),
+              near(c.intra_bw_Bps, 12 * 20.0e9) && near(c.nic_bw_Bps, 24e9) && near(c.gpu.hbm_bw_Bps, 1.555e12),
           "a100-40g");
     CHECK(fabs(c.gpu.attn_eff[1][1].eff[0] - 99.0 / 312) < 1e-3, "a100 causal d128 at 512");
     CHECK(sim_cluster_load("dgx-a100-80g", &c, why, sizeof why) == 0, "%s", why);
@@ -271,9 +271,9 @@ static void test_values(void)
               near(c.gpu.hbm_bw_Bps, 4.8e12),
           "h200");
     CHECK(sim_cluster_load("a800", &c, why, sizeof why) == 0, "%s", why);
-    CHECK(near(c.intra_bw_Bps, 200e9) && near(c.gpu.peak_flops[ULY_BF16], 312e12), "a800");
+    CHECK(near(c.intra_bw_Bps, 8 * 20.0e9) && near(c.gpu.peak_flops[ULY_BF16], 312e12), "a800");
     CHECK(sim_cluster_load("gb200-nvl72", &c, why, sizeof why) == 0, "%s", why);
-    CHECK(c.gpus_per_node == 72 && near(c.intra_bw_Bps, 900e9) && near(c.gpu.peak_flops[ULY_BF16], 2500e12),
+    CHECK(c.gpus_per_node == 72 && near(c.intra_bw_Bps, 18 * 40.1e9) && near(c.gpu.peak_flops[ULY_BF16], 2500e12),
           "gb200");
     CHECK(sim_cluster_load("piz-daint-p100", &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.gpus_per_node == 1 && near(c.gpu.peak_flops[ULY_BF16], 9.3e12) && near(c.gpu.peak_flops[ULY_FP16], 18.7e12) &&

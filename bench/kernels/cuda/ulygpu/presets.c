@@ -51,7 +51,7 @@ static void embedded_cluster(uly_cluster *c)
                 u->eff[i] = cur[ca][big][i];
             }
         }
-    c->intra_bw_Bps = 450e9;
+    c->intra_bw_Bps = 370.8e9;
     c->intra_lat_s = 3.4e-6;
     c->intra_switched = 1;
     c->nic_bw_Bps = 48.5e9;
