@@ -34,34 +34,21 @@ static const struct {
     tt_cat cat;
 } PATTERNS[] = {
     /* NCCL: ncclDevKernel_AllGather_RING_LL(...), ncclKernel_AllReduce_RING_LL_Sum_bfloat16 */
-    {"alltoall", "nccl", TT_A2A},
-    {"allgather", "nccl", TT_ALLGATHER},
-    {"reducescatter", "nccl", TT_REDUCE_SCATTER},
+    {"alltoall", "nccl", TT_A2A}, {"allgather", "nccl", TT_ALLGATHER}, {"reducescatter", "nccl", TT_REDUCE_SCATTER},
     {"allreduce", "nccl", TT_ALLREDUCE},
-    {"sendrecv", "nccl", TT_SENDRECV},
-    {"send", "nccl", TT_SENDRECV},
-    {"recv", "nccl", TT_SENDRECV},
+    {"sendrecv", "nccl", TT_SENDRECV}, {"send", "nccl", TT_SENDRECV}, {"recv", "nccl", TT_SENDRECV},
     /* attention backward: FlashAttention-2 (flash_bwd_*), PyTorch's copy
      * (pytorch_flash::flash_bwd_kernel), FlashAttention-3
      * (flash::FlashAttnBwdSm90), memory-efficient (fmha_cutlassB_*), cuDNN
      * (..._sdpa_..._flash_bprop_...) */
-    {"flash_bwd", NULL, TT_ATTN_BWD},
-    {"flashattnbwd", NULL, TT_ATTN_BWD},
-    {"fmha_cutlassb", NULL, TT_ATTN_BWD},
-    {"fmha_bwd", NULL, TT_ATTN_BWD},
-    {"bprop", "sdpa", TT_ATTN_BWD},
+    {"flash_bwd", NULL, TT_ATTN_BWD}, {"flashattnbwd", NULL, TT_ATTN_BWD}, {"fmha_cutlassb", NULL, TT_ATTN_BWD},
+    {"fmha_bwd", NULL, TT_ATTN_BWD}, {"bprop", "sdpa", TT_ATTN_BWD},
     /* attention forward: the same families */
-    {"flash_fwd", NULL, TT_ATTN_FWD},
-    {"flashattnfwd", NULL, TT_ATTN_FWD},
-    {"fmha_cutlassf", NULL, TT_ATTN_FWD},
-    {"fmha_fwd", NULL, TT_ATTN_FWD},
-    {"fprop", "sdpa", TT_ATTN_FWD},
+    {"flash_fwd", NULL, TT_ATTN_FWD}, {"flashattnfwd", NULL, TT_ATTN_FWD}, {"fmha_cutlassf", NULL, TT_ATTN_FWD},
+    {"fmha_fwd", NULL, TT_ATTN_FWD}, {"fprop", "sdpa", TT_ATTN_FWD},
     /* GEMM: cuBLAS (sm90_xmma_gemm_*, ampere_bf16_s16816gemm_*, nvjet_*),
      * CUTLASS (cutlass_80_tensorop_*gemm*, cutlass3x_sm90_*gemm*) */
-    {"gemm", NULL, TT_GEMM},
-    {"nvjet", NULL, TT_GEMM},
-    {"xmma", NULL, TT_GEMM},
-    {"cublas", NULL, TT_GEMM},
+    {"gemm", NULL, TT_GEMM}, {"nvjet", NULL, TT_GEMM}, {"xmma", NULL, TT_GEMM}, {"cublas", NULL, TT_GEMM},
 };
 
 /* PyTorch's collective names ("Collective name" in the event's args) */

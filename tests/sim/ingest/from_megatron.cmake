@@ -23,15 +23,7 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES ",bf16,9\\.80225,")
   message(FATAL_ERROR "--warmup 0: exit ${rc}, ${err}\n${out}\n(want step_s 9.80225)")
 endif()
 
-function(expect_bad regex)
-  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REGEX MATCHALL "\n" nl "${err}")
-  list(LENGTH nl n_lines)
-  if(NOT rc EQUAL 2 OR NOT err MATCHES "${regex}" OR NOT n_lines EQUAL 1)
-    message(FATAL_ERROR "ulysim ${ARGN}: exit ${rc} (want 2), stderr: ${err} (want one line /${regex}/)")
-  endif()
-  message(STATUS "ok: ${err}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect_bad.cmake)
 
 # a log cut short inside the argument block, and one cut inside an iteration report
 file(STRINGS ${DATA}/gpt7b-tp8-sp.log lines)

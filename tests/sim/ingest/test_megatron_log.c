@@ -8,19 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h" /* CHECK, FX_DONE */
+
 #include "megatron_log.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
 
 static mlog_run run;
 static char why[1024];
@@ -212,7 +203,5 @@ int main(void)
     test_median();
     test_layout();
     test_bad();
-    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-    else printf("test_megatron_log: ok\n");
-    return failures ? 1 : 0;
+    FX_DONE();
 }

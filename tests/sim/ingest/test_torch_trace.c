@@ -7,63 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h" /* CHECK, FX_DONE */
+
 #include "torch_trace.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fputc('\n', stderr);                                                                                       \
-        }                                                                                                              \
-    } while (0)
 
 static void test_classify(void)
 {
     static const struct {
-        const char *name, *collective;
         tt_cat want;
+        const char *collective, *name;
     } cases[] = {
-        {"ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", NULL, TT_ALLGATHER},
-        {"ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned long, ncclWork*)", NULL, TT_ALLREDUCE},
-        {"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", NULL,
-         TT_REDUCE_SCATTER},
-        {"ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", NULL, TT_SENDRECV},
+        {TT_ALLGATHER, NULL, "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"},
+        {TT_ALLREDUCE, NULL, "ncclKernel_AllReduce_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned long, ncclWork*)"},
+        {TT_REDUCE_SCATTER, NULL, "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"},
+        {TT_SENDRECV, NULL, "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"},
         /* an all-to-all runs as send/recv kernels: PyTorch's collective name tells */
-        {"ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)", "all_to_allv", TT_A2A},
-        {"ncclKernel_AllToAll_RING_SIMPLE_Sum_int8_t", NULL, TT_A2A},
-        {"void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128> >(Flash_bwd_params)", NULL,
-         TT_ATTN_BWD},
-        {"void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4> >(pytorch_flash::Flash_fwd_params)",
-         NULL, TT_ATTN_FWD},
-        {"void cutlass::device_kernel<flash::FlashAttnBwdSm90<flash::CollectiveMainloopBwd<2, 1> > >(...)", NULL,
-         TT_ATTN_BWD},
-        {"void cutlass::device_kernel<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwd<2, 1> > >(...)", NULL,
-         TT_ATTN_FWD},
-        {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<...>::Params)", NULL,
-         TT_ATTN_FWD},
-        {"fmha_cutlassB_bf16_aligned_128x64_k128_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<...>::Params)",
-         NULL, TT_ATTN_BWD},
-        {"void fmha_bwd_dq_dk_dv_loop_kernel<FMHA_kernel_traits<256, 64, 16, 1, 8, 0x08u> >(FMHA_dgrad_params)", NULL,
-         TT_ATTN_BWD},
-        {"void fmha_fwd_loop_kernel<FMHA_kernel_traits<256, 64, 16, 1, 4, 0x08u> >(FMHA_fprop_params)", NULL,
-         TT_ATTN_FWD},
-        {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0", NULL,
-         TT_ATTN_FWD},
-        {"cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0", NULL,
-         TT_ATTN_BWD},
-        {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-         NULL, TT_GEMM},
-        {"ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn", NULL, TT_GEMM},
-        {"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT", NULL, TT_GEMM},
-        {"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(Params)", NULL,
-         TT_GEMM},
-        {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int, ...)", NULL, TT_OTHER},
+        {TT_A2A, "all_to_allv", "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)"},
+        {TT_A2A, NULL, "ncclKernel_AllToAll_RING_SIMPLE_Sum_int8_t"},
+        {TT_ATTN_BWD, NULL, "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128> >(Flash_bwd_params)"},
+        {TT_ATTN_FWD, NULL, "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4> >(pytorch_flash::Flash_fwd_params)"},
+        {TT_ATTN_BWD, NULL, "void cutlass::device_kernel<flash::FlashAttnBwdSm90<flash::CollectiveMainloopBwd<2, 1> > >(...)"},
+        {TT_ATTN_FWD, NULL, "void cutlass::device_kernel<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwd<2, 1> > >(...)"},
+        {TT_ATTN_FWD, NULL, "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<...>::Params)"},
+        {TT_ATTN_BWD, NULL, "fmha_cutlassB_bf16_aligned_128x64_k128_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<...>::Params)"},
+        {TT_ATTN_BWD, NULL, "void fmha_bwd_dq_dk_dv_loop_kernel<FMHA_kernel_traits<256, 64, 16, 1, 8, 0x08u> >(FMHA_dgrad_params)"},
+        {TT_ATTN_FWD, NULL, "void fmha_fwd_loop_kernel<FMHA_kernel_traits<256, 64, 16, 1, 4, 0x08u> >(FMHA_fprop_params)"},
+        {TT_ATTN_FWD, NULL, "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0"},
+        {TT_ATTN_BWD, NULL, "cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_7_64x128x128_4x1x1_kernel0_0"},
+        {TT_GEMM, NULL, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
+        {TT_GEMM, NULL, "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn"},
+        {TT_GEMM, NULL, "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT"},
+        {TT_GEMM, NULL, "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(Params)"},
+        {TT_OTHER, NULL, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >(int, ...)"},
         /* a collective name does not turn a compute kernel into communication */
-        {"void at::native::vectorized_layer_norm_kernel<c10::BFloat16, float>(...)", "allreduce", TT_OTHER},
+        {TT_OTHER, "allreduce", "void at::native::vectorized_layer_norm_kernel<c10::BFloat16, float>(...)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tt_cat got = tt_classify(cases[i].name, cases[i].collective);
@@ -138,7 +116,5 @@ int main(void)
     test_classify();
     test_steps();
     test_bad();
-    if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-    else printf("test_torch_trace: ok\n");
-    return failures ? 1 : 0;
+    FX_DONE();
 }
