@@ -22,6 +22,7 @@
 
 #include "preset.h"
 #include "trace_join.h"
+#include "trace_torch.h"
 #include "trace_read.h"
 
 int sim_cmd_validate(int argc, char **argv);
@@ -124,6 +125,8 @@ typedef struct pair_res {
 
 int sim_cmd_validate(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* a torch.profiler trace: trace_torch.c */
+        if (!strcmp(argv[i], "--torch-trace") || !strncmp(argv[i], "--torch-trace=", 14)) return sim_validate_torch(argc, argv);
     const char *profiles[MAX_PROFILES];
     int n_prof = 0;
     double max_err = NAN, max_run_err = NAN, min_agree = NAN;

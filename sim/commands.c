@@ -9,12 +9,14 @@ int sim_cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */
 int sim_cmd_validate(int argc, char **argv);  /* cmd_validate.c */
 int sim_cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
 int sim_cmd_trace(int argc, char **argv);     /* cmd_trace.c */
+int sim_cmd_runs(int argc, char **argv);      /* cmd_runs.c */
 static const sim_command registry[] = {
     {"plot", "paper-style figures (gnuplot) from the model", sim_cmd_plot_main},
     {"reproduce", "the seed papers' experiments: predicted against published, with the error", sim_cmd_reproduce},
     {"validate", "prediction against measurement for ulyharness traces: bytes, times, overlap, ranking", sim_cmd_validate},
     {"calibrate", "fit link latency and bandwidth (and CPU compute rates) from traces: a cluster profile", sim_cmd_calibrate},
     {"trace", "trace tools: `trace export RUN.trace -o run.json` (Chrome trace events, Perfetto)", sim_cmd_trace},
+    {"runs", "runs files from other tools: `runs from-megatron LOG... -o runs.csv` (Megatron-LM logs)", sim_cmd_runs},
     {NULL, NULL, NULL},
 };
 

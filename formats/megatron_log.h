@@ -1,0 +1,72 @@
+/* megatron_log.h: reading a Megatron-LM training log (the text it prints on
+ * stdout): the argument block it prints at start-up, the vocabulary padding
+ * line, the iteration reports and the memory reports. Text in, struct out:
+ * no I/O, so a test or a fuzzer can feed it any bytes. What the fields mean
+ * for ulysim, and how they map to a runs-file row, is docs/megatron-logs.md.
+ *
+ * Messages written to `why` are one line and name the file (as `shown`) and
+ * the line. */
+#ifndef FORMATS_MEGATRON_LOG_H
+#define FORMATS_MEGATRON_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ulysim.h"
+
+#define MLOG_MAX_REPORTS 4096 /* iteration reports kept; a longer log keeps its first ones */
+#define MLOG_MAX_LINE 65536   /* longer lines are bad input */
+#define MLOG_WORD 32
+
+typedef struct mlog_report {
+    int line;
+    int64_t iteration;
+    double iter_ms;      /* elapsed time per iteration (ms): the average over the log interval */
+    double tflops;       /* throughput per GPU (TFLOP/s/GPU), NAN when not logged */
+} mlog_report;
+
+typedef struct mlog_run {
+    int args_line;               /* the line of the "arguments" banner */
+    /* the argument block; 0 (sizes) or -1 (flags) where the log has none */
+    int64_t world_size, tp, cp, pp, vpp, layers_per_vstage;
+    int64_t seq, micro_batch, global_batch;
+    int64_t layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+    int64_t hcp_u, hcp_r;        /* hierarchical_context_parallel_sizes [u, r] */
+    int64_t log_interval;
+    int swiglu, sequence_parallel, distributed_optimizer, fp16, bf16, untied, dropout;
+    char recompute[MLOG_WORD];   /* recompute_granularity: "full", "selective" or "" (None) */
+    char cp_comm[MLOG_WORD];     /* cp_comm_type ("p2p", "a2a", ...; the first of a per-layer list), "" absent */
+    int vocab_line;              /* where the vocabulary size came from (0: the argument block) */
+    /* the iteration reports, in the log's order */
+    int n_reports;
+    mlog_report reports[MLOG_MAX_REPORTS];
+    /* the largest "max reserved" (else "max allocated") of the memory
+     * reports over ranks and times, MB (2^20 bytes); 0 when none */
+    double mem_peak_mb;
+    int mem_line;
+} mlog_run;
+
+/* Reads the log text (len bytes, not necessarily NUL-terminated). Returns 0,
+ * or 2 with a reason: no argument block, an argument block not closed (a
+ * truncated log), an argument the run needs missing or not a number, an
+ * iteration report without its time or with a malformed number, no
+ * iteration report at all, a NUL byte or an overlong line. */
+int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *out, char *why, size_t why_len);
+
+/* The median of the reports' iter_ms (and tflops, NAN when any report lacks
+ * it) over the reports whose whole log interval comes after the first
+ * `warmup` iterations (Megatron-LM averages a report over the log_interval
+ * iterations up to it). Returns the count used (0: none, medians NAN). */
+int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last);
+
+/* The model shape of the run (name empty). Returns 0, or 2 with the missing
+ * argument named in why. */
+int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, size_t why_len);
+
+/* ulysim's strategy and degrees for the run's parallel settings: context
+ * parallelism by cp_comm_type through the registry's megatron_cp_comm
+ * (TP inside), else Megatron TP with sequence parallelism (megatron-sp) or
+ * without (megatron-tp). Returns 0, or 2 when the settings name no strategy. */
+int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, size_t why_len);
+
+#endif

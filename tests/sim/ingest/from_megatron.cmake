@@ -1,0 +1,57 @@
+# sim.ingest.from_megatron: `ulysim runs from-megatron` on the logs of data/.
+file(REMOVE_RECURSE ${OUT})
+file(MAKE_DIRECTORY ${OUT})
+set(LOGS ${DATA}/gpt7b-tp8-sp.log ${DATA}/llama3-8b-tp2-cp4-pp2-ring.log ${DATA}/small-gqa-swiglu-cp8-a2a.log)
+
+# the three rows against the ones worked out by hand from the logs
+execute_process(COMMAND ${EXE} runs from-megatron ${LOGS} -o ${OUT}/runs.csv
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "from-megatron: exit ${rc}: ${err}")
+endif()
+file(READ ${OUT}/runs.csv got)
+file(READ ${DATA}/megatron-expected.csv want)
+if(NOT got STREQUAL want)
+  message(FATAL_ERROR "from-megatron wrote:\n${got}\nwant (data/megatron-expected.csv):\n${want}")
+endif()
+
+# --warmup 0: every report of the llama log counts; the median of its eight
+# times (9801.2 and 9803.3 in the middle) is 9.80225 s
+execute_process(COMMAND ${EXE} runs from-megatron ${DATA}/llama3-8b-tp2-cp4-pp2-ring.log --warmup 0
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES ",bf16,9\\.80225,")
+  message(FATAL_ERROR "--warmup 0: exit ${rc}, ${err}\n${out}\n(want step_s 9.80225)")
+endif()
+
+include(${CMAKE_CURRENT_LIST_DIR}/expect_bad.cmake)
+
+# a log cut short inside the argument block, and one cut inside an iteration report
+file(STRINGS ${DATA}/gpt7b-tp8-sp.log lines)
+list(SUBLIST lines 0 40 head)
+list(JOIN head "\n" text)
+file(WRITE ${OUT}/cut-args.log "${text}\n")
+expect_bad("cut-args.log:40: the argument block from line 2 is not closed" runs from-megatron ${OUT}/cut-args.log)
+file(READ ${DATA}/gpt7b-tp8-sp.log text)
+string(FIND "${text}" "iteration       50/" at)
+math(EXPR at "${at} + 40")
+string(SUBSTRING "${text}" 0 ${at} cut)
+file(WRITE ${OUT}/cut-report.log "${cut}")
+expect_bad("cut-report.log:[0-9]+: iteration 50: no 'elapsed time per iteration \\(ms\\):' \\(the log is cut short\\)"
+  runs from-megatron ${OUT}/cut-report.log)
+file(WRITE ${OUT}/not-a-log.log "hello\n")
+expect_bad("not-a-log.log: no Megatron-LM argument block" runs from-megatron ${OUT}/not-a-log.log)
+expect_bad("nonexistent.log: cannot open" runs from-megatron ${OUT}/nonexistent.log)
+expect_bad("every iteration report .* averages warm-up iterations \\(--warmup 100"
+  runs from-megatron ${DATA}/gpt7b-tp8-sp.log --warmup 100)
+expect_bad("--warmup 'x': not a count" runs from-megatron ${DATA}/gpt7b-tp8-sp.log --warmup x)
+expect_bad("unknown action 'bogus'" runs bogus)
+expect_bad("no log given" runs from-megatron)
+expect_bad("unknown option '--bogus'" runs from-megatron --bogus)
+# a failed run leaves no output file behind
+if(EXISTS ${OUT}/partial.csv)
+  message(FATAL_ERROR "partial.csv exists before the test")
+endif()
+expect_bad("not-a-log.log" runs from-megatron ${DATA}/gpt7b-tp8-sp.log ${OUT}/not-a-log.log -o ${OUT}/partial.csv)
+if(EXISTS ${OUT}/partial.csv)
+  message(FATAL_ERROR "a failed from-megatron left ${OUT}/partial.csv")
+endif()

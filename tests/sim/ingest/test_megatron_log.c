@@ -1,0 +1,207 @@
+/* test_megatron_log: the Megatron-LM log reader (formats/megatron_log.c) on
+ * logs written here line by line: the argument block (GQA on and off, the
+ * vocabulary from the padding line), the warm-up rule over log intervals,
+ * the mapping of parallel settings to strategies, and the bad logs it must
+ * refuse with the file and line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixtures.h" /* CHECK, FX_DONE */
+
+#include "megatron_log.h"
+
+
+static mlog_run run;
+static char why[1024];
+
+/* A log: the argument block with `extra` argument lines, then `tail`. */
+static int parse(const char *extra, const char *tail)
+{
+    char text[16384];
+    snprintf(text, sizeof text,
+             "------------------------ arguments ------------------------\n"
+             "  ffn_hidden_size ................................. 14336\n"
+             "  hidden_size ..................................... 4096\n"
+             "  kv_channels ..................................... 128\n"
+             "  log_interval .................................... 2\n"
+             "  micro_batch_size ................................ 1\n"
+             "  num_attention_heads ............................. 32\n"
+             "  num_layers ...................................... 32\n"
+             "  num_query_groups ................................ 8\n"
+             "  seq_length ...................................... 4096\n"
+             "  world_size ...................................... 8\n"
+             "%s"
+             "-------------------- end of arguments ---------------------\n"
+             "%s",
+             extra, tail);
+    why[0] = 0;
+    return mlog_parse(text, strlen(text), "t.log", &run, why, sizeof why);
+}
+
+static const char *REPORTS =
+    " > padded vocab (size: 128000) with 256 dummy tokens (new size: 128256)\n"
+    " iteration        2/      10 | elapsed time per iteration (ms): 900.0 | throughput per GPU (TFLOP/s/GPU): 90.0 |\n"
+    " iteration        4/      10 | elapsed time per iteration (ms): 510.0 | throughput per GPU (TFLOP/s/GPU): 160.0 |\n"
+    " iteration        6/      10 | elapsed time per iteration (ms): 500.0 | throughput per GPU (TFLOP/s/GPU): 170.0 |\n"
+    "[Rank 0] (after 6 iterations) memory (MB) | allocated: 100.0 | max allocated: 2048.0 | reserved: 3000.0 | max reserved: 3072.0\n"
+    " iteration        8/      10 | elapsed time per iteration (ms): 520.0 | throughput per GPU (TFLOP/s/GPU): 150.0 |\n"
+    "[Rank 4] (after 8 iterations) memory (MB) | allocated: 100.0 | max allocated: 4096.0\n";
+
+static void test_arguments(void)
+{
+    CHECK(parse("  group_query_attention ........................... True\n"
+                "  swiglu .......................................... True\n"
+                "  untie_embeddings_and_output_weights ............. True\n"
+                "  hidden_dropout .................................. 0.0\n"
+                "  attention_dropout ............................... 0.0\n",
+                REPORTS) == 0,
+          "good log refused: %s", why);
+    uly_model m;
+    CHECK(mlog_model(&run, "t.log", &m, why, sizeof why) == 0, "model: %s", why);
+    CHECK(m.layers == 32 && m.hidden == 4096 && m.heads == 32 && m.kv_heads == 8 && m.head_dim == 128 &&
+              m.ffn_hidden == 14336 && m.swiglu == 1 && m.tied_embeddings == 0 && m.dropout == 0,
+          "model fields: L %lld h %lld a %lld k %lld d %lld f %lld swiglu %d tied %d dropout %d", (long long)m.layers,
+          (long long)m.hidden, (long long)m.heads, (long long)m.kv_heads, (long long)m.head_dim,
+          (long long)m.ffn_hidden, m.swiglu, m.tied_embeddings, m.dropout);
+    CHECK(m.vocab == 128256, "vocab from the padding line: %lld, want 128256", (long long)m.vocab);
+    CHECK(run.n_reports == 4, "reports: %d, want 4", run.n_reports);
+    /* rank 0's max reserved 3072 MB; rank 4 has only max allocated 4096 */
+    CHECK(run.mem_peak_mb == 4096.0, "memory peak %g MB, want 4096", run.mem_peak_mb);
+
+    /* without group_query_attention, num_query_groups does not count; the
+     * defaults: GELU, tied, dropout when a probability is above 0 */
+    CHECK(parse("  hidden_dropout .................................. 0.1\n", REPORTS) == 0, "%s", why);
+    CHECK(mlog_model(&run, "t.log", &m, why, sizeof why) == 0, "%s", why);
+    CHECK(m.kv_heads == 32 && m.swiglu == 0 && m.tied_embeddings == 1 && m.dropout == 1,
+          "MHA defaults: k %lld swiglu %d tied %d dropout %d", (long long)m.kv_heads, m.swiglu, m.tied_embeddings,
+          m.dropout);
+
+    /* no padding line: padded_vocab_size, else vocab_size */
+    CHECK(parse("  vocab_size ...................................... 32000\n",
+                " iteration        2/      10 | elapsed time per iteration (ms): 900.0 |\n") == 0, "%s", why);
+    CHECK(mlog_model(&run, "t.log", &m, why, sizeof why) == 0 && m.vocab == 32000, "vocab_size: %lld",
+          (long long)m.vocab);
+    CHECK(parse("", " iteration        2/      10 | elapsed time per iteration (ms): 900.0 |\n") == 0, "%s", why);
+    CHECK(mlog_model(&run, "t.log", &m, why, sizeof why) == 2 && strstr(why, "vocabulary size"),
+          "no vocabulary: %s", why);
+}
+
+static void test_median(void)
+{
+    CHECK(parse("", REPORTS) == 0, "%s", why);
+    double ms, tf;
+    int64_t first, last;
+    /* log_interval 2: the report at i averages i-1 and i; warm-up 3 leaves
+     * the reports at 6 and 8 (at 4 it averages iteration 3) */
+    int k = mlog_median(&run, 3, &ms, &tf, &first, &last);
+    CHECK(k == 2 && ms == 510.0 && tf == 160.0 && first == 6 && last == 8,
+          "warmup 3: %d reports, %g ms, %g TFLOP/s, %lld..%lld; want 2, 510, 160, 6..8", k, ms, tf, (long long)first,
+          (long long)last);
+    k = mlog_median(&run, 2, &ms, &tf, &first, &last);
+    CHECK(k == 3 && ms == 510.0 && first == 4, "warmup 2: %d reports, %g ms; want 3, 510 (500, 510, 520)", k, ms);
+    k = mlog_median(&run, 0, &ms, &tf, &first, &last);
+    CHECK(k == 4 && ms == 515.0 && tf == 155.0, "warmup 0: %d, %g ms, %g TFLOP/s; want 4, 515, 155", k, ms, tf);
+    k = mlog_median(&run, 8, &ms, &tf, &first, &last);
+    CHECK(k == 0 && isnan(ms), "warmup 8: %d reports", k);
+    /* a report without the TFLOP/s field: no TFLOP/s median */
+    CHECK(parse("", " iteration        2/      10 | elapsed time per iteration (ms): 900.0 |\n"
+                    " iteration        4/      10 | elapsed time per iteration (ms): 800.0 | throughput per GPU "
+                    "(TFLOP/s/GPU): 1.0 |\n") == 0, "%s", why);
+    k = mlog_median(&run, 0, &ms, &tf, &first, &last);
+    CHECK(k == 2 && ms == 850.0 && isnan(tf), "mixed TFLOP/s: %d, %g, %g", k, ms, tf);
+}
+
+/* The strategy and degrees of a set of parallel arguments. */
+static void expect_layout(const char *args, uly_strategy_id want, int64_t u, int64_t r, int64_t t, int64_t dp,
+                          int64_t pp)
+{
+    uly_layout l;
+    CHECK(parse(args, REPORTS) == 0, "%s", why);
+    int rc = mlog_layout(&run, "t.log", &l, why, sizeof why);
+    CHECK(rc == 0 && l.strategy == want && l.ulysses == u && l.ring == r && l.tp == t && l.dp == dp && l.pp == pp,
+          "[%s]: rc %d (%s) strategy %d u %lld r %lld t %lld dp %lld pp %lld; want %d u %lld r %lld t %lld dp %lld "
+          "pp %lld", args, rc, why, (int)l.strategy, (long long)l.ulysses, (long long)l.ring, (long long)l.tp,
+          (long long)l.dp, (long long)l.pp, (int)want, (long long)u, (long long)r, (long long)t, (long long)dp,
+          (long long)pp);
+}
+
+#define TP2 "  tensor_model_parallel_size ...................... 2\n"
+#define CP4 "  context_parallel_size ........................... 4\n"
+
+static void test_layout(void)
+{
+    expect_layout(TP2 "  sequence_parallel ............................... True\n", ULY_STRAT_MEGATRON_SP, 1, 1, 2, 4, 1);
+    expect_layout(TP2 "  sequence_parallel ............................... False\n", ULY_STRAT_MEGATRON_TP, 1, 1, 2, 4,
+                  1);
+    expect_layout(TP2, ULY_STRAT_MEGATRON_TP, 1, 1, 2, 4, 1); /* sequence_parallel's default: False */
+    expect_layout(TP2 CP4, ULY_STRAT_RING, 1, 4, 2, 1, 1); /* p2p is Megatron-Core's default */
+    expect_layout(TP2 CP4 "  cp_comm_type .................................... ['all_gather']\n",
+                  ULY_STRAT_ALLGATHER_CP, 1, 4, 2, 1, 1);
+    expect_layout(CP4 "  cp_comm_type .................................... a2a\n", ULY_STRAT_ULYSSES, 4, 1, 1, 2, 1);
+    expect_layout(CP4 "  cp_comm_type .................................... ['a2a+p2p']\n"
+                      "  hierarchical_context_parallel_sizes ............. [2, 2]\n",
+                  ULY_STRAT_USP, 2, 2, 1, 2, 1);
+    expect_layout(CP4 "  pipeline_model_parallel_size .................... 2\n", ULY_STRAT_RING, 1, 4, 1, 1, 2);
+
+    uly_layout l;
+    CHECK(parse(CP4 "  cp_comm_type .................................... ['a2a+p2p']\n", REPORTS) == 0, "%s", why);
+    CHECK(mlog_layout(&run, "t.log", &l, why, sizeof why) == 2 && strstr(why, "hierarchical_context_parallel_sizes"),
+          "a2a+p2p without the sizes: %s", why);
+    CHECK(parse(CP4 "  cp_comm_type .................................... ['bogus']\n", REPORTS) == 0, "%s", why);
+    CHECK(mlog_layout(&run, "t.log", &l, why, sizeof why) == 2 && strstr(why, "'bogus'") && strstr(why, "p2p"),
+          "unknown cp_comm_type: %s", why);
+    CHECK(parse("  tensor_model_parallel_size ...................... 3\n", REPORTS) == 0, "%s", why);
+    CHECK(mlog_layout(&run, "t.log", &l, why, sizeof why) == 2 && strstr(why, "world_size 8"),
+          "world size not a multiple: %s", why);
+}
+
+/* A bad log: exit status 2 and a message naming the file and line. */
+static void expect_bad(const char *text, const char *want)
+{
+    why[0] = 0;
+    int rc = mlog_parse(text, strlen(text), "bad.log", &run, why, sizeof why);
+    CHECK(rc == 2 && strstr(why, want) && !strchr(why, '\n'), "want rc 2 and '%s', got %d: %s", want, rc, why);
+}
+
+static void test_bad(void)
+{
+    const char *head = "------------------------ arguments ------------------------\n"
+                       "  num_layers ...................................... 32\n"
+                       "-------------------- end of arguments ---------------------\n";
+    char text[4096];
+    expect_bad("just some text\n", "bad.log: no Megatron-LM argument block");
+    expect_bad("------------------------ arguments ------------------------\n"
+               "  num_layers ...................................... 32\n",
+               "bad.log:2: the argument block from line 1 is not closed");
+    expect_bad("------------------------ arguments ------------------------\n"
+               "  num_layers ...................................... 3x\n",
+               "bad.log:2: num_layers '3x': not a positive integer");
+    expect_bad("------------------------ arguments ------------------------\n"
+               "  swiglu .......................................... Yes\n",
+               "bad.log:2: swiglu 'Yes': not True or False");
+    snprintf(text, sizeof text, "%s", head);
+    expect_bad(text, "bad.log: no iteration report");
+    snprintf(text, sizeof text, "%s iteration        2/      10 | elapsed time per itera", head);
+    expect_bad(text, "bad.log:4: iteration 2: no 'elapsed time per iteration (ms):' (the log is cut short)");
+    snprintf(text, sizeof text, "%s iteration        2/      10 | elapsed time per iteration (ms): 90", head);
+    expect_bad(text, "bad.log:4: iteration 2: the last line has no newline");
+    snprintf(text, sizeof text, "%s iteration        2/      10 | elapsed time per iteration (ms): nan |\n", head);
+    expect_bad(text, "bad.log:4: iteration 2: 'elapsed time per iteration (ms):' is not a positive number");
+    snprintf(text, sizeof text, "%s%s", head, head);
+    expect_bad(text, "bad.log:4: a second argument block");
+    char nul[] = "abc\0def\n";
+    why[0] = 0;
+    CHECK(mlog_parse(nul, sizeof nul - 1, "bad.log", &run, why, sizeof why) == 2 && strstr(why, "bad.log:1: a NUL"),
+          "NUL byte: %s", why);
+}
+
+int main(void)
+{
+    test_arguments();
+    test_median();
+    test_layout();
+    test_bad();
+    FX_DONE();
+}
