@@ -553,6 +553,27 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     return 0;
 }
 
+/* The overlap micro-benchmark's line (version 2): overlap and slowdown in
+ * [0, 1], the times it came from */
+static int parse_overlap(rd *r, const cJSON *x, trace_run *run)
+{
+    static const char *const k[6] = {"overlap", "slowdown", "transfer_s", "compute_s", "both_compute_s", "both_wait_s"};
+    double v[6];
+    for (int i = 0; i < 6; i++) {
+        const cJSON *y = get(x, k[i]);
+        const double hi = i < 2 ? 1 : 1e6;
+        if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > hi)
+            return fail(r, r->line, "overlap line: \"%s\" must be a number in [0, %g]", k[i], hi);
+        v[i] = y->valuedouble;
+    }
+    run->has_overlap = 1;
+    run->overlap = v[0];
+    run->overlap_slowdown = v[1];
+    run->overlap_transfer_s = v[2];
+    run->overlap_compute_s = v[3];
+    return 0;
+}
+
 static int parse_point(rd *r, const cJSON *x, trace_run *run, int cap)
 {
     if (run->n_points >= cap) return fail(r, r->line, "more than %d micro-benchmark lines", TRACE_MAX_POINTS);
@@ -658,6 +679,8 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
             rc = parse_op(&r, x, run);
         } else if (run->kind == TRACE_MICROBENCH && ty && !strcmp(ty, "microbench")) {
             rc = parse_point(&r, x, run, cap);
+        } else if (run->kind == TRACE_MICROBENCH && ty && !strcmp(ty, "overlap") && run->version >= 2) {
+            rc = parse_overlap(&r, x, run);
         } else {
             rc = fail(&r, ln, "line \"type\" = \"%s\": a %s trace has \"%s\" lines and a final \"summary\"",
                       shown(ty, b, sizeof b), run->kind == TRACE_PLAN ? "plan" : "microbench",

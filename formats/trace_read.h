@@ -98,6 +98,9 @@ typedef struct trace_run {
     /* micro-benchmark traces */
     trace_point *points;     /* malloc */
     int n_points;
+    /* the overlap micro-benchmark (version 2; has_overlap 0 where absent) */
+    int has_overlap;
+    double overlap, overlap_slowdown, overlap_transfer_s, overlap_compute_s;
 
     /* summary */
     int ok, bytes_ok, check_ok, check_skipped;
