@@ -43,9 +43,10 @@ static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_
 }
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
-                                           "gpus_per_node", "gpu", "intra", "inter", NULL};
+                                           "gpus_per_node", "gpu", "intra", "inter", "overlap", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
-                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel", NULL};
+                                       "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
+                                       "comm_slowdown", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", "pcie_gpus_per_switch",
@@ -117,6 +118,11 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     if (cJSON_GetObjectItemCaseSensitive(g, "attn_bwd_rel") &&
         js_get_num(d, g, "gpu", "attn_bwd_rel", 0, 1, 4, "(backward flash attention's efficiency over forward's; absent: 1)",
                    &gpu->attn_bwd_rel))
+        return 2;
+    gpu->comm_slowdown = 0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "comm_slowdown") &&
+        js_get_num(d, g, "gpu", "comm_slowdown", 0, 0, 1,
+                   "(fraction compute slows while a transfer runs beside it; absent: 0)", &gpu->comm_slowdown))
         return 2;
 
     const cJSON *v;
@@ -265,6 +271,16 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
                        &cl->oversub))
             return 2;
         if (js_get_int(d, o, "inter", "gpus_per_leaf", 1, 10000000, &cl->gpus_per_leaf)) return 2;
+    }
+    /* optional: the overlap of transfers with compute that the executor
+     * achieves (ulysim calibrate measures it on CPU hosts); absent: 1 */
+    cl->overlap_miss = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "overlap")) {
+        double ov = 1;
+        if (js_get_num(d, root, "", "overlap", 0, 0, 1,
+                       "(fraction of min(transfer, compute) hidden when they run together; absent: 1)", &ov))
+            return 2;
+        cl->overlap_miss = 1.0 - ov;
     }
     if (preset_sources_check(d, root)) return 2;
     char w[512];

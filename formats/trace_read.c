@@ -96,24 +96,32 @@ static void copy_str(char *dst, size_t n, const char *s)
         if ((unsigned char)*p < 0x20) *p = '?';
 }
 
-/* time_s: {median, min, max}, finite, >= 0, min <= median <= max. */
-static int get_time(rd *r, const cJSON *o, trace_time *t, int *reps)
+/* A time member (time_s, wait_s, transfer_s): {median, min, max}, finite,
+ * >= 0, min <= median <= max. */
+static int get_stats(rd *r, const cJSON *o, const char *key, trace_time *t)
 {
-    const cJSON *x = get(o, "time_s");
-    if (!cJSON_IsObject(x)) return fail(r, r->line, "\"time_s\" must be an object {median, min, max}");
+    const cJSON *x = get(o, key);
+    if (!cJSON_IsObject(x)) return fail(r, r->line, "\"%s\" must be an object {median, min, max}", key);
     double v[3];
     static const char *k[3] = {"median", "min", "max"};
     for (int i = 0; i < 3; i++) {
         const cJSON *y = get(x, k[i]);
         if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > 1e6)
-            return fail(r, r->line, "\"time_s.%s\" must be a number of seconds in [0, 1e6]", k[i]);
+            return fail(r, r->line, "\"%s.%s\" must be a number of seconds in [0, 1e6]", key, k[i]);
         v[i] = y->valuedouble;
     }
     if (v[1] > v[0] * (1 + 1e-9) + 1e-15 || v[0] > v[2] * (1 + 1e-9) + 1e-15)
-        return fail(r, r->line, "\"time_s\" must have min <= median <= max (%g, %g, %g)", v[1], v[0], v[2]);
+        return fail(r, r->line, "\"%s\" must have min <= median <= max (%g, %g, %g)", key, v[1], v[0], v[2]);
     t->median = v[0];
     t->min = v[1];
     t->max = v[2];
+    return 0;
+}
+
+/* time_s and reps */
+static int get_time(rd *r, const cJSON *o, trace_time *t, int *reps)
+{
+    if (get_stats(r, o, "time_s", t)) return 2;
     int64_t n = 1;
     if (get(o, "reps") && get_int(r, o, "", "reps", 1, 1000000000, &n)) return 2;
     *reps = (int)n;
@@ -408,10 +416,11 @@ static int parse_header(rd *r, const cJSON *h, trace_run *run)
                     cJSON_IsString(f) ? "\"" : "", TRACE_FORMAT);
     const cJSON *v = get(h, "version");
     if (!cJSON_IsNumber(v))
-        return fail(r, 1, "header \"version\" is missing or not a number; this reader reads version %d", TRACE_VERSION);
-    if (v->valuedouble != TRACE_VERSION)
-        return fail(r, 1, "trace format version %.15g; this reader reads version %d only (see traces/FORMAT.md)",
+        return fail(r, 1, "header \"version\" is missing or not a number; this reader reads versions 1 to %d", TRACE_VERSION);
+    if (v->valuedouble != TRACE_VERSION && v->valuedouble != 1)
+        return fail(r, 1, "trace format version %.15g; this reader reads versions 1 to %d (see traces/FORMAT.md)",
                     v->valuedouble, TRACE_VERSION);
+    run->version = (int)v->valuedouble;
     const char *ty = str_of(h, "type");
     if (!ty || strcmp(ty, "header")) return fail(r, 1, "line 1 must be the header (\"type\": \"header\")");
     const char *kind = str_of(h, "kind");
@@ -520,10 +529,19 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
                         (long long)v, (long long)q->bytes_sent);
     }
     if (get_time(r, x, &o->t, &o->reps)) return 2;
+    /* version 2: a transfer's time split into waiting for the peers and the
+     * transfer proper; version 1 has no split (all of it counts as transfer) */
+    o->wait = (trace_time){0, 0, 0};
+    o->xfer = o->t;
+    o->has_split = 0;
+    if (run->version >= 2 && q->kind == ULY_OP_COMM) {
+        if (get_stats(r, x, "wait_s", &o->wait) || get_stats(r, x, "transfer_s", &o->xfer)) return 2;
+        o->has_split = 1;
+    }
     o->overlaps = -1;
     const char *ti = str_of(x, "time_is");
     if (ti && strcmp(ti, "exposed"))
-        return fail(r, r->line, "op id %d: \"time_is\" = \"%s\": version 1 knows only \"exposed\"", id, shown(ti, b, sizeof b));
+        return fail(r, r->line, "op id %d: \"time_is\" = \"%s\": versions 1 and 2 know only \"exposed\"", id, shown(ti, b, sizeof b));
     if (get(x, "overlaps")) {
         if (get_int(r, x, "op", "overlaps", -2, ULY_PLAN_MAX_OPS, &v)) return 2;
         if (v != q->overlaps)
@@ -537,6 +555,27 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     o->present = 1;
     o->line = r->line;
     run->order[run->n_order++] = id;
+    return 0;
+}
+
+/* The overlap micro-benchmark's line (version 2): overlap and slowdown in
+ * [0, 1], the times it came from */
+static int parse_overlap(rd *r, const cJSON *x, trace_run *run)
+{
+    static const char *const k[6] = {"overlap", "slowdown", "transfer_s", "compute_s", "both_compute_s", "both_wait_s"};
+    double v[6];
+    for (int i = 0; i < 6; i++) {
+        const cJSON *y = get(x, k[i]);
+        const double hi = i < 2 ? 1 : 1e6;
+        if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > hi)
+            return fail(r, r->line, "overlap line: \"%s\" must be a number in [0, %g]", k[i], hi);
+        v[i] = y->valuedouble;
+    }
+    run->has_overlap = 1;
+    run->overlap = v[0];
+    run->overlap_slowdown = v[1];
+    run->overlap_transfer_s = v[2];
+    run->overlap_compute_s = v[3];
     return 0;
 }
 
@@ -645,6 +684,8 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
             rc = parse_op(&r, x, run);
         } else if (run->kind == TRACE_MICROBENCH && ty && !strcmp(ty, "microbench")) {
             rc = parse_point(&r, x, run, cap);
+        } else if (run->kind == TRACE_MICROBENCH && ty && !strcmp(ty, "overlap") && run->version >= 2) {
+            rc = parse_overlap(&r, x, run);
         } else {
             rc = fail(&r, ln, "line \"type\" = \"%s\": a %s trace has \"%s\" lines and a final \"summary\"",
                       shown(ty, b, sizeof b), run->kind == TRACE_PLAN ? "plan" : "microbench",

@@ -1,11 +1,12 @@
-/* trace_read.h: reading ulyharness traces (traces/FORMAT.md, version 1) for
+/* trace_read.h: reading ulyharness traces (traces/FORMAT.md, versions 1 and 2) for
  * `ulysim validate`, `ulysim calibrate` and `ulysim trace export`.
  *
  * The reader trusts nothing in the file. It reads a regular file of at most
  * TRACE_MAX_BYTES, splits it into lines of at most TRACE_MAX_LINE bytes, and
  * rejects, with one line naming the file and the line number:
  *   - an empty file, a NUL byte, malformed JSON or trailing garbage on a line;
- *   - another format (header "format" not "ulysim-trace") or another version;
+ *   - another format (header "format" not "ulysim-trace") or a version other
+ *     than 1 and 2;
  *   - a truncated file: a last line without its newline, or no summary line
  *     at the end (a run that died, or a copy cut short);
  *   - a plan trace whose header plan is not the plan libulysim builds again
@@ -28,7 +29,7 @@
 #include "ulysim.h"
 
 #define TRACE_FORMAT "ulysim-trace"
-#define TRACE_VERSION 1
+#define TRACE_VERSION 2 /* and version 1, without wait_s and transfer_s */
 #define TRACE_MAX_BYTES (64L * 1024 * 1024) /* a plan trace is tens of KiB */
 #define TRACE_MAX_LINE (4L * 1024 * 1024)   /* the header: plan ops and the preset (at most 1 MiB) */
 #define TRACE_MAX_POINTS 4096               /* micro-benchmark lines */
@@ -46,6 +47,9 @@ typedef struct trace_op {
     int64_t bytes_sent;  /* measured */
     int64_t bytes_planned;
     trace_time t;
+    trace_time wait;     /* comm ops, version 2: of t, waiting for the peers (version 1: 0) */
+    trace_time xfer;     /* comm ops, version 2: the transfer proper (version 1: t) */
+    int has_split;       /* wait and xfer were measured (version 2) */
     int reps;
     int exposed;         /* time_is "exposed": a transfer overlapping op `overlaps` */
     int overlaps;        /* the op id it overlaps, or -1 */
@@ -59,12 +63,16 @@ typedef struct trace_point {
     int group_size;
     int64_t size_bytes, count, bytes_sent;
     trace_time t;
+    trace_time wait;     /* comm ops, version 2: of t, waiting for the peers (version 1: 0) */
+    trace_time xfer;     /* comm ops, version 2: the transfer proper (version 1: t) */
+    int has_split;       /* wait and xfer were measured (version 2) */
     int reps;
 } trace_point;
 
 typedef struct trace_run {
     char path[512];
     trace_kind kind;
+    int version;             /* 1 or 2 */
     int n_lines;
     char created[64];
     char command[1024];      /* argv joined with spaces (shell-quoted where needed) */
@@ -90,6 +98,9 @@ typedef struct trace_run {
     /* micro-benchmark traces */
     trace_point *points;     /* malloc */
     int n_points;
+    /* the overlap micro-benchmark (version 2; has_overlap 0 where absent) */
+    int has_overlap;
+    double overlap, overlap_slowdown, overlap_transfer_s, overlap_compute_s;
 
     /* summary */
     int ok, bytes_ok, check_ok, check_skipped;

@@ -13,7 +13,7 @@
 #include "ulysim.h"
 
 #define HX_TRACE_FORMAT "ulysim-trace"
-#define HX_TRACE_VERSION 1
+#define HX_TRACE_VERSION 2
 #define HX_DTYPE_DEFAULT ULY_DTYPE_COUNT /* hx_opts.dtype not given: the backend's own (mpi fp32, nccl bf16) */
 
 /* ------------------------------------------------------------- options */
@@ -176,8 +176,10 @@ typedef struct hx_segs {
 typedef struct hx_opstat {
     int64_t bytes;       /* bytes handed to MPI that leave the rank, pass 0 */
     int64_t bytes_pass;  /* the same, in the pass being executed */
-    double t_pass;       /* time in the pass being executed */
+    double t_pass;       /* time in the pass being executed (a transfer: wait + transfer) */
+    double w_pass;       /* of t_pass, the time spent waiting for the peers to arrive (comm ops) */
     double *t;           /* per timed rep */
+    double *w;           /* per timed rep: w_pass */
     int done;            /* executed this pass (fused ring comm ops) */
 } hx_opstat;
 
@@ -250,6 +252,11 @@ typedef struct hx_ctx {
     int64_t kv_rows;                         /* rows of one KV block */
     float *rot[2], *accs[2], *accr[2];       /* ring double buffers */
     float *tmp_o, *tmp_lse;
+    /* ring requests in flight while the attention blocks run: the kernels'
+     * loops call hx_progress between blocks, so that MPI (which has no
+     * progress thread here) moves their bytes while attention computes */
+    MPI_Request *pend;
+    int n_pend;
     uint8_t *has;                            /* per q seg: accumulator filled */
     /* a2a buffers (ULY) */
     float *s_q, *r_q, *s_k, *r_k, *s_v, *r_v, *s_o, *r_o;

@@ -21,7 +21,9 @@
  * started by the first rank after the owner, each rank adds its share and
  * forwards it, and the last one sends it home, where the owner adds its own
  * share. Both transfers of a step are posted before the step's compute and
- * waited for after it. */
+ * waited for after it; MPI is given the chance to move them between the
+ * kernel calls of the compute (progress), and the wait after it is split
+ * into waiting for the peer and moving the bytes (wait_split). */
 #include <math.h>
 #include <string.h>
 
@@ -176,6 +178,49 @@ static int kcheck(kern_status s, const char *what)
     return s == KERN_OK ? HX_OK : hx_fail("kernel %s: %s", what, kern_status_str(s));
 }
 
+/* Lets MPI move the bytes of the ring requests in flight (c->pend): Open
+ * MPI has no progress thread for shared memory or TCP, so a transfer moves
+ * only while a rank is inside an MPI call; without these tests between the
+ * attention blocks a hop would wait, whole, for the wait after the compute. */
+static int progress(hx_ctx *c)
+{
+    if (c->n_pend <= 0) return HX_OK;
+    int flag = 0;
+    return HX_MPI(MPI_Testall(c->n_pend, c->pend, &flag, MPI_STATUSES_IGNORE));
+}
+
+/* The kernel calls of one (query, key) segment pair: while ring transfers are
+ * in flight, one call per KV head (with its query heads: the buffers are
+ * head-major, so a head's rows are contiguous) and a progress test after
+ * each, so that the transfer moves while attention computes; else one call.
+ * bwd: 0 the forward (o, lse written), 1 the backward (dq, dk, dv added). */
+typedef struct attn_ptrs {
+    const float *q, *k, *v, *o_in, *lse_in, *dout;
+    float *o, *lse, *dq, *dk, *dv;
+} attn_ptrs;
+
+static int attn_pair(hx_ctx *c, struct kern_attn_desc ds, const attn_ptrs *p, int bwd)
+{
+    const int chunks = c->n_pend > 0 ? ds.kv_heads : 1;
+    const int64_t hq = ds.heads / chunks, hk = ds.kv_heads / chunks;
+    const int64_t qs = hq * ds.n_q * ds.d, ks = hk * ds.n_kv * ds.d, ls = hq * ds.n_q;
+    ds.heads = (int)hq;
+    ds.kv_heads = (int)hk;
+    for (int64_t h = 0; h < chunks; h++) {
+        if (bwd)
+            HX_TRY(kcheck(c->kern->bwd(&ds, p->q + h * qs, p->k + h * ks, p->v + h * ks, p->o_in + h * qs,
+                                       p->lse_in + h * ls, p->dout + h * qs, p->dq + h * qs, p->dk + h * ks,
+                                       p->dv + h * ks),
+                          "backward"));
+        else
+            HX_TRY(kcheck(c->kern->fwd(&ds, p->q + h * qs, p->k + h * ks, p->v + h * ks, p->o + h * qs,
+                                       p->lse + h * ls),
+                          "forward"));
+        HX_TRY(progress(c));
+    }
+    return HX_OK;
+}
+
 /* (oa, lsea) += attention of the query segments over the key segments ks */
 static int pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float *vb)
 {
@@ -190,11 +235,11 @@ static int pairs_fwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float 
             const float *kp = kb + kv->base * Hk * d, *vp = vb + kv->base * Hk * d;
             float *op = c->oa + q->base * Hq * d, *lp = c->lsea + q->base * Hq;
             if (!c->has[i]) {
-                HX_TRY(kcheck(c->kern->fwd(&ds, qp, kp, vp, op, lp), "forward"));
+                HX_TRY(attn_pair(c, ds, &(attn_ptrs){.q = qp, .k = kp, .v = vp, .o = op, .lse = lp}, 0));
                 c->has[i] = 1;
             } else {
                 float *to = c->tmp_o + q->base * Hq * d, *tl = c->tmp_lse + q->base * Hq;
-                HX_TRY(kcheck(c->kern->fwd(&ds, qp, kp, vp, to, tl), "forward"));
+                HX_TRY(attn_pair(c, ds, &(attn_ptrs){.q = qp, .k = kp, .v = vp, .o = to, .lse = tl}, 0));
                 HX_TRY(kcheck(kern_attn_merge((int)Hq, (int)q->len, (int)d, op, lp, to, tl), "merge"));
             }
         }
@@ -226,9 +271,10 @@ static int pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float 
             if (hx_seg_pair_masked(c, q, kv)) continue;
             struct kern_attn_desc ds = desc_for(c, q, kv);
             const int64_t qo = q->base * Hq * d, ko = kv->base * Hk * d;
-            HX_TRY(kcheck(c->kern->bwd(&ds, c->qa + qo, kb + ko, vb + ko, c->oa + qo, c->lsea + q->base * Hq,
-                                       c->doa + qo, c->dqa + qo, dkb + ko, dvb + ko),
-                          "backward"));
+            const attn_ptrs pp = {.q = c->qa + qo, .k = kb + ko, .v = vb + ko, .o_in = c->oa + qo,
+                                  .lse_in = c->lsea + q->base * Hq, .dout = c->doa + qo, .dq = c->dqa + qo,
+                                  .dk = dkb + ko, .dv = dvb + ko};
+            HX_TRY(attn_pair(c, ds, &pp, 1));
         }
     }
     return HX_OK;
@@ -236,27 +282,64 @@ static int pairs_bwd(hx_ctx *c, const hx_segs *ks, const float *kb, const float 
 
 /* ---------------------------------------------------------- ring loops */
 
+/* Waiting and moving bytes, apart. Every transfer of a ring step is
+ * announced by a zero-byte "ready" message from the rank it waits for, sent
+ * when that rank reaches the point where it posts the transfer. After the
+ * compute, a rank first waits for the ready messages (the time its peers
+ * arrive late: load imbalance, a descheduled peer), then for the transfers
+ * themselves (moving the bytes that the compute did not hide). Zero-byte
+ * messages carry no data: the op's bytes are those of the transfer alone. */
+#define TAG_KV_READY 13
+#define TAG_DKV_READY 14
+
+/* The requests of one ring attention op, in one array that the progress
+ * tests see (c->pend). K,V hop of this step: the ready messages from the
+ * previous and the next rank (the one it receives from, the one its send
+ * waits for), its own ready messages to them, the block received and sent.
+ * The dK,dV accumulator: the one received last step and added this step
+ * (ready, data), the one posted this step, this step's and last step's
+ * sends (data, ready). */
+enum { R_KV_RDY_P, R_KV_RDY_N, R_KV_RS_N, R_KV_RS_P, R_KV_RX, R_KV_TX,
+       R_ACC_IN_RDY, R_ACC_IN, R_ACC_RECV_RDY, R_ACC_RECV,
+       R_ACC_TX0, R_ACC_TX1, R_ACC_RS0, R_ACC_RS1, R_COUNT };
+
+static float ready_buf; /* zero-byte messages need a buffer, never touched */
+
 /* Posts step s's K,V hop (none at the last step): cur to the next rank,
- * the previous rank's block into nxt; *nrq: the requests posted in rq. */
-static int kv_hop_post(const hx_group *g, int s, const float *cur, float *nxt, int64_t blk, MPI_Request rq[2],
-                       int *nrq, int64_t *bytes)
+ * the previous rank's block into nxt, with the ready messages. */
+static int kv_hop_post(const hx_group *g, int s, const float *cur, float *nxt, int64_t blk, MPI_Request *R,
+                       int64_t *bytes)
 {
-    *nrq = 0;
     if (s >= g->size - 1) return HX_OK;
-    HX_TRY(hx_irecv(g, nxt, blk, g->prev, TAG_KV, &rq[0]));
-    HX_TRY(hx_isend(g, cur, blk, g->next, TAG_KV, &rq[1], bytes));
-    *nrq = 2;
+    HX_TRY(hx_irecv(g, &ready_buf, 0, g->prev, TAG_KV_READY, &R[R_KV_RDY_P]));
+    HX_TRY(hx_irecv(g, &ready_buf, 0, g->next, TAG_KV_READY, &R[R_KV_RDY_N]));
+    HX_TRY(hx_isend(g, &ready_buf, 0, g->next, TAG_KV_READY, &R[R_KV_RS_N], NULL));
+    HX_TRY(hx_isend(g, &ready_buf, 0, g->prev, TAG_KV_READY, &R[R_KV_RS_P], NULL));
+    HX_TRY(hx_irecv(g, nxt, blk, g->prev, TAG_KV, &R[R_KV_RX]));
+    HX_TRY(hx_isend(g, cur, blk, g->next, TAG_KV, &R[R_KV_TX], bytes));
     return HX_OK;
 }
 
-/* Waits for n requests; the time it blocks is the transfer's exposed part,
- * added to *acc. */
-static int wait_timed(int n, MPI_Request *rq, double *acc)
+/* A transfer's exposed time, split: the time blocked on the nr ready
+ * messages at ready (waiting for the peers) is added to *wait, the time then
+ * blocked on the n requests at rq (moving the bytes) to *xfer. */
+static int wait_split(int nr, MPI_Request *ready, int n, MPI_Request *rq, double *wait, double *xfer)
 {
     const double t0 = hx_now();
+    HX_TRY(hx_waitall(nr, ready));
+    const double t1 = hx_now();
     HX_TRY(hx_waitall(n, rq));
-    *acc += hx_now() - t0;
+    *wait += t1 - t0;
+    *xfer += hx_now() - t1;
     return HX_OK;
+}
+
+/* A transfer op's pass: its exposed time (wait + transfer) and the wait */
+static void xfer_done(hx_opstat *st, double wait, double xfer)
+{
+    st->done = 1;
+    st->t_pass = wait + xfer;
+    st->w_pass = wait;
 }
 
 static int ring_fwd(hx_ctx *c, int attn_id)
@@ -267,22 +350,24 @@ static int ring_fwd(hx_ctx *c, int attn_id)
     const int kv_id = c->fuse_kv[attn_id];
     if (kv_id < 0) return hx_fail("plan: attention op %d has no ring_kv op to overlap", attn_id);
     hx_opstat *sk = &c->st[kv_id];
-    double t_wait = 0;
+    double wait = 0, xfer = 0;
+    MPI_Request R[R_COUNT];
+    for (int i = 0; i < R_COUNT; i++) R[i] = MPI_REQUEST_NULL;
+    c->pend = R;
+    c->n_pend = R_KV_TX + 1;
     const float *cur = c->kv_own;
     for (int s = 0; s < r; s++) {
-        MPI_Request rq[2];
         float *nxt = c->rot[s % 2];
-        int nrq = 0;
-        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, rq, &nrq, &sk->bytes_pass));
+        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, R, &sk->bytes_pass));
         hx_segs ks;
         hx_seg_ring_part(c, (ri - s + r) % r, c->b, &ks);
         HX_TRY(pairs_fwd(c, &ks, cur, cur + half));
-        HX_TRY(wait_timed(nrq, rq, &t_wait));
+        HX_TRY(wait_split(2, &R[R_KV_RDY_P], 4, &R[R_KV_RS_N], &wait, &xfer));
         hx_beat(attn_id, "attn_fwd ring step");
         cur = nxt;
     }
-    sk->done = 1;
-    sk->t_pass = t_wait;
+    c->n_pend = 0;
+    xfer_done(sk, wait, xfer);
     return HX_OK;
 }
 
@@ -294,23 +379,30 @@ static int ring_bwd(hx_ctx *c, int attn_id)
     const int kv_id = c->fuse_kv[attn_id], dkv_id = c->fuse_dkv[attn_id];
     if (kv_id < 0 || dkv_id < 0) return hx_fail("plan: attention op %d lacks its ring_kv/ring_dkv ops", attn_id);
     hx_opstat *sk = &c->st[kv_id], *sd = &c->st[dkv_id];
-    double w_kv = 0, w_dkv = 0;
-    MPI_Request acc_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    MPI_Request acc_recv = MPI_REQUEST_NULL; /* posted last step, added this step */
+    double w_kv = 0, x_kv = 0, w_dkv = 0, x_dkv = 0;
+    MPI_Request R[R_COUNT];
+    for (int i = 0; i < R_COUNT; i++) R[i] = MPI_REQUEST_NULL;
+    c->pend = R;
+    c->n_pend = R_COUNT;
     const float *cur = c->kv_own;
     for (int s = 0; s < r; s++) {
-        MPI_Request rq[2];
         float *nxt = c->rot[s % 2];
-        int nrq = 0;
-        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, rq, &nrq, &sk->bytes_pass));
-        MPI_Request acc_in = acc_recv;
+        HX_TRY(kv_hop_post(g, s, cur, nxt, blk, R, &sk->bytes_pass));
+        /* the accumulator posted last step is added this step */
+        R[R_ACC_IN_RDY] = R[R_ACC_RECV_RDY];
+        R[R_ACC_IN] = R[R_ACC_RECV];
+        R[R_ACC_RECV_RDY] = R[R_ACC_RECV] = MPI_REQUEST_NULL;
         const float *acc_in_buf = c->accr[(s + 1) % 2];
-        acc_recv = MPI_REQUEST_NULL;
         /* step s >= 1 receives the accumulator it adds at s+1 (the last: its own block's, home) */
-        if (s >= 1) hx_irecv(g, c->accr[s % 2], blk, g->prev, TAG_DKV, &acc_recv);
+        if (s >= 1) {
+            HX_TRY(hx_irecv(g, &ready_buf, 0, g->prev, TAG_DKV_READY, &R[R_ACC_RECV_RDY]));
+            HX_TRY(hx_irecv(g, c->accr[s % 2], blk, g->prev, TAG_DKV, &R[R_ACC_RECV]));
+        }
         float *tgt = s == 0 ? c->dkv_own : c->accs[s % 2];
         if (s >= 1) {
-            HX_TRY(wait_timed(1, &acc_send[s % 2], &w_dkv)); /* this buffer's send from step s-2 */
+            /* this buffer's send from step s-2 (its receiver posted then): moving bytes */
+            HX_TRY(wait_split(0, NULL, 1, &R[R_ACC_TX0 + s % 2], &w_dkv, &x_dkv));
+            HX_TRY(wait_split(0, NULL, 1, &R[R_ACC_RS0 + s % 2], &w_dkv, &x_dkv));
             memset(tgt, 0, sizeof(float) * (size_t)blk);
         }
         hx_segs ks;
@@ -318,25 +410,26 @@ static int ring_bwd(hx_ctx *c, int attn_id)
         HX_TRY(pairs_bwd(c, &ks, cur, cur + half, tgt, tgt + half));
         if (s >= 1) {
             if (s >= 2) {
-                HX_TRY(wait_timed(1, &acc_in, &w_dkv));
+                HX_TRY(wait_split(1, &R[R_ACC_IN_RDY], 1, &R[R_ACC_IN], &w_dkv, &x_dkv));
                 for (int64_t x = 0; x < blk; x++) tgt[x] += acc_in_buf[x];
             }
-            HX_TRY(hx_isend(g, tgt, blk, g->next, TAG_DKV, &acc_send[s % 2], &sd->bytes_pass));
+            HX_TRY(hx_isend(g, &ready_buf, 0, g->next, TAG_DKV_READY, &R[R_ACC_RS0 + s % 2], NULL));
+            HX_TRY(hx_isend(g, tgt, blk, g->next, TAG_DKV, &R[R_ACC_TX0 + s % 2], &sd->bytes_pass));
         }
-        HX_TRY(wait_timed(nrq, rq, &w_kv));
+        HX_TRY(wait_split(2, &R[R_KV_RDY_P], 4, &R[R_KV_RS_N], &w_kv, &x_kv));
         hx_beat(attn_id, "attn_bwd ring step");
         cur = nxt;
     }
     if (r > 1) {
         /* my own block's accumulator comes home */
-        HX_TRY(wait_timed(1, &acc_recv, &w_dkv));
-        HX_TRY(wait_timed(2, acc_send, &w_dkv));
+        HX_TRY(wait_split(1, &R[R_ACC_RECV_RDY], 1, &R[R_ACC_RECV], &w_dkv, &x_dkv));
+        HX_TRY(wait_split(0, NULL, 4, &R[R_ACC_TX0], &w_dkv, &x_dkv));
         const float *home = c->accr[(r - 1) % 2];
         for (int64_t x = 0; x < blk; x++) c->dkv_own[x] += home[x];
     }
-    sk->done = sd->done = 1;
-    sk->t_pass = w_kv;
-    sd->t_pass = w_dkv;
+    c->n_pend = 0;
+    xfer_done(sk, w_kv, x_kv);
+    xfer_done(sd, w_dkv, x_dkv);
     return HX_OK;
 }
 

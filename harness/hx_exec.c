@@ -128,8 +128,26 @@ int hx_exec_op(hx_ctx *c, int id)
     if (s->done) return HX_OK; /* ran inside the op it overlaps */
     hx_beat(id, uly_op_type_name(op->type));
     HX_TRY(inject(c, id));
+    /* A collective starts when the last rank of its group arrives: the time
+     * a barrier over the group takes before it is the op's wait for its
+     * peers (load imbalance, a descheduled rank), the rest is the transfer
+     * proper. Under --sync op the world barrier just before leaves only the
+     * barrier's own latency here. */
+    double wait = 0;
+    const hx_group *g = op->kind == ULY_OP_COMM && (unsigned)op->group < ULY_GROUP_COUNT ? &c->g[op->group] : NULL;
+    if (g && g->comm != MPI_COMM_NULL && g->size > 1) {
+        const double t0 = hx_now();
+        HX_TRY(HX_MPI(MPI_Barrier(g->comm)));
+        wait = hx_now() - t0;
+    }
     double el = 0;
     HX_TRY(c->be->exec(c, id, &el));
+    if (op->kind == ULY_OP_COMM) {
+        s->t_pass = el + wait;
+        s->w_pass = wait;
+        s->done = 1;
+        return HX_OK;
+    }
     if (c->fuse_kv[id] >= 0) el -= c->st[c->fuse_kv[id]].t_pass;
     if (c->fuse_dkv[id] >= 0) el -= c->st[c->fuse_dkv[id]].t_pass;
     /* the waits lie inside the op's time; rounding (and CUDA events' 0.5 us
@@ -179,7 +197,7 @@ static int one_pass(hx_ctx *c)
     for (int i = 0; i < c->plan.n_ops; i++) {
         c->st[i].done = 0;
         c->st[i].bytes_pass = 0;
-        c->st[i].t_pass = 0;
+        c->st[i].t_pass = c->st[i].w_pass = 0;
     }
     for (int i = 0; i < c->n_order; i++) {
         const int id = c->order[i];
@@ -198,8 +216,11 @@ int hx_run(hx_ctx *c)
 {
     if (c->n_order == 0) HX_TRY(hx_schedule(c));
     free(c->times);
-    if (!(c->times = hx_alloc(sizeof(double) * (size_t)(c->plan.n_ops * c->o.reps), "timings"))) return HX_FAIL;
-    for (int i = 0; i < c->plan.n_ops; i++) c->st[i].t = c->times + i * c->o.reps;
+    if (!(c->times = hx_alloc(sizeof(double) * (size_t)(2 * c->plan.n_ops * c->o.reps), "timings"))) return HX_FAIL;
+    for (int i = 0; i < c->plan.n_ops; i++) {
+        c->st[i].t = c->times + i * c->o.reps;
+        c->st[i].w = c->times + (c->plan.n_ops + i) * c->o.reps;
+    }
     const int passes = 1 + c->o.warmup + c->o.reps;
     const double t0 = hx_now();
     for (int p = 0; p < passes; p++) {
@@ -212,7 +233,10 @@ int hx_run(hx_ctx *c)
             else if (s->bytes_pass != s->bytes)
                 return hx_fail("op %d (%s): sent %lld bytes in pass %d, %lld in pass 0", i,
                                uly_op_type_name(c->plan.ops[i].type), (long long)s->bytes_pass, p, (long long)s->bytes);
-            if (c->timed_rep >= 0) s->t[c->timed_rep] = s->t_pass;
+            if (c->timed_rep >= 0) {
+                s->t[c->timed_rep] = s->t_pass;
+                s->w[c->timed_rep] = s->w_pass;
+            }
         }
         if (p == 0 && c->be->fetch) HX_TRY(c->be->fetch(c)); /* results to the host buffers the check reads */
         if (p == 0 && c->o.inject_error && hx_world_rank() == hx_world_size() - 1) {

@@ -18,9 +18,13 @@ int hx_trace_open(hx_trace *trace, const char *path);          /* FILE.tmp.<pid>
 int hx_trace_line(hx_trace *trace, cJSON *obj);                /* writes one line, frees obj */
 int hx_trace_close(hx_trace *trace, const char *path, int ok); /* renames to FILE (ok) or FILE.failed */
 int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv);
-int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3]);
+int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3]); /* ts: HX_STAT_COUNT x n_ops rows */
 int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok);
-int hx_time_stats(const hx_ctx *c, double (*out)[3]); /* collective */
+/* Per op, over the timed reps: each rank's median, then the median, min and
+ * max over ranks (collective; out on rank 0) of the op's time, its wait for
+ * the peers (comm ops) or the rest of it (the transfer proper). */
+enum { HX_STAT_TIME = 0, HX_STAT_WAIT, HX_STAT_XFER, HX_STAT_COUNT };
+int hx_time_stats(const hx_ctx *c, int which, double (*out)[3]);
 int hx_trace_header_micro(hx_trace *trace, const hx_opts *o, int argc, char **argv, const char *cluster_src,
                           void *cluster_json, const uly_cluster *cl);
 cJSON *hx_json_software(const char *kernel);

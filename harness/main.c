@@ -67,9 +67,10 @@ static int run_microbench(const hx_opts *o, hx_trace *trace, int argc, char **ar
 static int report(const hx_ctx *c, hx_trace *trace, int *passed)
 {
     const hx_opts *o = &c->o;
-    double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)c->plan.n_ops, "time stats");
+    double (*ts)[3] = hx_alloc(sizeof(double[3]) * (size_t)(HX_STAT_COUNT * c->plan.n_ops), "time stats");
     if (!ts) return HX_FAIL;
-    int rc = hx_time_stats(c, ts);
+    int rc = HX_OK;
+    for (int k = 0; rc == HX_OK && k < HX_STAT_COUNT; k++) rc = hx_time_stats(c, k, ts + k * c->plan.n_ops);
     const int ok = (o->no_check || c->check_ok) && c->bytes_ok;
     *passed = ok;
     if (rc == HX_OK && hx_world_rank() == 0) {

@@ -2,10 +2,12 @@
  * or bytes over HBM bandwidth, whichever is larger, scaled by the critical
  * rank's share of work. Communication on the critical path (Ulysses'
  * all-to-alls, Megatron's all-gathers, RSA's rings) adds its full time; ring
- * transfers hide under the attention blocks they overlap (a step costs
- * max(block compute, hop)); ZeRO traffic is prefetched under the whole
- * phase's compute and only its excess shows. Per-step gradient reduction
- * hides under the last micro-batch's backward. A pipeline of pp stages runs
+ * transfers hide under the attention blocks they overlap, ZeRO traffic under
+ * the whole phase's compute, per-step gradient reduction under the last
+ * micro-batch's backward: each as far as the executor overlaps (the
+ * cluster's overlap o: exposed = transfer - o x min(transfer, compute); with
+ * o = 1 a ring step costs max(block compute, hop)), and the compute under a
+ * hidden transfer slows by the GPU's comm_slowdown. A pipeline of pp stages runs
  * 1F1B (Narayanan et al. 2021): m micro-batches take (m + pp - 1) slots of
  * the slowest stage, the last (its layers, the logits and loss, and the
  * transfers to and from its neighbours), so pp - 1 slots are bubble. */
@@ -19,6 +21,13 @@
 static double gemm_eff(const uly_curve *c, double volume)
 {
     return c->n <= 1 ? c->eff[0] : uly_curve_eval(c, cbrt(volume));
+}
+
+double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s)
+{
+    const double o = 1.0 - c->overlap_miss;
+    const double e = transfer_s - o * (transfer_s < compute_s ? transfer_s : compute_s);
+    return e > 0 ? e : 0;
 }
 
 typedef struct rates {
@@ -156,16 +165,20 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
             late[n_late++] = i;
         }
     }
-    /* ring transfers: a step costs max(block compute, hop); a TP collective
-     * under its GEMM (one step) shows what outlasts the GEMM */
+    /* ring transfers: a step costs max(block compute, hop) under full
+     * overlap; a TP collective under its GEMM (one step) shows what outlasts
+     * the GEMM */
     double frac[ULY_PLAN_MAX_OPS];
     for (int j = 0; j < n_attn; j++) {
         const int a = attn[j];
         const uly_op *A = &plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        double e = hid_s[a] - (double)hops[a] * blk;
-        if (e < 0) e = 0;
-        crit[A->phase] += e;
+        const double e = uly_overlap_exposed(c, hid_s[a], (double)hops[a] * blk);
+        const double slow = (hid_s[a] - e) * g->comm_slowdown; /* the blocks under the hops, slowed */
+        t[a] += slow;
+        ex[a] += slow;
+        crit[A->phase] += e + slow;
+        tm->compute_s += slow;
         tm->comm_exposed_s += e;
         tm->comm_overlapped_s += hid_s[a] - e;
         frac[a] = e / hid_s[a];
@@ -174,8 +187,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     double bg_frac[2] = {0, 0};
     for (int ph = 0; ph < 2; ph++) {
         if (bg[ph] <= 0) continue;
-        const double e = bg[ph] > crit[ph] ? bg[ph] - crit[ph] : 0;
-        crit[ph] += e;
+        const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
+        crit[ph] += e + (bg[ph] - e) * g->comm_slowdown;
         tm->comm_exposed_s += e;
         tm->comm_overlapped_s += bg[ph] - e;
         bg_frac[ph] = e / bg[ph];
@@ -185,8 +198,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     /* gradient buckets reduce while the last micro-batch's backward runs */
     const double hide = L * tm->layer_bwd_s;
-    const double dp_e = dp_grad > hide ? dp_grad - hide : 0;
-    step_fixed += dp_e;
+    const double dp_e = uly_overlap_exposed(c, dp_grad, hide);
+    step_fixed += dp_e + (dp_grad - dp_e) * g->comm_slowdown;
     for (int j = 0; j < n_late; j++) {
         const int i = late[j];
         const uly_op *o = &plan->ops[i];

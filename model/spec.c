@@ -295,6 +295,7 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(g, act_fwd_s_per_elem, 0, 1e-3);
     RANGE_D(g, act_bwd_s_per_elem, 0, 1e-3);
     RANGE_D(g, attn_bwd_rel, 0, 4.0);
+    RANGE_D(g, comm_slowdown, 0, 1.0);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");
@@ -309,6 +310,7 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(c, nic_lat_s, 0, 1);
     if ((unsigned)c->topo >= ULY_TOPO_COUNT) return fail(why, n, "topology = %d: must be fat-tree, rail or torus", c->topo);
     RANGE_D(c, oversub, 1, 1000);
+    RANGE_D(c, overlap_miss, 0, 1.0);
     RANGE_I(c, gpus_per_leaf, 1, (int64_t)1 << 30);
     if (c->topo == ULY_TOPO_TORUS) {
         RANGE_I(c, torus_k, 1, 1 << 16);

@@ -146,6 +146,27 @@ static void profile_links(cJSON *root, const cal_args *a, const uly_cluster *bc,
                  (long long)bc->gpus_per_node, ranks);
         set_source(root, "gpu.hbm_gib", buf);
     }
+    /* the overlap the executor achieves, from the micro-benchmark's overlap
+     * line (the first run that has one): how much of a ring hop hides under
+     * compute, and how much that compute slows meanwhile */
+    for (int f = 0; f < L->n_mb; f++) {
+        const trace_run *m = &L->mb[f];
+        if (!m->has_overlap) continue;
+        set_item(root, "overlap", cJSON_CreateNumber(round(m->overlap * 1e3) / 1e3));
+        snprintf(buf, sizeof buf, "Measured by ulyharness --microbench (%s, %d ranks): a ring hop alone %.3f ms, "
+                                  "compute alone %.3f ms, both at once with MPI_Testall between the compute chunks: "
+                                  "the share of min(hop, compute) that did not show as a wait after the compute",
+                 calib_base_name(m->path), m->ranks, 1e3 * m->overlap_transfer_s, 1e3 * m->overlap_compute_s);
+        set_source(root, "overlap", buf);
+        if (cJSON_IsObject(gpu)) {
+            set_item(gpu, "comm_slowdown", cJSON_CreateNumber(round(m->overlap_slowdown * 1e3) / 1e3));
+            snprintf(buf, sizeof buf, "Measured by the same micro-benchmark (%s): how much longer the compute ran per "
+                                      "second of hop hidden under it (the rank's core copies the bytes inside the "
+                                      "progress calls)", calib_base_name(m->path));
+            set_source(root, "gpu.comm_slowdown", buf);
+        }
+        break;
+    }
 }
 
 /* The compute rates and curves of the profile, where kernel runs gave them. */

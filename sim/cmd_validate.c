@@ -416,6 +416,7 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON *ce = cJSON_AddObjectToObject(o, "comm_exposed");
             cJSON_AddNumberToObject(ce, "predicted_s", j->pred_comm_exposed_s);
             cJSON_AddNumberToObject(ce, "measured_s", j->meas_comm_exposed_s);
+            cJSON_AddNumberToObject(ce, "measured_wait_s", j->meas_wait_s); /* late peers, apart from the transfers */
             cJSON *ov = cJSON_AddObjectToObject(o, "overlap");
             cJSON_AddNumberToObject(ov, "transfer_predicted_s", j->pred_hidden_total_s);
             cJSON_AddNumberToObject(ov, "hidden_predicted_s", j->pred_overlapped_s);
@@ -552,6 +553,8 @@ int sim_cmd_validate(int argc, char **argv)
                        1e3 * j->pred_hidden_total_s, 1e3 * j->pred_overlapped_s,
                        100 * j->pred_overlapped_s / j->pred_hidden_total_s, 1e3 * j->meas_overlapped_s,
                        100 * j->meas_overlapped_s / j->pred_hidden_total_s);
+            printf("# waiting for late peers (imbalance, in the measured step, not in comm): %.3f ms\n",
+                   1e3 * j->meas_wait_s);
             printf("# bytes: %s (%lld planned, %lld measured)\n",
                    j->n_bytes_bad ? "DIFFER" : "equal for every op", (long long)j->bytes_plan_total,
                    (long long)j->bytes_meas_total);

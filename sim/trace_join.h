@@ -10,7 +10,10 @@
  *     compute (time_is "exposed"), so it is compared with the model's exposed
  *     part op_exposed_s; the attention op's measured time is its compute;
  *   - ZeRO prefetches (overlaps = whole phase) are executed blocking by the
- *     harness, so their full op_time_s is the comparable prediction.
+ *     harness, so their full op_time_s is the comparable prediction;
+ *   - a transfer's measured time is its transfer_s (version 2 traces): the
+ *     wait for late peers (wait_s, load imbalance) is apart, meas_wait_s,
+ *     counted in the measured step but not in the op's error.
  * The run's "step" is one layer of one micro-batch, forward and backward as
  * the harness executed them: the sum over the per-layer ops (not per_model,
  * not per_step) of these comparable times, measured and predicted alike. */
@@ -26,7 +29,8 @@ typedef struct trace_jop {
     int hidden;           /* a transfer overlapping op `op->overlaps` */
     double pred_s;        /* comparable prediction (exposed part for hidden transfers) */
     double pred_total_s;  /* op_time_s: the whole op (all hops of a transfer) */
-    double meas_s;        /* measured median over ranks */
+    double meas_s;        /* measured median over ranks (a transfer: its transfer_s, without the wait) */
+    double meas_wait_s;   /* a transfer: its wait for late peers (wait_s; 0 in version 1 traces) */
     double meas_min_s, meas_max_s;
     double err;           /* pred_s / meas_s - 1 (NAN when meas_s is 0) */
     int64_t bytes_meas, bytes_plan;
@@ -43,6 +47,7 @@ typedef struct trace_join {
     double pred_step_s, meas_step_s, step_err;
     double pred_compute_s, meas_compute_s;
     double pred_comm_exposed_s, meas_comm_exposed_s;   /* comm on the path: blocking + exposed parts */
+    double meas_wait_s;                                /* transfers waiting for late peers (in meas_step_s) */
     double pred_hidden_total_s;                        /* overlapped transfers, whole (predicted) */
     double pred_overlapped_s;                          /* their hidden part, predicted */
     double meas_overlapped_s;                          /* pred_hidden_total_s - measured exposed, >= 0: estimate */

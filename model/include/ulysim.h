@@ -215,6 +215,12 @@ typedef struct uly_gpu {
      * the same curve for both (GPU presets: FlashAttention-2 publishes
      * forward + backward together). */
     double attn_bwd_rel;
+    /* Compute running while a transfer is in flight slows by this fraction
+     * (GPU communication kernels occupy SMs and memory bandwidth); the
+     * compute under a hidden transfer costs (1 + comm_slowdown) x its time
+     * there. 0: no slowdown (CPU ranks: the transfer is a copy by the
+     * library between the kernel calls, priced in the overlap below). */
+    double comm_slowdown;
 } uly_gpu;
 
 typedef struct uly_cluster {
@@ -245,6 +251,12 @@ typedef struct uly_cluster {
     int64_t torus_k;         /* torus: nodes per dimension */
     int64_t torus_dims;      /* torus: dimensions */
     double torus_link_bw_Bps;/* torus: one link, one direction */
+    /* The overlap the executor achieves: of a transfer that runs alongside
+     * compute, overlap x min(transfer, compute) is hidden and the rest is
+     * exposed. Stored as its complement so that a zeroed cluster keeps full
+     * hiding (GPUs: copy engines and NCCL's own kernels move the bytes while
+     * compute runs): overlap = 1 - overlap_miss, in [0, 1]. */
+    double overlap_miss;
 } uly_cluster;
 
 /* --------------------------------------------------------------- layouts */
@@ -552,6 +564,11 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t why_len);
 uly_status uly_workload_check(const uly_workload *w, char *why, size_t why_len);
 uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t why_len);
 uly_status uly_layout_check(const uly_layout *l, char *why, size_t why_len);
+
+/* What stays exposed of a transfer of transfer_s that runs alongside
+ * compute_s of compute on this cluster's executor:
+ * transfer_s - overlap x min(transfer_s, compute_s), overlap = 1 - c->overlap_miss. */
+double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s);
 
 /* Parses a size: 131072, 128K, 1M, 1G (powers of 1024), 1e6 (must be an
  * integer), 2^40. Rejects 0, negatives, fractions, overflow and garbage. */

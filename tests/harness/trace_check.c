@@ -66,12 +66,24 @@ static char **read_lines(const char *path, int *n)
     return v;
 }
 
-static int time_ok(const cJSON *x)
+static int stats_ok(const cJSON *x, const char *key)
 {
-    const cJSON *t = get(x, "time_s");
+    const cJSON *t = get(x, key);
     if (!cJSON_IsObject(t)) return 0;
     double md = num(t, "median", -1), mn = num(t, "min", -1), mx = num(t, "max", -1);
-    return md >= 0 && mn >= 0 && mx >= 0 && mn <= md + 1e-12 && md <= mx + 1e-12 && num(x, "reps", 0) >= 1;
+    return md >= 0 && mn >= 0 && mx >= 0 && mn <= md + 1e-12 && md <= mx + 1e-12;
+}
+
+static int time_ok(const cJSON *x) { return stats_ok(x, "time_s") && num(x, "reps", 0) >= 1; }
+
+/* version 2: a comm op's time split into the wait for its peers and the
+ * transfer; neither can exceed the op's slowest time, and the fastest
+ * rank's wait cannot exceed the slowest rank's time */
+static int split_ok(const cJSON *x)
+{
+    if (!stats_ok(x, "wait_s") || !stats_ok(x, "transfer_s")) return 0;
+    const double tmax = num(get(x, "time_s"), "max", -1);
+    return num(get(x, "wait_s"), "min", -1) <= tmax + 1e-12 && num(get(x, "transfer_s"), "min", -1) <= tmax + 1e-12;
 }
 
 static int check_common_header(const cJSON *h)
@@ -79,7 +91,7 @@ static int check_common_header(const cJSON *h)
     if (!cJSON_IsObject(h)) return fail("line 1 is not a JSON object%s", "", 0);
     const char *fmt = str(h, "format");
     if (!fmt || strcmp(fmt, "ulysim-trace")) return fail("header format is %s, want ulysim-trace", fmt ? fmt : "missing", 0);
-    if (num(h, "version", -1) != 1) return fail("header version %s%g, want 1", "", num(h, "version", -1));
+    if (num(h, "version", -1) != 2) return fail("header version %s%g, want 2", "", num(h, "version", -1));
     const char *keys[] = {"software", "hardware", "created"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!get(h, keys[i])) return fail("header has no \"%s\"", keys[i], 0);
@@ -216,6 +228,8 @@ static int check_plan_trace(char **lines, int n)
             rc = 1;
         } else if (!time_ok(x)) {
             rc = fail("op line id %s%g: time_s missing or inconsistent", "", id);
+        } else if (p.ops[id].kind == ULY_OP_COMM && !split_ok(x)) {
+            rc = fail("comm op line id %s%g: wait_s/transfer_s missing or inconsistent", "", id);
         }
         cJSON_Delete(x);
         if (rc) break;
@@ -247,9 +261,18 @@ static int check_micro_trace(char **lines, int n)
     int rc = check_common_header(h);
     if (!rc && (!str(h, "kind") || strcmp(str(h, "kind"), "microbench"))) rc = fail("header kind is not microbench%s", "", 0);
     cJSON_Delete(h);
-    int pts = 0;
+    int pts = 0, ovl = 0;
     for (int li = 1; !rc && li < n - 1; li++) {
         cJSON *x = cJSON_Parse(lines[li]);
+        if (x && str(x, "type") && !strcmp(str(x, "type"), "overlap")) {
+            /* the overlap micro-benchmark: fractions in [0, 1], times > 0 */
+            const double ov = num(x, "overlap", -1), sl = num(x, "slowdown", -1);
+            if (!(ov >= 0 && ov <= 1 && sl >= 0 && sl <= 1 && num(x, "transfer_s", 0) > 0 && num(x, "compute_s", 0) > 0))
+                rc = fail("line %s%g is not a valid overlap line", "", li + 1);
+            ovl++;
+            cJSON_Delete(x);
+            continue;
+        }
         if (!x || !str(x, "kind") || strcmp(str(x, "kind"), "microbench") || !str(x, "coll") || !time_ok(x) ||
             !(num(x, "size_bytes", 0) > 0) || !(num(x, "busbw_GBps", -1) >= 0) || !(num(x, "algbw_GBps", -1) >= 0))
             rc = fail("line %s%g is not a valid microbench line", "", li + 1);
@@ -257,6 +280,7 @@ static int check_micro_trace(char **lines, int n)
         cJSON_Delete(x);
     }
     if (!rc && pts == 0) rc = fail("no microbench lines%s", "", 0);
+    if (!rc && ovl != 1) rc = fail("%s%g overlap lines, want 1", "", ovl);
     if (!rc) {
         cJSON *s = cJSON_Parse(lines[n - 1]);
         rc = check_summary(s, 0);

@@ -3,7 +3,9 @@
  * hand: compute at 1e12 FLOP/s, memory-bound ops free, no link latency, 1e9
  * B/s inside a node. Checked: an all-to-all on the critical path adds its
  * full time; a ring hop hides under its attention block when the block is
- * longer and shows by the difference when it is shorter; ZeRO-3's prefetch
+ * longer and shows by the difference when it is shorter, and shows in part
+ * or whole on an executor that overlaps less (the cluster's overlap), with
+ * the compute under it slowed by the GPU's comm_slowdown; ZeRO-3's prefetch
  * hides under a phase's compute up to that compute; the per-step gradient
  * reduction hides under the last micro-batch's backward only; the step is
  * slots x (stage layers x (fwd + bwd) + per micro-batch) + per step; tokens/s,
@@ -149,6 +151,50 @@ static void ring_hidden_or_exposed(void)
     }
 }
 
+/* The same fast ring (4e9 B/s: every hop shorter than its block) on
+ * executors that overlap less. overlap 0 (a host where nothing drives the
+ * transfer while attention runs): every hop shows in full, fwd 1 hop, bwd 2
+ * (ring_kv and ring_dkv). overlap 0.5: half of each hop hides. A GPU whose
+ * compute slows by 10% under a transfer, full overlap: each hidden hop
+ * stretches its block by 10% of the hop. */
+static void ring_partial_overlap(void)
+{
+    const uly_model m = fx_tiny();
+    const uly_workload w = work();
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_RING, 1, 2, 1, 1);
+    const double gemm_f = 5.0331648e-5, gemm_b = 1.00663296e-4, blk_f = 6.7108864e-5, blk_b = 1.6777216e-4;
+    const double hop = 131072.0 / 4e9; /* 3.2768e-5 s */
+    const double overlap[3] = {0, 0.5, 1}, slowdown[3] = {0, 0, 0.1};
+    for (int k = 0; k < 3; k++) {
+        uly_cluster c = fx_unit(1);
+        c.intra_bw_Bps = 4e9;
+        c.overlap_miss = 1 - overlap[k];
+        c.gpu.comm_slowdown = slowdown[k];
+        uly_result r;
+        if (eval(&m, &w, &c, &l, &r)) return;
+        const double shown = (1 - overlap[k]) * hop;    /* per hop: exposed */
+        const double slow = slowdown[k] * (hop - shown); /* per hop: the block under it, slowed */
+        const int kv = op_index(ULY_OPT_RING_KV, ULY_PHASE_FWD);
+        char what[64];
+        snprintf(what, sizeof what, "overlap %g slowdown %g", overlap[k], slowdown[k]);
+        NEAR(r.op_time_s[kv], hop, what);
+        NEAR(r.op_exposed_s[kv], shown, what);
+        NEAR(r.op_time_s[op_index(ULY_OPT_ATTN_FWD, ULY_PHASE_FWD)], 2 * blk_f + slow, what);
+        NEAR(r.time.layer_fwd_s, gemm_f + 2 * blk_f + shown + slow, what);
+        NEAR(r.time.layer_bwd_s, gemm_b + 2 * blk_b + 2 * shown + 2 * slow, what);
+        NEAR(r.time.comm_exposed_s, 3 * shown, what);
+        NEAR(r.time.comm_overlapped_s, 3 * (hop - shown), what);
+    }
+    /* overlap 0 by hand: fwd 5.0331648e-5 + 1.34217728e-4 + 3.2768e-5 */
+    uly_cluster c = fx_unit(1);
+    c.intra_bw_Bps = 4e9;
+    c.overlap_miss = 1;
+    uly_result r;
+    if (eval(&m, &w, &c, &l, &r)) return;
+    NEAR(r.time.layer_fwd_s, 2.17317376e-4, "no overlap: the hop fully exposed");
+}
+
 /* Data parallel only, Ulysses u = 1 x dp 2: T = 1024 tokens on each rank,
  * fwd 2 x 1024 x 49152 + 4 x 4 x 1024^2 x 16 = 369,098,752 FLOPs =
  * 3.69098752e-4 s; bwd 2 x 100,663,296 + 2.5 x 268,435,456 = 872,415,232 =
@@ -272,6 +318,7 @@ int main(void)
 {
     ulysses_critical_path();
     ring_hidden_or_exposed();
+    ring_partial_overlap();
     zero3_prefetch();
     per_step_and_slots();
     pipeline_slots();

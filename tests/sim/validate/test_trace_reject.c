@@ -187,7 +187,21 @@ int main(int argc, char **argv)
     check("good", M_NONE, 0, NULL, NULL, 0, "", 0);
     check("truncated_midline", M_CUT, op2, NULL, NULL, op2, "truncated: the last line has no newline", 2);
     check("truncated_nosummary", M_DROP, last, NULL, NULL, last - 1, "truncated: the trace ends without its summary", 2);
-    check("version_2", M_REPLACE, 1, "\"version\":1", "\"version\":2", 1, "trace format version 2", 2);
+    check("version_99", M_REPLACE, 1, "\"version\":", "\"version\":99,\"v\":", 1, "trace format version 99", 2);
+    /* version 2 (wait_s, transfer_s on comm ops); version 1 is still read, its
+     * comm ops without the split */
+    if (strstr(lines[0], "\"version\":2")) {
+        check("version_1_read", M_REPLACE, 1, "\"version\":2", "\"version\":1", 0, "", 0);
+        const int w = find_op("\"wait_s\":");
+        if (!w) {
+            fprintf(stderr, "a version 2 trace without wait_s on any op\n");
+            failures++;
+        } else {
+            check("missing_wait", M_REPLACE, w, "\"wait_s\":", "\"wait_x\":", w, "\"wait_s\" must be an object", 2);
+            check("bad_transfer", M_REPLACE, w, "\"transfer_s\":{\"median\":", "\"transfer_s\":{\"median\":-1,\"x\":", w,
+                  "transfer_s.median", 2);
+        }
+    }
     check("other_format", M_REPLACE, 1, "\"format\":\"ulysim-trace\"", "\"format\":\"nccl-tests\"", 1,
           "not an ulysim trace", 2);
     check("malformed_json", M_SET, op2, "{\"type\":\"op\",\"id\":", NULL, op2, "malformed JSON", 2);
