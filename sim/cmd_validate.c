@@ -23,6 +23,7 @@
 #include "preset.h"
 #include "trace_join.h"
 #include "trace_read.h"
+#include "validate_runs.h"
 
 int sim_cmd_validate(int argc, char **argv);
 
@@ -131,6 +132,10 @@ int sim_cmd_validate(int argc, char **argv)
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
     if (!files) return 1;
+    if (sim_validate_is_runs(argc, argv)) { /* measured runs of a runs file: validate_runs_out.c */
+        free(files);
+        return sim_validate_runs(argc, argv);
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
