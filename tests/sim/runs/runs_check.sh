@@ -1,0 +1,120 @@
+#!/bin/sh
+# runs_check.sh ULYSIM SRCDIR WORKDIR: `ulysim validate --runs` against what
+# the test works out itself: the plan command's own numbers for the same
+# flags, the median and largest |error| recomputed from the per-row CSV, the
+# same rows as CSV and JSON Lines, a preset against its inline shape, and bad
+# files refused with exit 2 naming what is wrong.
+set -u
+U=$1 SRC=$2 W=$3
+mkdir -p "$W"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_rc() { # WANT CMD...: runs CMD, keeps stdout/stderr in $W/out, $W/err
+    want=$1; shift
+    "$@" >"$W/out" 2>"$W/err"; rc=$?
+    [ "$rc" = "$want" ] || fail "exit $rc (want $want): $* :: $(head -c 300 "$W/err")"
+}
+# column NAME of the first data line of a CSV on stdin
+col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next } { print $c; exit }'; }
+same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'; }
+
+SEL=$SRC/traces/published/korthikanti_table5_selene.csv
+
+# 1. the Selene runs file: eight step_s rows, exit 0 without limits
+expect_rc 0 "$U" validate --runs "$SEL" --format csv
+n=$(grep -c ',step_s,' "$W/out")
+[ "$n" = 8 ] || fail "Selene: $n step_s rows, want 8"
+cp "$W/out" "$W/selene.csv"
+
+# 2. the limits: the median and largest |error| worked out from the rows
+med=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; v[++n] = e }
+  END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }' "$W/selene.csv")
+max=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; if (e > m) m = e } END { print m }' "$W/selene.csv")
+below() { awk -v x="$1" -v d="$2" 'BEGIN { printf "%.4f", x + d }'; }
+expect_rc 1 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" -0.01)"
+grep -q '^# result: FAIL: step_s median' "$W/out" || fail "median limit below the median: no FAIL line"
+expect_rc 0 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" 0.01)"
+grep -q '^# result: PASS' "$W/out" || fail "median limit above the median: no PASS line"
+expect_rc 1 "$U" validate --runs "$SEL" --max-err "$(below "$max" -0.01)"
+expect_rc 0 "$U" validate --runs "$SEL" --max-err "$(below "$max" 0.01)" --format json
+grep -q '"result":[[:space:]]*"PASS"' "$W/out" || fail "json: no PASS result"
+
+# 3. a row priced as the plan command prices the same flags
+cat >"$W/one.csv" <<'CSV'
+label,model,cluster,gpus,seq,strategy,ulysses,causal,step_s,tokens_per_s,tflops_per_gpu,flop_convention,mem_gib
+a,llama3-8b,dgx-h100,16,64K,ulysses,8,true,1.0,1000,100,ulysim,10
+CSV
+expect_rc 0 "$U" validate --runs "$W/one.csv" --format csv
+pred() { awk -F, -v q="$1" '$8 == q { print $10 }' "$W/out"; }
+"$U" --model llama3-8b --cluster dgx-h100 --gpus 16 --seq 64K --strategy ulysses --ulysses 8 --causal --format csv \
+    >"$W/plan.csv" || fail "plan"
+for q in step_s tokens_per_s tflops_per_gpu; do
+    same "$(pred $q)" "$(col $q <"$W/plan.csv")" || fail "$q: validate $(pred $q), plan $(col $q <"$W/plan.csv")"
+done
+gib=$(col mem_bytes <"$W/plan.csv" | awk '{ printf "%.6g", $1 / 1073741824 }')
+same "$(pred mem_gib)" "$gib" || fail "mem_gib: validate $(pred mem_gib), plan $gib"
+# the error is predicted / measured - 1 of the row's own numbers
+err=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", ($10 / $11 - 1) * 100 }' "$W/out")
+got=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", $12 }' "$W/out")
+[ "$err" = "$got" ] || fail "tokens_per_s error $got, want $err"
+
+# 4. a boolean column: false is --no-causal, and changes the price
+sed 's/,true,/,false,/' "$W/one.csv" >"$W/nocausal.csv"
+expect_rc 0 "$U" validate --runs "$W/nocausal.csv" --format csv
+"$U" --model llama3-8b --cluster dgx-h100 --gpus 16 --seq 64K --strategy ulysses --ulysses 8 --no-causal --format csv \
+    >"$W/plan2.csv"
+same "$(pred step_s)" "$(col step_s <"$W/plan2.csv")" || fail "causal=false is not --no-causal"
+
+# 5. the same rows as JSON Lines, and a model given as its inline shape and as a file beside the runs file
+cat >"$W/one.jsonl" <<'JSONL'
+{"label": "a", "model": "llama3-8b", "cluster": "dgx-h100", "gpus": 16, "seq": "64K", "strategy": "ulysses", "ulysses": 8, "causal": true, "step_s": 1.0, "tokens_per_s": 1000, "tflops_per_gpu": 100, "flop_convention": "ulysim", "mem_gib": 10}
+JSONL
+"$U" validate --runs "$W/one.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/one.jsonl" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "JSON Lines and CSV rows differ"
+mkdir -p "$W/sub"
+cp "$SRC/sim/presets/models/llama3-8b.json" "$W/sub/m.json"
+sed 's|,llama3-8b,|,sub/m.json,|' "$W/one.csv" >"$W/file.csv"
+shape='"layers=32,hidden=4096,heads=32,kv_heads=8,head_dim=128,ffn_hidden=14336,vocab=128256,swiglu=true,tied_embeddings=false,dropout=false"'
+sed "s|,llama3-8b,|,$shape,|" "$W/one.csv" >"$W/inline.csv"
+for f in file inline; do
+    "$U" validate --runs "$W/$f.csv" --format csv | cut -d, -f2- >"$W/c.out" || fail "$f.csv"
+    cmp -s "$W/a.out" "$W/c.out" || fail "model as $f: other numbers than the preset"
+done
+
+# what an inline shape leaves out is derived as the presets state it: GPT-3's
+# shape without kv_heads, head_dim and ffn_hidden is the gpt3-175b preset
+printf 'model,gpus,seq,strategy,step_s\ngpt3-175b,64,8K,megatron-sp,1\n' >"$W/g.csv"
+printf 'model,gpus,seq,strategy,step_s\n"layers=96,hidden=12288,heads=96,vocab=50257,tied_embeddings=true,dropout=true",64,8K,megatron-sp,1\n' >"$W/gi.csv"
+"$U" validate --runs "$W/g.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/gi.csv" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "inline GPT-3 shape with derived fields: other numbers than gpt3-175b"
+expect_rc 2 "$U" --model "layers=96,hidden=12288,heads=96,vocab=50257,kv=8"
+grep -q 'unknown field "kv"' "$W/err" || fail "inline shape, unknown key: $(cat "$W/err")"
+
+# 6. bad files: exit 2, one line naming the value
+printf 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' >"$W/bad.csv"
+expect_rc 2 "$U" validate --runs "$W/bad.csv"
+grep -q "bad.csv:2: row 1: column 'bogus'" "$W/err" || fail "unknown column: $(cat "$W/err")"
+printf 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' >"$W/quote.csv"
+expect_rc 2 "$U" validate --runs "$W/quote.csv"
+grep -q 'quote.csv:2:14: a quoted field is not closed' "$W/err" || fail "open quote: $(cat "$W/err")"
+printf 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' >"$W/short.csv"
+expect_rc 2 "$U" validate --runs "$W/short.csv"
+grep -q 'short.csv:2: 3 fields, the header has 4' "$W/err" || fail "short row: $(cat "$W/err")"
+printf 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' >"$W/conv.csv"
+expect_rc 2 "$U" validate --runs "$W/conv.csv"
+grep -q 'tflops_per_gpu needs its flop_convention' "$W/err" || fail "no convention: $(cat "$W/err")"
+printf 'gpus,seq,strategy,step_s\n8,8K,warp,1\n' >"$W/strat.csv"
+expect_rc 2 "$U" validate --runs "$W/strat.csv"
+grep -q "strat.csv:2: row 1: --strategy 'warp': unknown strategy" "$W/err" || fail "bad strategy: $(cat "$W/err")"
+printf 'gpus,seq,strategy,causal,step_s\n8,8K,ulysses,maybe,1\n' >"$W/bool.csv"
+expect_rc 2 "$U" validate --runs "$W/bool.csv"
+grep -q "row 1: causal 'maybe': a switch" "$W/err" || fail "bad switch: $(cat "$W/err")"
+expect_rc 2 "$U" validate --runs "$W/missing.csv"
+expect_rc 2 "$U" validate --runs "$W"
+for f in err; do [ "$(wc -l <"$W/$f")" -le 1 ] || fail "more than one line on stderr"; done
+
+[ "$fails" = 0 ] && echo "runs_check: all passed"
+exit "$fails"
