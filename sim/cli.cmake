@@ -32,7 +32,11 @@ add_executable(ulysim ${ULYSIM_CLI_SOURCES})
 # Where `ulysim plot` finds its gnuplot scripts (plots/*.gp).
 target_compile_definitions(ulysim PRIVATE
   ULY_PLOT_DIR_SOURCE="${CMAKE_SOURCE_DIR}/plots"
-  ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots")
+  ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots"
+  ULY_PUBLISHED_DIR_SOURCE="${CMAKE_SOURCE_DIR}/traces/published"
+  ULY_PUBLISHED_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/published")
+# The published tables `ulysim reproduce` reads as runs files.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/traces/published/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ulysim/published)
 target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(ulysim PRIVATE ulyformats libulysim PkgConfig::CJSON GSL::gsl m)
 if(MPI_C_FOUND)

@@ -93,6 +93,18 @@ cmp -s "$W/a.out" "$W/b.out" || fail "inline GPT-3 shape with derived fields: ot
 expect_rc 2 "$U" --model "layers=96,hidden=12288,heads=96,vocab=50257,kv=8"
 grep -q 'unknown field "kv"' "$W/err" || fail "inline shape, unknown key: $(cat "$W/err")"
 
+# reproduce korthikanti: the same runs file, its mean and largest |error|
+# worked out from its rows, beside Calculon's
+expect_rc 0 "$U" reproduce korthikanti --format csv
+rows=$(grep -c '^korthikanti.table5,[0-9]*[BT] ' "$W/out")
+[ "$rows" = 8 ] || fail "reproduce korthikanti: $rows rows, want 8"
+mean=$(awk -F, '/^korthikanti.table5,[0-9]+[BT] / { e = $7 < 0 ? -$7 : $7; s += e; n++ } END { printf "%.4f", s / n }' "$W/out")
+got=$(awk -F, '/^korthikanti.table5,mean_abs_err/ { printf "%.4f", $5 }' "$W/out")
+[ "$mean" = "$got" ] || fail "reproduce korthikanti: mean |error| $got, want $mean"
+grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti: no Calculon mean"
+expect_rc 0 "$U" reproduce korthikanti
+head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
+
 # 6. bad files: exit 2, one line naming the value
 printf 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' >"$W/bad.csv"
 expect_rc 2 "$U" validate --runs "$W/bad.csv"
