@@ -105,6 +105,23 @@ grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti
 expect_rc 0 "$U" reproduce korthikanti
 head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
 
+# validate on a harness trace: without a limit given, the default holds
+# (median |step err| <= 20%), and the output says which profile priced it and
+# whether the trace's CPU is the one the profile was calibrated on
+T=$SRC/traces/cpu/val-usp-np4-s1024.trace
+if [ -f "$T" ]; then
+    expect_rc 1 "$U" validate "$T"
+    err=$(awk '/^# step-time error: median/ { sub(/%.*/, "", $6); print $6 }' "$W/out")
+    awk -v e="$err" 'BEGIN { exit !(e > 20) }' || fail "embedded profile: step error $err%, the test expects one over 20%"
+    grep -q '^# check: median |step err| .*(the default' "$W/out" || fail "no default limit line"
+    grep -q '^# result: FAIL' "$W/out" || fail "a run off by $err% says PASS"
+    grep -q '^# host: .*records no calibration host' "$W/out" || fail "embedded profile: no host line"
+    expect_rc 0 "$U" validate "$T" --max-error none
+    expect_rc 0 "$U" validate "$T" --cluster "$SRC/traces/cpu/cpu-calibrated-np4.json"
+    grep -q '^# host: vm (AMD EPYC); the profile was calibrated on AMD EPYC: the same CPU' "$W/out" ||
+        fail "calibrated profile: no matching host line"
+fi
+
 # 6. bad files: exit 2, one line naming the value
 printf 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' >"$W/bad.csv"
 expect_rc 2 "$U" validate --runs "$W/bad.csv"
