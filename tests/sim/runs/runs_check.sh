@@ -105,6 +105,18 @@ grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti
 expect_rc 0 "$U" reproduce korthikanti
 head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
 
+# plot validation --runs: its CSV holds validate's numbers, row by row
+expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only
+awk -F, '!/^#/ && NR > 1 && $1 ~ /^[0-9]+$/ { printf "%s %.6g %.6g\n", $1, $6, $7 }' "$W/fig.csv" >"$W/fig.pts"
+awk -F, '$8 == "step_s" { printf "%s %.6g %.6g\n", $1, $10, $11 }' "$W/selene.csv" >"$W/val.pts"
+[ "$(wc -l <"$W/fig.pts")" = 8 ] || fail "plot validation --runs: $(wc -l <"$W/fig.pts") points, want 8"
+cmp -s "$W/fig.pts" "$W/val.pts" || fail "plot validation --runs: other numbers than validate --runs"
+if command -v gnuplot >/dev/null 2>&1; then
+    expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png"
+    [ -s "$W/fig.png" ] || fail "plot validation --runs: no image"
+fi
+expect_rc 2 "$U" plot memory --runs "$SEL"
+
 # validate on a harness trace: without a limit given, the default holds
 # (median |step err| <= 20%), and the output says which profile priced it and
 # whether the trace's CPU is the one the profile was calibrated on
