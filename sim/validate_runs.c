@@ -125,7 +125,7 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
     }
     if (!isnan(r->meas[VR_TFLOPS]) && r->flop_conv < 0)
         return vr_fail(why, n, path, t->line[i], "row %d: tflops_per_gpu needs its flop_convention (valid: "
-                       "megatron-lm, narayanan, palm, ulysim; docs/model.md, \"FLOP conventions\")", i + 1);
+                       "megatron-lm, narayanan, palm, ulysim; docs/runs.md, \"FLOP conventions\")", i + 1);
     const struct { const char *name; char *dst; size_t len; } text[] = {
         {"label", r->label, sizeof r->label}, {"source", r->source, sizeof r->source}, {"group", r->group, sizeof r->group}};
     for (size_t k = 0; k < sizeof text / sizeof text[0]; k++) {

@@ -655,7 +655,7 @@ double uly_layer_params(const uly_model *m);
  * V/(12 L h) without; attention counted non-causal, MHA, f = 4h. */
 double uly_flops_megatron(const uly_model *m, int64_t global_batch, int64_t seq, int recompute_full);
 
-/* FLOP conventions a measured TFLOP/s per GPU is reported in (docs/model.md,
+/* FLOP conventions a measured TFLOP/s per GPU is reported in (docs/runs.md,
  * "FLOP conventions"):
  *   ulysim       this model's model FLOPs (uly_timing.model_flops): fwd + 2x
  *                fwd, causal attention halved, no recompute;
