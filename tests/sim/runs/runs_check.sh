@@ -135,27 +135,21 @@ if [ -f "$T" ]; then
 fi
 
 # 6. bad files: exit 2, one line naming the value
-printf 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' >"$W/bad.csv"
-expect_rc 2 "$U" validate --runs "$W/bad.csv"
-grep -q "bad.csv:2: row 1: column 'bogus'" "$W/err" || fail "unknown column: $(cat "$W/err")"
-printf 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' >"$W/quote.csv"
-expect_rc 2 "$U" validate --runs "$W/quote.csv"
-grep -q 'quote.csv:2:14: a quoted field is not closed' "$W/err" || fail "open quote: $(cat "$W/err")"
-printf 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' >"$W/short.csv"
-expect_rc 2 "$U" validate --runs "$W/short.csv"
-grep -q 'short.csv:2: 3 fields, the header has 4' "$W/err" || fail "short row: $(cat "$W/err")"
-printf 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' >"$W/conv.csv"
-expect_rc 2 "$U" validate --runs "$W/conv.csv"
-grep -q 'tflops_per_gpu needs its flop_convention' "$W/err" || fail "no convention: $(cat "$W/err")"
-printf 'gpus,seq,strategy,step_s\n8,8K,warp,1\n' >"$W/strat.csv"
-expect_rc 2 "$U" validate --runs "$W/strat.csv"
-grep -q "strat.csv:2: row 1: --strategy 'warp': unknown strategy" "$W/err" || fail "bad strategy: $(cat "$W/err")"
-printf 'gpus,seq,strategy,causal,step_s\n8,8K,ulysses,maybe,1\n' >"$W/bool.csv"
-expect_rc 2 "$U" validate --runs "$W/bool.csv"
-grep -q "row 1: causal 'maybe': a switch" "$W/err" || fail "bad switch: $(cat "$W/err")"
+bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
+    printf '%b' "$2" >"$W/$1"
+    expect_rc 2 "$U" validate --runs "$W/$1"
+    grep -qF "$3" "$W/err" || fail "$1: $(cat "$W/err")"
+    [ "$(wc -l <"$W/err")" -le 1 ] || fail "$1: more than one line on stderr"
+}
+bad_file bad.csv 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' "bad.csv:2: row 1: column 'bogus'"
+bad_file quote.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' 'quote.csv:2:14: a quoted field is not closed'
+bad_file short.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' 'short.csv:2: 3 fields, the header has 4'
+bad_file conv.csv 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' 'tflops_per_gpu needs its flop_convention'
+bad_file strat.csv 'gpus,seq,strategy,step_s\n8,8K,warp,1\n' "strat.csv:2: row 1: --strategy 'warp': unknown strategy"
+bad_file bool.csv 'gpus,seq,strategy,causal,step_s\n8,8K,ulysses,maybe,1\n' "row 1: causal 'maybe': a switch"
+bad_file jl.jsonl '{"gpus": 8, "seq": "8K", "strategy": "ulysses", "step_s": [1]}\n' 'jl.jsonl:1: "step_s" is an array'
 expect_rc 2 "$U" validate --runs "$W/missing.csv"
 expect_rc 2 "$U" validate --runs "$W"
-for f in err; do [ "$(wc -l <"$W/$f")" -le 1 ] || fail "more than one line on stderr"; done
 
 [ "$fails" = 0 ] && echo "runs_check: all passed"
 exit "$fails"
