@@ -4,6 +4,7 @@
  * own uly_model_check. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "preset_internal.h"
@@ -66,7 +67,106 @@ int sim_model_parse(const char *text, size_t len, const char *shown, uly_model *
     return preset_text_parse(&MODEL_SCHEMA, text, len, shown, out, why, why_len);
 }
 
+/* A value of an inline shape as JSON: a number as JSON writes one, true or
+ * false as they are, anything else a string (which the field's own check then
+ * names as the wrong type, exactly as in a file). */
+static int inline_is_literal(const char *v, size_t n)
+{
+    if ((n == 4 && !memcmp(v, "true", 4)) || (n == 5 && !memcmp(v, "false", 5))) return 1;
+    size_t i = 0;
+    if (i < n && v[i] == '-') i++;
+    if (i >= n || v[i] < '0' || v[i] > '9') return 0;
+    if (v[i] == '0' && i + 1 < n && v[i + 1] >= '0' && v[i + 1] <= '9') return 0; /* leading zero */
+    while (i < n && ((v[i] >= '0' && v[i] <= '9') || v[i] == '.' || v[i] == 'e' || v[i] == 'E' || v[i] == '+' ||
+                     v[i] == '-'))
+        i++;
+    if (i != n) return 0;
+    char num[64], *end = NULL;
+    if (n >= sizeof num) return 0;
+    memcpy(num, v, n);
+    num[n] = '\0';
+    (void)strtod(num, &end);
+    return end == num + n;
+}
+
+static void inline_put(char *buf, size_t cap, size_t *o, const char *s, size_t n, int quote)
+{
+    if (quote && *o < cap) buf[(*o)++] = '"';
+    for (size_t i = 0; i < n && *o + 2 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (quote && (ch == '"' || ch == '\\')) buf[(*o)++] = '\\';
+        buf[(*o)++] = ch < 0x20 ? '?' : (char)ch; /* a control character is never a valid key or value */
+    }
+    if (quote && *o < cap) buf[(*o)++] = '"';
+}
+
+/* The value of key in "k=v,k=v" text, or NULL. */
+static const char *inline_find(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = text; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, key, kl) && p[kl] == '=') return p + kl + 1;
+    return NULL;
+}
+
+/* "key=value,key=value": the same object a JSON file holds, read by the same
+ * schema, so the keys, their ranges and the cross-field checks are the file's.
+ * What a shape leaves out and a file must state is derived the way the presets
+ * state it (docs/inputs.md): name "inline", kv_heads = heads (MHA), head_dim =
+ * hidden / heads, ffn_hidden = 4 hidden, no SwiGLU, untied embeddings, no
+ * dropout masks. */
+static int model_inline_parse(const char *text, uly_model *out, char *why, size_t why_len)
+{
+    enum { CAP = 4096 };
+    char json[CAP], shown[160];
+    size_t o = 0, len = strlen(text);
+    snprintf(shown, sizeof shown, "inline model");
+    if (len > 2048) return snprintf(why, why_len, "%s: %zu characters (at most 2048)", shown, len), 2;
+    json[o++] = '{';
+    for (const char *p = text; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        if (!eq || eq == p) {
+            snprintf(why, why_len, "%s: '%.*s' is not key=value (valid: keys of a model file, e.g. "
+                     "layers=32,hidden=4096,heads=32,vocab=32000)", shown, (int)(n < 60 ? n : 60), p);
+            return 2;
+        }
+        if (o > 1) json[o++] = ',';
+        inline_put(json, CAP, &o, p, (size_t)(eq - p), 1);
+        json[o++] = ':';
+        const char *v = eq + 1;
+        size_t vn = n - (size_t)(eq - p) - 1;
+        inline_put(json, CAP, &o, v, vn, !inline_is_literal(v, vn));
+        if (!end) break;
+        p = end + 1;
+    }
+    /* what a file states and a shape may leave out; the value is only derived
+     * from fields given as plain integers (else the file's check reports them) */
+    const char *hv = inline_find(text, "hidden"), *av = inline_find(text, "heads");
+    const long long hidden = hv ? strtoll(hv, NULL, 10) : 0, heads = av ? strtoll(av, NULL, 10) : 0;
+    char extra[256] = "";
+    size_t e = 0;
+#define INLINE_DEFAULT(key, ...)                                                                        \
+    if (!inline_find(text, key) && e < sizeof extra)                                                     \
+        e += (size_t)snprintf(extra + e, sizeof extra - e, ",\"" key "\":" __VA_ARGS__)
+    INLINE_DEFAULT("name", "\"inline\"");
+    if (heads > 0) INLINE_DEFAULT("kv_heads", "%lld", heads);
+    if (heads > 0 && hidden > 0 && hidden % heads == 0) INLINE_DEFAULT("head_dim", "%lld", hidden / heads);
+    if (hidden > 0 && hidden <= 1048576) INLINE_DEFAULT("ffn_hidden", "%lld", 4 * hidden);
+    INLINE_DEFAULT("swiglu", "false");
+    INLINE_DEFAULT("tied_embeddings", "false");
+    INLINE_DEFAULT("dropout", "false");
+#undef INLINE_DEFAULT
+    if (o + e + 2 >= CAP) return snprintf(why, why_len, "%s: too long", shown), 2;
+    memcpy(json + o, extra, e);
+    o += e;
+    json[o++] = '}';
+    return preset_text_parse(&MODEL_SCHEMA, json, o, shown, out, why, why_len);
+}
+
 int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
 {
+    if (name_or_path && strchr(name_or_path, '=')) return model_inline_parse(name_or_path, out, why, why_len);
     return preset_file_load(&MODEL_SCHEMA, name_or_path, out, why, why_len);
 }

@@ -236,14 +236,7 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + model_s) + step_fixed;
     tm->tokens_per_s = seqs * (double)w->seq / tm->step_s;
 
-    /* model FLOPs of one sequence: GEMMs and attention fwd + 2x bwd,
-     * causal attention halved, logits; no recompute */
-    const double N = (double)w->seq;
-    const double layer = 2.0 * N * (uly_attn_params(m) + uly_mlp_params(m)) +
-                         4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0) *
-                             uly_attn_density(w);
-    const double logits = 2.0 * N * (double)m->hidden * (double)m->vocab;
-    tm->model_flops = 3.0 * seqs * ((double)m->layers * layer + logits);
+    tm->model_flops = uly_flops_model_step(m, w, seqs);
     /* every GPU runs its stage's layers, the end stages the model ops */
     tm->hw_flops = ((double)m->layers * hw_layer + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
     const double peak = c->gpu.peak_flops[w->dtype];

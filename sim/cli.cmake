@@ -14,10 +14,12 @@ set(ULYSIM_CLI_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/commands.c)
 # Subcommands of the registry in commands.c: every other cmd_*.c.
 # Their helpers: trace_*.c (trace reading), plot_*.c (figures), repro_*.c
-# (the parts of reproduce) and calib_*.c (calibrate's fits).
+# (the parts of reproduce), calib_*.c (calibrate's fits) and validate_*.c
+# (validate --runs).
 file(GLOB ULYSIM_CMD_EXTRA CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmd_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/trace_*.c ${CMAKE_CURRENT_SOURCE_DIR}/plot_*.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/repro_*.c ${CMAKE_CURRENT_SOURCE_DIR}/calib_*.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/repro_*.c ${CMAKE_CURRENT_SOURCE_DIR}/calib_*.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/validate_*.c)
 list(APPEND ULYSIM_CLI_SOURCES ${ULYSIM_CMD_EXTRA})
 list(REMOVE_DUPLICATES ULYSIM_CLI_SOURCES)
 if(MPI_C_FOUND)
@@ -30,7 +32,11 @@ add_executable(ulysim ${ULYSIM_CLI_SOURCES})
 # Where `ulysim plot` finds its gnuplot scripts (plots/*.gp).
 target_compile_definitions(ulysim PRIVATE
   ULY_PLOT_DIR_SOURCE="${CMAKE_SOURCE_DIR}/plots"
-  ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots")
+  ULY_PLOT_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/plots"
+  ULY_PUBLISHED_DIR_SOURCE="${CMAKE_SOURCE_DIR}/traces/published"
+  ULY_PUBLISHED_DIR_INSTALLED="${CMAKE_INSTALL_FULL_DATADIR}/ulysim/published")
+# The published tables `ulysim reproduce` reads as runs files.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/traces/published/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ulysim/published)
 target_include_directories(ulysim PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(ulysim PRIVATE ulyformats libulysim PkgConfig::CJSON GSL::gsl m)
 if(MPI_C_FOUND)

@@ -110,7 +110,9 @@ static void help(FILE *f)
 "  breakdown    step time split into compute, exposed and overlapped\n"
 "               communication per strategy [--gpus 64 --seq 1M --spread best;\n"
 "               global batch: GPUs x micro-batch unless --global-batch]\n""  validation   measured against predicted time of every operation of\n"
-"               ulyharness traces, y = x and a +-20%% band: plot validation TRACE...\n"
+"               ulyharness traces, y = x and a +-20%% band: plot validation TRACE...;\n"
+"               or measured against predicted step time of the runs of a runs file\n"
+"               (docs/runs.md), y = x and a +-10%% band: plot validation --runs FILE\n"
 "  timeline     one harness run's operations in execution order, measured and\n"
 "               predicted: plot timeline TRACE\n"
 "               (traces: the model, workload and layout come from the trace's\n"
@@ -186,6 +188,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     char **positional = calloc((size_t)argc + 1, sizeof *positional);
     int nu = 0, npos = 0;
     const char *cluster_arg = NULL, *model_flag = NULL; /* --cluster's value; another planning flag */
+    const char *runs_path = NULL;                       /* validation --runs FILE */
     sim_args *a = NULL;
     sim_ctx *c = NULL;
     plot_run *run = NULL;
@@ -217,6 +220,9 @@ int sim_cmd_plot_main(int argc, char **argv)
         } else if (strcmp(s, "-o") == 0 || FLAG("--output")) {
             TAKE("--output");
             out = val;
+        } else if (FLAG("--runs")) {
+            TAKE("--runs");
+            runs_path = val;
         } else if (FLAG("--scripts")) {
             TAKE("--scripts");
             scripts = val;
@@ -277,6 +283,15 @@ int sim_cmd_plot_main(int argc, char **argv)
         sim_err("plot: unknown figure '%s' (valid: %s)", fig_name, names);
         rc = SIM_EXIT_USAGE;
         goto done;
+    }
+    if (runs_path) { /* the runs of a runs file, not traces: plot_fig_validation.c */
+        if (fig->data != fig_validation || npos || model_flag) {
+            sim_err("plot %s: --runs %s: only `plot validation --runs FILE` takes a runs file, alone (valid: the "
+                    "configuration is the file's)", fig->name, runs_path);
+            rc = SIM_EXIT_USAGE;
+            goto done;
+        }
+        fig = &fig_validation_runs_def;
     }
     if (!fig->traces && npos) {
         sim_err("plot %s: unexpected argument '%s' (valid: options start with --; see ulysim plot --help)", fig->name,
@@ -385,6 +400,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
     run->fig = fig;
     run->c = c;
+    run->runs_path = runs_path;
     if (fig->traces) {
         run->traces = calloc((size_t)npos, sizeof *run->traces);
         if (!run->traces) {
@@ -410,7 +426,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
     {
         size_t o = 0;
-        o += (size_t)snprintf(run->command, sizeof run->command, "ulysim plot %s", fig->name);
+        o += (size_t)snprintf(run->command, sizeof run->command, "ulysim plot %s", fig_name);
         for (int i = 1; i < argc && o < sizeof run->command; i++) {
             if (strcmp(argv[i], fig_name) == 0) continue;
             int k = snprintf(run->command + o, sizeof run->command - o, " %s", argv[i]);
@@ -522,6 +538,9 @@ int sim_cmd_plot_main(int argc, char **argv)
                          (long long)t0->run.workload.seq, t0->cluster.name);
             else
                 snprintf(sub, sizeof sub, "%d harness runs, predicted with %s", run->n_traces, t0->cluster.name);
+        } else if (title && runs_path) {
+            const char *rb = strrchr(runs_path, '/');
+            snprintf(sub, sizeof sub, "runs of %s, predicted by ulysim", rb ? rb + 1 : runs_path);
         } else if (title) {
             /* short enough for one paper column: what differs from the defaults only */
             size_t o = (size_t)snprintf(sub, sizeof sub, "%s, %s", c->model.name, c->cluster.name);

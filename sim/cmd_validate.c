@@ -24,10 +24,12 @@
 #include "trace_join.h"
 #include "trace_torch.h"
 #include "trace_read.h"
+#include "validate_runs.h"
 
 int sim_cmd_validate(int argc, char **argv);
 
 #define MAX_PROFILES 16
+#define VALIDATE_DEFAULT_MAX_ERR 0.20 /* median |step err| when no limit is given */
 
 static const char *STEP_DEF =
     "step = one layer of one micro-batch, forward and backward, as the harness executed it: the sum over the "
@@ -50,8 +52,9 @@ static void usage(FILE *f)
             "                    profile whose gpus_per_node equals its rank count (profiles per rank count,\n"
             "                    for ranks that share the host's cores)\n"
             "  --max-error F     fail (exit 1) when the median absolute step-time error over the runs exceeds F\n"
-            "                    (a fraction: 0.2 = 20%%)\n"
-            "  --max-run-error F fail when any run's absolute step-time error exceeds F\n"
+            "                    (a fraction: 0.2 = 20%%) [default 0.2 when neither this nor --max-run-error is\n"
+            "                    given; none: no limit on the times, bytes only]\n"
+            "  --max-run-error F fail when any run's absolute step-time error exceeds F (none: no limit)\n"
             "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
             "                    ranked (faster/slower) by the model as by the measurement\n"
             "  --format table|json   (default table)   --brief: no per-op lines in the table\n"
@@ -134,6 +137,10 @@ int sim_cmd_validate(int argc, char **argv)
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
     if (!files) return 1;
+    if (sim_validate_is_runs(argc, argv)) { /* measured runs of a runs file: validate_runs_out.c */
+        free(files);
+        return sim_validate_runs(argc, argv);
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -152,7 +159,9 @@ int sim_cmd_validate(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--max-error") || !strcmp(a, "--max-run-error") || !strcmp(a, "--min-agreement")) {
             double *dst = !strcmp(a, "--max-error") ? &max_err : !strcmp(a, "--max-run-error") ? &max_run_err : &min_agree;
-            if (parse_frac(a, v, dst)) {
+            if (v && !strcmp(v, "none") && dst != &min_agree) {
+                *dst = INFINITY; /* no limit on the times, on purpose: bytes only */
+            } else if (parse_frac(a, v, dst)) {
                 free(files);
                 return 2;
             }
@@ -373,7 +382,10 @@ int sim_cmd_validate(int argc, char **argv)
     }
     const double agree = n_pairs ? (double)n_agree / n_pairs : NAN;
 
-    /* ----- verdict */
+    /* ----- verdict: without a limit given, the validation target holds
+     * (median |step err| <= 20%), so a run far off never reads as a pass */
+    const int default_limit = isnan(max_err) && isnan(max_run_err);
+    if (default_limit) max_err = VALIDATE_DEFAULT_MAX_ERR;
     int fail_bytes = n_bytes_bad > 0;
     int fail_med = !isnan(max_err) && !(med_step <= max_err);
     int fail_run = !isnan(max_run_err) && !(max_step <= max_run_err);
@@ -404,6 +416,12 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON_AddBoolToObject(o, "causal", r->workload.causal);
             cJSON_AddStringToObject(o, "cluster", j->cluster_name);
             cJSON_AddStringToObject(o, "profile", used_prof[f]);
+            char pcpu[128];
+            validate_profile_cpu(strcmp(used_prof[f], "embedded") ? used_prof[f] : NULL, r->cluster_text, pcpu,
+                                 sizeof pcpu);
+            cJSON_AddStringToObject(o, "cpu_model", r->cpu_model);
+            cJSON_AddStringToObject(o, "profile_cpu_model", pcpu);
+            cJSON_AddBoolToObject(o, "host_matches_profile", pcpu[0] && !strcmp(pcpu, r->cpu_model));
             cJSON_AddNumberToObject(o, "size_group", group[f]);
             cJSON *st = cJSON_AddObjectToObject(o, "step");
             cJSON_AddNumberToObject(st, "predicted_s", j->pred_step_s);
@@ -501,8 +519,9 @@ int sim_cmd_validate(int argc, char **argv)
         }
         cJSON *ck = cJSON_AddObjectToObject(root, "checks");
         cJSON_AddBoolToObject(ck, "bytes_equal", !fail_bytes);
-        if (!isnan(max_err)) cJSON_AddNumberToObject(ck, "max_error", max_err);
-        if (!isnan(max_run_err)) cJSON_AddNumberToObject(ck, "max_run_error", max_run_err);
+        if (isfinite(max_err)) cJSON_AddNumberToObject(ck, "max_error", max_err);
+        cJSON_AddBoolToObject(ck, "max_error_default", default_limit);
+        if (isfinite(max_run_err)) cJSON_AddNumberToObject(ck, "max_run_error", max_run_err);
         if (!isnan(min_agree)) cJSON_AddNumberToObject(ck, "min_agreement", min_agree);
         cJSON_AddBoolToObject(ck, "median_step_error_ok", !fail_med);
         cJSON_AddBoolToObject(ck, "run_step_error_ok", !fail_run);
@@ -529,6 +548,15 @@ int sim_cmd_validate(int argc, char **argv)
             printf("\n## %s: %s, %d ranks, seq %lld, batch %lld, %s, zero %d; priced on %s (%s)\n", r->path, lab,
                    r->ranks, (long long)r->workload.seq, (long long)r->workload.micro_batch,
                    r->workload.causal ? "causal" : "non-causal", r->workload.zero_stage, j->cluster_name, used_prof[f]);
+            char pcpu[128];
+            validate_profile_cpu(strcmp(used_prof[f], "embedded") ? used_prof[f] : NULL, r->cluster_text, pcpu,
+                                 sizeof pcpu);
+            if (!pcpu[0])
+                printf("# host: %s (%s); the profile records no calibration host: its rates are not measured on this "
+                       "CPU (ulysim calibrate writes a profile that does)\n", r->hostname, r->cpu_model);
+            else
+                printf("# host: %s (%s); the profile was calibrated on %s: %s\n", r->hostname, r->cpu_model, pcpu,
+                       strcmp(pcpu, r->cpu_model) ? "ANOTHER CPU, its rates are not this host's" : "the same CPU");
             printf("# %3s %-16s %-5s %-4s %-14s %12s %12s %5s %10s %10s %8s %s\n", "id", "op", "phase", "kind", "coll",
                    "bytes_plan", "bytes_meas", "bytes", "pred_ms", "meas_ms", "err", "note");
             for (int k = 0; k < j->n; k++) {
@@ -601,10 +629,10 @@ int sim_cmd_validate(int argc, char **argv)
         } else {
             printf("# ranking: no two runs of different strategies at the same size\n");
         }
-        if (!isnan(max_err))
-            printf("# check: median |step err| %.1f%% <= %.1f%%: %s\n", 100 * med_step, 100 * max_err,
-                   fail_med ? "FAIL" : "pass");
-        if (!isnan(max_run_err))
+        if (isfinite(max_err))
+            printf("# check: median |step err| %.1f%% <= %.1f%%%s: %s\n", 100 * med_step, 100 * max_err,
+                   default_limit ? " (the default; --max-error F to set another)" : "", fail_med ? "FAIL" : "pass");
+        if (isfinite(max_run_err))
             printf("# check: every run's |step err| <= %.1f%%: %s\n", 100 * max_run_err, fail_run ? "FAIL" : "pass");
         if (!isnan(min_agree))
             printf("# check: ranking agreement %.0f%% >= %.0f%%: %s\n", 100 * (n_pairs ? agree : 0), 100 * min_agree,

@@ -43,6 +43,7 @@ struct plot_run {
     sim_ctx *c;
     int n_traces;
     plot_trace **traces; /* the trace figures' TRACE arguments, loaded */
+    const char *runs_path; /* validation --runs FILE (plot_fig_validation.c) */
     int spread_all;      /* 1: each strategy over all GPUs; 0: its best layout */
     char command[1024];  /* the ulysim command line, for the CSV header */
     char notes[8192];    /* '#' notes after the rows: points left out and why */
@@ -106,5 +107,12 @@ int plot_trace_load(const char *path, const char *cluster_override, plot_trace *
 void plot_csv_traces(const plot_run *r, FILE *f);
 int fig_validation(plot_run *r, FILE *f);
 int fig_timeline(plot_run *r, FILE *f);
+
+/* --------------------- a runs file's runs (plot_fig_validation.c) */
+
+/* `plot validation --runs FILE`: the figure (script validation-runs.gp) and
+ * its data: measured against predicted step time per run. */
+extern const figure fig_validation_runs_def;
+int fig_validation_runs(plot_run *r, FILE *f);
 
 #endif

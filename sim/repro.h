@@ -7,6 +7,7 @@
  *   repro_compare.c  rows, checks, tolerances, the acceptance items
  *   repro_ulysses.c  DeepSpeed-Ulysses: Tables 2-3 and the headline claims
  *   repro_rsa.c      Sequence Parallelism / RSA: Table 4 and the claims
+ *   repro_selene.c   Korthikanti et al. 2022 Table 5 (Selene), a runs file priced by validate --runs
  *   repro_report.c   table, CSV and JSON output
  *   repro_plot.c     data files and gnuplot renderings (-o DIR) */
 #ifndef SIM_REPRO_H
@@ -136,6 +137,7 @@ typedef struct rp_ctx {
     uly_plan plan;  /* scratch */
     rp_rows r;
     int run[RP_PAPER_COUNT]; /* which papers' experiments run */
+    int run_selene;          /* Korthikanti et al. 2022 Table 5 (repro_selene.c) */
     /* what the report and plots need beyond the rows */
     int n_uly_tab;
     struct {
@@ -172,5 +174,11 @@ int rp_print_csv(const rp_ctx *c, FILE *f);
 int rp_print_json(const rp_ctx *c, FILE *f);
 /* Data files and their gnuplot renderings in dir (created if missing). */
 int rp_plots(const rp_ctx *c, const char *dir);
+
+/* Korthikanti et al. 2022 Table 5 on Selene, from its runs file, beside
+ * Calculon's accuracy (repro_selene.c): the table section, or (csv) rows in
+ * reproduce's CSV columns; first: nothing printed before it. Returns 0, or
+ * the exit status after a message. */
+int rp_selene_print(int csv, int first, FILE *f);
 
 #endif

@@ -682,6 +682,36 @@ double uly_layer_params(const uly_model *m);
  * V/(12 L h) without; attention counted non-causal, MHA, f = 4h. */
 double uly_flops_megatron(const uly_model *m, int64_t global_batch, int64_t seq, int recompute_full);
 
+/* FLOP conventions a measured TFLOP/s per GPU is reported in (docs/runs.md,
+ * "FLOP conventions"):
+ *   ulysim       this model's model FLOPs (uly_timing.model_flops): fwd + 2x
+ *                fwd, causal attention halved, no recompute;
+ *   megatron-lm  Megatron-LM's num_floating_point_operations: full s^2
+ *                attention, GQA, SwiGLU, 3x forward;
+ *   narayanan    Narayanan et al. 2021 (arXiv 2104.04473):
+ *                96 B s L h^2 (1 + s/(6h) + V/(16 L h)), which counts the
+ *                full recompute (uly_flops_megatron);
+ *   palm         Chowdhery et al. 2022 (arXiv 2204.02311): 6 P + 12 L h s
+ *                per token. */
+typedef enum uly_flop_conv {
+    ULY_FLOPS_ULYSIM = 0,
+    ULY_FLOPS_MEGATRON_LM,
+    ULY_FLOPS_NARAYANAN,
+    ULY_FLOPS_PALM,
+    ULY_FLOP_CONV_COUNT
+} uly_flop_conv;
+/* The convention's name; NULL out of range. */
+const char *uly_flop_conv_name(uly_flop_conv c);
+/* The convention of a name, or -1. */
+int uly_flop_conv_find(const char *name);
+/* FLOPs of one optimizer step of `seqs` sequences of w->seq tokens under
+ * convention c (w's causal, attention density and recompute where the
+ * convention counts them). */
+double uly_flops_step(uly_flop_conv c, const uly_model *m, const uly_workload *w, double seqs);
+/* This model's model FLOPs of a step of seqs sequences (the ulysim
+ * convention, uly_timing.model_flops). */
+double uly_flops_model_step(const uly_model *m, const uly_workload *w, double seqs);
+
 /* Full evaluation: build, memory, price. */
 uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                         const uly_layout *l, uly_plan *scratch, uly_result *res);

@@ -30,7 +30,9 @@ foreach(mask causal no-causal)
     message(FATAL_ERROR "trace_check failed on ${trace}")
   endif()
   if(VALIDATE)
-    execute_process(COMMAND ${VALIDATE} validate ${trace} --brief RESULT_VARIABLE rc OUTPUT_VARIABLE out
+    # bytes only: times on a shared test host, priced on an uncalibrated
+    # profile, are not held here (sim.validate.* holds them)
+    execute_process(COMMAND ${VALIDATE} validate ${trace} --brief --max-error none RESULT_VARIABLE rc OUTPUT_VARIABLE out
                     ERROR_VARIABLE err)
     if(NOT rc EQUAL 0 OR NOT out MATCHES "# check: bytes equal: pass")
       message(FATAL_ERROR "ulysim validate ${trace} (exit ${rc}):\n${out}${err}")

@@ -1,0 +1,155 @@
+#!/bin/sh
+# runs_check.sh ULYSIM SRCDIR WORKDIR: `ulysim validate --runs` against what
+# the test works out itself: the plan command's own numbers for the same
+# flags, the median and largest |error| recomputed from the per-row CSV, the
+# same rows as CSV and JSON Lines, a preset against its inline shape, and bad
+# files refused with exit 2 naming what is wrong.
+set -u
+U=$1 SRC=$2 W=$3
+mkdir -p "$W"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+expect_rc() { # WANT CMD...: runs CMD, keeps stdout/stderr in $W/out, $W/err
+    want=$1; shift
+    "$@" >"$W/out" 2>"$W/err"; rc=$?
+    [ "$rc" = "$want" ] || fail "exit $rc (want $want): $* :: $(head -c 300 "$W/err")"
+}
+# column NAME of the first data line of a CSV on stdin
+col() { awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next } { print $c; exit }'; }
+same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-5 * a) }'; }
+
+SEL=$SRC/traces/published/korthikanti_table5_selene.csv
+
+# 1. the Selene runs file: eight step_s rows, exit 0 without limits
+expect_rc 0 "$U" validate --runs "$SEL" --format csv
+n=$(grep -c ',step_s,' "$W/out")
+[ "$n" = 8 ] || fail "Selene: $n step_s rows, want 8"
+cp "$W/out" "$W/selene.csv"
+
+# 2. the limits: the median and largest |error| worked out from the rows
+med=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; v[++n] = e }
+  END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }' "$W/selene.csv")
+max=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; if (e > m) m = e } END { print m }' "$W/selene.csv")
+below() { awk -v x="$1" -v d="$2" 'BEGIN { printf "%.4f", x + d }'; }
+expect_rc 1 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" -0.01)"
+grep -q '^# result: FAIL: step_s median' "$W/out" || fail "median limit below the median: no FAIL line"
+expect_rc 0 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" 0.01)"
+grep -q '^# result: PASS' "$W/out" || fail "median limit above the median: no PASS line"
+expect_rc 1 "$U" validate --runs "$SEL" --max-err "$(below "$max" -0.01)"
+expect_rc 0 "$U" validate --runs "$SEL" --max-err "$(below "$max" 0.01)" --format json
+grep -q '"result":[[:space:]]*"PASS"' "$W/out" || fail "json: no PASS result"
+
+# 3. a row priced as the plan command prices the same flags
+cat >"$W/one.csv" <<'CSV'
+label,model,cluster,gpus,seq,strategy,ulysses,causal,step_s,tokens_per_s,tflops_per_gpu,flop_convention,mem_gib
+a,llama3-8b,dgx-h100,16,64K,ulysses,8,true,1.0,1000,100,ulysim,10
+CSV
+expect_rc 0 "$U" validate --runs "$W/one.csv" --format csv
+pred() { awk -F, -v q="$1" '$8 == q { print $10 }' "$W/out"; }
+"$U" --model llama3-8b --cluster dgx-h100 --gpus 16 --seq 64K --strategy ulysses --ulysses 8 --causal --format csv \
+    >"$W/plan.csv" || fail "plan"
+for q in step_s tokens_per_s tflops_per_gpu; do
+    same "$(pred $q)" "$(col $q <"$W/plan.csv")" || fail "$q: validate $(pred $q), plan $(col $q <"$W/plan.csv")"
+done
+gib=$(col mem_bytes <"$W/plan.csv" | awk '{ printf "%.6g", $1 / 1073741824 }')
+same "$(pred mem_gib)" "$gib" || fail "mem_gib: validate $(pred mem_gib), plan $gib"
+# the error is predicted / measured - 1 of the row's own numbers
+err=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", ($10 / $11 - 1) * 100 }' "$W/out")
+got=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", $12 }' "$W/out")
+[ "$err" = "$got" ] || fail "tokens_per_s error $got, want $err"
+
+# 4. a boolean column: false is --no-causal, and changes the price
+sed 's/,true,/,false,/' "$W/one.csv" >"$W/nocausal.csv"
+expect_rc 0 "$U" validate --runs "$W/nocausal.csv" --format csv
+"$U" --model llama3-8b --cluster dgx-h100 --gpus 16 --seq 64K --strategy ulysses --ulysses 8 --no-causal --format csv \
+    >"$W/plan2.csv"
+same "$(pred step_s)" "$(col step_s <"$W/plan2.csv")" || fail "causal=false is not --no-causal"
+
+# 5. the same rows as JSON Lines, and a model given as its inline shape and as a file beside the runs file
+cat >"$W/one.jsonl" <<'JSONL'
+{"label": "a", "model": "llama3-8b", "cluster": "dgx-h100", "gpus": 16, "seq": "64K", "strategy": "ulysses", "ulysses": 8, "causal": true, "step_s": 1.0, "tokens_per_s": 1000, "tflops_per_gpu": 100, "flop_convention": "ulysim", "mem_gib": 10}
+JSONL
+"$U" validate --runs "$W/one.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/one.jsonl" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "JSON Lines and CSV rows differ"
+mkdir -p "$W/sub"
+cp "$SRC/sim/presets/models/llama3-8b.json" "$W/sub/m.json"
+sed 's|,llama3-8b,|,sub/m.json,|' "$W/one.csv" >"$W/file.csv"
+shape='"layers=32,hidden=4096,heads=32,kv_heads=8,head_dim=128,ffn_hidden=14336,vocab=128256,swiglu=true,tied_embeddings=false,dropout=false"'
+sed "s|,llama3-8b,|,$shape,|" "$W/one.csv" >"$W/inline.csv"
+for f in file inline; do
+    "$U" validate --runs "$W/$f.csv" --format csv | cut -d, -f2- >"$W/c.out" || fail "$f.csv"
+    cmp -s "$W/a.out" "$W/c.out" || fail "model as $f: other numbers than the preset"
+done
+
+# what an inline shape leaves out is derived as the presets state it: GPT-3's
+# shape without kv_heads, head_dim and ffn_hidden is the gpt3-175b preset
+printf 'model,gpus,seq,strategy,step_s\ngpt3-175b,64,8K,megatron-sp,1\n' >"$W/g.csv"
+printf 'model,gpus,seq,strategy,step_s\n"layers=96,hidden=12288,heads=96,vocab=50257,tied_embeddings=true,dropout=true",64,8K,megatron-sp,1\n' >"$W/gi.csv"
+"$U" validate --runs "$W/g.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/gi.csv" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "inline GPT-3 shape with derived fields: other numbers than gpt3-175b"
+expect_rc 2 "$U" --model "layers=96,hidden=12288,heads=96,vocab=50257,kv=8"
+grep -q 'unknown field "kv"' "$W/err" || fail "inline shape, unknown key: $(cat "$W/err")"
+
+# reproduce korthikanti: the same runs file, its mean and largest |error|
+# worked out from its rows, beside Calculon's
+expect_rc 0 "$U" reproduce korthikanti --format csv
+rows=$(grep -c '^korthikanti.table5,[0-9]*[BT] ' "$W/out")
+[ "$rows" = 8 ] || fail "reproduce korthikanti: $rows rows, want 8"
+mean=$(awk -F, '/^korthikanti.table5,[0-9]+[BT] / { e = $7 < 0 ? -$7 : $7; s += e; n++ } END { printf "%.4f", s / n }' "$W/out")
+got=$(awk -F, '/^korthikanti.table5,mean_abs_err/ { printf "%.4f", $5 }' "$W/out")
+[ "$mean" = "$got" ] || fail "reproduce korthikanti: mean |error| $got, want $mean"
+grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti: no Calculon mean"
+expect_rc 0 "$U" reproduce korthikanti
+head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
+
+# plot validation --runs: its CSV holds validate's numbers, row by row
+expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only
+awk -F, '!/^#/ && NR > 1 && $1 ~ /^[0-9]+$/ { printf "%s %.6g %.6g\n", $1, $6, $7 }' "$W/fig.csv" >"$W/fig.pts"
+awk -F, '$8 == "step_s" { printf "%s %.6g %.6g\n", $1, $10, $11 }' "$W/selene.csv" >"$W/val.pts"
+[ "$(wc -l <"$W/fig.pts")" = 8 ] || fail "plot validation --runs: $(wc -l <"$W/fig.pts") points, want 8"
+cmp -s "$W/fig.pts" "$W/val.pts" || fail "plot validation --runs: other numbers than validate --runs"
+if command -v gnuplot >/dev/null 2>&1; then
+    expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png"
+    [ -s "$W/fig.png" ] || fail "plot validation --runs: no image"
+fi
+expect_rc 2 "$U" plot memory --runs "$SEL"
+
+# validate on a harness trace: without a limit given, the default holds
+# (median |step err| <= 20%), and the output says which profile priced it and
+# whether the trace's CPU is the one the profile was calibrated on
+T=$SRC/traces/cpu/val-usp-np4-s1024.trace
+if [ -f "$T" ]; then
+    expect_rc 1 "$U" validate "$T"
+    err=$(awk '/^# step-time error: median/ { sub(/%.*/, "", $6); print $6 }' "$W/out")
+    awk -v e="$err" 'BEGIN { exit !(e > 20) }' || fail "embedded profile: step error $err%, the test expects one over 20%"
+    grep -q '^# check: median |step err| .*(the default' "$W/out" || fail "no default limit line"
+    grep -q '^# result: FAIL' "$W/out" || fail "a run off by $err% says PASS"
+    grep -q '^# host: .*records no calibration host' "$W/out" || fail "embedded profile: no host line"
+    expect_rc 0 "$U" validate "$T" --max-error none
+    expect_rc 0 "$U" validate "$T" --cluster "$SRC/traces/cpu/cpu-calibrated-np4.json"
+    grep -q '^# host: vm (AMD EPYC); the profile was calibrated on AMD EPYC: the same CPU' "$W/out" ||
+        fail "calibrated profile: no matching host line"
+fi
+
+# 6. bad files: exit 2, one line naming the value
+bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
+    printf '%b' "$2" >"$W/$1"
+    expect_rc 2 "$U" validate --runs "$W/$1"
+    grep -qF "$3" "$W/err" || fail "$1: $(cat "$W/err")"
+    [ "$(wc -l <"$W/err")" -le 1 ] || fail "$1: more than one line on stderr"
+}
+bad_file bad.csv 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' "bad.csv:2: row 1: column 'bogus'"
+bad_file quote.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' 'quote.csv:2:14: a quoted field is not closed'
+bad_file short.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' 'short.csv:2: 3 fields, the header has 4'
+bad_file conv.csv 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' 'tflops_per_gpu needs its flop_convention'
+bad_file strat.csv 'gpus,seq,strategy,step_s\n8,8K,warp,1\n' "strat.csv:2: row 1: --strategy 'warp': unknown strategy"
+bad_file bool.csv 'gpus,seq,strategy,causal,step_s\n8,8K,ulysses,maybe,1\n' "row 1: causal 'maybe': a switch"
+bad_file jl.jsonl '{"gpus": 8, "seq": "8K", "strategy": "ulysses", "step_s": [1]}\n' 'jl.jsonl:1: "step_s" is an array'
+expect_rc 2 "$U" validate --runs "$W/missing.csv"
+expect_rc 2 "$U" validate --runs "$W"
+
+[ "$fails" = 0 ] && echo "runs_check: all passed"
+exit "$fails"
