@@ -71,12 +71,35 @@ static inline uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_
 {
     uly_plan *p = x->p;
     if (__builtin_expect(p->n_ops >= ULY_PLAN_MAX_OPS, 0)) return uly_emit_sink(x);
+    /* every field set one by one rather than from a zeroed literal: the
+     * emitter's own stores then replace these instead of following them */
     uly_op *o = &p->ops[p->n_ops];
-    *o = (uly_op){.id = p->n_ops++, .type = type, .phase = ph, .kind = kind,
-                  .recompute = (uint8_t)(recompute != 0), .steps = 1, .overlaps = ULY_OVERLAP_NONE,
-                  .crit_factor = 1.0, .group_size = 1, .group_stride = 1};
+    o->id = p->n_ops++;
+    o->type = type;
+    o->phase = ph;
+    o->kind = kind;
+    o->coll = ULY_COLL_NONE;
+    o->group = ULY_GROUP_NONE;
+    o->group_size = 1;
+    o->group_stride = 1;
+    o->steps = 1;
+    o->tiers = 0;
+    o->recompute = (uint8_t)(recompute != 0);
+    o->per_step = 0;
+    o->per_model = 0;
+    o->flash = 0;
+    o->overlaps = ULY_OVERLAP_NONE;
+    o->bytes_sent = 0;
+    o->comm_elems = 0;
+    o->act_elems = 0;
+    o->flops = 0;
+    o->bytes_touched = 0;
+    o->eff_size = 0;
+    o->crit_factor = 1.0;
     return o;
 }
+/* Fails when uly_op gains a field: uly_emit must set it too. */
+_Static_assert(sizeof(uly_op) == 104, "uly_emit sets every field of uly_op: add the new one there");
 
 /* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
 static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
