@@ -75,27 +75,13 @@ static inline uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_
      * emitter's own stores then replace these instead of following them */
     uly_op *o = &p->ops[p->n_ops];
     o->id = p->n_ops++;
-    o->type = type;
-    o->phase = ph;
-    o->kind = kind;
-    o->coll = ULY_COLL_NONE;
-    o->group = ULY_GROUP_NONE;
-    o->group_size = 1;
-    o->group_stride = 1;
-    o->steps = 1;
-    o->tiers = 0;
+    o->type = type, o->phase = ph, o->kind = kind;
+    o->coll = ULY_COLL_NONE, o->group = ULY_GROUP_NONE, o->group_size = o->group_stride = 1;
+    o->steps = 1, o->overlaps = ULY_OVERLAP_NONE, o->crit_factor = 1.0;
     o->recompute = (uint8_t)(recompute != 0);
-    o->per_step = 0;
-    o->per_model = 0;
-    o->flash = 0;
-    o->overlaps = ULY_OVERLAP_NONE;
-    o->bytes_sent = 0;
-    o->comm_elems = 0;
-    o->act_elems = 0;
-    o->flops = 0;
-    o->bytes_touched = 0;
-    o->eff_size = 0;
-    o->crit_factor = 1.0;
+    o->tiers = o->per_step = o->per_model = o->flash = 0;
+    o->bytes_sent = o->comm_elems = o->act_elems = 0;
+    o->flops = o->bytes_touched = o->eff_size = 0;
     return o;
 }
 /* Fails when uly_op gains a field: uly_emit must set it too. */

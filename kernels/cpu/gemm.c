@@ -64,15 +64,12 @@ const char *kern_blas_config_get(void)
 #endif
 }
 
-const char *kern_blas_core_get(void)
-{
+/* The kernel set OpenBLAS picked when it loaded (or OPENBLAS_CORETYPE named). */
 #if KERN_HAVE_OPENBLAS
-    const char *s = openblas_get_corename();
-    return s ? s : "unknown";
+const char *kern_blas_core_get(void) { return openblas_get_corename() ? openblas_get_corename() : "unknown"; }
 #else
-    return "unknown";
+const char *kern_blas_core_get(void) { return "unknown"; }
 #endif
-}
 
 double kern_gemm_check(int n, unsigned seed)
 {
