@@ -59,15 +59,72 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
 }
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
-/* Appends an op; returns a scratch op (and marks overflow) when the plan is full. */
-uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute);
+/* The plan is full: marks the overflow and returns a scratch op that absorbs
+ * the writes. */
+uly_op *uly_emit_sink(uly_bctx *x);
+
+/* Appends an op; returns a scratch op (and marks overflow) when the plan is
+ * full. The emitters are inline: a plan is a few dozen of them, built
+ * millions of times by a search, and inlined the compiler drops the zeroing
+ * of each field the emitter then sets. */
+static inline uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute)
+{
+    uly_plan *p = x->p;
+    if (__builtin_expect(p->n_ops >= ULY_PLAN_MAX_OPS, 0)) return uly_emit_sink(x);
+    /* every field set one by one rather than from a zeroed literal: the
+     * emitter's own stores then replace these instead of following them */
+    uly_op *o = &p->ops[p->n_ops];
+    o->id = p->n_ops++;
+    o->type = type, o->phase = ph, o->kind = kind;
+    o->coll = ULY_COLL_NONE, o->group = ULY_GROUP_NONE, o->group_size = o->group_stride = 1;
+    o->steps = 1, o->overlaps = ULY_OVERLAP_NONE, o->crit_factor = 1.0;
+    o->recompute = (uint8_t)(recompute != 0);
+    o->tiers = o->per_step = o->per_model = o->flash = 0;
+    o->bytes_sent = o->comm_elems = o->act_elems = 0;
+    o->flops = o->bytes_touched = o->eff_size = 0;
+    return o;
+}
+/* Fails when uly_op gains a field: uly_emit must set it too. */
+_Static_assert(sizeof(uly_op) == 104, "uly_emit sets every field of uly_op: add the new one there");
+
 /* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
-uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      double m, double n, double k, double mult);
-uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes);
-/* A collective: bytes_sent per rank over all steps; elems in the rank's input buffer. */
-uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
-                      uly_group g, int64_t bytes_sent, int64_t elems, int steps);
+static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+                                    double m, double n, double k, double mult)
+{
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_GEMM, recompute);
+    o->flops = 2.0 * m * n * k * mult;
+    o->eff_size = m * n * k; /* the curve reads its cube root */
+    /* operands read once, result written once (dgrad/wgrad: twice each) */
+    o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
+    return o;
+}
+
+static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes)
+{
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_ELEM, recompute);
+    o->bytes_touched = bytes;
+    return o;
+}
+
+/* A collective: bytes_sent per rank over all steps; elems in the rank's
+ * input buffer. Its group's placement (the plan's, set before any op is
+ * emitted) says where the traffic goes. */
+static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
+                                    uly_group g, int64_t bytes_sent, int64_t elems, int steps)
+{
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_COMM, recompute);
+    const uly_group_place *q = &x->p->place[g];
+    o->coll = coll;
+    o->group = g;
+    o->group_size = (int32_t)q->size;
+    o->group_stride = (int32_t)q->stride;
+    o->tiers = q->tiers;
+    o->bytes_sent = bytes_sent;
+    o->comm_elems = elems;
+    o->steps = steps > 0 ? steps : 1;
+    return o;
+}
+
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
  * for `heads` heads; frac: average fraction of score entries computed (0.5
  * causal); crit: critical rank's work over the average. Flash kernels count

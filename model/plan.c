@@ -64,50 +64,12 @@ int uly_has_fatal(const uly_bctx *x)
     return 0;
 }
 
-uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute)
+uly_op *uly_emit_sink(uly_bctx *x)
 {
-    static _Thread_local uly_op sink; /* absorbs writes once the plan is full */
-    uly_plan *p = x->p;
-    if (p->n_ops >= ULY_PLAN_MAX_OPS) {
-        x->overflow = 1;
-        memset(&sink, 0, sizeof sink);
-        return &sink;
-    }
-    uly_op *o = &p->ops[p->n_ops];
-    *o = (uly_op){.id = p->n_ops++, .type = type, .phase = ph, .kind = kind,
-                  .recompute = (uint8_t)(recompute != 0), .steps = 1, .overlaps = ULY_OVERLAP_NONE,
-                  .crit_factor = 1.0, .group_size = 1, .group_stride = 1};
-    return o;
-}
-
-uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      double m, double n, double k, double mult)
-{
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_GEMM, recompute);
-    o->flops = 2.0 * m * n * k * mult;
-    o->eff_size = m * n * k; /* the curve reads its cube root */
-    /* operands read once, result written once (dgrad/wgrad: twice each) */
-    o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
-    return o;
-}
-
-uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes)
-{
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ELEM, recompute);
-    o->bytes_touched = bytes;
-    return o;
-}
-
-uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
-                      uly_group g, int64_t bytes_sent, int64_t elems, int steps)
-{
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_COMM, recompute);
-    o->coll = coll;
-    o->group = g;
-    o->bytes_sent = bytes_sent;
-    o->comm_elems = elems;
-    o->steps = steps > 0 ? steps : 1;
-    return o;
+    static _Thread_local uly_op sink;
+    x->overflow = 1;
+    memset(&sink, 0, sizeof sink);
+    return &sink;
 }
 
 /* Bytes per score element of the element-wise kernels around a
@@ -338,41 +300,63 @@ static int64_t layout_degree(const uly_layout *l, uly_group g)
     }
 }
 
-uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_group g,
-                               uly_group_place *out)
+/* a / b where b is often 1: a 64-bit division costs more than the rest of
+ * a group's placement */
+static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; }
+
+/* A group of `size` members `stride` ranks apart, `per_node` of them (before
+ * clamping to 1..size) sharing a node: the nodes it spans and the tiers its
+ * traffic crosses. */
+static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node)
+{
+    if (per_node < 1) per_node = 1;
+    if (per_node > size) per_node = size;
+    out->size = size;
+    out->stride = stride;
+    out->per_node = per_node;
+    out->nodes = per_node == size ? 1 : div_often_one(size + per_node - 1, per_node);
+    out->tiers = 0;
+    if (size > 1) {
+        if (per_node > 1) out->tiers |= ULY_TIER_INTRA;
+        if (out->nodes > 1) out->tiers |= ULY_TIER_INTER;
+    }
+}
+
+/* Every group's placement at once (place[ULY_GROUP_NONE] zeroed): the rank
+ * distance of a group is the product of the degrees inside it in the rank
+ * order; the pipeline group is outside all four, so its stride is their
+ * product. */
+static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group_place place[ULY_GROUP_COUNT])
 {
     const int64_t gpus = uly_layout_gpus(l);
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
-    if (g == ULY_GROUP_ZERO) {
-        /* everything but TP (and the pipeline stages, outside it): its
-         * members in a node are the node's ranks over the TP ranks sharing
-         * that node */
-        uly_group_place tp;
-        uly_group_place_get(l, c, ULY_GROUP_TP, &tp);
-        out->size = gpus / (l->tp * l->pp);
-        out->stride = l->order[0] == ULY_GROUP_TP ? l->tp : 1;
-        out->per_node = gpn / tp.per_node;
-        if (out->per_node < 1) out->per_node = 1;
-        if (out->per_node > out->size) out->per_node = out->size;
-    } else {
-        /* the pipeline group is outside all four, so its stride is their product */
-        int64_t stride = 1;
-        int i;
-        for (i = 0; i < 4 && l->order[i] != g; i++) stride *= layout_degree(l, l->order[i]);
-        out->size = layout_degree(l, g);
-        out->stride = stride;
-        if (stride >= gpn) out->per_node = 1;
-        else out->per_node = gpn / stride < out->size ? gpn / stride : out->size;
-        if (out->per_node < 1) out->per_node = 1;
+    int64_t inside[5] = {1}; /* inside[i]: product of the degrees of order[0..i-1] */
+    for (int i = 0; i < 4; i++) inside[i + 1] = inside[i] * layout_degree(l, l->order[i]);
+    memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
+    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
+        if (g == ULY_GROUP_ZERO) continue;
+        int i = 0;
+        while (i < 4 && l->order[i] != (uly_group)g) i++;
+        const int64_t stride = inside[i];
+        place_set(&place[g], layout_degree(l, (uly_group)g), stride, stride >= gpn ? 1 : div_often_one(gpn, stride));
     }
-    out->nodes = (out->size + out->per_node - 1) / out->per_node;
-    out->tiers = 0;
-    if (out->size > 1) {
-        if (out->per_node > 1) out->tiers |= ULY_TIER_INTRA;
-        if (out->nodes > 1) out->tiers |= ULY_TIER_INTER;
-    }
+    /* ZeRO's group is everything but TP (and the pipeline stages, outside
+     * it): its members in a node are the node's ranks over the TP ranks
+     * sharing that node */
+    place_set(&place[ULY_GROUP_ZERO], l->ulysses * l->ring * l->dp, l->order[0] == ULY_GROUP_TP ? l->tp : 1,
+              div_often_one(gpn, place[ULY_GROUP_TP].per_node));
     return ULY_OK;
+}
+
+uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_group g,
+                               uly_group_place *out)
+{
+    if (!l || !c || !out || (int)g < 0 || g >= ULY_GROUP_COUNT) return ULY_EINVAL;
+    uly_group_place all[ULY_GROUP_COUNT];
+    const uly_status st = place_all(l, c, all);
+    if (st == ULY_OK) *out = all[g];
+    return st;
 }
 
 /* --------------------------------------------------------------- plan build */
@@ -573,9 +557,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
                            (double)w->micro_batch * (double)l->dp, 0);
     }
 
-    memset(&plan->place[ULY_GROUP_NONE], 0, sizeof plan->place[0]);
-    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++)
-        if (uly_group_place_get(l, c, (uly_group)g, &plan->place[g]) != ULY_OK) return ULY_EINVAL;
+    if (place_all(l, c, plan->place) != ULY_OK) return ULY_EINVAL;
     plan->dims.zero_group = stage_gpus / l->tp;
     plan->weight_split = l->tp;
     plan->act_tp = 1;
@@ -604,14 +586,5 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     emit_optimizer(&x);
     if (x.overflow) return ULY_EOVERFLOW;
 
-    /* where each collective's traffic goes */
-    for (int i = 0; i < plan->n_ops; i++) {
-        uly_op *o = &plan->ops[i];
-        if (o->kind != ULY_OP_COMM) continue;
-        const uly_group_place *q = &plan->place[o->group];
-        o->group_size = (int32_t)q->size;
-        o->group_stride = (int32_t)q->stride;
-        o->tiers = q->tiers;
-    }
     return ULY_OK;
 }

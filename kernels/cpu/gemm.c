@@ -2,6 +2,7 @@
  * SGEMM wrapper the harness uses for its projections, what the BLAS is and
  * how many threads it runs, and the switch that makes it single-threaded
  * while our own workers call it on small blocks. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <cblas.h>
@@ -61,6 +62,44 @@ const char *kern_blas_config_get(void)
 #else
     return "unknown CBLAS";
 #endif
+}
+
+/* The kernel set OpenBLAS picked when it loaded (or OPENBLAS_CORETYPE named). */
+#if KERN_HAVE_OPENBLAS
+const char *kern_blas_core_get(void) { return openblas_get_corename() ? openblas_get_corename() : "unknown"; }
+#else
+const char *kern_blas_core_get(void) { return "unknown"; }
+#endif
+
+double kern_gemm_check(int n, unsigned seed)
+{
+    if (n < 1 || n > 1024) return INFINITY;
+    const size_t nn = (size_t)n * n;
+    float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b), *c = malloc(nn * sizeof *c);
+    double worst = INFINITY;
+    if (a && b && c) {
+        for (size_t i = 0; i < nn; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            a[i] = (float)((seed >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+            seed = seed * 1664525u + 1013904223u;
+            b[i] = (float)((seed >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+        }
+        /* C = A B^T, the shape attention's QK^T has */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        worst = 0;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double ref = 0, mag = 0;
+                for (int k = 0; k < n; k++) {
+                    ref += (double)a[(size_t)i * n + k] * b[(size_t)j * n + k];
+                    mag += fabs((double)a[(size_t)i * n + k] * b[(size_t)j * n + k]);
+                }
+                const double e = fabs((double)c[(size_t)i * n + j] - ref) / (mag > 0 ? mag : 1);
+                if (!(e <= worst)) worst = e; /* NaN too */
+            }
+    }
+    free(a), free(b), free(c);
+    return worst;
 }
 
 /* Reference count of callers inside a serial region, so that two threads

@@ -149,6 +149,12 @@ kern_status kern_gemm_f32(bool trans_a, bool trans_b, int m, int n, int k,
 int kern_blas_threads_get(void);         /* OpenBLAS threads now (1 if unknown) */
 void kern_blas_threads_set(int n);       /* OpenBLAS threads from now on (n >= 1; no-op for another BLAS) */
 const char *kern_blas_config_get(void);  /* OpenBLAS build string, or "unknown" */
+const char *kern_blas_core_get(void);    /* the OpenBLAS kernel set running (openblas_get_corename), or "unknown" */
+/* SGEMM (C = A B^T, n x n x n, n <= 1024, entries from seed) against a plain
+ * float64 loop: the largest error relative to the sum of |products| of its
+ * entry (about n 2^-24 for a correct float32 SGEMM); INFINITY when it cannot
+ * run, and not below a NaN. */
+double kern_gemm_check(int n, unsigned seed);
 
 #ifdef __cplusplus
 }

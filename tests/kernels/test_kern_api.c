@@ -130,12 +130,28 @@ static void blas_threads(void)
     free(q), free(o), free(lse), free(dq), free(dk), free(dv);
 }
 
+/* The SGEMM self-check attn_bench uses to accept an OpenBLAS kernel set:
+ * passes OpenBLAS's own SGEMM within the float32 bound n 2^-24, and says
+ * INFINITY for sizes it cannot check. */
+static void gemm_check(void)
+{
+    printf("     OpenBLAS kernel set: %s\n", kern_blas_core_get());
+    kt_expect("kern_blas_core_get names a kernel set", kern_blas_core_get()[0] != '\0');
+    const int n = 96;
+    const double err = kern_gemm_check(n, 7u);
+    printf("     kern_gemm_check(%d): %.3g (bound %.3g)\n", n, err, n / 16777216.0);
+    kt_expect("kern_gemm_check passes a correct SGEMM", err <= n / 16777216.0);
+    kt_expect("kern_gemm_check refuses n = 0", isinf(kern_gemm_check(0, 1u)));
+    kt_expect("kern_gemm_check refuses n > 1024", isinf(kern_gemm_check(1025, 1u)));
+}
+
 int main(void)
 {
     kt_seed(3);
     registry();
     bad_input();
     gemm();
+    gemm_check();
     blas_threads();
     return kt_finish("test_kern_api");
 }
