@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx.h"
+#include "out_file.h"
 
 static const char usage[] =
     "usage: mpirun -np P ulyharness --strategy S [options]\n"
@@ -303,4 +304,19 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
     if (o->mb_min > o->mb_max) return hx_args_reject(rank, "--mb-min must not exceed --mb-max");
     return 0;
+}
+
+/* --out is checked before any work, on rank 0 which writes it; every rank
+ * learns the verdict, so that a bad path ends the run on all of them. */
+int hx_args_out_check(const hx_opts *o)
+{
+    if (!o->out) return HX_OK;
+    int bad = 0;
+    if (hx_world_rank() == 0) {
+        char why[4400];
+        bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
+        if (bad) hx_args_reject(0, "--out %s", why);
+    }
+    HX_TRY(HX_MPI(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD)));
+    return bad ? HX_USAGE : HX_OK;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hx.h"
+#include "out_file.h"
 
 /* The process's own state, in one place: what hx_fail, hx_job_abort and
  * the watchdog thread need and have no context to reach it through (the
@@ -31,8 +32,6 @@
  * written by the main thread and read by the watchdog, hence atomic. */
 static struct hx_proc {
     int rank, size;                  /* in MPI_COMM_WORLD (hx_proc_init) */
-    char tmp_trace[1024];            /* rank 0's temporary trace, which an abort removes */
-    _Atomic int tmp_trace_set;       /* published after tmp_trace is written */
     _Atomic double last;             /* watchdog: hx_now() at the last beat */
     _Atomic int op;                  /* the op (or -1) and the phase it is in */
     const char *_Atomic name;
@@ -49,14 +48,6 @@ int hx_proc_init(void)
 
 int hx_world_rank(void) { return proc.rank; }
 int hx_world_size(void) { return proc.size; }
-
-void hx_trace_tmp_register(const char *path)
-{
-    atomic_store(&proc.tmp_trace_set, 0);
-    if (!path) return;
-    snprintf(proc.tmp_trace, sizeof proc.tmp_trace, "%s", path);
-    atomic_store(&proc.tmp_trace_set, 1);
-}
 
 double hx_now(void)
 {
@@ -89,7 +80,7 @@ int hx_fail(const char *fmt, ...)
  * leaves without MPI. */
 void hx_job_abort(int code)
 {
-    if (atomic_load(&proc.tmp_trace_set)) unlink(proc.tmp_trace);
+    out_file_temporaries_remove(); /* rank 0's unfinished trace */
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);

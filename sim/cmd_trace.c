@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "trace_join.h"
+#include "out_file.h"
 #include "trace_read.h"
 
 int sim_cmd_trace(int argc, char **argv);
@@ -163,6 +164,10 @@ static int do_export(int argc, char **argv)
     static trace_run run;
     static trace_join j;
     char why[1024];
+    if (out_file_check(out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
+        fprintf(stderr, "ulysim trace export: %s\n", why);
+        return 2;
+    }
     int rc = trace_read(in, &run, why, sizeof why);
     if (rc) {
         fprintf(stderr, "ulysim trace export: %s\n", rc == 2 ? why : "out of memory");
@@ -204,21 +209,11 @@ static int do_export(int argc, char **argv)
     cJSON_Delete(root);
     trace_free(&run);
     if (!text) return 1;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
-        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
-        free(text);
-        return 2;
-    }
-    int bad = fputs(text, fp) < 0 || fputc('\n', fp) == EOF;
-    bad |= fclose(fp) != 0;
+    rc = out_file_write_text(out, text, why, sizeof why);
     free(text);
-    if (bad || rename(tmp, out) != 0) {
-        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
-        remove(tmp);
-        return 1;
+    if (rc) {
+        fprintf(stderr, "ulysim trace export: %s\n", why);
+        return rc;
     }
     printf("ulysim trace export: %s -> %s (%d ops; step %.3f ms measured, %.3f ms predicted on %s)\n", in, out, j.n,
            1e3 * j.meas_step_s, 1e3 * j.pred_step_s, j.cluster_name);
