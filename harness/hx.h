@@ -126,8 +126,10 @@ int hx_slab_carved(const hx_slab *s, const char *what); /* HX_FAIL if carving to
 void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a zeroed slab stays reusable */
 
 /* The watchdog: a thread that aborts the job when the current op has made
- * no progress for timeout_s seconds, naming this rank and the op. */
+ * no progress for timeout_s seconds, naming this rank and the op (progress:
+ * a beat, or the main thread computing outside MPI; see hx_mpi.c). */
 int hx_watchdog_start(double timeout_s);
+void hx_watchdog_op_time(double seconds); /* an op's time: waits in MPI allow for a peer's as long */
 void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
 void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
 
