@@ -19,14 +19,13 @@
 
 enum { K_NEW, K_REGULAR, K_IN_PLACE };
 
+/* The reason into why (when given); returns rc. */
 static int fail(char *why, size_t n, int rc, const char *fmt, ...)
 {
-    if (why && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (why && n) vsnprintf(why, n, fmt, ap);
+    va_end(ap);
     return rc;
 }
 

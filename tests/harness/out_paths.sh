@@ -7,6 +7,7 @@
 # nodes need root (mknod): skipped (77) otherwise.
 # usage: out_paths.sh WORKDIR MPIEXEC NPFLAG HARNESS [MPI flags...]
 set -u
+. "$(dirname "$0")/../term_when.sh"
 W=$1 MPIEXEC=$2 NPFLAG=$3 H=$4
 shift 4
 [ "$(id -u)" = 0 ] || { echo "not root: cannot create device nodes; skipped"; exit 77; }
@@ -34,13 +35,8 @@ run 0 "PASS" "$W/null"
 # interrupted: a long run, SIGTERM to mpirun once the temporary exists
 timeout 120 "$MPIEXEC" "$NPFLAG" 2 $MPIFLAGS "$H" --strategy ulysses --seq 1K --reps 100000 --quiet \
     --out "$W/int.trace" >"$W/o" 2>"$W/e" &
-pid=$!
-i=0
-while [ $i -lt 600 ] && ! ls "$W"/int.trace.tmp.* >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
-ls "$W"/int.trace.tmp.* >/dev/null 2>&1 || bad "the run never created its temporary trace"
-kill -TERM $pid
-wait $pid
-rc=$?
+term_when "$W/int.trace.tmp.*" $!
+[ $seen = 1 ] || bad "the run never created its temporary trace"
 [ $rc != 0 ] || bad "the interrupted run exited 0"
 grep -qF "ulyharness: interrupted by SIGTERM; removed the unfinished $W/int.trace.tmp." "$W/e" ||
     bad "no message that the run was interrupted: $(cat "$W/e")"

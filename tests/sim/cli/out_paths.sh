@@ -8,6 +8,7 @@
 # otherwise.
 # usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR
 set -u
+. "$(dirname "$0")/../../term_when.sh"
 U=$1 TR=$2 MB=$3 W=$4
 [ "$(id -u)" = 0 ] || { echo "not root: cannot create device nodes; skipped"; exit 77; }
 rm -rf "$W" && mkdir -p "$W" || exit 1
@@ -86,13 +87,8 @@ is_char "$W/img.png"
 # the run says so, removes the temporary and exits 1
 printf '#!/bin/sh\nsleep 20\n' >"$W/slow-gnuplot" && chmod +x "$W/slow-gnuplot"
 GNUPLOT=$W/slow-gnuplot "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/int.png" 2>"$W/err" &
-pid=$!
-i=0
-while [ $i -lt 200 ] && ! ls "$W"/int.png.tmp.* >/dev/null 2>&1; do sleep 0.1; i=$((i + 1)); done
-ls "$W"/int.png.tmp.* >/dev/null 2>&1 || bad "plot never created its image temporary"
-kill -TERM $pid
-wait $pid
-rc=$?
+term_when "$W/int.png.tmp.*" $!
+[ $seen = 1 ] || bad "plot never created its image temporary"
 [ $rc = 1 ] || bad "interrupted plot: exit $rc, want 1"
 grep -qF "ulysim: interrupted by SIGTERM; removed the unfinished $W/int.png.tmp." "$W/err" ||
     bad "interrupted plot: no message: $(cat "$W/err")"
