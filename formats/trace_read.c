@@ -19,6 +19,8 @@ typedef struct rd {
     char *why;
     size_t why_len;
     int line;
+    int exec_order[ULY_PLAN_MAX_OPS]; /* the header's harness.execution_order */
+    int n_exec_order;                 /* 0: none given (older traces): order not checked */
 } rd;
 
 /* "PATH:LINE: message", or "PATH: message" for the file as a whole. */
@@ -405,6 +407,28 @@ static void join_command(const cJSON *cmd, char *out, size_t n)
         if ((unsigned char)*p < 0x20) *p = '?';
 }
 
+/* harness.execution_order: every plan id once; the op lines must follow it
+ * (traces/FORMAT.md). Absent in older traces: then not checked. */
+static int parse_exec_order(rd *r, const cJSON *eo, int n_ops)
+{
+    r->n_exec_order = 0;
+    if (!eo) return 0;
+    if (!cJSON_IsArray(eo) || cJSON_GetArraySize(eo) != n_ops)
+        return fail(r, 1, "header harness.execution_order must be an array of the plan's %d op ids", n_ops);
+    unsigned char seen[ULY_PLAN_MAX_OPS] = {0};
+    int k = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, eo) {
+        const double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        if (!(v >= 0 && v < n_ops) || v != (int)v || seen[(int)v])
+            return fail(r, 1, "header harness.execution_order[%d]: not a plan op id seen once (0 .. %d)", k, n_ops - 1);
+        seen[(int)v] = 1;
+        r->exec_order[k++] = (int)v;
+    }
+    r->n_exec_order = k;
+    return 0;
+}
+
 static int parse_header(rd *r, const cJSON *h, trace_run *run)
 {
     r->line = 1;
@@ -480,7 +504,8 @@ static int parse_header(rd *r, const cJSON *h, trace_run *run)
             uly_reason_format(&rs[i], &run->model, why, sizeof why);
             return fail(r, 1, "the header's layout is not a valid plan for libulysim: %s", why);
         }
-    return compare_header_plan(r, pl, &run->plan);
+    if ((rc = compare_header_plan(r, pl, &run->plan))) return rc;
+    return parse_exec_order(r, get(hx, "execution_order"), run->plan.n_ops);
 }
 
 /* ------------------------------------------------------------- op lines */
@@ -702,6 +727,15 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
             if (!run->ops[i].present)
                 return fail(&r, seen_summary, "plan op %d (%s, %s) has no op line before the summary", i,
                             uly_op_type_name(run->plan.ops[i].type), uly_phase_name(run->plan.ops[i].phase));
+        /* every op has its line: now they must come in the header's execution order */
+        for (int k = 0; k < r.n_exec_order; k++)
+            if (run->order[k] != r.exec_order[k]) {
+                const int id = run->order[k];
+                return fail(&r, run->ops[id].line,
+                            "op id %d (%s) out of execution order: harness.execution_order has op %d here "
+                            "(op lines come in execution order)", id, uly_op_type_name(run->plan.ops[id].type),
+                            r.exec_order[k]);
+            }
     } else if (run->n_points == 0) {
         return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
     }

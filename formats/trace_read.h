@@ -15,7 +15,8 @@
  *   - op lines that do not match that plan: an id missing or not an integer,
  *     an id the plan does not have, an id seen twice, a name, phase, kind,
  *     collective, group or group size different from the plan's, a
- *     bytes_planned different from the plan's bytes, a plan op without a line;
+ *     bytes_planned different from the plan's bytes, a plan op without a line,
+ *     a line out of the header's harness.execution_order (when it has one);
  *   - times that are not finite, negative or not ordered min <= median <= max.
  * The measured bytes_sent are data, not structure: a trace whose bytes differ
  * from the plan (a FILE.failed) is read, and validate reports the difference.

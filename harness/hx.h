@@ -57,6 +57,8 @@ typedef struct hx_opts {
 
 /* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
+/* --out writable (rank 0 checks, every rank learns): HX_OK or HX_USAGE. */
+int hx_args_out_check(const hx_opts *o);
 void hx_args_defaults(hx_opts *o);
 /* Bad usage, found by the parser or a backend's configure: rank 0 prints
  * "ulyharness: <reason>" on stderr (the other ranks would repeat it);
@@ -124,11 +126,12 @@ int hx_slab_carved(const hx_slab *s, const char *what); /* HX_FAIL if carving to
 void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a zeroed slab stays reusable */
 
 /* The watchdog: a thread that aborts the job when the current op has made
- * no progress for timeout_s seconds, naming this rank and the op. */
+ * no progress for timeout_s seconds, naming this rank and the op (progress:
+ * a beat, or the main thread computing outside MPI; see hx_mpi.c). */
 int hx_watchdog_start(double timeout_s);
+void hx_watchdog_op_time(double seconds); /* an op's time: waits in MPI allow for a peer's as long */
 void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
 void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
-void hx_trace_tmp_register(const char *path); /* removed by hx_job_abort on rank 0 */
 
 /* A group communicator and where this rank sits in it. */
 typedef struct hx_group {

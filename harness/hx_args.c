@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hx.h"
+#include "out_file.h"
 
 static const char usage[] =
     "usage: mpirun -np P ulyharness --strategy S [options]\n"
@@ -54,7 +55,9 @@ static const char usage[] =
     "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
     "                      --cluster-file is the same flag)\n"
     "  --seed S            input seed (default 1)\n"
-    "  --timeout SEC       watchdog: abort when an op makes no progress this long (default 20)\n"
+    "  --timeout SEC       watchdog: abort when a rank makes no progress this long: no CPU\n"
+    "                      time outside MPI, or a wait in MPI longer than this plus\n"
+    "                      twice the longest op (default 20)\n"
     "  --microbench        collective micro-benchmark instead of a plan\n"
     "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling)\n"
     "  --print-plan        print the plan and exit\n"
@@ -303,4 +306,19 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
     if (o->mb_min > o->mb_max) return hx_args_reject(rank, "--mb-min must not exceed --mb-max");
     return 0;
+}
+
+/* --out is checked before any work, on rank 0 which writes it; every rank
+ * learns the verdict, so that a bad path ends the run on all of them. */
+int hx_args_out_check(const hx_opts *o)
+{
+    if (!o->out) return HX_OK;
+    int bad = 0;
+    if (hx_world_rank() == 0) {
+        char why[4400];
+        bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
+        if (bad) hx_args_reject(0, "--out %s", why);
+    }
+    HX_TRY(HX_MPI(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD)));
+    return bad ? HX_USAGE : HX_OK;
 }

@@ -154,6 +154,7 @@ int hx_exec_op(hx_ctx *c, int id)
      * resolution) must not leave a fully exposed op a negative time */
     s->t_pass = el > 0 ? el : 0;
     s->done = 1;
+    hx_watchdog_op_time(s->t_pass);
     return HX_OK;
 }
 

@@ -8,10 +8,16 @@
  * outright (killed) is handled by mpirun, which then kills the others. A rank
  * that hangs is caught by the watchdog thread: when the op this rank is in
  * has made no progress for --timeout seconds it prints the rank and the op
- * and aborts the job the same way. Ranks blocked inside MPI (waiting for the
- * hung one) give it a grace of 3 s (timeout/4 for short timeouts) more, so
- * the first message names the hung rank; with the default 20 s the job ends
- * within about 21-24 s of the hang. */
+ * and aborts the job the same way (exit status 1). Progress is judged, not
+ * assumed from a fixed limit: outside MPI, the main thread using CPU time
+ * (a compute loop: an attention block, a GEMM, the reference, the start-up)
+ * counts as a heartbeat, so a slow but live rank is never called hung and a
+ * stopped or sleeping one is; inside MPI the CPU is spent polling, so the
+ * limit there is the timeout plus twice the longest op this rank has run
+ * (a peer doing the same op may take that long) plus a grace of 3 s
+ * (timeout/4 for short timeouts), so the first message names the hung
+ * rank; with the default 20 s a hang in a small run ends the job within
+ * about 21-24 s. */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <pthread.h>
@@ -23,6 +29,7 @@
 #include <unistd.h>
 
 #include "hx.h"
+#include "out_file.h"
 
 /* The process's own state, in one place: what hx_fail, hx_job_abort and
  * the watchdog thread need and have no context to reach it through (the
@@ -31,13 +38,13 @@
  * written by the main thread and read by the watchdog, hence atomic. */
 static struct hx_proc {
     int rank, size;                  /* in MPI_COMM_WORLD (hx_proc_init) */
-    char tmp_trace[1024];            /* rank 0's temporary trace, which an abort removes */
-    _Atomic int tmp_trace_set;       /* published after tmp_trace is written */
     _Atomic double last;             /* watchdog: hx_now() at the last beat */
     _Atomic int op;                  /* the op (or -1) and the phase it is in */
     const char *_Atomic name;
     _Atomic int paused, in_mpi;
+    _Atomic double longest_op_s;     /* the longest op this rank has run: a peer's op may take as long */
     double timeout, grace;           /* set before the thread starts */
+    clockid_t main_cpu;              /* the main thread's CPU clock: its advance is a heartbeat */
 } proc = {.size = 1, .op = -1, .name = "startup"};
 
 int hx_proc_init(void)
@@ -49,14 +56,6 @@ int hx_proc_init(void)
 
 int hx_world_rank(void) { return proc.rank; }
 int hx_world_size(void) { return proc.size; }
-
-void hx_trace_tmp_register(const char *path)
-{
-    atomic_store(&proc.tmp_trace_set, 0);
-    if (!path) return;
-    snprintf(proc.tmp_trace, sizeof proc.tmp_trace, "%s", path);
-    atomic_store(&proc.tmp_trace_set, 1);
-}
 
 double hx_now(void)
 {
@@ -89,7 +88,7 @@ int hx_fail(const char *fmt, ...)
  * leaves without MPI. */
 void hx_job_abort(int code)
 {
-    if (atomic_load(&proc.tmp_trace_set)) unlink(proc.tmp_trace);
+    out_file_temporaries_remove(); /* rank 0's unfinished trace */
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -223,19 +222,43 @@ void hx_watchdog_pause(int paused)
     atomic_store(&proc.paused, paused);
 }
 
+void hx_watchdog_op_time(double seconds)
+{
+    if (seconds > atomic_load(&proc.longest_op_s)) atomic_store(&proc.longest_op_s, seconds);
+}
+
+static double cpu_s(clockid_t clk)
+{
+    struct timespec ts;
+    if (clock_gettime(clk, &ts) != 0) return 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void *wd_main(void *arg)
 {
     (void)arg;
     const struct timespec tick = {0, 100 * 1000 * 1000};
+    double cpu_ref = cpu_s(proc.main_cpu);
     for (;;) {
         nanosleep(&tick, NULL);
         if (atomic_load(&proc.paused)) continue;
-        double idle = hx_now() - atomic_load(&proc.last);
         const int in_mpi = atomic_load(&proc.in_mpi);
-        /* A rank blocked inside MPI waits a little longer than one stuck
-         * outside it, so that the hung rank is the one that reports first
-         * (and names itself) before the others abort the job. */
-        if (idle > proc.timeout + (in_mpi ? proc.grace : 0)) {
+        /* outside MPI, the main thread computing is progress: 2 ms of CPU
+         * since the last beat (a sleeping or stopped thread gets none) */
+        const double cpu = cpu_s(proc.main_cpu);
+        if (in_mpi) {
+            cpu_ref = cpu; /* polling inside MPI is not progress */
+        } else if (cpu - cpu_ref >= 0.002) {
+            atomic_store(&proc.last, hx_now());
+            cpu_ref = cpu;
+        }
+        double idle = hx_now() - atomic_load(&proc.last);
+        /* A rank blocked inside MPI waits longer than one stuck outside it:
+         * for a peer still computing the longest op, and a grace so that
+         * the hung rank is the one that reports first (and names itself)
+         * before the others abort the job. */
+        const double limit = proc.timeout + (in_mpi ? proc.grace + 2 * atomic_load(&proc.longest_op_s) : 0);
+        if (idle > limit) {
             int op = atomic_load(&proc.op);
             const char *nm = atomic_load(&proc.name);
             fprintf(stderr,
@@ -243,7 +266,7 @@ static void *wd_main(void *arg)
                     proc.rank, idle, op, nm ? nm : "?",
                     in_mpi ? "blocked inside MPI, waiting for a peer" : "HUNG outside MPI (this rank is the hung one)");
             fflush(stderr);
-            hx_job_abort(3);
+            hx_job_abort(1);
         }
     }
     return NULL;
@@ -254,6 +277,7 @@ int hx_watchdog_start(double timeout_s)
     if (timeout_s <= 0) return HX_OK;
     proc.timeout = timeout_s;
     proc.grace = timeout_s < 12 ? timeout_s / 4 : 3;
+    if (pthread_getcpuclockid(pthread_self(), &proc.main_cpu) != 0) proc.main_cpu = CLOCK_PROCESS_CPUTIME_ID;
     atomic_store(&proc.last, hx_now());
     pthread_t th;
     pthread_attr_t at;

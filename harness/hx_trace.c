@@ -3,7 +3,8 @@
  * Rank 0 writes FILE.tmp.<pid> as the run goes and renames it to FILE only
  * when the run is complete and every check passed; a run that fails its
  * checks leaves FILE.failed (complete, for diagnosis); a run that dies
- * leaves at most the .tmp file, never FILE. */
+ * leaves at most the .tmp file, never FILE (formats/out_file.h: a device
+ * node or FIFO is written in place instead). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
@@ -20,10 +21,9 @@ int hx_trace_open(hx_trace *trace, const char *path)
 {
     trace->fp = NULL;
     if (!path || hx_world_rank() != 0) return HX_OK;
-    snprintf(trace->tmp_path, sizeof trace->tmp_path, "%s.tmp.%ld", path, (long)getpid());
-    trace->fp = fopen(trace->tmp_path, "w");
-    if (!trace->fp) return hx_fail("cannot write the trace %s: %s", trace->tmp_path, strerror(errno));
-    hx_trace_tmp_register(trace->tmp_path);
+    char why[4400];
+    if (out_file_open(&trace->file, path, OUT_FILE_STREAM, why, sizeof why)) return hx_fail("trace: %s", why);
+    trace->fp = trace->file.fp;
     return HX_OK;
 }
 
@@ -38,21 +38,16 @@ int hx_trace_line(hx_trace *trace, cJSON *obj)
     if (!s) return hx_fail("trace: cannot serialise a line");
     const int bad = fputs(s, trace->fp) < 0 || fputc('\n', trace->fp) < 0 || fflush(trace->fp) != 0;
     free(s);
-    return bad ? hx_fail("trace: cannot write %s: %s", trace->tmp_path, strerror(errno)) : HX_OK;
+    return bad ? hx_fail("trace: cannot write %s: %s", trace->file.path, strerror(errno)) : HX_OK;
 }
 
 int hx_trace_close(hx_trace *trace, const char *path, int ok)
 {
+    (void)path;
     if (!trace->fp) return HX_OK;
-    const int bad = fflush(trace->fp) != 0 || fsync(fileno(trace->fp)) != 0;
-    const int bad_close = fclose(trace->fp) != 0;
     trace->fp = NULL;
-    if (bad || bad_close) return hx_fail("trace: cannot finish %s", trace->tmp_path);
-    char final_path[1100];
-    snprintf(final_path, sizeof final_path, "%s%s", path, ok ? "" : ".failed");
-    if (rename(trace->tmp_path, final_path) != 0)
-        return hx_fail("trace: cannot rename %s to %s", trace->tmp_path, final_path);
-    hx_trace_tmp_register(NULL);
+    char why[4400];
+    if (out_file_commit(&trace->file, ok ? "" : ".failed", why, sizeof why)) return hx_fail("trace: %s", why);
     return HX_OK;
 }
 

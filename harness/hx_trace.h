@@ -6,12 +6,14 @@
 #include <cjson/cJSON.h>
 
 #include "hx.h"
+#include "out_file.h"
 
-/* A trace being written: rank 0's file under its temporary name; fp NULL
- * when there is none (no --out, or another rank). The caller owns it. */
+/* A trace being written: rank 0's file (out_file: under its temporary
+ * name, or in place for a device node or FIFO); fp (file.fp) NULL when
+ * there is none (no --out, or another rank). The caller owns it. */
 typedef struct hx_trace {
     FILE *fp;
-    char tmp_path[1024];
+    out_file file;
 } hx_trace;
 
 int hx_trace_open(hx_trace *trace, const char *path);          /* FILE.tmp.<pid> */

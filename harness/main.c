@@ -17,6 +17,7 @@
 
 #include "hx.h"
 #include "hx_trace.h"
+#include "out_file.h"
 #include "preset.h"
 
 /* MPI_Finalize's code is checked too: a rank that cannot leave cleanly says so */
@@ -119,6 +120,7 @@ static int run(int argc, char **argv, int *code)
     int rc = hx_args_parse(argc, argv, &o, hx_world_rank());
     if (rc == 1) return HX_OK; /* --help */
     if (rc) return HX_USAGE;
+    HX_TRY(hx_args_out_check(&o));
     /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
     o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;
     if (o.be->configure) HX_TRY(o.be->configure(&o, hx_world_rank()));
@@ -156,6 +158,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int rc = hx_proc_init();
+    if (hx_world_rank() == 0) out_file_signals_install("ulyharness"); /* rank 0 holds the temporary */
     int code = 0;
     if (rc == HX_OK) rc = run(argc, argv, &code);
     if (rc == HX_FAIL) hx_job_abort(1); /* the other ranks may be blocked in a collective */

@@ -18,30 +18,77 @@ const char *sim_cmd_name(sim_cmd c)
     return (int)c >= 0 && (int)c < N_CMDS ? cmd_names[c] : "?";
 }
 
-void sim_err(const char *fmt, ...)
+/* Bytes in a valid UTF-8 sequence starting at s (1-4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+    const int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    return n;
+}
+
+void sim_escape(const char *msg, char *out, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t j = 0;
+    if (!n) return;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && j + 5 < n;) {
+        const int u = *p >= 0x80 ? utf8_len(p) : 0;
+        if (u) {
+            if (j + (size_t)u + 1 >= n) break;
+            memcpy(out + j, p, (size_t)u);
+            j += (size_t)u;
+            p += u;
+            continue;
+        }
+        if (*p == '\n' || *p == '\r') out[j++] = ' ';
+        else if (*p >= 0x20 && *p < 0x7f) out[j++] = (char)*p;
+        else {
+            out[j++] = '\\';
+            out[j++] = 'x';
+            out[j++] = hex[*p >> 4];
+            out[j++] = hex[*p & 15];
+        }
+        p++;
+    }
+    out[j] = 0;
+}
+
+static void err_v(const char *who, const char *fmt, va_list ap)
 {
     if (sim_par_rank() != 0) return;
-    char buf[1024];
+    char buf[1024], safe[4096];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    sim_escape(buf, safe, sizeof safe);
+    fprintf(stderr, "%s: %s\n", who, safe);
+}
+
+void sim_err(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    err_v("ulysim", fmt, ap);
     va_end(ap);
-    sim_one_line(buf);
-    fprintf(stderr, "ulysim: %s\n", buf);
+}
+
+void sim_err_as(const char *who, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err_v(who, fmt, ap);
+    va_end(ap);
 }
 
 const char *sim_quote(const char *v, char *buf, size_t n)
 {
-    size_t j = 0;
+    char cut[64];
     if (n < 8) return "";
-    buf[j++] = '\'';
-    for (size_t i = 0; v && v[i] && j + 5 < n; i++) {
-        if (i >= 60) { buf[j++] = '.'; buf[j++] = '.'; buf[j++] = '.'; break; }
-        unsigned char ch = (unsigned char)v[i];
-        buf[j++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    buf[j++] = '\'';
-    buf[j] = 0;
+    snprintf(cut, sizeof cut, "%.60s", v ? v : "");
+    buf[0] = '\'';
+    sim_escape(cut, buf + 1, n - 2);
+    const size_t j = strlen(buf);
+    if (v && strlen(v) > 60 && j + 4 < n) memcpy(buf + j, "...", 4);
+    strcat(buf, "'");
     return buf;
 }
 

@@ -95,12 +95,22 @@ const char *sim_nearest_option(const char *name, const char *const *known, int n
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);
 void sim_args_help(FILE *f);
 
-/* Error message on stderr, rank 0 only, prefixed "ulysim: ". */
+/* Error message on stderr, rank 0 only, prefixed "ulysim: ", on one line
+ * with raw bytes escaped (sim_escape). */
 void sim_err(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* The same with another prefix (a subcommand's: "ulysim trace export"). */
+void sim_err_as(const char *who, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* msg made safe for a terminal, on one line: control bytes, DEL and bytes
+ * that are not UTF-8 become \xNN, newlines a space; valid UTF-8 stays. */
+void sim_escape(const char *msg, char *out, size_t n);
 
 /* Bad input: writes the one-line reason (newlines flattened) to why and
  * returns SIM_EXIT_USAGE. */
@@ -113,7 +123,7 @@ int sim_fail(char *why, size_t why_len, const char *fmt, ...)
 void sim_join(char *buf, size_t n, const char *sep, const char *item);
 /* Flattens a message to one line. */
 void sim_one_line(char *s);
-/* A value as a message may quote it: 'value', printable, at most 60 characters. */
+/* A value as a message may quote it: 'value', escaped (sim_escape), at most 60 bytes of it. */
 const char *sim_quote(const char *v, char *buf, size_t n);
 
 #endif

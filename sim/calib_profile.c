@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "calib_cmd.h"
+#include "out_file.h"
 #include "preset.h"
 
 static char *read_text(const char *path, size_t cap)
@@ -277,19 +278,11 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
         free(text);
         return 1;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", a->out, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
-    int bad = !fp;
-    if (fp) {
-        bad |= fputs(text, fp) < 0 || fputc('\n', fp) == EOF;
-        bad |= fclose(fp) != 0;
-    }
+    const int rc = out_file_write_text(a->out, text, why, sizeof why);
     free(text);
-    if (bad || rename(tmp, a->out) != 0) {
-        fprintf(stderr, "ulysim calibrate: cannot write %s: %s\n", a->out, strerror(errno));
-        remove(tmp);
-        return 2;
+    if (rc) {
+        fprintf(stderr, "ulysim calibrate: %s\n", why);
+        return rc;
     }
     printf("# wrote %s (cluster \"%s\": intra %.3f GB/s, %.3f us%s)\n", a->out, nm, L->cal.intra_bw_Bps / 1e9,
            L->cal.intra_lat_s * 1e6, a->n_k ? "; compute from the kernel traces" : "; compute as the base");

@@ -46,6 +46,7 @@
 
 #include "calib_cmd.h"
 #include "calib_fit.h"
+#include "out_file.h"
 #include "preset.h"
 #include "trace_read.h"
 
@@ -108,6 +109,11 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
     if (!a->out || a->n_mb == 0) {
         fprintf(stderr, "ulysim calibrate: %s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json\n",
                 !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
+        return 2;
+    }
+    char why[1200];
+    if (out_file_check(a->out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
+        fprintf(stderr, "ulysim calibrate: %s\n", why);
         return 2;
     }
     return 0;

@@ -9,7 +9,8 @@
  * Scripts are found in: --scripts DIR, else $ULYSIM_PLOTS, else the source
  * tree's plots/ when it exists (running from a build tree), else the
  * installed share/ulysim/plots. gnuplot is $GNUPLOT, else `gnuplot` on PATH.
- * Both files are written under temporary names and renamed when complete.
+ * Both files are written through out_file (formats/out_file.h): a temporary
+ * renamed when complete, a device node or FIFO in place (the CSV only).
  *
  * This file is the command: its arguments, the table of figures and the run
  * of one (the CSV, then gnuplot). The figures' data: plot_fig_model.c and
@@ -24,6 +25,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "out_file.h"
 #include "output.h"
 #include "plot_fig.h"
 #include "plot_gnuplot.h"
@@ -145,21 +147,6 @@ static void help(FILE *f)
 
 /* ------------------------------------------------------------ the command */
 
-/* A temporary file beside `path`: its name in tmp, with the permissions a
- * new file gets (mkstemp makes it private). Returns 0, or 1. */
-static int temp_beside(const char *path, char *tmp, size_t n)
-{
-    int k = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-    if (k < 0 || (size_t)k >= n) return 1;
-    int fd = mkstemp(tmp);
-    if (fd < 0) return 1;
-    mode_t um = umask(0);
-    umask(um);
-    if (fchmod(fd, 0666 & ~um) != 0) { /* keep the private mode */ }
-    close(fd);
-    return 0;
-}
-
 static int valid_text(const char *s)
 {
     for (; *s; s++)
@@ -192,8 +179,9 @@ int sim_cmd_plot_main(int argc, char **argv)
     sim_args *a = NULL;
     sim_ctx *c = NULL;
     plot_run *run = NULL;
-    char *csv_tmp = NULL, *img_tmp = NULL;
-    if (!user || !positional) {
+    out_file *of = calloc(2, sizeof *of); /* the CSV, the image */
+    if (of) of[0].slot = of[1].slot = -1;
+    if (!user || !positional || !of) {
         sim_err("out of memory");
         rc = SIM_EXIT_INTERNAL;
         goto done;
@@ -335,6 +323,14 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_USAGE;
         goto done;
     }
+    {
+        char why[4400]; /* before the work: gnuplot writes the image by name */
+        if (out_file_check(out, data_only ? OUT_FILE_STREAM : OUT_FILE_BY_NAME, why, sizeof why)) {
+            sim_err("plot: -o %s", why);
+            rc = SIM_EXIT_USAGE;
+            goto done;
+        }
+    }
 
     pass[np++] = argv[0];
     pass[np++] = (char *)"sweep";
@@ -351,7 +347,7 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
-    char why[768];
+    char why[4400];
     rc = sim_args_parse(np, pass, a, why, sizeof why);
     if (rc) {
         sim_err("plot: %s", why);
@@ -439,50 +435,29 @@ int sim_cmd_plot_main(int argc, char **argv)
     /* the CSV beside the image */
     size_t ol = strlen(out), base = (size_t)(ext - out);
     char *csv = malloc(ol + 8);
-    csv_tmp = malloc(ol + 32);
-    img_tmp = malloc(ol + 32);
-    if (!csv || !csv_tmp || !img_tmp) {
-        free(csv);
+    if (!csv) {
         sim_err("out of memory");
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
     memcpy(csv, out, base);
     strcpy(csv + base, ".csv");
-    if (temp_beside(csv, csv_tmp, ol + 32)) {
-        sim_err("plot: -o %s: cannot create a file beside it: %s (valid: a path in a writable directory)", out,
-                strerror(errno));
+    rc = out_file_open(&of[0], csv, OUT_FILE_STREAM, why, sizeof why);
+    if (rc) {
+        sim_err("plot: %s", why);
         free(csv);
-        free(csv_tmp);
-        csv_tmp = NULL;
-        rc = SIM_EXIT_USAGE;
         goto done;
     }
-    FILE *f = fopen(csv_tmp, "w");
-    if (!f) {
-        sim_err("plot: cannot write %s: %s", csv_tmp, strerror(errno));
-        free(csv);
+    rc = fig->data(run, of[0].fp);
+    if (rc == 0) plot_csv_notes(run, of[0].fp);
+    if (rc == 0 && out_file_commit(&of[0], "", why, sizeof why)) {
+        sim_err("plot: %s", why);
         rc = SIM_EXIT_INTERNAL;
-        goto done;
     }
-    rc = fig->data(run, f);
-    if (rc == 0) plot_csv_notes(run, f);
-    if (fclose(f) != 0 || rc) {
-        if (!rc) {
-            sim_err("plot: cannot write %s: %s", csv, strerror(errno));
-            rc = SIM_EXIT_INTERNAL;
-        }
+    if (rc) {
         free(csv);
         goto done;
     }
-    if (rename(csv_tmp, csv) != 0) {
-        sim_err("plot: cannot write %s: %s", csv, strerror(errno));
-        free(csv);
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
-    }
-    free(csv_tmp);
-    csv_tmp = NULL;
     if (data_only) {
         printf("%s\n", csv);
         free(csv);
@@ -506,12 +481,10 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
-    if (temp_beside(out, img_tmp, ol + 32)) {
-        sim_err("plot: cannot create a file beside %s: %s; the data is in %s", out, strerror(errno), csv);
+    rc = out_file_open(&of[1], out, OUT_FILE_BY_NAME, why, sizeof why);
+    if (rc) {
+        sim_err("plot: %s; the data is in %s", why, csv);
         free(csv);
-        free(img_tmp);
-        img_tmp = NULL;
-        rc = SIM_EXIT_INTERNAL;
         goto done;
     }
     size_t vn = 3 * (ol + strlen(csv)) + 2048;
@@ -558,7 +531,7 @@ int sim_cmd_plot_main(int argc, char **argv)
                 snprintf(sub + o, sizeof sub - o, "%s", run->spread_all ? ", SP over all GPUs" : ", best layouts");
         }
         bad |= sim_gnuplot_assign(vars, vn, "data", csv);
-        bad |= sim_gnuplot_assign(vars, vn, "out", img_tmp);
+        bad |= sim_gnuplot_assign(vars, vn, "out", of[1].tmp);
         bad |= sim_gnuplot_assign(vars, vn, "term", term);
         bad |= sim_gnuplot_assign(vars, vn, "subtitle", sub);
         bad |= sim_gnuplot_assign(vars, vn, "strategies", strat);
@@ -583,30 +556,25 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
     free(vars);
     struct stat st;
-    if (stat(img_tmp, &st) != 0 || st.st_size == 0) {
+    if (stat(of[1].tmp, &st) != 0 || st.st_size == 0) {
         sim_err("plot: gnuplot wrote no image with %s; the data is in %s", script, csv);
         free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
-    if (rename(img_tmp, out) != 0) {
-        sim_err("plot: cannot write %s: %s; the data is in %s", out, strerror(errno), csv);
+    if (out_file_commit(&of[1], "", why, sizeof why)) {
+        sim_err("plot: %s; the data is in %s", why, csv);
         free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
-    free(img_tmp);
-    img_tmp = NULL;
     printf("%s\n%s\n", out, csv);
     free(csv);
 done:
-    if (csv_tmp) {
-        unlink(csv_tmp);
-        free(csv_tmp);
-    }
-    if (img_tmp) {
-        unlink(img_tmp);
-        free(img_tmp);
+    if (of) {
+        out_file_discard(&of[0]);
+        out_file_discard(&of[1]);
+        free(of);
     }
     if (run && run->traces) {
         for (int k = 0; k < run->n_traces; k++)

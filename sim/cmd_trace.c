@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "trace_join.h"
+#include "args.h"
+#include "out_file.h"
 #include "trace_read.h"
 
 int sim_cmd_trace(int argc, char **argv);
@@ -141,42 +143,46 @@ static int do_export(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--cluster")) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "ulysim trace export: %s needs a value\n", a);
+                sim_err_as("ulysim trace export", "%s needs a value", a);
                 return 2;
             }
             if (!strcmp(a, "--cluster")) profile = argv[++i];
             else out = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ulysim trace export: unknown option %s; see ulysim trace --help\n", a);
+            sim_err_as("ulysim trace export", "unknown option %s; see ulysim trace --help", a);
             return 2;
         } else if (!in) {
             in = a;
         } else {
-            fprintf(stderr, "ulysim trace export: one trace at a time (got %s and %s)\n", in, a);
+            sim_err_as("ulysim trace export", "one trace at a time (got %s and %s)", in, a);
             return 2;
         }
     }
     if (!in || !out) {
-        fprintf(stderr, "ulysim trace export: usage: ulysim trace export RUN.trace -o OUT.json\n");
+        sim_err_as("ulysim trace export", "usage: ulysim trace export RUN.trace -o OUT.json");
         return 2;
     }
     static trace_run run;
     static trace_join j;
     char why[1024];
+    if (out_file_check(out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
+        sim_err_as("ulysim trace export", "%s", why);
+        return 2;
+    }
     int rc = trace_read(in, &run, why, sizeof why);
     if (rc) {
-        fprintf(stderr, "ulysim trace export: %s\n", rc == 2 ? why : "out of memory");
+        sim_err_as("ulysim trace export", "%s", rc == 2 ? why : "out of memory");
         trace_free(&run);
         return rc;
     }
     if (run.kind != TRACE_PLAN) {
-        fprintf(stderr, "ulysim trace export: %s:1: a microbench trace has no plan to lay out\n", in);
+        sim_err_as("ulysim trace export", "%s:1: a microbench trace has no plan to lay out", in);
         trace_free(&run);
         return 2;
     }
     uly_cluster c;
     if (trace_cluster_for(&run, profile, &c, why, sizeof why) || trace_join_build(&run, &c, &j, why, sizeof why)) {
-        fprintf(stderr, "ulysim trace export: %s\n", why);
+        sim_err_as("ulysim trace export", "%s", why);
         trace_free(&run);
         return 2;
     }
@@ -204,21 +210,11 @@ static int do_export(int argc, char **argv)
     cJSON_Delete(root);
     trace_free(&run);
     if (!text) return 1;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
-        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
-        free(text);
-        return 2;
-    }
-    int bad = fputs(text, fp) < 0 || fputc('\n', fp) == EOF;
-    bad |= fclose(fp) != 0;
+    rc = out_file_write_text(out, text, why, sizeof why);
     free(text);
-    if (bad || rename(tmp, out) != 0) {
-        fprintf(stderr, "ulysim trace export: cannot write %s: %s\n", out, strerror(errno));
-        remove(tmp);
-        return 1;
+    if (rc) {
+        sim_err_as("ulysim trace export", "%s", why);
+        return rc;
     }
     printf("ulysim trace export: %s -> %s (%d ops; step %.3f ms measured, %.3f ms predicted on %s)\n", in, out, j.n,
            1e3 * j.meas_step_s, 1e3 * j.pred_step_s, j.cluster_name);
@@ -234,14 +230,14 @@ static int do_check(int argc, char **argv)
             return 0;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "ulysim trace check: unknown option %s\n", argv[i]);
+            sim_err_as("ulysim trace check", "unknown option %s", argv[i]);
             return 2;
         }
         static trace_run run;
         char why[1024];
         int rc = trace_read(argv[i], &run, why, sizeof why);
         if (rc) {
-            fprintf(stderr, "ulysim trace check: %s\n", rc == 2 ? why : "out of memory");
+            sim_err_as("ulysim trace check", "%s", rc == 2 ? why : "out of memory");
             trace_free(&run);
             return rc;
         }
@@ -255,7 +251,7 @@ static int do_check(int argc, char **argv)
         n++;
     }
     if (!n) {
-        fprintf(stderr, "ulysim trace check: no trace given\n");
+        sim_err_as("ulysim trace check", "no trace given");
         return 2;
     }
     return 0;
@@ -269,6 +265,6 @@ int sim_cmd_trace(int argc, char **argv)
     }
     if (!strcmp(argv[1], "export")) return do_export(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check")) return do_check(argc - 1, argv + 1);
-    fprintf(stderr, "ulysim trace: unknown action %s: must be export or check\n", argv[1]);
+    sim_err_as("ulysim trace", "unknown action %s: must be export or check", argv[1]);
     return 2;
 }

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "context.h"
+#include "out_file.h"
 #include "par.h"
 
 /* The planning commands that run on a resolved context, by sim_cmd. */
@@ -63,6 +64,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    out_file_signals_install("ulysim"); /* an interrupted write leaves no temporary */
     /* commands with arguments of their own run without MPI */
     const sim_command *cmd = argc > 1 ? sim_command_find(argv[1]) : NULL;
     if (cmd) {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "args.h"
+#include "out_file.h"
 #include "output.h"
 #include "plot_gnuplot.h"
 #include "repro.h"
@@ -17,24 +18,25 @@
 /* ULY_PLOT_DIR_SOURCE and ULY_PLOT_DIR_INSTALLED, where the scripts are
  * looked for, come from the build (sim/cli.cmake). */
 
-/* Writes path via a temporary name; fn fills the file. */
+/* Writes path through out_file (a temporary renamed when complete); fn
+ * fills the file. */
 static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
 {
-    char tmp[4300];
-    snprintf(tmp, sizeof tmp, "%.4200s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        sim_err("reproduce: cannot write %s: %s", tmp, strerror(errno));
-        return 1;
+    out_file f;
+    char why[4400];
+    int rc = out_file_open(&f, path, OUT_FILE_STREAM, why, sizeof why);
+    if (rc) {
+        sim_err("reproduce: %s", why);
+        return rc;
     }
-    int rc = fn(c, f);
-    if (fclose(f) != 0) rc = 1;
-    if (rc || rename(tmp, path) != 0) {
+    if (fn(c, f.fp)) {
+        out_file_discard(&f);
         sim_err("reproduce: cannot write %s", path);
-        remove(tmp);
         return 1;
     }
-    return 0;
+    rc = out_file_commit(&f, "", why, sizeof why);
+    if (rc) sim_err("reproduce: %s", why);
+    return rc;
 }
 
 /* One data line: the quoted label, then the numbers (NaN: none). */

@@ -7,7 +7,7 @@
  * Cases: truncated mid-line, truncated before the summary, another version,
  * another format, malformed JSON, an unknown op id, a duplicate op line, an
  * op line without id, an op line whose name or collective is not the plan's,
- * a missing op line, a header plan libulysim rebuilds differently; then a
+ * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently; then a
  * trace whose measured bytes differ (read fine; validate exits 1), and the
  * good trace itself (read fine). */
 #define _POSIX_C_SOURCE 200809L
@@ -70,7 +70,7 @@ static char *replace(const char *s, const char *a, const char *b)
     return r;
 }
 
-typedef enum { M_NONE, M_REPLACE, M_DROP, M_DUP, M_CUT, M_SET } mut_kind;
+typedef enum { M_NONE, M_SWAP, M_REPLACE, M_DROP, M_DUP, M_CUT, M_SET } mut_kind;
 
 /* Writes OUTDIR/NAME.trace: the good lines with line `at` (1-based) changed. */
 static void write_case(const char *path, mut_kind k, int at, const char *a, const char *b)
@@ -95,6 +95,11 @@ static void write_case(const char *path, mut_kind k, int at, const char *a, cons
         }
         if (ln == at && k == M_SET) {
             fprintf(fp, "%s\n", a);
+            continue;
+        }
+        if (ln == at && k == M_SWAP && i + 1 < n_lines) { /* this line and the next change places */
+            fprintf(fp, "%s\n%s\n", lines[i + 1], lines[i]);
+            i++;
             continue;
         }
         fprintf(fp, "%s\n", lines[i]);
@@ -227,6 +232,8 @@ int main(int argc, char **argv)
             check("bytes_differ", M_REPLACE, comm, a, b, 0, "different number of bytes than planned", 1);
         }
     }
+    /* two op lines exchanged: the header's execution order is broken at the first */
+    check("out_of_order", M_SWAP, op2, NULL, NULL, op2, "out of execution order", 2);
     check("missing_op_line", M_DROP, op2, NULL, NULL, last - 1, "has no op line", 2);
     /* the header's plan altered: libulysim rebuilds it differently */
     check("header_plan_differs", M_REPLACE, 1, "\"flops\":", "\"flops\":1,\"x\":", 1, "differs from the plan libulysim rebuilds", 2);

@@ -1,0 +1,70 @@
+/* out_file.h: writing an output file without destroying what is at its
+ * path, for every writer of ulysim and ulyharness (trace export, plot and
+ * its CSV, calibrate, reproduce, the harness's trace).
+ *
+ * What is at the path decides how it is written:
+ *   - nothing, or a regular file: the bytes go to a temporary beside it
+ *     (PATH.tmp.PID) that is renamed over it only when complete, so a run
+ *     that dies never leaves half a file under the final name; a replaced
+ *     file keeps its permission bits;
+ *   - a symbolic link: written through to what it names (resolved link by
+ *     link, a dangling one included), the temporary beside the target;
+ *   - a character device (/dev/null, a terminal) or a FIFO: written in
+ *     place, never replaced; a FIFO must have a reader already (otherwise
+ *     opening it would wait forever): no reader is bad input;
+ *   - a directory, a block device, a socket: refused (bad input), since
+ *     writing into them directly would destroy data or make no sense.
+ * Outputs that another program writes by name (gnuplot's image) accept
+ * only the first two (OUT_FILE_BY_NAME).
+ *
+ * Status: 0 success; 2 a bad output path (the reason names the path and
+ * what would be valid), found before any work by out_file_check; 1 a
+ * write that failed (the reason names the file and the system's reason).
+ *
+ * SIGINT and SIGTERM (out_file_signals_install): the process says it was
+ * interrupted, removes the temporaries still open and exits 1. */
+#ifndef ULY_OUT_FILE_H
+#define ULY_OUT_FILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum { OUT_FILE_STREAM = 0, OUT_FILE_BY_NAME = 1 };
+
+typedef struct out_file {
+    char path[4096];   /* as the user named it */
+    char target[4096]; /* where the bytes end up: path, or a symbolic link's target */
+    char tmp[4160];    /* the temporary beside target; "" when written in place */
+    FILE *fp;          /* open for writing (OUT_FILE_STREAM) */
+    int slot;          /* in the registry the signal handler reads; -1: none */
+} out_file;
+
+/* Whether path can be written (how: as out_file_open), without creating
+ * anything: 0, or 2 with "PATH: reason (valid: ...)" in why. */
+int out_file_check(const char *path, int how, char *why, size_t why_len);
+
+/* Opens path for writing as described above: OUT_FILE_STREAM gives f->fp;
+ * OUT_FILE_BY_NAME creates f->tmp for another program to fill. 0, 2 (bad
+ * path) or 1 (the system refused), with the reason in why. */
+int out_file_open(out_file *f, const char *path, int how, char *why, size_t why_len);
+
+/* Finishes: flushes and closes, then renames the temporary to the target
+ * (to the target with suffix appended when suffix is not ""; written in
+ * place, the suffix is moot). 0, or 1 with "cannot write FILE: reason". */
+int out_file_commit(out_file *f, const char *suffix, char *why, size_t why_len);
+
+/* Abandons: closes and removes the temporary. Safe to call twice. */
+void out_file_discard(out_file *f);
+
+/* The whole of text and a newline to path (open, write, commit). */
+int out_file_write_text(const char *path, const char *text, char *why, size_t why_len);
+
+/* SIGINT and SIGTERM: "PROG: interrupted by SIGINT; removed FILE.tmp.PID",
+ * then exit status 1. */
+int out_file_signals_install(const char *prog);
+
+/* Removes every temporary still registered; async-signal-safe (for a job's
+ * abort path as well as the handler). */
+void out_file_temporaries_remove(void);
+
+#endif

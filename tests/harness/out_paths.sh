@@ -1,0 +1,45 @@
+#!/bin/sh
+# out_paths.sh: ulyharness --out: a bad path ends the run at once with exit 2
+# naming it (empty, a directory, a missing directory); a /dev/full-like node
+# is a write error, exit 1 naming the file and the reason, and the node
+# survives, as does a /dev/null-like one that is written in place; SIGTERM
+# to mpirun says the run was interrupted and leaves no temporary. Device
+# nodes need root (mknod): skipped (77) otherwise.
+# usage: out_paths.sh WORKDIR MPIEXEC NPFLAG HARNESS [MPI flags...]
+set -u
+. "$(dirname "$0")/../term_when.sh"
+W=$1 MPIEXEC=$2 NPFLAG=$3 H=$4
+shift 4
+[ "$(id -u)" = 0 ] || { echo "not root: cannot create device nodes; skipped"; exit 77; }
+rm -rf "$W" && mkdir -p "$W/dir" && mknod "$W/full" c 1 7 && mknod "$W/null" c 1 3 || exit 1
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+hx() { timeout 120 "$MPIEXEC" "$NPFLAG" 2 $MPIFLAGS "$H" --strategy ulysses --seq 64 --head-dim 16 --ffn 128 \
+    --vocab 256 --warmup 0 --reps 1 --quiet "$@"; }
+# run WANT MSG OUT: exit status and message of a run writing OUT
+run() {
+    hx --out "$3" >"$W/o" 2>"$W/e"
+    rc=$?
+    [ $rc = "$1" ] || bad "--out '$3': exit $rc, want $1: $(cat "$W/e")"
+    grep -qF -- "$2" "$W/e" "$W/o" || bad "--out '$3': no '$2' in: $(cat "$W/e")"
+}
+MPIFLAGS="$*"
+run 2 "--out an empty output path" ""
+run 2 "--out $W/dir: is a directory" "$W/dir"
+run 2 "--out $W/nodir/x.trace: directory $W/nodir: No such file or directory" "$W/nodir/x.trace"
+run 1 "cannot write $W/full: No space left on device" "$W/full"
+[ -c "$W/full" ] || bad "$W/full is no longer a character device"
+run 0 "PASS" "$W/null"
+[ -c "$W/null" ] || bad "$W/null is no longer a character device"
+
+# interrupted: a long run, SIGTERM to mpirun once the temporary exists
+timeout 120 "$MPIEXEC" "$NPFLAG" 2 $MPIFLAGS "$H" --strategy ulysses --seq 1K --reps 100000 --quiet \
+    --out "$W/int.trace" >"$W/o" 2>"$W/e" &
+term_when "$W/int.trace.tmp.*" $!
+[ $seen = 1 ] || bad "the run never created its temporary trace"
+[ $rc != 0 ] || bad "the interrupted run exited 0"
+grep -qF "ulyharness: interrupted by SIGTERM; removed the unfinished $W/int.trace.tmp." "$W/e" ||
+    bad "no message that the run was interrupted: $(cat "$W/e")"
+! ls "$W"/int.trace* >/dev/null 2>&1 || bad "the interrupted run left $(ls "$W"/int.trace*)"
+[ "$fails" = 0 ] && echo "out_paths: every case passed"
+[ "$fails" = 0 ]

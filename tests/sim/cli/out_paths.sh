@@ -1,0 +1,98 @@
+#!/bin/sh
+# out_paths.sh: what is at an output path survives ulysim's writers
+# (formats/out_file.c): a character device or FIFO is written in place, never
+# replaced by a regular file; a symbolic link is written through; a regular
+# file is replaced and keeps its mode; a bad path is exit 2 before the work
+# naming the path; a /dev/full-like node is a write error, exit 1 naming the
+# file and the system's reason. Device nodes need root (mknod): skipped (77)
+# otherwise.
+# usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR
+set -u
+. "$(dirname "$0")/../../term_when.sh"
+U=$1 TR=$2 MB=$3 W=$4
+[ "$(id -u)" = 0 ] || { echo "not root: cannot create device nodes; skipped"; exit 77; }
+rm -rf "$W" && mkdir -p "$W" || exit 1
+fails=0
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# run WANT_RC WANT_STDERR_SUBSTRING CMD...: exit status and message
+run() {
+    want=$1 msg=$2
+    shift 2
+    timeout 60 "$@" >"$W/out" 2>"$W/err"
+    rc=$?
+    [ "$rc" = "$want" ] || bad "$* -> exit $rc, want $want: $(cat "$W/err")"
+    [ -z "$msg" ] || grep -qF -- "$msg" "$W/err" || bad "$* -> stderr lacks '$msg': $(cat "$W/err")"
+    [ "$(wc -l <"$W/err")" -le 1 ] || bad "$* -> more than one line on stderr: $(cat "$W/err")"
+}
+is_char() { [ -c "$1" ] || bad "$1 is no longer a character device: $(ls -l "$1")"; }
+no_tmp() { ! ls "$W"/*.tmp.* >/dev/null 2>&1 || bad "a temporary was left: $(ls "$W"/*.tmp.*)"; }
+
+# go WANT MSG PATH: the writer $cmd writing PATH
+go() {
+    case $cmd in
+    export) run "$1" "$2" "$U" trace export "$TR" -o "$3" ;;
+    calibrate) run "$1" "$2" "$U" calibrate "$MB" -o "$3" ;;
+    plot) run "$1" "$2" "$U" plot throughput --data-only --gpus 8 --seq 8K,16K -o "${3%.csv}.png" ;;
+    esac
+}
+
+# each writer: trace export, calibrate, plot's CSV
+for cmd in export calibrate plot; do
+    d=$W/$cmd
+    mkdir -p "$d"
+    mknod "$d/null" c 1 3 && mknod "$d/full" c 1 7 && mkfifo "$d/fifo" && mknod "$d/blk" b 7 200 || exit 1
+    ext=""
+    [ $cmd = plot ] && ext=.csv && for n in null full fifo blk; do mv "$d/$n" "$d/$n.csv"; done
+    go 0 "" "$d/null$ext"
+    is_char "$d/null$ext"
+    go 1 "cannot write $d/full$ext: No space left on device" "$d/full$ext"
+    is_char "$d/full$ext"
+    # a FIFO without a reader: bad input at once, no wait
+    go 2 "$d/fifo$ext: a FIFO with no reader" "$d/fifo$ext"
+    [ -p "$d/fifo$ext" ] || bad "$d/fifo$ext is no longer a FIFO"
+    # with a reader: written in place
+    timeout 30 cat "$d/fifo$ext" >"$d/fifo.got" &
+    reader=$!
+    sleep 0.5
+    go 0 "" "$d/fifo$ext"
+    wait $reader
+    [ -p "$d/fifo$ext" ] || bad "$d/fifo$ext is no longer a FIFO"
+    [ -s "$d/fifo.got" ] || bad "nothing came through the FIFO $d/fifo$ext"
+    go 2 "$d/blk$ext: is a block device; refused" "$d/blk$ext"
+    [ -b "$d/blk$ext" ] || bad "$d/blk$ext is no longer a block device"
+    # a symbolic link (dangling at first) is written through, and stays a link
+    ln -s "real$ext" "$d/link$ext"
+    go 0 "" "$d/link$ext"
+    [ -L "$d/link$ext" ] && [ -s "$d/real$ext" ] || bad "$d/link$ext was not written through: $(ls -l "$d")"
+    # a regular file is replaced and keeps its mode
+    echo old >"$d/reg$ext" && chmod 640 "$d/reg$ext"
+    go 0 "" "$d/reg$ext"
+    [ "$(stat -c %a "$d/reg$ext")" = 640 ] || bad "$d/reg$ext lost its mode: $(stat -c %a "$d/reg$ext")"
+    [ "$(cat "$d/reg$ext")" != old ] || bad "$d/reg$ext was not replaced"
+    # bad paths: exit 2 naming them
+    mkdir -p "$d/dir$ext"
+    go 2 "$d/dir$ext: is a directory" "$d/dir$ext"
+    go 2 "directory $d/nodir: No such file or directory" "$d/nodir/x$ext"
+    W=$d no_tmp
+done
+run 2 "an empty output path" "$U" trace export "$TR" -o ""
+run 2 "an empty output path" "$U" calibrate "$MB" -o ""
+# the image of a plot is written by gnuplot by name: a device node there is refused before the work
+mknod "$W/img.png" c 1 3 || exit 1
+run 2 "$W/img.png: is a character device" "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/img.png"
+is_char "$W/img.png"
+
+# interrupted: SIGTERM while a stand-in gnuplot holds the image's temporary;
+# the run says so, removes the temporary and exits 1
+printf '#!/bin/sh\nsleep 20\n' >"$W/slow-gnuplot" && chmod +x "$W/slow-gnuplot"
+GNUPLOT=$W/slow-gnuplot "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/int.png" 2>"$W/err" &
+term_when "$W/int.png.tmp.*" $!
+[ $seen = 1 ] || bad "plot never created its image temporary"
+[ $rc = 1 ] || bad "interrupted plot: exit $rc, want 1"
+grep -qF "ulysim: interrupted by SIGTERM; removed the unfinished $W/int.png.tmp." "$W/err" ||
+    bad "interrupted plot: no message: $(cat "$W/err")"
+! ls "$W"/int.png* >/dev/null 2>&1 || bad "interrupted plot left $(ls "$W"/int.png*)"
+
+[ "$fails" = 0 ] && echo "out_paths: every case passed"
+[ "$fails" = 0 ]
