@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "megatron_log.h"
+#include "out_file.h"
 #include "output.h"
 #include "preset.h"
 #include "text_file.h"
@@ -181,28 +182,28 @@ static int print_rows(const sim_table *t, int64_t warmup, FILE *f)
     return sim_table_print_csv(t, f);
 }
 
-/* Writes the rows to path whole (a temporary name renamed) or to stdout. */
+/* Writes the rows to stdout, or to path through the one output writer
+ * (formats/out_file.h: whole or not at all, never replacing a device). */
 static int write_rows(const sim_table *t, int64_t warmup, const char *out, char *why, size_t n)
 {
-    if (!out) return print_rows(t, warmup, stdout) ? 1 : 0;
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= (int)sizeof tmp)
-        return sim_fail(why, n, "-o %s: path too long", out);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return sim_fail(why, n, "-o %s: cannot write: %s", out, strerror(errno));
-    int bad = print_rows(t, warmup, f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, out) != 0) {
-        int e = errno;
-        remove(tmp);
-        return sim_fail(why, n, "-o %s: cannot write: %s", out, strerror(e));
+    if (!out) { /* main's check of standard output reports a failed write */
+        print_rows(t, warmup, stdout);
+        return 0;
     }
-    return 0;
+    out_file f;
+    const int rc = out_file_open(&f, out, OUT_FILE_STREAM, why, n);
+    if (rc) return rc;
+    if (print_rows(t, warmup, f.fp)) {
+        snprintf(why, n, "cannot write %s: %s", out, strerror(errno));
+        out_file_discard(&f);
+        return SIM_EXIT_INTERNAL;
+    }
+    return out_file_commit(&f, "", why, n);
 }
 
 int sim_cmd_runs(int argc, char **argv)
 {
-    char why[1024];
+    char why[1024] = "";
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? SIM_EXIT_USAGE : SIM_EXIT_OK;
@@ -225,7 +226,7 @@ int sim_cmd_runs(int argc, char **argv)
             free(logs);
             return SIM_EXIT_OK;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--warmup") || !strcmp(a, "--cluster")) {
-            if (!v || !*v) {
+            if (!v || (!*v && strcmp(a, "-o"))) { /* an empty -o: the writer says why */
                 rc = sim_fail(why, sizeof why, "%s needs a value (see ulysim runs --help)", a);
                 break;
             }
@@ -248,13 +249,14 @@ int sim_cmd_runs(int argc, char **argv)
         }
     }
     if (!rc && n_logs == 0) rc = sim_fail(why, sizeof why, "no log given (usage: ulysim runs from-megatron LOG...)");
+    if (!rc && out) rc = out_file_check(out, OUT_FILE_STREAM, why, sizeof why); /* before the work */
     mlog_run *r = rc ? NULL : malloc(sizeof *r);
     if (!rc && !r) rc = SIM_EXIT_INTERNAL;
     sim_table t;
     sim_table_init(&t, C_COUNT, COLS, NULL);
     for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, r, &t, why, sizeof why);
     if (!rc) rc = write_rows(&t, warmup, out, why, sizeof why);
-    if (rc == SIM_EXIT_USAGE) fprintf(stderr, "ulysim runs: %s\n", why);
+    if (rc && why[0]) fprintf(stderr, "ulysim runs: %s\n", why);
     else if (rc) fprintf(stderr, "ulysim runs: internal failure\n");
     sim_table_free(&t);
     free(r);

@@ -6,10 +6,10 @@
 # naming the path; a /dev/full-like node is a write error, exit 1 naming the
 # file and the system's reason. Device nodes need root (mknod): skipped (77)
 # otherwise.
-# usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR
+# usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR MEGATRON_LOG
 set -u
 . "$(dirname "$0")/../../term_when.sh"
-U=$1 TR=$2 MB=$3 W=$4
+U=$1 TR=$2 MB=$3 W=$4 LOG=$5
 [ "$(id -u)" = 0 ] || { echo "not root: cannot create device nodes; skipped"; exit 77; }
 rm -rf "$W" && mkdir -p "$W" || exit 1
 fails=0
@@ -33,12 +33,13 @@ go() {
     case $cmd in
     export) run "$1" "$2" "$U" trace export "$TR" -o "$3" ;;
     calibrate) run "$1" "$2" "$U" calibrate "$MB" -o "$3" ;;
+    runs) run "$1" "$2" "$U" runs from-megatron "$LOG" -o "$3" ;;
     plot) run "$1" "$2" "$U" plot throughput --data-only --gpus 8 --seq 8K,16K -o "${3%.csv}.png" ;;
     esac
 }
 
-# each writer: trace export, calibrate, plot's CSV
-for cmd in export calibrate plot; do
+# each writer: trace export, calibrate, runs from-megatron, plot's CSV
+for cmd in export calibrate runs plot; do
     d=$W/$cmd
     mkdir -p "$d"
     mknod "$d/null" c 1 3 && mknod "$d/full" c 1 7 && mkfifo "$d/fifo" && mknod "$d/blk" b 7 200 || exit 1
@@ -78,6 +79,7 @@ for cmd in export calibrate plot; do
 done
 run 2 "an empty output path" "$U" trace export "$TR" -o ""
 run 2 "an empty output path" "$U" calibrate "$MB" -o ""
+run 2 "an empty output path" "$U" runs from-megatron "$LOG" -o ""
 # the image of a plot is written by gnuplot by name: a device node there is refused before the work
 mknod "$W/img.png" c 1 3 || exit 1
 run 2 "$W/img.png: is a character device" "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/img.png"
