@@ -12,8 +12,9 @@
  *            SP/TP throughput ratio) and the maximum batch and sequence
  *            results against tensor parallelism.
  *
- * The published numbers are compiled in (the CSV files of traces/published
- * hold the same numbers with their sources; the test checks they agree). No
+ * The published tables are runs files under traces/published (their
+ * sources in their comments), read and priced by validate --runs's
+ * machinery (validate_runs.h); the claims' numbers are in repro_*.c. No
  * number of the papers enters a prediction: every degree the papers leave
  * unstated is chosen by the model's own search or by a rule written next to
  * it, and every efficiency comes from the cluster preset (hardware facts,
@@ -188,6 +189,7 @@ static int run(rp_ctx *c, const char *fmt, const char *dir)
 {
     if (load_all(c)) return SIM_EXIT_USAGE;
     if ((c->run[RP_PAPER_ULYSSES] && rp_ulysses_run(c)) || (c->run[RP_PAPER_RSA] && rp_rsa_run(c)) || c->r.oom) {
+        if (c->exit_rc) return c->exit_rc;
         sim_err("reproduce: out of memory");
         return SIM_EXIT_INTERNAL;
     }

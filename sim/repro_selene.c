@@ -28,9 +28,7 @@
 #define CALCULON_MEAN_PCT 3.65
 #define CALCULON_MAX_PCT 8.87
 
-/* The published tables: $ULYSIM_PUBLISHED, else the source tree's while it
- * exists (a build tree), else the installed copy. */
-static void published_path(const char *file, char *out, size_t n)
+void rp_published_path(const char *file, char *out, size_t n)
 {
     const char *env = getenv("ULYSIM_PUBLISHED");
     struct stat st;
@@ -43,7 +41,7 @@ static void published_path(const char *file, char *out, size_t n)
 int rp_selene_print(int csv, int first, FILE *f)
 {
     char path[1200], why[1024];
-    published_path(SELENE_FILE, path, sizeof path);
+    rp_published_path(SELENE_FILE, path, sizeof path);
     vr_set s;
     int rc = vr_load(path, &s, why, sizeof why);
     if (rc) {

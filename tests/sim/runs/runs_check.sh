@@ -59,6 +59,13 @@ err=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", ($10 / $11 - 1) * 100 }' "$
 got=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", $12 }' "$W/out")
 [ "$err" = "$got" ] || fail "tokens_per_s error $got, want $err"
 
+# 3b. step_ms, a step time in milliseconds as papers print it: the same row
+# as step_s in seconds; both in one row is refused
+sed '1s/step_s/step_ms/; 2s/,1\.0,1000,/,1000,1000,/' "$W/one.csv" >"$W/ms.csv"
+"$U" validate --runs "$W/one.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/ms.csv" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "step_ms 1000 is not step_s 1.0: $(diff "$W/a.out" "$W/b.out" | head -4)"
+
 # 4. a boolean column: false is --no-causal, and changes the price
 sed 's/,true,/,false,/' "$W/one.csv" >"$W/nocausal.csv"
 expect_rc 0 "$U" validate --runs "$W/nocausal.csv" --format csv
@@ -104,6 +111,23 @@ got=$(awk -F, '/^korthikanti.table5,mean_abs_err/ { printf "%.4f", $5 }' "$W/out
 grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti: no Calculon mean"
 expect_rc 0 "$U" reproduce korthikanti
 head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
+
+# reproduce reads every table from its runs file: one that is missing or
+# edited into a bad one stops it with exit 2 and one line naming the file
+P=$W/published
+export ULYSIM_PUBLISHED="$P"
+for c in "ulysses_tables_2_3.csv s/,T3,/,X3,/" "rsa_table4_weak_scaling.csv /^SP 2 batch 64/d" \
+    "korthikanti_table5_selene.csv s/,dgx-a100-80g,/,no-such-cluster,/"; do
+    f=${c%% *} edit=${c#* }
+    for how in missing edited; do
+        rm -rf "$P" && mkdir -p "$P" && cp "$SRC"/traces/published/*.csv "$P/" || fail "copy published"
+        if [ "$how" = missing ]; then rm "$P/$f"; else sed -i "$edit" "$P/$f"; fi
+        expect_rc 2 "$U" reproduce all
+        grep -qF "$P/$f" "$W/err" || fail "reproduce, $f $how: $(cat "$W/err")"
+        [ "$(wc -l <"$W/err")" = 1 ] || fail "reproduce, $f $how: not one line on stderr"
+    done
+done
+unset ULYSIM_PUBLISHED
 
 # plot validation --runs: its CSV holds validate's numbers, row by row
 expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only
