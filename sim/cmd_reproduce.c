@@ -51,7 +51,7 @@ static void usage(FILE *f)
             "           on Selene (22B to 1T, full recompute against sequence parallelism with\n"
             "           selective recompute), from the runs file traces/published/\n"
             "           korthikanti_table5_selene.csv priced by `validate --runs`, beside\n"
-            "           Calculon's accuracy on the same runs (table and csv)\n"
+            "           Calculon's accuracy on the same runs\n"
             "  all      all of them (default)\n"
             "\n"
             "options:\n"
@@ -195,13 +195,11 @@ static int run(rp_ctx *c, const char *fmt, const char *dir)
     }
     int bad = 0, papers = 0;
     for (int i = 0; i < RP_PAPER_COUNT; i++) papers |= c->run[i];
-    if (!papers && strcmp(fmt, "table")) { /* the CSV's header still leads */
-        if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout);
-    } else if (strcmp(fmt, "json") == 0) bad = rp_print_json(c, stdout);
-    else if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout);
+    if (strcmp(fmt, "json") == 0) bad = rp_print_json(c, stdout); /* Selene's section inside */
+    else if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout); /* the header leads even without a paper */
     else if (papers) bad = rp_print_table(c, stdout);
-    if (bad) return SIM_EXIT_INTERNAL;
-    /* Selene's runs file, after the seed papers (JSON: not yet) */
+    if (bad) return bad > 1 ? bad : SIM_EXIT_INTERNAL;
+    /* Selene's runs file, after the seed papers */
     if (c->run_selene && strcmp(fmt, "json")) {
         const int rc = rp_selene_print(strcmp(fmt, "csv") == 0, !papers, stdout);
         if (rc) return rc;

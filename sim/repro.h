@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
 #include "ulysim.h"
 
 /* ------------------------------------------------------------ the checks */
@@ -171,7 +173,8 @@ int rp_rsa_run(rp_ctx *c);
 
 /* ------------------------------------------------------------ the report */
 
-/* Each returns 0, or 1 on a failure it has reported. */
+/* Each returns 0, or 1 on a failure it has reported (rp_print_json: or the
+ * exit status Selene's runs file stopped it with). */
 int rp_print_table(const rp_ctx *c, FILE *f);
 int rp_print_csv(const rp_ctx *c, FILE *f);
 int rp_print_json(const rp_ctx *c, FILE *f);
@@ -188,5 +191,11 @@ void rp_published_path(const char *file, char *out, size_t n);
  * reproduce's CSV columns; first: nothing printed before it. Returns 0, or
  * the exit status after a message. */
 int rp_selene_print(int csv, int first, FILE *f);
+/* The same as an experiment of reproduce's JSON (its rows shaped as
+ * rp_json_row's), appended to exps. Returns 0, 1 out of memory, or the exit
+ * status after a message. */
+int rp_selene_json(cJSON *exps);
+/* A row of reproduce's JSON appended to rows; 1 when out of memory. */
+int rp_json_row(cJSON *rows, const rp_row *x);
 
 #endif

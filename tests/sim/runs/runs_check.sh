@@ -109,6 +109,17 @@ mean=$(awk -F, '/^korthikanti.table5,[0-9]+[BT] / { e = $7 < 0 ? -$7 : $7; s += 
 got=$(awk -F, '/^korthikanti.table5,mean_abs_err/ { printf "%.4f", $5 }' "$W/out")
 [ "$mean" = "$got" ] || fail "reproduce korthikanti: mean |error| $got, want $mean"
 grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti: no Calculon mean"
+# the JSON has the same section: the eight runs' predictions and the mean
+# as the CSV has them
+cp "$W/out" "$W/k.csv"
+for set in korthikanti all; do
+    expect_rc 0 "$U" reproduce "$set" --format json
+    awk '/"id":[[:space:]]*"korthikanti.table5"/ { on = 1 } on && /"predicted":/ { gsub(/[^0-9.eE+-]/, "", $2); printf "%.6g\n", $2 }' \
+        "$W/out" >"$W/kj.pts"
+    awk -F, '/^korthikanti.table5,/ { printf "%.6g\n", $5 }' "$W/k.csv" >"$W/kc.pts"
+    [ "$(wc -l <"$W/kj.pts")" = 10 ] && cmp -s "$W/kj.pts" "$W/kc.pts" ||
+        fail "reproduce $set --format json: Selene's predictions $(tr '\n' ' ' <"$W/kj.pts"), the CSV's $(tr '\n' ' ' <"$W/kc.pts")"
+done
 expect_rc 0 "$U" reproduce korthikanti
 head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
 
