@@ -169,6 +169,31 @@ if [ -f "$T" ]; then
         fail "calibrated profile: no matching host line"
 fi
 
+# 5b. end to end: the rows `runs from-megatron` writes from the project's
+# Megatron-LM logs are accepted and priced by `validate --runs`: one step_s
+# row per log with a prediction, its error predicted / measured - 1
+LOGS=$(ls "$SRC"/tests/sim/ingest/data/*.log)
+nlogs=$(echo "$LOGS" | wc -l)
+expect_rc 0 "$U" runs from-megatron $LOGS -o "$W/meg.csv"
+expect_rc 0 "$U" validate --runs "$W/meg.csv" --format csv
+priced=$(awk -F, '$8 == "step_s" && $10 != "" && $11 != "" { n++ } END { print n + 0 }' "$W/out")
+[ "$priced" = "$nlogs" ] || fail "from-megatron -> validate --runs: $priced priced step_s rows, want $nlogs (one per log)"
+awk -F, '$8 == "step_s" && $10 != "" { e = ($10 / $11 - 1) * 100; d = e - $12; if (d < 0) d = -d; if (d > 1e-3 * (e < 0 ? -e : e) + 1e-6) bad++ }
+  END { exit bad > 0 }' "$W/out" || fail "from-megatron -> validate --runs: an err_pct is not predicted / measured - 1"
+expect_rc 0 "$U" validate --runs "$W/meg.csv"
+grep -q '^# quantity ' "$W/out" && [ "$(grep -c ' step_s ' "$W/out")" -ge "$nlogs" ] ||
+    fail "from-megatron -> validate --runs (table): no per-row errors or summary"
+
+# validate's help names its three inputs and the default limits; ulysim's
+# command list says what it validates
+expect_rc 0 "$U" validate --help
+for w in '--runs FILE' '--torch-trace FILE' 'default 0.2' '--max-median-err PCT'; do
+    grep -qF -- "$w" "$W/out" || fail "validate --help lacks '$w'"
+done
+expect_rc 0 "$U" --help
+grep -E '^ *validate .*ulyharness traces, runs files, torch.profiler traces' "$W/out" >/dev/null ||
+    fail "ulysim --help: validate's line does not name its three inputs"
+
 # 6. bad files: exit 2, one line naming the value
 bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
     printf '%b' "$2" >"$W/$1"
