@@ -12,8 +12,9 @@
  *            SP/TP throughput ratio) and the maximum batch and sequence
  *            results against tensor parallelism.
  *
- * The published numbers are compiled in (the CSV files of traces/published
- * hold the same numbers with their sources; the test checks they agree). No
+ * The published tables are runs files under traces/published (their
+ * sources in their comments), read and priced by validate --runs's
+ * machinery (validate_runs.h); the claims' numbers are in repro_*.c. No
  * number of the papers enters a prediction: every degree the papers leave
  * unstated is chosen by the model's own search or by a rule written next to
  * it, and every efficiency comes from the cluster preset (hardware facts,
@@ -50,7 +51,7 @@ static void usage(FILE *f)
             "           on Selene (22B to 1T, full recompute against sequence parallelism with\n"
             "           selective recompute), from the runs file traces/published/\n"
             "           korthikanti_table5_selene.csv priced by `validate --runs`, beside\n"
-            "           Calculon's accuracy on the same runs (table and csv)\n"
+            "           Calculon's accuracy on the same runs\n"
             "  all      all of them (default)\n"
             "\n"
             "options:\n"
@@ -188,18 +189,17 @@ static int run(rp_ctx *c, const char *fmt, const char *dir)
 {
     if (load_all(c)) return SIM_EXIT_USAGE;
     if ((c->run[RP_PAPER_ULYSSES] && rp_ulysses_run(c)) || (c->run[RP_PAPER_RSA] && rp_rsa_run(c)) || c->r.oom) {
+        if (c->exit_rc) return c->exit_rc;
         sim_err("reproduce: out of memory");
         return SIM_EXIT_INTERNAL;
     }
     int bad = 0, papers = 0;
     for (int i = 0; i < RP_PAPER_COUNT; i++) papers |= c->run[i];
-    if (!papers && strcmp(fmt, "table")) { /* the CSV's header still leads */
-        if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout);
-    } else if (strcmp(fmt, "json") == 0) bad = rp_print_json(c, stdout);
-    else if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout);
+    if (strcmp(fmt, "json") == 0) bad = rp_print_json(c, stdout); /* Selene's section inside */
+    else if (strcmp(fmt, "csv") == 0) bad = rp_print_csv(c, stdout); /* the header leads even without a paper */
     else if (papers) bad = rp_print_table(c, stdout);
-    if (bad) return SIM_EXIT_INTERNAL;
-    /* Selene's runs file, after the seed papers (JSON: not yet) */
+    if (bad) return bad > 1 ? bad : SIM_EXIT_INTERNAL;
+    /* Selene's runs file, after the seed papers */
     if (c->run_selene && strcmp(fmt, "json")) {
         const int rc = rp_selene_print(strcmp(fmt, "csv") == 0, !papers, stdout);
         if (rc) return rc;

@@ -13,7 +13,7 @@ int sim_cmd_runs(int argc, char **argv);      /* cmd_runs.c */
 static const sim_command registry[] = {
     {"plot", "paper-style figures (gnuplot) from the model", sim_cmd_plot_main},
     {"reproduce", "the seed papers' experiments: predicted against published, with the error", sim_cmd_reproduce},
-    {"validate", "prediction against measurement for ulyharness traces: bytes, times, overlap, ranking", sim_cmd_validate},
+    {"validate", "prediction against measurement: ulyharness traces, runs files, torch.profiler traces", sim_cmd_validate},
     {"calibrate", "fit link latency and bandwidth (and CPU compute rates) from traces: a cluster profile", sim_cmd_calibrate},
     {"trace", "trace tools: `trace export RUN.trace -o run.json` (Chrome trace events, Perfetto)", sim_cmd_trace},
     {"runs", "runs files from other tools: `runs from-megatron LOG... -o runs.csv` (Megatron-LM logs)", sim_cmd_runs},

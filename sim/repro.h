@@ -5,8 +5,9 @@
  * prints the rows as a table, CSV or JSON, and plots them.
  *
  *   repro_compare.c  rows, checks, tolerances, the acceptance items
- *   repro_ulysses.c  DeepSpeed-Ulysses: Tables 2-3 and the headline claims
- *   repro_rsa.c      Sequence Parallelism / RSA: Table 4 and the claims
+ *   repro_ulysses.c  DeepSpeed-Ulysses: Tables 2-3 (a runs file priced by validate --runs) and the
+ *                    headline claims
+ *   repro_rsa.c      Sequence Parallelism / RSA: Table 4 (a runs file, one pipeline stage priced) and the claims
  *   repro_selene.c   Korthikanti et al. 2022 Table 5 (Selene), a runs file priced by validate --runs
  *   repro_report.c   table, CSV and JSON output
  *   repro_plot.c     data files and gnuplot renderings (-o DIR) */
@@ -15,6 +16,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include <cjson/cJSON.h>
 
 #include "ulysim.h"
 
@@ -136,12 +139,13 @@ typedef struct rp_ctx {
     const char *cluster_arg[RP_PAPER_COUNT];
     uly_plan plan;  /* scratch */
     rp_rows r;
+    int exit_rc;             /* an experiment stopped after saying why (a bad published file): the exit status */
     int run[RP_PAPER_COUNT]; /* which papers' experiments run */
     int run_selene;          /* Korthikanti et al. 2022 Table 5 (repro_selene.c) */
     /* what the report and plots need beyond the rows */
     int n_uly_tab;
     struct {
-        const char *table;
+        char table[16];  /* the runs file's group: "T2" */
         int64_t seq, gpus;
         double pub_s, pred_s, pub_tf, pred_tf;
         char layout[48];  /* degrees the search chose, "-" when none */
@@ -162,23 +166,36 @@ void rp_why_str(const uly_model *m, const uly_result *r, char *buf, size_t n);
 
 /* ------------------------------------------------------- the experiments */
 
-/* Each appends its rows; 0, or 1 when out of memory. */
+/* Each appends its rows; 0, or 1 when out of memory or (c->exit_rc set)
+ * after saying why its published runs file cannot be used. */
 int rp_ulysses_run(rp_ctx *c);
 int rp_rsa_run(rp_ctx *c);
 
 /* ------------------------------------------------------------ the report */
 
-/* Each returns 0, or 1 on a failure it has reported. */
+/* Each returns 0, or 1 on a failure it has reported (rp_print_json: or the
+ * exit status Selene's runs file stopped it with). */
 int rp_print_table(const rp_ctx *c, FILE *f);
 int rp_print_csv(const rp_ctx *c, FILE *f);
 int rp_print_json(const rp_ctx *c, FILE *f);
 /* Data files and their gnuplot renderings in dir (created if missing). */
 int rp_plots(const rp_ctx *c, const char *dir);
 
+/* The published tables: path of file in $ULYSIM_PUBLISHED, else the source
+ * tree's traces/published while it exists (a build tree), else the
+ * installed copy (repro_selene.c). */
+void rp_published_path(const char *file, char *out, size_t n);
+
 /* Korthikanti et al. 2022 Table 5 on Selene, from its runs file, beside
  * Calculon's accuracy (repro_selene.c): the table section, or (csv) rows in
  * reproduce's CSV columns; first: nothing printed before it. Returns 0, or
  * the exit status after a message. */
 int rp_selene_print(int csv, int first, FILE *f);
+/* The same as an experiment of reproduce's JSON (its rows shaped as
+ * rp_json_row's), appended to exps. Returns 0, 1 out of memory, or the exit
+ * status after a message. */
+int rp_selene_json(cJSON *exps);
+/* A row of reproduce's JSON appended to rows; 1 when out of memory. */
+int rp_json_row(cJSON *rows, const rp_row *x);
 
 #endif

@@ -234,7 +234,7 @@ int rp_print_csv(const rp_ctx *c, FILE *f)
 
 static cJSON *json_str(const char *s) { return cJSON_CreateString(s ? s : ""); }
 
-static int json_row(cJSON *rows, const rp_row *x)
+int rp_json_row(cJSON *rows, const rp_row *x)
 {
     int bad = 0;
     cJSON *r = cJSON_CreateObject();
@@ -274,7 +274,7 @@ static int json_experiment(const rp_ctx *c, cJSON *exps, int e)
     bad |= sim_json_add(o, "assumptions", as);
     cJSON *rs = cJSON_CreateArray();
     for (int i = 0; i < c->r.n; i++)
-        if (strcmp(c->r.v[i].exp, rp_experiments[e].id) == 0) bad |= json_row(rs, &c->r.v[i]);
+        if (strcmp(c->r.v[i].exp, rp_experiments[e].id) == 0) bad |= rp_json_row(rs, &c->r.v[i]);
     bad |= sim_json_add(o, "rows", rs);
     bad |= sim_json_add(exps, NULL, o);
     return bad;
@@ -315,6 +315,16 @@ int rp_print_json(const rp_ctx *c, FILE *f)
     cJSON *exps = cJSON_CreateArray();
     for (int e = 0; e < RP_EXP_COUNT; e++)
         if (c->run[rp_experiments[e].paper]) bad |= json_experiment(c, exps, e);
+    /* Selene's runs file, after the seed papers */
+    if (c->run_selene) {
+        const int rc = rp_selene_json(exps);
+        if (rc > 1) {
+            cJSON_Delete(root);
+            cJSON_Delete(exps);
+            return rc;
+        }
+        bad |= rc;
+    }
     bad |= sim_json_add(root, "experiments", exps);
     cJSON *acc = cJSON_CreateArray();
     for (int i = 0; i < RP_ACC_COUNT; i++)

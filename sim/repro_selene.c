@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "output.h"
 #include "repro.h"
 #include "validate_runs.h"
 
@@ -23,14 +24,13 @@
 #endif
 
 #define SELENE_FILE "korthikanti_table5_selene.csv"
+#define SELENE_EXP "korthikanti.table5"
 /* Calculon's accuracy on the same eight runs, measured by running its own
  * validation (mean and largest |error| of the iteration time, percent). */
 #define CALCULON_MEAN_PCT 3.65
 #define CALCULON_MAX_PCT 8.87
 
-/* The published tables: $ULYSIM_PUBLISHED, else the source tree's while it
- * exists (a build tree), else the installed copy. */
-static void published_path(const char *file, char *out, size_t n)
+void rp_published_path(const char *file, char *out, size_t n)
 {
     const char *env = getenv("ULYSIM_PUBLISHED");
     struct stat st;
@@ -40,28 +40,39 @@ static void published_path(const char *file, char *out, size_t n)
     snprintf(out, n, "%s/%s", dir, file);
 }
 
-int rp_selene_print(int csv, int first, FILE *f)
+/* The runs file priced, and its mean |error| of the iteration times (percent,
+ * over the n rows with a prediction). 0, or the exit status after a message. */
+static int selene_load(vr_set *s, double *mean, int *n, vr_stats *st)
 {
     char path[1200], why[1024];
-    published_path(SELENE_FILE, path, sizeof path);
-    vr_set s;
-    int rc = vr_load(path, &s, why, sizeof why);
+    rp_published_path(SELENE_FILE, path, sizeof path);
+    int rc = vr_load(path, s, why, sizeof why);
     if (rc) {
         sim_err("reproduce: %s", why);
         return rc;
     }
     double sum = 0;
-    int n = 0;
-    for (int i = 0; i < s.n; i++) {
-        const double e = vr_err(&s.rows[i], VR_STEP);
+    *n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const double e = vr_err(&s->rows[i], VR_STEP);
         if (!isnan(e)) {
             sum += fabs(e);
-            n++;
+            (*n)++;
         }
     }
+    vr_stats_of(s, VR_STEP, st);
+    *mean = *n ? sum / *n * 100 : NAN;
+    return 0;
+}
+
+int rp_selene_print(int csv, int first, FILE *f)
+{
+    vr_set s;
     vr_stats st;
-    vr_stats_of(&s, VR_STEP, &st);
-    const double mean = n ? sum / n * 100 : NAN;
+    double mean;
+    int n;
+    const int rc = selene_load(&s, &mean, &n, &st);
+    if (rc) return rc;
     if (csv) {
         /* the columns of reproduce's CSV: shown, not checked */
         for (int i = 0; i < s.n; i++) {
@@ -100,4 +111,52 @@ int rp_selene_print(int csv, int first, FILE *f)
             n, mean, st.median_abs * 100, st.max_abs * 100, s.n, CALCULON_MEAN_PCT, CALCULON_MAX_PCT);
     vr_free(&s);
     return 0;
+}
+
+int rp_selene_json(cJSON *exps)
+{
+    vr_set s;
+    vr_stats st;
+    double mean;
+    int n;
+    int bad = selene_load(&s, &mean, &n, &st);
+    if (bad) return bad;
+    cJSON *o = cJSON_CreateObject(), *rows = cJSON_CreateArray();
+    bad |= sim_json_add(o, "id", cJSON_CreateString(SELENE_EXP));
+    bad |= sim_json_add(o, "title", cJSON_CreateString("Korthikanti et al. 2022 (arXiv 2205.05198) Table 5: iteration "
+                                                       "time on Selene (DGX A100 80GB), fp16, sequence 2048"));
+    bad |= sim_json_add(o, "cluster", cJSON_CreateString("dgx-a100-80g"));
+    bad |= sim_json_add(o, "cluster_given", cJSON_CreateBool(0));
+    bad |= sim_json_add(o, "runs_file", cJSON_CreateString(SELENE_FILE));
+    /* one row per run, then the summary beside Calculon's: shown, not checked */
+    for (int i = 0; i <= s.n + 1; i++) {
+        rp_row x = {.exp = SELENE_EXP, .unit = "s", .check = RP_INFO, .status = RP_SHOWN};
+        if (i < s.n) {
+            const vr_row *r = &s.rows[i];
+            SETF(x.id, "%.63s", r->label);
+            SETF(x.label, "Table 5 on Selene: %.90s: iteration time", r->label);
+            x.pred = r->pred[VR_STEP];
+            x.pub = r->meas[VR_STEP];
+            SETF(x.setup, "%s %s", uly_strategy_get((uly_strategy_id)r->strategy)->name, r->layout);
+            SETF(x.note, "%.479s", r->note);
+        } else {
+            const int is_mean = i == s.n;
+            x.unit = "%";
+            SETF(x.id, "%s", is_mean ? "mean_abs_err" : "max_abs_err");
+            SETF(x.label, "Table 5 on Selene: %s |error| of the iteration times (Calculon: %.2f%%)",
+                 is_mean ? "mean" : "largest", is_mean ? CALCULON_MEAN_PCT : CALCULON_MAX_PCT);
+            x.pred = is_mean ? mean : st.max_abs * 100;
+            x.pub = is_mean ? CALCULON_MEAN_PCT : CALCULON_MAX_PCT;
+            SETF(x.note, "published: Calculon's (Isaev et al. 2023) on the same %d runs, measured by running its own "
+                 "validation", s.n);
+        }
+        bad |= rp_json_row(rows, &x);
+        /* Calculon's numbers are not what ulysim predicts: no error, as in the CSV */
+        if (i >= s.n && !bad)
+            bad |= !cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetArrayItem(rows, i), "error", cJSON_CreateNull());
+    }
+    bad |= sim_json_add(o, "rows", rows);
+    bad |= sim_json_add(exps, NULL, o);
+    vr_free(&s);
+    return bad;
 }

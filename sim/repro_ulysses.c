@@ -10,14 +10,124 @@
 
 #include "output.h"
 #include "repro.h"
+#include "validate_runs.h"
 
 /* ------------------------------------------------------- Ulysses: tables */
 
-/* Tables 2-3 as the paper describes them (sec. 4 and the table captions):
- * fp16, ZeRO-3 over all GPUs, full activation checkpointing, FlashAttention.
- * Attention is priced non-causal: the paper's TFLOP/s accounting counts the
- * full N^2 attention (uly_flops_megatron), and it is the work its tables
- * show; see the note printed with the table. */
+/* Tables 2-3 are the runs file traces/published/ulysses_tables_2_3.csv
+ * (the paper's setup in its columns: fp16, ZeRO-3 over all GPUs, full
+ * activation checkpointing, FlashAttention, non-causal attention, tp 1),
+ * priced by `validate --runs`: the Ulysses degree and the micro-batch are
+ * the search's choice, as plan chooses them. Attention is priced
+ * non-causal: the paper's TFLOP/s accounting counts the full N^2 attention
+ * (uly_flops_megatron), and it is the work its tables show; see the note
+ * printed with the table. */
+#define ULY_TABLES_FILE "ulysses_tables_2_3.csv"
+#define ULY_TAB_MAX ((int)(sizeof ((rp_ctx *)0)->uly_tab / sizeof ((rp_ctx *)0)->uly_tab[0]))
+
+/* A row reproduce can print: a table tag ("T2") as its group, an iteration
+ * time and a TFLOP/s in the paper's accounting. 0, or 2 with why. */
+static int uly_row_check(const vr_set *s, int i, char *why, size_t n)
+{
+    const vr_row *r = &s->rows[i];
+    if (r->group[0] != 'T' || strlen(r->group) >= sizeof ((rp_ctx *)0)->uly_tab[0].table)
+        return sim_fail(why, n, "%s:%d: row %d: group '%s' (valid: the paper's table, T2 or T3)", s->path, r->line,
+                        i + 1, r->group);
+    if (isnan(r->meas[VR_STEP]) || r->flop_conv != ULY_FLOPS_NARAYANAN)
+        return sim_fail(why, n, "%s:%d: row %d: needs step_ms (or step_s) and tflops_per_gpu with flop_convention "
+                        "narayanan (the paper's accounting)", s->path, r->line, i + 1);
+    return 0;
+}
+
+static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t at_n)
+{
+    const char *exp = rp_experiments[RP_EXP_ULY_TABLES].id;
+    char path[1200], why[1400];
+    rp_published_path(ULY_TABLES_FILE, path, sizeof path);
+    const vr_opts opts = {.cluster = c->cluster_arg[RP_PAPER_ULYSSES]};
+    vr_set set;
+    int rc = vr_load_with(path, &opts, &set, why, sizeof why);
+    if (!rc && set.n > ULY_TAB_MAX)
+        rc = sim_fail(why, sizeof why, "%s: %d rows (valid: at most %d)", path, set.n, ULY_TAB_MAX);
+    for (int i = 0; i < set.n && !rc; i++) rc = uly_row_check(&set, i, why, sizeof why);
+    if (rc) {
+        sim_err("reproduce: %s", why);
+        vr_free(&set);
+        c->exit_rc = rc;
+        return 1;
+    }
+    double errs[ULY_TAB_MAX];
+    int n_err = 0;
+    for (int i = 0; i < set.n; i++) {
+        const vr_row *r = &set.rows[i];
+        const int ok = r->feasible;
+        char s[32], lay[96];
+        sim_size_str(r->seq, s, sizeof s);
+        rp_layout_str(&r->best, r->micro_batch, lay, sizeof lay);
+        rp_row *x = rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_EACH].id, "s", RP_WITHIN, 0.10,
+                               r->meas[VR_STEP]);
+        if (!x) break;
+        SETF(x->id, "%.15s.%s.%lldgpus.iter_time", r->group, s, (long long)r->gpus);
+        SETF(x->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: iteration time", r->group + 1, s, (long long)r->gpus);
+        if (ok) {
+            x->pred = r->pred[VR_STEP];
+            SETF(x->setup, "%s (degree from uly_search_best)", lay);
+        } else {
+            SETF(x->note, "no feasible layout of %s: %.400s", sim_strategy_name(r->strategy), r->note);
+        }
+        rp_row_judge(x);
+        if (!isnan(rp_rel_err(x))) errs[n_err++] = fabs(rp_rel_err(x)) * 100.0;
+
+        rp_row *y = rp_row_add(&c->r, exp, NULL, "TFLOP/s", RP_INFO, 0, r->meas[VR_TFLOPS]);
+        if (!y) break;
+        SETF(y->id, "%.15s.%s.%lldgpus.tflops", r->group, s, (long long)r->gpus);
+        SETF(y->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: TFLOP/s per GPU (paper's accounting)", r->group + 1,
+             s, (long long)r->gpus);
+        if (ok) {
+            y->pred = r->pred[VR_TFLOPS];
+            SETF(y->setup, "%s", x->setup);
+            SETF(y->note, "96 B N L h^2 (1 + N/6h + V/16Lh) over the predicted time: follows the time's error");
+            if (y->pred > *best_tf) {
+                *best_tf = y->pred;
+                snprintf(best_tf_at, at_n, "GPT-7B, %s tokens, %lld GPUs (Table %s)", s, (long long)r->gpus,
+                         r->group + 1);
+            }
+        }
+        rp_row_judge(y);
+        const int k = c->n_uly_tab++;
+        snprintf(c->uly_tab[k].table, sizeof c->uly_tab[k].table, "%.15s", r->group);
+        c->uly_tab[k].seq = r->seq;
+        c->uly_tab[k].gpus = r->gpus;
+        c->uly_tab[k].pub_s = x->pub;
+        c->uly_tab[k].pred_s = x->pred;
+        c->uly_tab[k].pub_tf = y->pub;
+        c->uly_tab[k].pred_tf = y->pred;
+        c->uly_tab[k].row_time = (int)(x - c->r.v);
+        c->uly_tab[k].row_tf = (int)(y - c->r.v);
+        if (ok) sim_degrees_str(&r->best, c->uly_tab[k].layout, sizeof c->uly_tab[k].layout);
+        else snprintf(c->uly_tab[k].layout, sizeof c->uly_tab[k].layout, "-");
+        c->uly_tab[k].mb = ok ? r->micro_batch : 0;
+    }
+    const int n_rows = set.n;
+    vr_free(&set);
+    rp_row *m = rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_MEDIAN].id, "%", RP_AT_MOST, 5.0, NAN);
+    if (!m) return 1;
+    SETF(m->id, "median_abs_error");
+    SETF(m->label, "Tables 2-3: median |error| of the %d iteration times", n_rows);
+    if (n_err == n_rows) {
+        m->pred = rp_median(errs, n_err);
+    } else {
+        SETF(m->note, "%d of %d rows have no prediction", n_rows - n_err, n_rows);
+    }
+    rp_row_judge(m);
+    return c->r.oom;
+}
+
+/* ------------------------------------------------------- Ulysses: claims */
+
+/* The claims' runs, set up as Tables 2-3 are (their runs file): fp16, ZeRO
+ * over all GPUs, full activation checkpointing, FlashAttention, attention
+ * non-causal. */
 static uly_workload uly_workload_paper(int64_t seq, int64_t global_batch, int zero)
 {
     uly_workload w = {.seq = seq, .micro_batch = 1, .global_batch = global_batch, .dtype = ULY_FP16,
@@ -26,108 +136,11 @@ static uly_workload uly_workload_paper(int64_t seq, int64_t global_batch, int ze
     return w;
 }
 
-static const struct {
-    const char *table;
-    int64_t seq, gpus;
-    double ms, tflops;
-} uly_pub[] = {
-    /* traces/published/ulysses_tables_2_3.csv (arXiv 2309.14509 Tables 2 and 3) */
-    {"T2", 131072, 64, 32432.1333, 165.526667},
-    {"T2", 131072, 128, 17052.5143, 157.41},
-    {"T2", 131072, 256, 9886.7, 136.09},
-    {"T3", 65536, 64, 9676.76, 161.3626667},
-    {"T3", 131072, 128, 17052.5143, 157.41},
-    {"T3", 262144, 256, 33486.5, 147.4},
-};
-#define N_ULY_PUB ((int)(sizeof uly_pub / sizeof uly_pub[0]))
-
+/* TFLOP/s per GPU in the paper's accounting (uly_flops_megatron). */
 static double paper_tflops(const uly_model *m, int64_t gb, int64_t seq, double step_s, int64_t gpus)
 {
     return uly_flops_megatron(m, gb, seq, 1) / (step_s * (double)gpus) / 1e12;
 }
-
-static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t at_n)
-{
-    const char *exp = rp_experiments[RP_EXP_ULY_TABLES].id;
-    const uly_cluster *a100 = &c->cluster[RP_PAPER_ULYSSES];
-    uly_result *res = malloc(sizeof *res);
-    if (!res) return 1;
-    double errs[N_ULY_PUB];
-    int n_err = 0;
-    for (int i = 0; i < N_ULY_PUB; i++) {
-        uly_workload w = uly_workload_paper(uly_pub[i].seq, 8, 3);
-        /* the paper's Ulysses runs without tensor parallelism */
-        uly_search_opts o = {.pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
-        memset(res, 0, sizeof *res);
-        const uly_status st = uly_search_best(&c->gpt7b, &w, a100, uly_pub[i].gpus, ULY_STRAT_ULYSSES, &o, res, NULL);
-        const int ok = st == ULY_OK && res->feasible;
-        char s[32], lay[96];
-        sim_size_str(uly_pub[i].seq, s, sizeof s);
-        rp_layout_str(&res->layout, res->micro_batch, lay, sizeof lay);
-        rp_row *x =
-            rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_EACH].id, "s", RP_WITHIN, 0.10, uly_pub[i].ms / 1e3);
-        if (!x) break;
-        SETF(x->id, "%s.%s.%lldgpus.iter_time", uly_pub[i].table, s, (long long)uly_pub[i].gpus);
-        SETF(x->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: iteration time", uly_pub[i].table + 1, s,
-             (long long)uly_pub[i].gpus);
-        if (ok) {
-            x->pred = res->time.step_s;
-            SETF(x->setup, "%s (degree from uly_search_best)", lay);
-        } else {
-            char why[256];
-            rp_why_str(&c->gpt7b, res, why, sizeof why);
-            SETF(x->note, "no feasible Ulysses layout: %s", why[0] ? why : uly_status_str(st));
-        }
-        rp_row_judge(x);
-        if (!isnan(rp_rel_err(x))) errs[n_err++] = fabs(rp_rel_err(x)) * 100.0;
-
-        rp_row *y = rp_row_add(&c->r, exp, NULL, "TFLOP/s", RP_INFO, 0, uly_pub[i].tflops);
-        if (!y) break;
-        SETF(y->id, "%s.%s.%lldgpus.tflops", uly_pub[i].table, s, (long long)uly_pub[i].gpus);
-        SETF(y->label, "Table %s: GPT-7B, %s tokens, %lld GPUs: TFLOP/s per GPU (paper's accounting)",
-             uly_pub[i].table + 1, s, (long long)uly_pub[i].gpus);
-        if (ok) {
-            y->pred = paper_tflops(&c->gpt7b, 8, uly_pub[i].seq, res->time.step_s, uly_pub[i].gpus);
-            SETF(y->setup, "%s", x->setup);
-            SETF(y->note, "96 B N L h^2 (1 + N/6h + V/16Lh) over the predicted time: follows the time's error");
-            if (y->pred > *best_tf) {
-                *best_tf = y->pred;
-                snprintf(best_tf_at, at_n, "GPT-7B, %s tokens, %lld GPUs (Table %s)", s, (long long)uly_pub[i].gpus,
-                         uly_pub[i].table + 1);
-            }
-        }
-        rp_row_judge(y);
-        if (c->n_uly_tab < (int)(sizeof c->uly_tab / sizeof c->uly_tab[0])) {
-            int k = c->n_uly_tab++;
-            c->uly_tab[k].table = uly_pub[i].table;
-            c->uly_tab[k].seq = uly_pub[i].seq;
-            c->uly_tab[k].gpus = uly_pub[i].gpus;
-            c->uly_tab[k].pub_s = x->pub;
-            c->uly_tab[k].pred_s = x->pred;
-            c->uly_tab[k].pub_tf = y->pub;
-            c->uly_tab[k].pred_tf = y->pred;
-            c->uly_tab[k].row_time = (int)(x - c->r.v);
-            c->uly_tab[k].row_tf = (int)(y - c->r.v);
-            if (ok) sim_degrees_str(&res->layout, c->uly_tab[k].layout, sizeof c->uly_tab[k].layout);
-            else snprintf(c->uly_tab[k].layout, sizeof c->uly_tab[k].layout, "-");
-            c->uly_tab[k].mb = ok ? res->micro_batch : 0;
-        }
-    }
-    free(res);
-    rp_row *m = rp_row_add(&c->r, exp, rp_accepts[RP_ACC_ULY_TABLES_MEDIAN].id, "%", RP_AT_MOST, 5.0, NAN);
-    if (!m) return 1;
-    SETF(m->id, "median_abs_error");
-    SETF(m->label, "Tables 2-3: median |error| of the %d iteration times", N_ULY_PUB);
-    if (n_err == N_ULY_PUB) {
-        m->pred = rp_median(errs, n_err);
-    } else {
-        SETF(m->note, "%d of %d rows have no prediction", N_ULY_PUB - n_err, N_ULY_PUB);
-    }
-    rp_row_judge(m);
-    return c->r.oom;
-}
-
-/* ------------------------------------------------------- Ulysses: claims */
 
 /* What the claims share: the context, two result buffers (Ulysses and
  * Megatron-SP) and the best TFLOP/s seen so far with where. */

@@ -17,6 +17,16 @@
 
 const char *const vr_quantity_names[VR_Q_COUNT] = {"step_s", "tokens_per_s", "tflops_per_gpu", "mem_gib"};
 
+/* Measured columns in another unit, for tables transcribed as printed: the
+ * cell over `per` is the quantity (a division, so that 32432.1333 ms is the
+ * same double as the paper's number divided by 1000). */
+static const struct {
+    const char *name;
+    int q;
+    double per;
+} UNIT_COLS[] = {{"step_ms", VR_STEP, 1e3}};
+#define N_UNIT ((int)(sizeof UNIT_COLS / sizeof UNIT_COLS[0]))
+
 /* Columns that describe a row without configuring it. */
 static const char *const META_COLS[] = {"label", "source", "group", "flop_convention", "oom"};
 #define N_META ((int)(sizeof META_COLS / sizeof META_COLS[0]))
@@ -48,6 +58,8 @@ static int col_kind(const char *name, sim_args *a)
 {
     for (int q = 0; q < VR_Q_COUNT; q++)
         if (!strcmp(name, vr_quantity_names[q])) return COL_QUANTITY;
+    for (int k = 0; k < N_UNIT; k++)
+        if (!strcmp(name, UNIT_COLS[k].name)) return COL_QUANTITY;
     for (int k = 0; k < N_META; k++)
         if (!strcmp(name, META_COLS[k])) return COL_META;
     /* what the planning command prints, not what it plans */
@@ -107,6 +119,17 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
                            q == VR_STEP ? "seconds per step, e.g. 1.42" : q == VR_MEM ? "GiB per GPU, e.g. 61.5"
                                                                                       : "a positive number");
     }
+    for (int k = 0; k < N_UNIT; k++) {
+        const int c = runs_col(t, UNIT_COLS[k].name), q = UNIT_COLS[k].q;
+        if (c < 0 || !cell[c][0]) continue;
+        if (!isnan(r->meas[q]))
+            return vr_fail(why, n, path, t->line[i], "row %d: %s and %s both given (valid: one of them)", i + 1,
+                           vr_quantity_names[q], UNIT_COLS[k].name);
+        if (parse_positive(cell[c], &r->meas[q]))
+            return vr_fail(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: e.g. 1420)", i + 1,
+                           UNIT_COLS[k].name, sim_quote(cell[c], qb, sizeof qb));
+        r->meas[q] /= UNIT_COLS[k].per;
+    }
     r->oom_meas = -1;
     int c = runs_col(t, "oom");
     if (c >= 0 && cell[c][0] && parse_bool_cell(cell[c], &r->oom_meas))
@@ -137,19 +160,24 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
 
 /* The row's argument vector: one --NAME=VALUE per non-empty configuration
  * cell, --NAME / --no-NAME for a boolean. Strings go into store. */
-static int row_argv(const runs_table *t, int i, const int *kind, const char *path, char **argv, int *argc,
-                    char *store, size_t store_len, char *why, size_t n)
+static int row_argv(const runs_table *t, int i, const int *kind, const char *path, const char *cluster, char **argv,
+                    int *argc, char *store, size_t store_len, char *why, size_t n)
 {
     char qb[80], v[1100];
     size_t used = 0;
     *argc = 0;
     argv[(*argc)++] = "ulysim";
-    for (int c = 0; c < t->n_cols; c++) {
-        const char *cell = t->cells[i][c];
-        if (kind[c] > COL_BOOL_NEG || !cell[0]) continue;
+    for (int c = 0; c <= t->n_cols; c++) {
+        /* the caller's cluster, after the row's flags, in place of the row's */
+        const int extra = c == t->n_cols;
+        if (extra && !cluster) break;
+        const char *cell = extra ? cluster : t->cells[i][c];
+        if (!extra && (kind[c] > COL_BOOL_NEG || !cell[0] || (cluster && !strcmp(t->cols[c], "cluster")))) continue;
         char *arg = store + used;
         int w;
-        if (kind[c] == COL_VALUED) {
+        if (extra) {
+            w = snprintf(arg, store_len - used, "--cluster=%s", cluster);
+        } else if (kind[c] == COL_VALUED) {
             const int file = !strcmp(t->cols[c], "model") || !strcmp(t->cols[c], "cluster");
             if (file) resolve_file_cell(path, cell, v, sizeof v);
             else snprintf(v, sizeof v, "%s", cell);
@@ -171,34 +199,22 @@ static int row_argv(const runs_table *t, int i, const int *kind, const char *pat
     return 0;
 }
 
-/* Prices row i: the flags through the plan command's parser and context,
- * then the best layout of the row's one strategy. */
-static int row_price(const runs_table *t, int i, const int *kind, const char *path, vr_row *r, sim_args *a,
-                     sim_ctx *c, char *why, size_t n)
+/* Prices a row as plan prices its flags: the best layout of its strategy. */
+static int price_best(const sim_ctx *c, vr_row *r, char *why, size_t n)
 {
-    char *argv[RUNS_MAX_COLS + 2], store[16384], msg[768];
-    int argc, rc;
-    if ((rc = row_argv(t, i, kind, path, argv, &argc, store, sizeof store, why, n)) != 0) return rc;
-    if ((rc = sim_args_parse(argc, argv, a, msg, sizeof msg)) != 0 ||
-        (rc = sim_ctx_resolve(a, c, msg, sizeof msg)) != 0)
-        return rc == SIM_EXIT_USAGE ? vr_fail(why, n, path, t->line[i], "row %d: %s", i + 1, msg)
-                                    : (snprintf(why, n, "%s", msg), rc);
-    if (!c->strat_explicit || c->n_strat != 1)
-        return vr_fail(why, n, path, t->line[i], "row %d: which strategy? (valid: a strategy column naming one, "
-                       "e.g. ulysses; see ulysim --help)", i + 1);
-    r->strategy = c->strat[0];
-    r->gpus = c->gpus[0];
-    r->seq = c->seq[0];
     sim_summary *s = malloc(sizeof *s);
     if (!s) return sim_fail(why, n, "out of memory");
     sim_best(c, c->strat[0], r->gpus, r->seq, s);
     r->priced = sim_has_numbers(s);
     r->note[0] = 0;
     if (s->status == SIM_ROW_ERROR) {
-        snprintf(why, n, "row %d: %s", i + 1, s->note);
+        snprintf(why, n, "%s", s->note);
         free(s);
         return SIM_EXIT_INTERNAL;
     }
+    r->best = s->layout;
+    r->micro_batch = s->micro_batch;
+    r->feasible = r->priced && s->feasible;
     if (r->priced) {
         char d[64];
         sim_degrees_str(&s->layout, d, sizeof d);
@@ -225,8 +241,36 @@ static int row_price(const runs_table *t, int i, const int *kind, const char *pa
     return 0;
 }
 
-int vr_load(const char *path, vr_set *s, char *why, size_t n)
+/* Prices row i: the flags through the plan command's parser and context,
+ * then the best layout of the row's one strategy (or o's pricing). */
+static int row_price(const runs_table *t, int i, const int *kind, const char *path, const vr_opts *o, vr_row *r,
+                     sim_args *a, sim_ctx *c, char *why, size_t n)
 {
+    char *argv[RUNS_MAX_COLS + 3], store[16384], msg[768];
+    int argc, rc;
+    if ((rc = row_argv(t, i, kind, path, o->cluster, argv, &argc, store, sizeof store, why, n)) != 0) return rc;
+    if ((rc = sim_args_parse(argc, argv, a, msg, sizeof msg)) != 0 ||
+        (rc = sim_ctx_resolve(a, c, msg, sizeof msg)) != 0)
+        return rc == SIM_EXIT_USAGE ? vr_fail(why, n, path, t->line[i], "row %d: %s", i + 1, msg)
+                                    : (snprintf(why, n, "%s", msg), rc);
+    if (!c->strat_explicit || c->n_strat != 1)
+        return vr_fail(why, n, path, t->line[i], "row %d: which strategy? (valid: a strategy column naming one, "
+                       "e.g. ulysses; see ulysim --help)", i + 1);
+    r->strategy = c->strat[0];
+    r->gpus = c->gpus[0];
+    r->seq = c->seq[0];
+    rc = o->price ? o->price(c, r, o->user, msg, sizeof msg) : price_best(c, r, msg, sizeof msg);
+    if (rc == SIM_EXIT_USAGE) return vr_fail(why, n, path, t->line[i], "row %d: %s", i + 1, msg);
+    if (rc) snprintf(why, n, "row %d: %s", i + 1, msg);
+    return rc;
+}
+
+int vr_load(const char *path, vr_set *s, char *why, size_t n) { return vr_load_with(path, NULL, s, why, n); }
+
+int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_t n)
+{
+    static const vr_opts none = {0};
+    if (!o) o = &none;
     memset(s, 0, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
     runs_table t;
@@ -259,7 +303,7 @@ int vr_load(const char *path, vr_set *s, char *why, size_t n)
     for (int i = 0; i < t.n_rows && !rc; i++) {
         vr_row *r = &s->rows[i];
         r->line = t.line[i];
-        if ((rc = row_measured(&t, i, path, r, why, n)) == 0) rc = row_price(&t, i, kind, path, r, a, c, why, n);
+        if ((rc = row_measured(&t, i, path, r, why, n)) == 0) rc = row_price(&t, i, kind, path, o, r, a, c, why, n);
         s->n = i + 1;
     }
     if (!rc && t.n_rows == 0) rc = vr_fail(why, n, path, 0, "no rows (valid: a header line, then one run per line)");

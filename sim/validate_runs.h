@@ -28,6 +28,9 @@ typedef struct vr_row {
     int flop_conv;                     /* uly_flop_conv of tflops_per_gpu, -1 none */
     int oom_meas;                      /* -1 not given, 0, 1 */
     int oom_pred;                      /* 1: the plan does not fit in memory */
+    int feasible;                      /* 1: the priced layout fits and has no fatal reason */
+    uly_layout best;                   /* the layout priced (when priced) */
+    int64_t micro_batch;               /* its micro-batch */
 } vr_row;
 
 typedef struct vr_set {
@@ -39,6 +42,23 @@ typedef struct vr_set {
 /* Reads path and prices every row. Returns 0; 2 for bad input with one line
  * in why naming the file, line, row and value; 1 internal. */
 int vr_load(const char *path, vr_set *s, char *why, size_t why_len);
+
+/* A row priced another way than plan's: c is the row's resolved request
+ * (model, cluster, workload, pins), r has its strategy, gpus, seq and
+ * measured numbers; the function fills r's predictions, priced, feasible,
+ * best, micro_batch, layout and note. reproduce prices a table that
+ * measured something else than a whole step this way (RSA's Table 4: one
+ * pipeline stage's memory). Returns 0, or an exit status with why. */
+struct sim_ctx;
+typedef int (*vr_price_fn)(const struct sim_ctx *c, vr_row *r, void *user, char *why, size_t why_len);
+
+typedef struct vr_opts {
+    const char *cluster; /* replaces every row's cluster (as given: not relative to the file); NULL: the row's */
+    vr_price_fn price;   /* NULL: as plan prices the row's flags */
+    void *user;          /* price's */
+} vr_opts;
+/* vr_load with options (o NULL: none). */
+int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_t why_len);
 void vr_free(vr_set *s);
 
 /* predicted / measured - 1, or NAN when either is missing. */

@@ -13,12 +13,31 @@ int main(int argc, char **argv)
     uly_model m = fx_gpt7b();
     char line[512];
     int rows = 0;
+    /* a runs file (docs/runs.md): the columns by the header's names */
+    static const char *const names[5] = {"group", "seq", "gpus", "step_ms", "tflops_per_gpu"};
+    int col[5] = {-1, -1, -1, -1, -1};
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || strncmp(line, "table", 5) == 0) continue;
-        char tab[8];
-        long long seq, gpus;
-        double ms, tflops;
-        if (sscanf(line, "%7[^,],%lld,%lld,%lf,%lf", tab, &seq, &gpus, &ms, &tflops) != 5) continue;
+        if (line[0] == '#') continue;
+        char *cell[32];
+        int n = 0;
+        for (char *p = line; n < 32 && p; n++) {
+            cell[n] = p;
+            p = strchr(p, ',');
+            if (p) *p++ = 0;
+        }
+        cell[n - 1][strcspn(cell[n - 1], "\r\n")] = 0;
+        if (col[0] < 0) {
+            for (int i = 0; i < n; i++)
+                for (int k = 0; k < 5; k++)
+                    if (strcmp(cell[i], names[k]) == 0) col[k] = i;
+            CHECK(col[0] >= 0 && col[1] >= 0 && col[2] >= 0 && col[3] >= 0 && col[4] >= 0, "%s: header lacks a column",
+                  path);
+            continue;
+        }
+        if (n <= col[0] || n <= col[1] || n <= col[2] || n <= col[3] || n <= col[4]) continue;
+        const char *tab = cell[col[0]];
+        const long long seq = atoll(cell[col[1]]), gpus = atoll(cell[col[2]]);
+        const double ms = atof(cell[col[3]]), tflops = atof(cell[col[4]]);
         const double fl = uly_flops_megatron(&m, 8, seq, 1);
         const double got = fl / (ms / 1e3) / (double)gpus / 1e12;
         const double err = fabs(got - tflops) / tflops;

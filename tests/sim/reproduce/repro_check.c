@@ -264,62 +264,103 @@ static void seq_name(long long v, char *b, size_t n)
     else snprintf(b, n, "%lld", v);
 }
 
-static int published(const cJSON *root, const char *dir)
+/* A runs file of traces/published (no quoted cells in these): the header's
+ * columns and up to 32 rows of cells. */
+typedef struct runs_csv {
+    char buf[64][1024];
+    char *col[32];
+    int n_col;
+    char *cell[32][32];
+    int n_row;
+} runs_csv;
+
+static int runs_csv_read(const char *path, runs_csv *t)
 {
-    int bad = 0, rows = 0;
-    char path[4096], line[1024];
-    snprintf(path, sizeof path, "%s/ulysses_tables_2_3.csv", dir);
     FILE *f = fopen(path, "r");
     if (!f) {
         printf("cannot read %s\n", path);
         return 1;
     }
-    int header = 0;
-    while (fgets(line, sizeof line, f)) {
+    int header = 0, k = 0;
+    t->n_row = 0;
+    while (k < 64 && fgets(t->buf[k], sizeof t->buf[k], f)) {
+        char *line = t->buf[k];
         if (line[0] == '#' || line[0] == '\n') continue;
-        if (!header++) continue;
-        char *c[8];
-        if (split(line, c, 8) != 5) continue;
-        char s[32], id[96];
-        seq_name(atoll(c[1]), s, sizeof s);
-        snprintf(id, sizeof id, "%s.%s.%sgpus.iter_time", c[0], s, c[2]);
-        expect_pub(root, "ulysses.tables", id, atof(c[3]) / 1e3, &bad);
-        snprintf(id, sizeof id, "%s.%s.%sgpus.tflops", c[0], s, c[2]);
-        expect_pub(root, "ulysses.tables", id, atof(c[4]), &bad);
-        rows++;
+        k++;
+        if (strchr(line, '"')) {
+            printf("%s: a quoted cell; this reader takes none\n", path);
+            fclose(f);
+            return 1;
+        }
+        if (!header++) {
+            t->n_col = split(line, t->col, 32);
+            continue;
+        }
+        if (t->n_row < 32 && split(line, t->cell[t->n_row], 32) == t->n_col) t->n_row++;
     }
     fclose(f);
-    if (rows != 6) {
-        printf("%s: %d rows, expected 6\n", path, rows);
+    return 0;
+}
+
+/* Row i's cell of column name ("" when the column is missing). */
+static const char *runs_cell(const runs_csv *t, int i, const char *name)
+{
+    for (int c = 0; c < t->n_col; c++)
+        if (strcmp(t->col[c], name) == 0) return t->cell[i][c];
+    return "";
+}
+
+static int published(const cJSON *root, const char *dir)
+{
+    int bad = 0;
+    char path[4096];
+    static runs_csv t;
+    snprintf(path, sizeof path, "%s/ulysses_tables_2_3.csv", dir);
+    if (runs_csv_read(path, &t)) return 1;
+    for (int i = 0; i < t.n_row; i++) {
+        char s[32], id[96];
+        seq_name(atoll(runs_cell(&t, i, "seq")), s, sizeof s);
+        snprintf(id, sizeof id, "%s.%s.%sgpus.iter_time", runs_cell(&t, i, "group"), s, runs_cell(&t, i, "gpus"));
+        expect_pub(root, "ulysses.tables", id, atof(runs_cell(&t, i, "step_ms")) / 1e3, &bad);
+        snprintf(id, sizeof id, "%s.%s.%sgpus.tflops", runs_cell(&t, i, "group"), s, runs_cell(&t, i, "gpus"));
+        expect_pub(root, "ulysses.tables", id, atof(runs_cell(&t, i, "tflops_per_gpu")), &bad);
+    }
+    if (t.n_row != 6) {
+        printf("%s: %d rows, expected 6\n", path, t.n_row);
         bad++;
     }
     snprintf(path, sizeof path, "%s/rsa_table4_weak_scaling.csv", dir);
-    f = fopen(path, "r");
-    if (!f) {
-        printf("cannot read %s\n", path);
-        return 1;
-    }
-    header = 0;
-    rows = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n') continue;
-        if (!header++) continue;
-        char *c[8];
-        if (split(line, c, 8) != 7) continue;
+    if (runs_csv_read(path, &t)) return 1;
+    /* a TP row (megatron-tp) then its SP row (rsa) per row of the paper */
+    int pairs = 0;
+    for (int i = 0; i + 1 < t.n_row; i += 2) {
+        if (strcmp(runs_cell(&t, i, "strategy"), "megatron-tp") || strcmp(runs_cell(&t, i + 1, "strategy"), "rsa") ||
+            strcmp(runs_cell(&t, i, "group"), runs_cell(&t, i + 1, "group"))) {
+            printf("%s: rows %d and %d are not a TP and an SP row of one group\n", path, i + 1, i + 2);
+            bad++;
+            continue;
+        }
+        const long long p = atoll(runs_cell(&t, i, "gpus")) / atoll(runs_cell(&t, i, "pp"));
         char tag[64], id[96];
-        snprintf(tag, sizeof tag, "P%s.b%s.n%s", c[0], c[1], c[2]);
+        snprintf(tag, sizeof tag, "P%lld.b%s.n%s", p, runs_cell(&t, i, "global-batch"), runs_cell(&t, i, "seq"));
+        if (strcmp(tag, runs_cell(&t, i, "group"))) {
+            printf("%s: row %d: group %s, its columns say %s\n", path, i + 1, runs_cell(&t, i, "group"), tag);
+            bad++;
+        }
+        const char *tp_mem = runs_cell(&t, i, "mem_gib"), *tp_tok = runs_cell(&t, i, "tokens_per_s");
         snprintf(id, sizeof id, "%s.tp_mem", tag);
-        if (c[3][0]) expect_pub(root, "rsa.table4", id, atof(c[3]), &bad);
-        else expect_pub(root, "rsa.table4", id, 1.0, &bad); /* empty cell: out of memory, "yes" */
+        /* MiB in the output, GiB in the file; out of memory: "yes" */
+        if (strcmp(runs_cell(&t, i, "oom"), "true")) expect_pub(root, "rsa.table4", id, atof(tp_mem) * 1024, &bad);
+        else expect_pub(root, "rsa.table4", id, 1.0, &bad);
         snprintf(id, sizeof id, "%s.sp_mem", tag);
-        expect_pub(root, "rsa.table4", id, atof(c[5]), &bad);
+        expect_pub(root, "rsa.table4", id, atof(runs_cell(&t, i + 1, "mem_gib")) * 1024, &bad);
         snprintf(id, sizeof id, "%s.tokens_ratio", tag);
-        expect_pub(root, "rsa.table4", id, c[4][0] && c[6][0] ? atof(c[6]) / atof(c[4]) : NAN, &bad);
-        rows++;
+        expect_pub(root, "rsa.table4", id, tp_tok[0] ? atof(runs_cell(&t, i + 1, "tokens_per_s")) / atof(tp_tok) : NAN,
+                   &bad);
+        pairs++;
     }
-    fclose(f);
-    if (rows != 8) {
-        printf("%s: %d rows, expected 8\n", path, rows);
+    if (pairs != 8) {
+        printf("%s: %d pairs of rows, expected 8\n", path, pairs);
         bad++;
     }
     if (bad) printf("FAIL: %d mismatches\n", bad);

@@ -59,6 +59,13 @@ err=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", ($10 / $11 - 1) * 100 }' "$
 got=$(awk -F, '$8 == "tokens_per_s" { printf "%.2f", $12 }' "$W/out")
 [ "$err" = "$got" ] || fail "tokens_per_s error $got, want $err"
 
+# 3b. step_ms, a step time in milliseconds as papers print it: the same row
+# as step_s in seconds; both in one row is refused
+sed '1s/step_s/step_ms/; 2s/,1\.0,1000,/,1000,1000,/' "$W/one.csv" >"$W/ms.csv"
+"$U" validate --runs "$W/one.csv" --format csv | cut -d, -f2- >"$W/a.out"
+"$U" validate --runs "$W/ms.csv" --format csv | cut -d, -f2- >"$W/b.out"
+cmp -s "$W/a.out" "$W/b.out" || fail "step_ms 1000 is not step_s 1.0: $(diff "$W/a.out" "$W/b.out" | head -4)"
+
 # 4. a boolean column: false is --no-causal, and changes the price
 sed 's/,true,/,false,/' "$W/one.csv" >"$W/nocausal.csv"
 expect_rc 0 "$U" validate --runs "$W/nocausal.csv" --format csv
@@ -102,8 +109,36 @@ mean=$(awk -F, '/^korthikanti.table5,[0-9]+[BT] / { e = $7 < 0 ? -$7 : $7; s += 
 got=$(awk -F, '/^korthikanti.table5,mean_abs_err/ { printf "%.4f", $5 }' "$W/out")
 [ "$mean" = "$got" ] || fail "reproduce korthikanti: mean |error| $got, want $mean"
 grep -q 'mean_abs_err,.*Calculon: 3.65%' "$W/out" || fail "reproduce korthikanti: no Calculon mean"
+# the JSON has the same section: the eight runs' predictions and the mean
+# as the CSV has them
+cp "$W/out" "$W/k.csv"
+for set in korthikanti all; do
+    expect_rc 0 "$U" reproduce "$set" --format json
+    awk '/"id":[[:space:]]*"korthikanti.table5"/ { on = 1 } on && /"predicted":/ { gsub(/[^0-9.eE+-]/, "", $2); printf "%.6g\n", $2 }' \
+        "$W/out" >"$W/kj.pts"
+    awk -F, '/^korthikanti.table5,/ { printf "%.6g\n", $5 }' "$W/k.csv" >"$W/kc.pts"
+    [ "$(wc -l <"$W/kj.pts")" = 10 ] && cmp -s "$W/kj.pts" "$W/kc.pts" ||
+        fail "reproduce $set --format json: Selene's predictions $(tr '\n' ' ' <"$W/kj.pts"), the CSV's $(tr '\n' ' ' <"$W/kc.pts")"
+done
 expect_rc 0 "$U" reproduce korthikanti
 head -1 "$W/out" | grep -q '^# Korthikanti et al. 2022' || fail "reproduce korthikanti: does not start with its title"
+
+# reproduce reads every table from its runs file: one that is missing or
+# edited into a bad one stops it with exit 2 and one line naming the file
+P=$W/published
+export ULYSIM_PUBLISHED="$P"
+for c in "ulysses_tables_2_3.csv s/,T3,/,X3,/" "rsa_table4_weak_scaling.csv /^SP 2 batch 64/d" \
+    "korthikanti_table5_selene.csv s/,dgx-a100-80g,/,no-such-cluster,/"; do
+    f=${c%% *} edit=${c#* }
+    for how in missing edited; do
+        rm -rf "$P" && mkdir -p "$P" && cp "$SRC"/traces/published/*.csv "$P/" || fail "copy published"
+        if [ "$how" = missing ]; then rm "$P/$f"; else sed -i "$edit" "$P/$f"; fi
+        expect_rc 2 "$U" reproduce all
+        grep -qF "$P/$f" "$W/err" || fail "reproduce, $f $how: $(cat "$W/err")"
+        [ "$(wc -l <"$W/err")" = 1 ] || fail "reproduce, $f $how: not one line on stderr"
+    done
+done
+unset ULYSIM_PUBLISHED
 
 # plot validation --runs: its CSV holds validate's numbers, row by row
 expect_rc 0 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only
@@ -133,6 +168,31 @@ if [ -f "$T" ]; then
     grep -q '^# host: vm (AMD EPYC); the profile was calibrated on AMD EPYC: the same CPU' "$W/out" ||
         fail "calibrated profile: no matching host line"
 fi
+
+# 5b. end to end: the rows `runs from-megatron` writes from the project's
+# Megatron-LM logs are accepted and priced by `validate --runs`: one step_s
+# row per log with a prediction, its error predicted / measured - 1
+LOGS=$(ls "$SRC"/tests/sim/ingest/data/*.log)
+nlogs=$(echo "$LOGS" | wc -l)
+expect_rc 0 "$U" runs from-megatron $LOGS -o "$W/meg.csv"
+expect_rc 0 "$U" validate --runs "$W/meg.csv" --format csv
+priced=$(awk -F, '$8 == "step_s" && $10 != "" && $11 != "" { n++ } END { print n + 0 }' "$W/out")
+[ "$priced" = "$nlogs" ] || fail "from-megatron -> validate --runs: $priced priced step_s rows, want $nlogs (one per log)"
+awk -F, '$8 == "step_s" && $10 != "" { e = ($10 / $11 - 1) * 100; d = e - $12; if (d < 0) d = -d; if (d > 1e-3 * (e < 0 ? -e : e) + 1e-6) bad++ }
+  END { exit bad > 0 }' "$W/out" || fail "from-megatron -> validate --runs: an err_pct is not predicted / measured - 1"
+expect_rc 0 "$U" validate --runs "$W/meg.csv"
+grep -q '^# quantity ' "$W/out" && [ "$(grep -c ' step_s ' "$W/out")" -ge "$nlogs" ] ||
+    fail "from-megatron -> validate --runs (table): no per-row errors or summary"
+
+# validate's help names its three inputs and the default limits; ulysim's
+# command list says what it validates
+expect_rc 0 "$U" validate --help
+for w in '--runs FILE' '--torch-trace FILE' 'default 0.2' '--max-median-err PCT'; do
+    grep -qF -- "$w" "$W/out" || fail "validate --help lacks '$w'"
+done
+expect_rc 0 "$U" --help
+grep -E '^ *validate .*ulyharness traces, runs files, torch.profiler traces' "$W/out" >/dev/null ||
+    fail "ulysim --help: validate's line does not name its three inputs"
 
 # 6. bad files: exit 2, one line naming the value
 bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
