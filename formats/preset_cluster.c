@@ -42,13 +42,37 @@ static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_
     return 0;
 }
 
+/* An optional object of named curves, gpu.KEY.NAME for NAME in keys (the
+ * list NULL-terminated, out in the same order); absent curves stay empty. */
+static int get_curve_set(js_doc *d, const cJSON *g, const char *key, const char *const *keys, uly_curve **out,
+                         const char *what)
+{
+    int n = 0;
+    for (; keys[n]; n++) memset(out[n], 0, sizeof *out[n]);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(g, key);
+    if (!a) return 0;
+    char path[64], list[128] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", keys[i]);
+    snprintf(path, sizeof path, "gpu.%s", key);
+    if (!cJSON_IsObject(a)) return js_bad_value(d, path, a, "must be an object with curves %s", list);
+    if (js_check_keys(d, a, path, keys, NULL)) return 2;
+    for (int i = 0; i < n; i++) {
+        const cJSON *cv = cJSON_GetObjectItemCaseSensitive(a, keys[i]);
+        snprintf(path, sizeof path, "gpu.%s.%s", key, keys[i]);
+        if (cv && get_curve(d, cv, path, what, out[i])) return 2;
+    }
+    return 0;
+}
+
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", "overlap", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
-                                       "comm_slowdown", NULL};
+                                       "comm_slowdown", "attn_bwd_eff", "act_eff", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
+static const char *const ACT_KEYS[] = {"fwd", "bwd", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", "pcie_gpus_per_switch",
                                          "pcie_uplink_GBps", "socket_GBps", "pcie_p2p", NULL};
 static const char *const INTER_KEYS[] = {"nic_GBps_per_gpu", "lat_us", "topology", "oversubscription",
@@ -129,24 +153,21 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     if (js_get_field(d, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||
         get_curve(d, v, "gpu.gemm_eff", "cube root of m*n*k", &gpu->gemm_eff))
         return 2;
-    memset(gpu->attn_eff, 0, sizeof gpu->attn_eff);
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(g, "attn_eff");
-    if (a) {
-        if (!cJSON_IsObject(a))
-            return js_bad_value(d, "gpu.attn_eff", a, "must be an object with curves causal_d128, causal_d64, full_d128, full_d64");
-        if (js_check_keys(d, a, "gpu.attn_eff", ATTN_KEYS, NULL)) return 2;
-        /* [causal][head_dim >= 128] */
-        static const int idx[4][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}};
-        for (int i = 0; i < 4; i++) {
-            const cJSON *cv = cJSON_GetObjectItemCaseSensitive(a, ATTN_KEYS[i]);
-            char path[64];
-            snprintf(path, sizeof path, "gpu.attn_eff.%s", ATTN_KEYS[i]);
-            if (cv && get_curve(d, cv, path, "key/value length of the attention block, tokens",
-                                &gpu->attn_eff[idx[i][0]][idx[i][1]]))
-                return 2;
-        }
+    /* attention's forward curves, and (optional, calibrated CPU profiles)
+     * the backward's own, [causal][head_dim >= 128] */
+    static const int idx[4][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}};
+    uly_curve *attn[4], *bwd[4];
+    for (int i = 0; i < 4; i++) {
+        attn[i] = &gpu->attn_eff[idx[i][0]][idx[i][1]];
+        bwd[i] = &gpu->attn_bwd_eff[idx[i][0]][idx[i][1]];
     }
-    return 0;
+    if (get_curve_set(d, g, "attn_eff", ATTN_KEYS, attn, "key/value length of the attention block, tokens") ||
+        get_curve_set(d, g, "attn_bwd_eff", ATTN_KEYS, bwd, "key/value length of the attention block, tokens"))
+        return 2;
+    /* optional: the activation's rate by its element count over the best
+     * (act_fwd_ns and act_bwd_ns are then the best bin's cost) */
+    uly_curve *act_c[2] = {&gpu->act_eff[0], &gpu->act_eff[1]};
+    return get_curve_set(d, g, "act_eff", ACT_KEYS, act_c, "elements through the activation");
 }
 
 /* Every required field a cluster file lacks, at once: one missing field

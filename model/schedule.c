@@ -34,6 +34,8 @@ typedef struct rates {
     double inv_peak;    /* s per FLOP at peak */
     double inv_mem;     /* s per byte at achievable HBM bandwidth */
     const uly_curve *gemm, *attn;
+    const uly_curve *attn_bwd;  /* backward's own curve (n == 0: attn x attn_bwd_rel) */
+    const uly_curve *act_eff;   /* [backward]: the activation's rate by elements (n == 0: constant) */
     double head_dim;
     double beta;        /* bytes per activation element */
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
@@ -53,12 +55,16 @@ static double compute_time(const rates *r, const uly_op *o)
     case ULY_OP_ATTN:
         if (o->flash) {
             const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
-            double e = r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
-                                  : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            /* a profile that measured the backward by block size prices it
+             * on its own curve; otherwise the forward's, scaled */
+            const int own = bwd && r->attn_bwd->n;
+            double e = own            ? uly_curve_eval(r->attn_bwd, o->eff_size)
+                       : r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
+                                    : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
             e *= bwd ? r->ak_bwd : r->ak_fwd;
             if (e > r->ak_cap) e = r->ak_cap;
             t = o->flops * r->inv_peak / e;
-            if (bwd) t /= r->attn_bwd_rel;
+            if (bwd && !own) t /= r->attn_bwd_rel;
         } else {
             /* materialised: the two score GEMMs, each bound by its FLOPs or by
              * its traffic over the score block (forward: QK^T writes it, PV
@@ -72,7 +78,9 @@ static double compute_time(const rates *r, const uly_op *o)
     case ULY_OP_ELEM:
         t = mem;
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
-            const double a = (double)o->act_elems * r->act_s[o->phase == ULY_PHASE_BWD && !o->recompute];
+            const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
+            const uly_curve *ae = &r->act_eff[b];
+            const double a = (double)o->act_elems * r->act_s[b] / (ae->n ? uly_curve_eval(ae, (double)o->act_elems) : 1.0);
             if (a > t) t = a;
         }
         break;
@@ -95,6 +103,8 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
                       .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
+                      .attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
+                      .act_eff = g->act_eff,
                       .head_dim = (double)m->head_dim,
                       .beta = (double)uly_dtype_bytes(w->dtype),
                       .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},

@@ -301,7 +301,11 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
-            if ((s = curve_check(&g->attn_eff[i][j], "attn_eff", why, n))) return s;
+            if ((s = curve_check(&g->attn_eff[i][j], "attn_eff", why, n)) ||
+                (s = curve_check(&g->attn_bwd_eff[i][j], "attn_bwd_eff", why, n)))
+                return s;
+    for (int i = 0; i < 2; i++)
+        if ((s = curve_check(&g->act_eff[i], "act_eff", why, n))) return s;
     RANGE_I(c, nodes, 1, 1 << 20);
     RANGE_I(c, gpus_per_node, 1, 1 << 10);
     RANGE_D(c, intra_bw_Bps, c->gpus_per_node > 1 ? 1e6 : 0, 1e15);

@@ -49,6 +49,10 @@ typedef struct cal_compute {
     int n_skipped_attn;
     calib_bin gb[ULY_CURVE_MAX], ab[2][2][ULY_CURVE_MAX]; /* FLOP/s per bin: GEMM, attention forward */
     int n_gb, n_ab[2][2];
+    calib_bin abw[2][2][ULY_CURVE_MAX]; /* FLOP/s per bin: attention backward, by kv rows of the block */
+    int n_abw[2][2];
+    calib_bin actb[2][ULY_CURVE_MAX];   /* elements/s per bin: the activation [backward], by elements */
+    int n_actb[2];
     double e_rate, e_se, e_res;                /* elementwise B/s, its error, median |residual| */
     double act_rate[2], act_se[2], act_res[2]; /* activation elements/s [backward] */
     calib_logmean rel;                         /* attention backward over the forward curve */

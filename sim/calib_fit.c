@@ -175,6 +175,16 @@ void calib_curve_points(const calib_bin *b, int n, double peak, double *x, doubl
     }
 }
 
+double calib_curve_rel(const calib_bin *b, int n, double peak, uly_curve *out)
+{
+    if (n > ULY_CURVE_MAX) n = ULY_CURVE_MAX;
+    if (!(peak > 0)) peak = calib_bins_peak(b, n, 0);
+    memset(out, 0, sizeof *out);
+    out->n = n > 0 ? n : 0;
+    calib_curve_points(b, out->n, peak, out->x, out->eff);
+    return peak;
+}
+
 double calib_core_share(double cores, int ranks, int k_ranks)
 {
     return fmin(1.0, cores / ranks) / fmin(1.0, cores / k_ranks);

@@ -79,6 +79,10 @@ void calib_bins_scale(calib_bin *b, int n, double f);
  * efficiencies (rate over peak) in [1e-4, 1] rounded to 1e-4. */
 void calib_curve_points(const calib_bin *b, int n, double peak, double *x, double *eff);
 
+/* The same as a model curve: n bins' rates over peak (peak <= 0: the best
+ * bin's rate), at most ULY_CURVE_MAX points. Returns the peak used. */
+double calib_curve_rel(const calib_bin *b, int n, double peak, uly_curve *out);
+
 /* Each rank's share of the cores at `ranks` ranks over its share at
  * `k_ranks`: min(1, cores / ranks) / min(1, cores / k_ranks), what a
  * compute rate measured on k_ranks ranks is worth on ranks. */

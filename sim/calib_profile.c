@@ -28,15 +28,16 @@ static char *read_text(const char *path, size_t cap)
     return buf;
 }
 
+/* Bins' rates over peak (peak <= 0: the best bin's) as a profile's curve. */
 static cJSON *curve_json(const calib_bin *b, int n, double peak)
 {
-    double x[ULY_CURVE_MAX], eff[ULY_CURVE_MAX];
-    calib_curve_points(b, n, peak, x, eff);
+    uly_curve c;
+    calib_curve_rel(b, n, peak, &c);
     cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < c.n; i++) {
         cJSON *p = cJSON_CreateArray();
-        cJSON_AddItemToArray(p, cJSON_CreateNumber(x[i]));
-        cJSON_AddItemToArray(p, cJSON_CreateNumber(eff[i]));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(c.x[i]));
+        cJSON_AddItemToArray(p, cJSON_CreateNumber(c.eff[i]));
         cJSON_AddItemToArray(a, p);
     }
     return a;
@@ -46,6 +47,17 @@ static void set_item(cJSON *o, const char *k, cJSON *v)
 {
     if (cJSON_GetObjectItemCaseSensitive(o, k)) cJSON_ReplaceItemInObjectCaseSensitive(o, k, v);
     else cJSON_AddItemToObject(o, k, v);
+}
+
+/* gpu.KEY as an object (created when absent). */
+static cJSON *gpu_object(cJSON *gpu, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(gpu, key);
+    if (!cJSON_IsObject(o)) {
+        o = cJSON_CreateObject();
+        set_item(gpu, key, o);
+    }
+    return o;
 }
 
 static void set_source(cJSON *root, const char *k, const char *text)
@@ -193,11 +205,7 @@ static void profile_compute(cJSON *root, const cal_compute *C, const cal_src *S)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) any_a |= C->n_ab[a][b] > 0;
         if (any_a) {
-            cJSON *ae = cJSON_GetObjectItemCaseSensitive(gpu, "attn_eff");
-            if (!cJSON_IsObject(ae)) {
-                ae = cJSON_CreateObject();
-                set_item(gpu, "attn_eff", ae);
-            }
+            cJSON *ae = gpu_object(gpu, "attn_eff");
             for (int a = 0; a < 2; a++)
                 for (int b = 0; b < 2; b++)
                     if (C->n_ab[a][b]) {
@@ -208,6 +216,23 @@ static void profile_compute(cJSON *root, const cal_compute *C, const cal_src *S)
                                       "binned by key/value rows per block; curves not measured keep the base's",
                      S->date, na, S->kfiles);
             set_source(root, "gpu.attn_eff", buf);
+        }
+        /* the backward's own curves, where some class has two bins or more
+         * (one bin is a ratio, which attn_bwd_rel already carries) */
+        int nb = 0;
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if (C->n_abw[a][b] > 1) {
+                    set_item(gpu_object(gpu, "attn_bwd_eff"), calib_attn_name[a][b],
+                             curve_json(C->abw[a][b], C->n_abw[a][b], C->peak));
+                    nb += C->attn_bwd[a][b].n;
+                }
+        if (nb) {
+            snprintf(buf, sizeof buf, "ulysim calibrate %s: %d flash-attention backward ops of %s, binned by "
+                                      "key/value rows per block, over the peak: the backward priced on its own "
+                                      "curve (attn_bwd_rel applies only to classes without one)",
+                     S->date, nb, S->kfiles);
+            set_source(root, "gpu.attn_bwd_eff", buf);
         }
     }
     if (C->elem.n && C->e_rate > 0) {
@@ -227,9 +252,24 @@ static void profile_compute(cJSON *root, const cal_compute *C, const cal_src *S)
                  S->date, C->rel.n, S->kfiles, rel, calib_logmean_sd(&C->rel));
         set_source(root, "gpu.attn_bwd_rel", buf);
     }
-    static const char *const act_key[2] = {"act_fwd_ns", "act_bwd_ns"};
+    static const char *const act_key[2] = {"act_fwd_ns", "act_bwd_ns"}, *const act_cls[2] = {"fwd", "bwd"};
     for (int b = 0; b < 2; b++)
-        if (C->act[b].n && C->act_rate[b] > 0) {
+        if (C->n_actb[b] > 1) {
+            /* by element count: the best bin's cost, the curve the bins over it */
+            const double best = calib_bins_peak(C->actb[b], C->n_actb[b], 0);
+            set_item(gpu, act_key[b], cJSON_CreateNumber(round(1e9 / best * 1e4) / 1e4));
+            set_item(gpu_object(gpu, "act_eff"), act_cls[b], curve_json(C->actb[b], C->n_actb[b], 0));
+            snprintf(buf, sizeof buf, "ulysim calibrate %s: the %d MLP activation ops (%s) of %s in %d bins of their "
+                                      "element count: elements / time per bin (relative residuals); act_%s_ns the "
+                                      "best bin's %.3f ns per element, gpu.act_eff.%s the bins' rates over it",
+                     S->date, C->act[b].n, b ? "backward" : "forward and recompute", S->kfiles, C->n_actb[b],
+                     act_cls[b], 1e9 / best, act_cls[b]);
+            char key[32];
+            snprintf(key, sizeof key, "gpu.%s", act_key[b]);
+            set_source(root, key, buf);
+            snprintf(key, sizeof key, "gpu.act_eff.%s", act_cls[b]);
+            set_source(root, key, buf);
+        } else if (C->act[b].n && C->act_rate[b] > 0) {
             set_item(gpu, act_key[b], cJSON_CreateNumber(round(1e9 / C->act_rate[b] * 1e4) / 1e4));
             snprintf(buf, sizeof buf, "ulysim calibrate %s: the %d MLP activation ops (%s) of %s: elements / time, "
                                       "relative residuals: %.3f +- %.3f ns per element, median |residual| %.0f%%",

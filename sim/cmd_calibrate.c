@@ -36,8 +36,11 @@
  * expf make it compute-bound, ~10x its bytes). The attention curves are
  * fitted to the forward (and recompute) ops; the backward ops give one
  * ratio, attn_bwd_rel: the geometric mean of their rate over the forward
- * curve's at their key. These traces must not be the runs you validate
- * against. */
+ * curve's at their key, and, per curve class, their own curve by the same
+ * key (attn_bwd_eff, what the model then prices the backward with); the
+ * activation's per-element rate is binned by its element count like a curve
+ * (act_eff, over the best bin, whose cost act_fwd_ns / act_bwd_ns then is).
+ * These traces must not be the runs you validate against. */
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -373,7 +376,7 @@ static void compute_collect(cal_compute *C)
                 sm.x = o->eff_size, sm.work = o->flops * o->crit_factor;
             } else if (o->kind == ULY_OP_ELEM && o->act_elems > 0) {
                 s = &C->act[o->phase == ULY_PHASE_BWD && !o->recompute];
-                sm.work = (double)o->act_elems * o->crit_factor;
+                sm.x = (double)o->act_elems, sm.work = (double)o->act_elems * o->crit_factor;
             } else if (o->kind == ULY_OP_ELEM && o->bytes_touched > 0) {
                 s = &C->elem;
                 sm.work = o->bytes_touched * o->crit_factor;
@@ -393,8 +396,13 @@ static void compute_fit(cal_compute *C, const cal_links *L)
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) C->n_ab[a][b] = calib_curve_fit(C->attn[a][b].s, C->attn[a][b].n, C->ab[a][b]);
     if (C->elem.n) calib_rate_fit(C->elem.s, C->elem.n, &C->e_rate, &C->e_se, &C->e_res);
-    for (int b = 0; b < 2; b++)
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            C->n_abw[a][b] = calib_curve_fit(C->attn_bwd[a][b].s, C->attn_bwd[a][b].n, C->abw[a][b]);
+    for (int b = 0; b < 2; b++) {
         if (C->act[b].n) calib_rate_fit(C->act[b].s, C->act[b].n, &C->act_rate[b], &C->act_se[b], &C->act_res[b]);
+        C->n_actb[b] = calib_curve_fit(C->act[b].s, C->act[b].n, C->actb[b]);
+    }
     /* Kernel runs on another rank count than the micro-benchmarks, on the
      * same host: per-rank compute rates scale with each rank's share of
      * the cores, min(1, cores / ranks). Kernel runs with one rank per core
@@ -408,9 +416,15 @@ static void compute_fit(cal_compute *C, const cal_links *L)
         const double f = C->share = calib_core_share(k0->cores_online, L->ranks, C->k_ranks);
         calib_bins_scale(C->gb, C->n_gb, f);
         for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++) calib_bins_scale(C->ab[a][b], C->n_ab[a][b], f);
+            for (int b = 0; b < 2; b++) {
+                calib_bins_scale(C->ab[a][b], C->n_ab[a][b], f);
+                calib_bins_scale(C->abw[a][b], C->n_abw[a][b], f);
+            }
         C->e_rate *= f, C->e_se *= f;
-        for (int b = 0; b < 2; b++) C->act_rate[b] *= f, C->act_se[b] *= f;
+        for (int b = 0; b < 2; b++) {
+            C->act_rate[b] *= f, C->act_se[b] *= f;
+            calib_bins_scale(C->actb[b], C->n_actb[b], f);
+        }
     }
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
@@ -448,6 +462,12 @@ static void compute_print(const cal_compute *C, const cal_links *L)
         print_bins("gemm", C->gb, C->n_gb, C->peak);
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) print_bins(calib_attn_name[a][b], C->ab[a][b], C->n_ab[a][b], C->peak);
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) {
+                char nm[32];
+                snprintf(nm, sizeof nm, "%s_bwd", calib_attn_name[a][b]);
+                print_bins(nm, C->abw[a][b], C->n_abw[a][b], C->peak);
+            }
     }
     const cal_set *e = &C->elem;
     if (e->n) {
@@ -477,10 +497,14 @@ static void compute_print_ratios(const cal_compute *C)
                "sd of log %.3f); curves above: forward and recompute ops\n",
                calib_logmean_gmean(&C->rel), C->rel.n, calib_logmean_sd(&C->rel));
     for (int b = 0; b < 2; b++)
-        if (C->act[b].n && C->act_rate[b] > 0)
+        if (C->act[b].n && C->act_rate[b] > 0) {
             printf("# activation %s: %.3f ns per element (std err %.3f) over %d ops, median |resid| %.0f%%\n",
                    b ? "backward" : "forward", 1e9 / C->act_rate[b],
                    1e9 * C->act_se[b] / (C->act_rate[b] * C->act_rate[b]), C->act[b].n, 100 * C->act_res[b]);
+            for (int i = 0; i < C->n_actb[b]; i++)
+                printf("#   %12.0f elements %3d ops: %8.3f ns per element, median |resid| %.1f%%\n", C->actb[b][i].x,
+                       C->actb[b][i].n, 1e9 / C->actb[b][i].rate, 100 * C->actb[b][i].resid_med);
+        }
 }
 
 /* Reads the kernel runs and fits the compute. 0, or the exit status after a

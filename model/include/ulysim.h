@@ -215,6 +215,16 @@ typedef struct uly_gpu {
      * the same curve for both (GPU presets: FlashAttention-2 publishes
      * forward + backward together). */
     double attn_bwd_rel;
+    /* Shape classes a CPU profile's kernel runs measure (ulysim calibrate);
+     * n == 0 keeps the rules above (GPU presets). attn_bwd_eff: backward
+     * flash attention's own efficiency by the block's kv rows, [causal]
+     * [head_dim >= 128] as attn_eff (attn_bwd_rel is then not applied: the
+     * curve is the backward's rate). act_eff: the activation's per-element
+     * rate by the op's element count over its best, [backward]: an element
+     * costs act_*_s_per_elem / act_eff(elements) (on a CPU the rate falls
+     * once the activation's input outgrows the caches). */
+    uly_curve attn_bwd_eff[2][2];
+    uly_curve act_eff[2];
     /* Compute running while a transfer is in flight slows by this fraction
      * (GPU communication kernels occupy SMs and memory bandwidth); the
      * compute under a hidden transfer costs (1 + comm_slowdown) x its time

@@ -123,5 +123,37 @@ int main(int argc, char **argv)
               uly_op_type_name(o->type), uly_phase_name(o->phase), o->recompute ? ", recompute" : "", r2.op_time_s[i], r1.op_time_s[i]);
     }
     CHECK(n_attn == 3, "attention fwd, recompute, bwd: %d", n_attn);
+
+    /* attn_bwd_eff: a profile with the backward's own curve prices the
+     * backward on it, at half the time for twice the efficiency, and
+     * attn_bwd_rel no longer applies; the forward and recompute keep the
+     * forward's curve. act_eff: an activation element costs act_ns / eff,
+     * eff read in log2 of the op's elements (here midway between 1 and 0.5) */
+    uly_cluster c3 = c2, c4 = c1, c5 = c1;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            c3.gpu.attn_bwd_eff[i][j] = (uly_curve){.n = 1, .x = {4096}, .eff = {0.2}};
+            c4.gpu.attn_bwd_eff[i][j] = (uly_curve){.n = 1, .x = {4096}, .eff = {0.4}};
+        }
+    c5.gpu.act_fwd_s_per_elem = 30e-9;
+    c5.gpu.act_eff[0] = (uly_curve){.n = 2, .x = {elems / 4, elems * 4}, .eff = {1.0, 0.5}};
+    uly_result r3, r4, r5;
+    CHECK(uly_plan_price(&m, &wa, &c3, &plan, &r3) == ULY_OK && uly_plan_price(&m, &wa, &c4, &plan, &r4) == ULY_OK &&
+              uly_plan_price(&m, &wa, &c5, &plan, &r5) == ULY_OK,
+          "price");
+    for (int i = 0; i < plan.n_ops; i++) {
+        const uly_op *o = &plan.ops[i];
+        const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+        if (o->kind == ULY_OP_ATTN) {
+            CHECK(fabs(r3.op_time_s[i] / r4.op_time_s[i] - (bwd ? 2.0 : 1.0)) < 1e-12, "%s%s: eff 0.2 %.6g s, 0.4 %.6g s",
+                  uly_op_type_name(o->type), o->recompute ? " (recompute)" : "", r3.op_time_s[i], r4.op_time_s[i]);
+            CHECK(bwd || r4.op_time_s[i] == r1.op_time_s[i], "%s: the forward's curve", uly_op_type_name(o->type));
+        }
+        if (o->act_elems > 0) {
+            const double want_s = bwd ? r1.op_time_s[i] : elems * 30e-9 / 0.75;
+            CHECK(fabs(r5.op_time_s[i] / want_s - 1) < 1e-12, "%s%s: %.6g s, want %.6g", uly_op_type_name(o->type),
+                  o->recompute ? " (recompute)" : "", r5.op_time_s[i], want_s);
+        }
+    }
     FX_DONE();
 }

@@ -197,6 +197,37 @@ static void test_curve_points(void)
           eff[2], eff[3]);
 }
 
+static void test_curve_rel(void)
+{
+    /* the activation's cost per element by element count, 3 counts two
+     * octaves apart, 2 ops each: 30 ns at 2^17, 28 at 2^19, 35 at 2^21.
+     * The curve over the best bin (28 ns) gives each count its cost back as
+     * best cost / eff, to the 1e-4 rounding of eff */
+    const double ns[3] = {30, 28, 35};
+    calib_sample s[6];
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < 2; j++) {
+            const double elems = exp2(17 + 2 * k);
+            s[2 * k + j] = (calib_sample){elems, elems, elems * ns[k] * 1e-9 * (j ? 1.01 : 0.99), "mlp_act"};
+        }
+    calib_bin b[ULY_CURVE_MAX];
+    const int nb = calib_curve_fit(s, 6, b);
+    CHECK(nb == 3, "%d bins, want 3", nb);
+    uly_curve c;
+    const double best = calib_curve_rel(b, nb, 0, &c);
+    CHECK(c.n == 3 && rel(1e9 / best, 28) < 1e-3, "best bin %g ns, want 28", 1e9 / best);
+    for (int k = 0; k < 3; k++) {
+        const double got_ns = 1e9 / best / uly_curve_eval(&c, exp2(17 + 2 * k));
+        CHECK(rel(got_ns, ns[k]) < 5e-4, "at 2^%d: %g ns per element, want %g", 17 + 2 * k, got_ns, ns[k]);
+    }
+    /* over a given peak: eff = rate / peak; the curve holds at most ULY_CURVE_MAX points */
+    CHECK(calib_curve_rel(b, nb, 2 * best, &c) == 2 * best && c.n == 3 && fabs(c.eff[1] - 0.5) < 1e-4,
+          "over twice the best: eff %g at the best bin", c.eff[1]);
+    calib_bin many[ULY_CURVE_MAX + 2];
+    for (int i = 0; i < ULY_CURVE_MAX + 2; i++) many[i] = (calib_bin){.x = exp2(i + 1), .rate = 1e9};
+    CHECK(calib_curve_rel(many, ULY_CURVE_MAX + 2, 0, &c) == 1e9 && c.n == ULY_CURVE_MAX, "%d points", c.n);
+}
+
 static void test_share_and_means(void)
 {
     /* 2 cores: kernels on 2 ranks run a core each, on 4 ranks half of one */
@@ -234,6 +265,7 @@ int main(void)
     test_rate();
     test_curve();
     test_curve_points();
+    test_curve_rel();
     test_share_and_means();
     FX_DONE();
 }
