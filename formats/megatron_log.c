@@ -5,6 +5,7 @@
  * Lines may carry a launcher's prefix ("0: ", a timestamp): every pattern is
  * found inside the line, never anchored at its start. */
 #include "megatron_log.h"
+#include "text_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,21 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *why, size_t n, const char *shown, int line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int fail(char *why, size_t n, const char *shown, int line, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (line > 0) snprintf(why, n, "%s:%d: %s", shown, line, msg);
-    else snprintf(why, n, "%s: %s", shown, msg);
-    for (char *p = why; *p; p++)
-        if ((unsigned char)*p < 0x20) *p = '?';
-    return 2;
-}
 
 /* A value as a message quotes it: printable, at most 40 characters. */
 static const char *quoted(const char *v, char *buf, size_t n)
@@ -106,20 +92,20 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, const char *
         char *end;
         long long x = strtoll(v, &end, 10);
         if (end == v || *end || x < 1 || x > (1LL << 40))
-            return fail(why, n, shown, line, "%s %s: not a positive integer", s->key, quoted(v, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "%s %s: not a positive integer", s->key, quoted(v, qb, sizeof qb));
         *(int64_t *)dst = x;
         return 0;
     }
     case A_BOOL:
         if (strcmp(v, "True") && strcmp(v, "False"))
-            return fail(why, n, shown, line, "%s %s: not True or False", s->key, quoted(v, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "%s %s: not True or False", s->key, quoted(v, qb, sizeof qb));
         *(int *)dst = !strcmp(v, "True");
         return 0;
     case A_REAL: { /* dropout probabilities: any above 0 means masks are kept */
         char *end;
         double x = strtod(v, &end);
         if (end == v || *end || !(x >= 0 && x <= 1))
-            return fail(why, n, shown, line, "%s %s: not a probability in [0, 1]", s->key, quoted(v, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "%s %s: not a probability in [0, 1]", s->key, quoted(v, qb, sizeof qb));
         if (x > 0) *(int *)dst = 1;
         else if (*(int *)dst < 0) *(int *)dst = 0;
         return 0;
@@ -130,7 +116,7 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, const char *
         size_t k = 0;
         while (p[k] && p[k] != '\'' && p[k] != '"' && p[k] != ',' && p[k] != ']' && k + 1 < MLOG_WORD) k++;
         if (k == 0 || k + 1 >= MLOG_WORD)
-            return fail(why, n, shown, line, "%s %s: not a word", s->key, quoted(v, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "%s %s: not a word", s->key, quoted(v, qb, sizeof qb));
         memcpy(dst, p, k);
         dst[k] = 0;
         if (!strcmp(dst, "None")) dst[0] = 0;
@@ -141,7 +127,7 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, const char *
         char tail = 0;
         if (sscanf(v, " [ %lld , %lld ] %c", &u, &rr, &tail) != 2 || u < 1 || rr < 1 || u > (1LL << 30) ||
             rr > (1LL << 30))
-            return fail(why, n, shown, line, "%s %s: not two degrees [U, R]", s->key, quoted(v, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "%s %s: not two degrees [U, R]", s->key, quoted(v, qb, sizeof qb));
         r->hcp_u = u;
         r->hcp_r = rr;
         return 0;
@@ -167,7 +153,7 @@ static int arg_line(mlog_run *r, char *s, int *gqa, const char *shown, int line,
     if (!strcmp(key, "group_query_attention")) {
         if (strcmp(val, "True") && strcmp(val, "False")) {
             char qb[64];
-            return fail(why, n, shown, line, "group_query_attention %s: not True or False", quoted(val, qb, sizeof qb));
+            return text_fail_at(why, n, shown, line, "group_query_attention %s: not True or False", quoted(val, qb, sizeof qb));
         }
         *gqa = !strcmp(val, "True");
         return 0;
@@ -219,15 +205,15 @@ static int report_line(mlog_run *r, const char *s, int64_t it, int last_untermin
     double ms, tf = NAN;
     int st = field_num(s, TIME, &ms);
     if (st == 1)
-        return fail(why, n, shown, line, "iteration %lld: no '%s'%s", (long long)it, TIME,
+        return text_fail_at(why, n, shown, line, "iteration %lld: no '%s'%s", (long long)it, TIME,
                     last_unterminated ? " (the log is cut short)" : " (valid: Megatron-LM's iteration report)");
     if (st == 2 || !(ms > 0))
-        return fail(why, n, shown, line, "iteration %lld: '%s' is not a positive number", (long long)it, TIME);
+        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a positive number", (long long)it, TIME);
     if (last_unterminated)
-        return fail(why, n, shown, line, "iteration %lld: the last line has no newline (the log is cut short)",
+        return text_fail_at(why, n, shown, line, "iteration %lld: the last line has no newline (the log is cut short)",
                     (long long)it);
     st = field_num(s, TPUT, &tf);
-    if (st == 2) return fail(why, n, shown, line, "iteration %lld: '%s' is not a number", (long long)it, TPUT);
+    if (st == 2) return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a number", (long long)it, TPUT);
     if (r->n_reports < MLOG_MAX_REPORTS) {
         mlog_report *p = &r->reports[r->n_reports++];
         p->line = line;
@@ -245,7 +231,7 @@ static int memory_line(mlog_run *r, const char *s, const char *shown, int line, 
     int st = field_num(s, "max reserved:", &x);
     if (st == 1) st = field_num(s, "max allocated:", &x);
     if (st == 1) return 0;
-    if (st == 2) return fail(why, n, shown, line, "memory report: 'max reserved' or 'max allocated' is not a number");
+    if (st == 2) return text_fail_at(why, n, shown, line, "memory report: 'max reserved' or 'max allocated' is not a number");
     if (x > r->mem_peak_mb) {
         r->mem_peak_mb = x;
         r->mem_line = line;
@@ -262,7 +248,7 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
     enum { BEFORE, IN, AFTER } state = BEFORE;
     int gqa = -1, line = 0;
     char *buf = malloc(MLOG_MAX_LINE + 1);
-    if (!buf) return fail(why, n, shown, 0, "out of memory");
+    if (!buf) return text_fail_at(why, n, shown, 0, "out of memory");
     size_t pos = 0;
     int rc = 0;
     while (pos < len && !rc) {
@@ -270,11 +256,11 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t l = nl ? (size_t)(nl - (text + pos)) : len - pos;
         if (l > MLOG_MAX_LINE) {
-            rc = fail(why, n, shown, line, "a line of more than %d bytes (valid: a Megatron-LM log)", MLOG_MAX_LINE);
+            rc = text_fail_at(why, n, shown, line, "a line of more than %d bytes (valid: a Megatron-LM log)", MLOG_MAX_LINE);
             break;
         }
         if (memchr(text + pos, 0, l)) {
-            rc = fail(why, n, shown, line, "a NUL byte (valid: a text log)");
+            rc = text_fail_at(why, n, shown, line, "a NUL byte (valid: a text log)");
             break;
         }
         memcpy(buf, text + pos, l);
@@ -287,7 +273,7 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
         }
         if (strstr(buf, "- arguments -")) {
             if (state == AFTER) {
-                rc = fail(why, n, shown, line, "a second argument block (valid: one run per log; give each run's "
+                rc = text_fail_at(why, n, shown, line, "a second argument block (valid: one run per log; give each run's "
                                                "log on its own)");
                 break;
             }
@@ -299,7 +285,7 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
         if (v) {
             double nv;
             if (field_num(v, "new size:", &nv) || nv < 1 || nv > (1 << 24) || nv != floor(nv)) {
-                rc = fail(why, n, shown, line, "padded vocab: no 'new size: N' with a vocabulary size");
+                rc = text_fail_at(why, n, shown, line, "padded vocab: no 'new size: N' with a vocabulary size");
                 break;
             }
             r->vocab = (int64_t)nv;
@@ -313,14 +299,14 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
     free(buf);
     if (rc) return rc;
     if (state == BEFORE)
-        return fail(why, n, shown, 0, "no Megatron-LM argument block ('---- arguments ----'; valid: the log of a "
+        return text_fail_at(why, n, shown, 0, "no Megatron-LM argument block ('---- arguments ----'; valid: the log of a "
                                       "Megatron-LM training run from its start)");
     if (state == IN)
-        return fail(why, n, shown, line, "the argument block from line %d is not closed ('---- end of arguments "
+        return text_fail_at(why, n, shown, line, "the argument block from line %d is not closed ('---- end of arguments "
                                          "----'): the log is cut short", r->args_line);
     if (gqa != 1) r->kv_heads = r->heads; /* num_query_groups counts only under group_query_attention */
     if (r->n_reports == 0)
-        return fail(why, n, shown, 0, "no iteration report ('iteration N/ M | ... | elapsed time per iteration "
+        return text_fail_at(why, n, shown, 0, "no iteration report ('iteration N/ M | ... | elapsed time per iteration "
                                       "(ms): T |'): the run logged no step");
     return 0;
 }
@@ -383,7 +369,7 @@ int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, si
                 {"vocabulary size (a 'padded vocab ... new size: N' line, padded_vocab_size or vocab_size)",
                  r->vocab}};
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-        if (need[i].v <= 0) return fail(why, n, shown, r->args_line, "the log gives no %s", need[i].key);
+        if (need[i].v <= 0) return text_fail_at(why, n, shown, r->args_line, "the log gives no %s", need[i].key);
     memset(m, 0, sizeof *m);
     m->layers = r->layers;
     m->hidden = r->hidden;
@@ -397,7 +383,7 @@ int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, si
     m->dropout = r->dropout == 1;
     char w[256];
     if (uly_model_check(m, w, sizeof w) != ULY_OK)
-        return fail(why, n, shown, r->args_line, "the model of the argument block is not valid: %s", w);
+        return text_fail_at(why, n, shown, r->args_line, "the model of the argument block is not valid: %s", w);
     return 0;
 }
 
@@ -417,11 +403,11 @@ int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, 
                           c->megatron_cp_comm);
         }
         char qb[64];
-        if (!s) return fail(why, n, shown, r->args_line, "cp_comm_type %s: not a scheme ulysim models (valid: %s)",
+        if (!s) return text_fail_at(why, n, shown, r->args_line, "cp_comm_type %s: not a scheme ulysim models (valid: %s)",
                             quoted(comm, qb, sizeof qb), valid);
         if (s->uses_ulysses && s->uses_ring) {
             if (r->hcp_u * r->hcp_r != cp)
-                return fail(why, n, shown, r->args_line,
+                return text_fail_at(why, n, shown, r->args_line,
                             "cp_comm_type %s needs hierarchical_context_parallel_sizes [U, R] with U x R = "
                             "context_parallel_size %lld", comm, (long long)cp);
             u = r->hcp_u;
@@ -435,9 +421,9 @@ int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, 
         s = uly_strategy_get(r->sequence_parallel == 1 ? ULY_STRAT_MEGATRON_SP : ULY_STRAT_MEGATRON_TP);
     }
     const int64_t per_replica = t * cp * pp;
-    if (r->world_size <= 0) return fail(why, n, shown, r->args_line, "the log gives no world_size");
+    if (r->world_size <= 0) return text_fail_at(why, n, shown, r->args_line, "the log gives no world_size");
     if (r->world_size % per_replica)
-        return fail(why, n, shown, r->args_line,
+        return text_fail_at(why, n, shown, r->args_line,
                     "world_size %lld is not a multiple of tensor x context x pipeline parallel %lld",
                     (long long)r->world_size, (long long)per_replica);
     uly_layout_init(l, s->id, u, ring, t, r->world_size / per_replica);

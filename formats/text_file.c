@@ -2,6 +2,7 @@
  * (text_file.h), on js_file_read's checks (no FIFO, no device, a size cap). */
 #include "text_file.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,4 +26,18 @@ int text_file_read(const char *path, size_t max_bytes, const char *noun, char **
     else
         snprintf(reason, sizeof reason, "not a regular file (valid: %s)", noun);
     return js_fail(why, why_len, path, "%s", reason);
+}
+
+int text_fail_at(char *why, size_t n, const char *path, int line, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (line > 0) snprintf(why, n, "%s:%d: %s", path, line, msg);
+    else snprintf(why, n, "%s: %s", path, msg);
+    for (char *p = why; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = '?';
+    return 2;
 }

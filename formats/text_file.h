@@ -13,4 +13,10 @@
 int text_file_read(const char *path, size_t max_bytes, const char *noun, char **text, size_t *len, char *why,
                    size_t why_len);
 
+/* The one-line message of bad input in a file: "PATH:LINE: message", or
+ * "PATH: message" when line <= 0, into why (control characters shown as
+ * '?', so one line whatever the file held). Returns 2, bad input. */
+int text_fail_at(char *why, size_t why_len, const char *path, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 #endif

@@ -5,6 +5,7 @@
  * is a column without being listed here; the row's strategy is priced at the
  * best layout of the pins given (sim_best, as plan does). */
 #include "validate_runs.h"
+#include "text_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -34,16 +35,6 @@ static const char *const META_COLS[] = {"label", "source", "group", "flop_conven
 /* What a configuration column is, asked of the parser itself. */
 enum { COL_VALUED = 0, COL_BOOL, COL_BOOL_NEG, COL_UNKNOWN, COL_QUANTITY, COL_META };
 
-static int vr_fail(char *why, size_t n, const char *path, int line, const char *fmt, ...)
-{
-    char msg[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (line > 0) return sim_fail(why, n, "%s:%d: %s", path, line, msg);
-    return sim_fail(why, n, "%s: %s", path, msg);
-}
 
 /* The parser's answer to argv {"ulysim", flag}: 0 accepted, 2 refused. */
 static int probe(const char *flag, sim_args *a, char *why, size_t n)
@@ -114,7 +105,7 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
         r->meas[q] = r->pred[q] = NAN;
         int c = runs_col(t, vr_quantity_names[q]);
         if (c >= 0 && cell[c][0] && parse_positive(cell[c], &r->meas[q]))
-            return vr_fail(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: %s)", i + 1,
+            return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: %s)", i + 1,
                            vr_quantity_names[q], sim_quote(cell[c], qb, sizeof qb),
                            q == VR_STEP ? "seconds per step, e.g. 1.42" : q == VR_MEM ? "GiB per GPU, e.g. 61.5"
                                                                                       : "a positive number");
@@ -123,17 +114,17 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
         const int c = runs_col(t, UNIT_COLS[k].name), q = UNIT_COLS[k].q;
         if (c < 0 || !cell[c][0]) continue;
         if (!isnan(r->meas[q]))
-            return vr_fail(why, n, path, t->line[i], "row %d: %s and %s both given (valid: one of them)", i + 1,
+            return text_fail_at(why, n, path, t->line[i], "row %d: %s and %s both given (valid: one of them)", i + 1,
                            vr_quantity_names[q], UNIT_COLS[k].name);
         if (parse_positive(cell[c], &r->meas[q]))
-            return vr_fail(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: e.g. 1420)", i + 1,
+            return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: e.g. 1420)", i + 1,
                            UNIT_COLS[k].name, sim_quote(cell[c], qb, sizeof qb));
         r->meas[q] /= UNIT_COLS[k].per;
     }
     r->oom_meas = -1;
     int c = runs_col(t, "oom");
     if (c >= 0 && cell[c][0] && parse_bool_cell(cell[c], &r->oom_meas))
-        return vr_fail(why, n, path, t->line[i], "row %d: oom %s: not a boolean (valid: true, false or empty)", i + 1,
+        return text_fail_at(why, n, path, t->line[i], "row %d: oom %s: not a boolean (valid: true, false or empty)", i + 1,
                        sim_quote(cell[c], qb, sizeof qb));
     r->flop_conv = -1;
     c = runs_col(t, "flop_convention");
@@ -142,12 +133,12 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
         if (r->flop_conv < 0) {
             char valid[160] = "";
             for (int k = 0; k < ULY_FLOP_CONV_COUNT; k++) sim_join(valid, sizeof valid, ", ", uly_flop_conv_name(k));
-            return vr_fail(why, n, path, t->line[i], "row %d: flop_convention %s: unknown (valid: %s)", i + 1,
+            return text_fail_at(why, n, path, t->line[i], "row %d: flop_convention %s: unknown (valid: %s)", i + 1,
                            sim_quote(cell[c], qb, sizeof qb), valid);
         }
     }
     if (!isnan(r->meas[VR_TFLOPS]) && r->flop_conv < 0)
-        return vr_fail(why, n, path, t->line[i], "row %d: tflops_per_gpu needs its flop_convention (valid: "
+        return text_fail_at(why, n, path, t->line[i], "row %d: tflops_per_gpu needs its flop_convention (valid: "
                        "megatron-lm, narayanan, palm, ulysim; docs/runs.md, \"FLOP conventions\")", i + 1);
     const struct { const char *name; char *dst; size_t len; } text[] = {
         {"label", r->label, sizeof r->label}, {"source", r->source, sizeof r->source}, {"group", r->group, sizeof r->group}};
@@ -185,13 +176,13 @@ static int row_argv(const runs_table *t, int i, const int *kind, const char *pat
         } else {
             int b;
             if (parse_bool_cell(cell, &b))
-                return vr_fail(why, n, path, t->line[i], "row %d: %s %s: a switch (valid: true, false or empty)", i + 1,
+                return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: a switch (valid: true, false or empty)", i + 1,
                                t->cols[c], sim_quote(cell, qb, sizeof qb));
             if (!b && kind[c] == COL_BOOL) continue; /* a switch without a --no- form: off is its default */
             w = snprintf(arg, store_len - used, "--%s%s", b ? "" : "no-", t->cols[c]);
         }
         if (w < 0 || (size_t)w + 1 >= store_len - used)
-            return vr_fail(why, n, path, t->line[i], "row %d: too long", i + 1);
+            return text_fail_at(why, n, path, t->line[i], "row %d: too long", i + 1);
         used += (size_t)w + 1;
         argv[(*argc)++] = arg;
     }
@@ -251,16 +242,16 @@ static int row_price(const runs_table *t, int i, const int *kind, const char *pa
     if ((rc = row_argv(t, i, kind, path, o->cluster, argv, &argc, store, sizeof store, why, n)) != 0) return rc;
     if ((rc = sim_args_parse(argc, argv, a, msg, sizeof msg)) != 0 ||
         (rc = sim_ctx_resolve(a, c, msg, sizeof msg)) != 0)
-        return rc == SIM_EXIT_USAGE ? vr_fail(why, n, path, t->line[i], "row %d: %s", i + 1, msg)
+        return rc == SIM_EXIT_USAGE ? text_fail_at(why, n, path, t->line[i], "row %d: %s", i + 1, msg)
                                     : (snprintf(why, n, "%s", msg), rc);
     if (!c->strat_explicit || c->n_strat != 1)
-        return vr_fail(why, n, path, t->line[i], "row %d: which strategy? (valid: a strategy column naming one, "
+        return text_fail_at(why, n, path, t->line[i], "row %d: which strategy? (valid: a strategy column naming one, "
                        "e.g. ulysses; see ulysim --help)", i + 1);
     r->strategy = c->strat[0];
     r->gpus = c->gpus[0];
     r->seq = c->seq[0];
     rc = o->price ? o->price(c, r, o->user, msg, sizeof msg) : price_best(c, r, msg, sizeof msg);
-    if (rc == SIM_EXIT_USAGE) return vr_fail(why, n, path, t->line[i], "row %d: %s", i + 1, msg);
+    if (rc == SIM_EXIT_USAGE) return text_fail_at(why, n, path, t->line[i], "row %d: %s", i + 1, msg);
     if (rc) snprintf(why, n, "row %d: %s", i + 1, msg);
     return rc;
 }
@@ -291,7 +282,7 @@ int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_
             for (int i = 0; i < t.n_rows && row < 0; i++)
                 if (t.cells[i][k][0]) row = i;
             char qb[80];
-            rc = vr_fail(why, n, path, row >= 0 ? t.line[row] : 1,
+            rc = text_fail_at(why, n, path, row >= 0 ? t.line[row] : 1,
                          "%s%.0d%s column %s is neither a ulysim flag nor a measured quantity (valid: a long flag "
                          "without its dashes, e.g. gpus, seq, strategy, tp, recompute; step_s, tokens_per_s, "
                          "tflops_per_gpu with flop_convention, mem_gib, oom; label, source, group)",
@@ -299,14 +290,14 @@ int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_
                          sim_quote(t.cols[k], qb, sizeof qb));
         }
     if (!rc && runs_col(&t, "strategy") < 0)
-        rc = vr_fail(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");
+        rc = text_fail_at(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");
     for (int i = 0; i < t.n_rows && !rc; i++) {
         vr_row *r = &s->rows[i];
         r->line = t.line[i];
         if ((rc = row_measured(&t, i, path, r, why, n)) == 0) rc = row_price(&t, i, kind, path, o, r, a, c, why, n);
         s->n = i + 1;
     }
-    if (!rc && t.n_rows == 0) rc = vr_fail(why, n, path, 0, "no rows (valid: a header line, then one run per line)");
+    if (!rc && t.n_rows == 0) rc = text_fail_at(why, n, path, 0, "no rows (valid: a header line, then one run per line)");
 out:
     runs_free(&t);
     free(a);
