@@ -27,7 +27,20 @@
  *         flush-to-zero of denormal weights, and the log-sum-exp merges of
  *         ring steps. A wrong mask, block, offset or reduction gives errors of
  *         order 1.
- * Both grow by sqrt(N / 4096) past 4096 tokens (rounding of long sums). */
+ * Both grow by sqrt(N / 4096) past 4096 tokens (rounding of long sums).
+ *
+ * What it compares (--check, hx_check_plan): full, every head and row; or a
+ * sample drawn from a per-run seed: one KV head in eight (at least one) and
+ * every query head reading it, whose O, dQ, dK, dV are recomputed over every
+ * row, and dX on 256 rows. The float64 attention needs every head's O to
+ * build the later layers' inputs of dO, and every head's dQ, dK, dV for dX:
+ * the sample takes those of the unchecked heads from the run (replica 0), so
+ * each checked value is a float64 recomputation from the same inputs. It
+ * catches anything wrong in a checked head (any row: masks, offsets, blocks,
+ * ring merges, the all-to-all of that head, dK/dV reductions) and in the
+ * GEMMs, norms, MLP and their TP reductions on the checked rows; it misses
+ * an error confined to unchecked heads (their O, dQ, dK, dV, which it takes
+ * as given) and rows it does not sample. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
