@@ -45,15 +45,25 @@ typedef struct hx_opts {
     int quiet;
     /* hidden fault and error injection (tests) */
     int inject_error;      /* perturb one element of the distributed result */
+    int inject_error_row;  /* perturb every element of one row of dQ (every head of one token) */
     int inject_fail_rank, inject_fail_op;   /* -1 = off; op -1 = first comm op */
     int inject_hang_rank, inject_hang_op;
     int inject_kill_rank, inject_kill_op;
-    int no_check;          /* skip the reference (benchmarks) */
+    int check;             /* --check: HX_CHECK_AUTO, _FULL, _SAMPLED or _NONE */
+    uint64_t check_seed;   /* --check-seed: the sample's seed; 0 = drawn per run */
+    int no_check;          /* --check none: skip the reference (benchmarks) */
     /* what executes the plan (see hx_backend below) */
     const char *backend;   /* "mpi" (default) | "nccl" */
     const struct hx_backend *be; /* chosen by main from `backend`; NULL = mpi */
     uly_dtype dtype;       /* the run's element type; HX_DTYPE_DEFAULT until the backend picks */
 } hx_opts;
+
+/* --check: the float64 reference over every head and row; over a sample of
+ * them (hx_check.c says what a sample can and cannot catch); none; or auto:
+ * full while the reference's attention costs at most HX_CHECK_FULL_FLOPS,
+ * else sampled. */
+enum { HX_CHECK_AUTO = 0, HX_CHECK_FULL, HX_CHECK_SAMPLED, HX_CHECK_NONE };
+#define HX_CHECK_FULL_FLOPS 1e10
 
 /* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
@@ -120,7 +130,10 @@ typedef struct hx_slab {
     size_t redzone; /* bytes left after every piece (poisoned under AddressSanitizer) */
 } hx_slab;
 void *hx_slab_take(hx_slab *s, int64_t bytes);
-static inline float *hx_slab_f(hx_slab *s, int64_t n) { return hx_slab_take(s, n * (int64_t)sizeof(float)); }
+static inline float *hx_slab_f(hx_slab *s, int64_t n)
+{
+    return hx_slab_take(s, n > INT64_MAX / 4 ? INT64_MAX : n * (int64_t)sizeof(float)); /* saturates, as hx_slab_take */
+}
 void hx_slab_start(hx_slab *s, void *base); /* after sizing: carve again at base (s->used bytes, zeroed) */
 int hx_slab_carved(const hx_slab *s, const char *what); /* HX_FAIL if carving took other than it sized */
 void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a zeroed slab stays reusable */
@@ -288,6 +301,18 @@ typedef struct hx_ctx {
     int timed_rep;               /* -1 when not timed */
     int inject_fail_id, inject_hang_id, inject_kill_id;
 
+    /* the check: its resolved mode (full, sampled or none), its sample's
+     * seed and what it compares (hx_sample_make: every head and row when full) */
+    int check_mode;
+    uint64_t check_seed;
+    struct hx_sample {
+        int64_t n_q, n_kv;    /* checked query heads, and the KV heads they read */
+        int64_t *q, *kv;      /* sorted head indices */
+        uint8_t *q_on, *kv_on;/* [a], [k]: 1 where checked */
+        int64_t n_rows;       /* checked rows (global b*N + position) of dX: b*N when full */
+        int64_t *rows;        /* sorted; NULL when full (every row) */
+    } sample;
+
     /* results */
     double err[5];               /* O, dQ, dK, dV, dX max relative error */
     double tol;
@@ -403,6 +428,23 @@ int hx_run(hx_ctx *c);
 int hx_exec_op(hx_ctx *c, int id);
 /* check against the float64 reference on rank 0: c->check_ok (the same on every rank) */
 int hx_check(hx_ctx *c);
+/* the check's mode from --check and the reference's cost, its seed (rank 0
+ * draws one unless --check-seed gave it) and its sample: HX_OK or HX_FAIL */
+int hx_check_plan(hx_ctx *c);
+void hx_sample_free(struct hx_sample *s);
+/* bytes the check allocates: *root on rank 0 (the float64 reference and the
+ * assembled tensors), *pieces on every rank (what it sends rank 0, which
+ * holds every rank's at once) */
+void hx_check_bytes(const hx_ctx *c, double *root, double *pieces);
+/* before any buffer that scales with the run: what this run will allocate,
+ * summed over the ranks of each node, against the memory available there
+ * (MemAvailable, or the cgroup's room where a limit is set); HX_USAGE with
+ * one line naming both when it does not fit */
+int hx_mem_check(hx_ctx *c);
+/* sizes the parameters (counts only; hx_params_setup allocates them) */
+void hx_params_size(hx_ctx *c);
+/* bytes a host slab carved by carve needs (a sizing run of it) */
+size_t hx_slab_need(hx_ctx *c, hx_carve_fn carve);
 struct hx_trace;
 int hx_microbench(const hx_opts *o, struct hx_trace *trace); /* the table; its lines also to the trace */
 void hx_print_plan(const hx_ctx *c, FILE *fp);
@@ -410,7 +452,7 @@ void hx_print_plan(const hx_ctx *c, FILE *fp);
 /* seeded inputs */
 float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
 enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
-       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP };
+       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP, HX_T_CHECK };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
 int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this rank's token i (embedding) */
 void hx_layer_io_seed(const hx_ctx *c, float *x, float *g); /* the layer's input and upstream gradient [Rt][h] */

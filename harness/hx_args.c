@@ -55,6 +55,17 @@ static const char usage[] =
     "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
     "                      --cluster-file is the same flag)\n"
     "  --seed S            input seed (default 1)\n"
+    "  --check auto|full|sampled|none   the float64 single-rank reference check on\n"
+    "                      rank 0. full: every head and row; sampled: the attention\n"
+    "                      output and dQ, dK, dV of one KV head in eight (its query\n"
+    "                      heads) over every row, and dX on 256 random rows, the\n"
+    "                      unchecked heads' values taken from the run (see\n"
+    "                      docs/design.md); none: skip it (--no-check). auto\n"
+    "                      (default): full while the reference's attention is at\n"
+    "                      most 1e10 flops (about 2.4K tokens at 8 heads x 32,\n"
+    "                      causal), else sampled\n"
+    "  --check-seed S      the sample's seed (default: drawn per run, printed and\n"
+    "                      written in the trace header; give it to repeat a sample)\n"
     "  --timeout SEC       watchdog: abort when a rank makes no progress this long: no CPU\n"
     "                      time outside MPI, or a wait in MPI longer than this plus\n"
     "                      twice the longest op (default 20)\n"
@@ -285,7 +296,20 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--no-check")) {
-            o->no_check = 1;
+            o->check = HX_CHECK_NONE;
+        } else if (!strcmp(a, "--check")) {
+            NEED();
+            static const char *const modes[] = {"auto", "full", "sampled", "none"};
+            int m = 0;
+            while (m < 4 && strcmp(v, modes[m])) m++;
+            if (m == 4) return hx_args_reject(rank, "--check %s: must be auto, full, sampled or none", v);
+            o->check = m; /* HX_CHECK_AUTO .. HX_CHECK_NONE in this order */
+        } else if (!strcmp(a, "--check-seed")) {
+            NEED();
+            if (parse_int(a, v, 1, (int64_t)1 << 53, &x, rank)) return 2;
+            o->check_seed = (uint64_t)x;
+        } else if (!strcmp(a, "--inject-error-row")) {
+            o->inject_error_row = 1;
         } else if (!strcmp(a, "--inject-error")) {
             o->inject_error = 1;
         } else if (!strcmp(a, "--inject-fail")) {
@@ -304,6 +328,7 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
     }
     if (!o->microbench && !o->strategy)
         return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
+    o->no_check = o->check == HX_CHECK_NONE;
     if (o->mb_min > o->mb_max) return hx_args_reject(rank, "--mb-min must not exceed --mb-max");
     return 0;
 }

@@ -27,10 +27,26 @@
  *         flush-to-zero of denormal weights, and the log-sum-exp merges of
  *         ring steps. A wrong mask, block, offset or reduction gives errors of
  *         order 1.
- * Both grow by sqrt(N / 4096) past 4096 tokens (rounding of long sums). */
+ * Both grow by sqrt(N / 4096) past 4096 tokens (rounding of long sums).
+ *
+ * What it compares (--check, hx_check_plan): full, every head and row; or a
+ * sample drawn from a per-run seed: one KV head in eight (at least one) and
+ * every query head reading it, whose O, dQ, dK, dV are recomputed over every
+ * row, and dX on 256 rows. The float64 attention needs every head's O to
+ * build the later layers' inputs of dO, and every head's dQ, dK, dV for dX:
+ * the sample takes those of the unchecked heads from the run (replica 0), so
+ * each checked value is a float64 recomputation from the same inputs. It
+ * catches anything wrong in a checked head (any row: masks, offsets, blocks,
+ * ring merges, the all-to-all of that head, dK/dV reductions) and in the
+ * GEMMs, norms, MLP and their TP reductions on the checked rows; it misses
+ * an error confined to unchecked heads (their O, dQ, dK, dV, which it takes
+ * as given) and rows it does not sample. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -89,29 +105,61 @@ static void place(const hx_ctx *c, int t, const piece *p, const int64_t *bat, co
 
 /* ------------------------------------------------------------ reference */
 
-/* The reference's float64 tensors, allocated before any is computed (all
- * or none) and freed together by ref_free; out[] points among them. */
-#define REF_MAX_BUFS 48
+/* The reference computes the checked heads' attention over every row and
+ * the rest of the layer row by row, in blocks of REF_BLOCK rows (so that
+ * its memory does not grow with the FFN width times N). out[t] are the
+ * full token-major tensors [b][N][W]: under a sample they start as the
+ * run's own (replica 0) and the reference overwrites what it checks; the
+ * unchecked heads' O then feed the checked rows' dO, and their dQ, dK, dV
+ * the checked rows' dX, as the run's values. */
+#define REF_BLOCK 256
 typedef struct ref {
+    double *X, *G, *Y1, *inv1, *dX1;                 /* [rows][h], [rows] */
+    double *Wq, *Wk, *Wv, *Wo, *W1, *W1u, *W2;
+    double *Qh, *Kh, *Vh, *Oh, *lse, *dOh, *dQh, *dKh, *dVh; /* [b][checked heads][N][d], lse [b][n_q][N] */
+    /* one block of rows */
+    double *X1, *Y2, *inv2, *U, *Uu, *dA, *dU, *dUu, *dY2;
+    double *bq, *bk, *bv, *bx, *binv, *bd1, *by, *bdx;
     double *out[CK_N];
-    double *buf[REF_MAX_BUFS];
-    int n, failed;
 } ref;
 
-static double *ref_take(ref *R, int64_t n)
+/* Carves the reference's buffers from s (sizing while s has no memory). */
+static void ref_carve(const hx_ctx *c, const struct hx_sample *S, hx_slab *s, ref *R)
 {
-    double *p = R->failed || R->n == REF_MAX_BUFS ? NULL : hx_alloc(sizeof(double) * (size_t)n, "reference");
-    if (!p) {
-        R->failed = 1;
-        return NULL;
-    }
-    return R->buf[R->n++] = p;
-}
-
-static void ref_free(ref *R)
-{
-    for (int i = 0; i < R->n; i++) free(R->buf[i]);
-    R->n = 0;
+    const int64_t rows = c->b * c->N, h = c->h, ad = c->a * c->d, kd = c->k * c->d, f = c->f, d = c->d;
+    const int64_t B = REF_BLOCK, sw = c->m.swiglu;
+#define TAKE(n) ((double *)hx_slab_take(s, (n) > INT64_MAX / 8 ? INT64_MAX : (int64_t)(n) * 8))
+    R->X = TAKE(rows * h);
+    R->G = TAKE(rows * h);
+    R->Y1 = TAKE(rows * h);
+    R->inv1 = TAKE(rows);
+    R->dX1 = TAKE(rows * h);
+    R->Wq = TAKE(h * ad);
+    R->Wk = TAKE(h * kd);
+    R->Wv = TAKE(h * kd);
+    R->Wo = TAKE(ad * h);
+    R->W1 = TAKE(h * f);
+    R->W1u = sw ? TAKE(h * f) : NULL;
+    R->W2 = TAKE(f * h);
+    const int64_t nq = rows * S->n_q * d, nk = rows * S->n_kv * d;
+    double **q[] = {&R->Qh, &R->Oh, &R->dOh, &R->dQh}, **k[] = {&R->Kh, &R->Vh, &R->dKh, &R->dVh};
+    for (int i = 0; i < 4; i++) *q[i] = TAKE(nq);
+    for (int i = 0; i < 4; i++) *k[i] = TAKE(nk);
+    R->lse = TAKE(rows * S->n_q);
+    double **bh[] = {&R->X1, &R->Y2, &R->dY2, &R->bx, &R->bd1, &R->by, &R->bdx};
+    for (int i = 0; i < 7; i++) *bh[i] = TAKE(B * h);
+    R->inv2 = TAKE(B);
+    R->binv = TAKE(B);
+    R->U = TAKE(B * f);
+    R->dA = TAKE(B * f);
+    R->dU = TAKE(B * f);
+    R->Uu = sw ? TAKE(B * f) : NULL;
+    R->dUu = sw ? TAKE(B * f) : NULL;
+    R->bq = TAKE(B * ad);
+    R->bk = TAKE(B * kd);
+    R->bv = TAKE(B * kd);
+    for (int t = 0; t < CK_N; t++) R->out[t] = TAKE(rows * (t == CK_DK || t == CK_DV ? kd : t == CK_DX ? h : ad));
+#undef TAKE
 }
 
 static void dgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda, const double *b,
@@ -143,138 +191,146 @@ static void rms_b(int64_t rows, int64_t h, const double *x, const double *inv, c
     }
 }
 
-/* token-major [b][N][H*d] <-> head-major [b][H][N][d] */
-static void to_heads(const hx_ctx *c, const double *src, int64_t H, double *dst)
+/* head-major [b][n][N][d] of the listed heads <-> token-major [b][N][H*d] */
+static void heads_put(const hx_ctx *c, const double *src, const int64_t *list, int64_t n, int64_t H, double *dst)
 {
     const int64_t N = c->N, d = c->d;
     for (int64_t bb = 0; bb < c->b; bb++)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t hh = 0; hh < H; hh++)
-                memcpy(dst + ((bb * H + hh) * N + n) * d, src + ((bb * N + n) * H + hh) * d, sizeof(double) * (size_t)d);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t p = 0; p < N; p++)
+                memcpy(dst + ((bb * N + p) * H + list[i]) * d, src + ((bb * n + i) * N + p) * d,
+                       sizeof(double) * (size_t)d);
 }
 
-static void from_heads(const hx_ctx *c, const double *src, int64_t H, double *dst)
+/* the listed heads' columns of a token-major input times W [h][H*d]: head-major */
+static void heads_gemm(const hx_ctx *c, const double *Y, const double *W, const int64_t *list, int64_t n, int64_t H,
+                       double *dst)
 {
-    const int64_t N = c->N, d = c->d;
+    const int64_t N = c->N, d = c->d, h = c->h;
     for (int64_t bb = 0; bb < c->b; bb++)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t hh = 0; hh < H; hh++)
-                memcpy(dst + ((bb * N + n) * H + hh) * d, src + ((bb * H + hh) * N + n) * d, sizeof(double) * (size_t)d);
+        for (int64_t i = 0; i < n; i++)
+            dgemm(0, 0, N, d, h, Y + bb * N * h, h, W + list[i] * d, H * d, 0, dst + (bb * n + i) * N * d, d);
 }
 
-static int reference(const hx_ctx *c, ref *R)
+/* rows [r0, r0 + n) of one sequence after attention: X1 = X + O Wo, the MLP,
+ * its backward from dM = G (which reaches X1 through the residual too), dX1,
+ * and dO of the checked heads */
+static void ref_rows(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t bb, int64_t p0, int64_t n)
+{
+    const int64_t h = c->h, ad = c->a * c->d, f = c->f, d = c->d, N = c->N, r0 = bb * N + p0;
+    const int sw = c->m.swiglu;
+    const double *G = R->G + r0 * h;
+    memcpy(R->X1, R->X + r0 * h, sizeof(double) * (size_t)(n * h));
+    dgemm(0, 0, n, h, ad, R->out[CK_O] + r0 * ad, ad, R->Wo, h, 1.0, R->X1, h);
+    rms_f(n, h, R->X1, R->Y2, R->inv2);
+    dgemm(0, 0, n, f, h, R->Y2, h, R->W1, f, 0, R->U, f);
+    if (sw) dgemm(0, 0, n, f, h, R->Y2, h, R->W1u, f, 0, R->Uu, f);
+    dgemm(0, 1, n, f, h, G, h, R->W2, h, 0, R->dA, f);
+    const double k0 = 0.7978845608028654, k1 = 0.044715;
+    for (int64_t i = 0; i < n * f; i++) {
+        const double x = R->U[i], dA = R->dA[i];
+        if (sw) {
+            const double sg = 1.0 / (1.0 + exp(-x));
+            R->dU[i] = dA * R->Uu[i] * sg * (1.0 + x * (1.0 - sg));
+            R->dUu[i] = dA * x * sg;
+        } else {
+            const double t = tanh(k0 * (x + k1 * x * x * x));
+            R->dU[i] = dA * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k0 * (1.0 + 3.0 * k1 * x * x));
+        }
+    }
+    dgemm(0, 1, n, h, f, R->dU, f, R->W1, f, 0, R->dY2, h);
+    if (sw) dgemm(0, 1, n, h, f, R->dUu, f, R->W1u, f, 1.0, R->dY2, h);
+    rms_b(n, h, R->X1, R->inv2, R->dY2, G, R->dX1 + r0 * h);
+    for (int64_t i = 0; i < S->n_q; i++)
+        dgemm(0, 1, n, d, h, R->dX1 + r0 * h, h, R->Wo + S->q[i] * d * h, h, 0,
+              R->dOh + ((bb * S->n_q + i) * N + p0) * d, d);
+}
+
+static int64_t sample_row(const struct hx_sample *S, int64_t i) { return S->rows ? S->rows[i] : i; }
+
+/* dX of the checked rows [i0, i0 + n) of the sample from dQ, dK, dV (out[]) and dX1 */
+static void ref_dx(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t i0, int64_t n)
+{
+    const int64_t h = c->h, ad = c->a * c->d, kd = c->k * c->d;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t row = sample_row(S, i0 + i);
+        memcpy(R->bq + i * ad, R->out[CK_DQ] + row * ad, sizeof(double) * (size_t)ad);
+        memcpy(R->bk + i * kd, R->out[CK_DK] + row * kd, sizeof(double) * (size_t)kd);
+        memcpy(R->bv + i * kd, R->out[CK_DV] + row * kd, sizeof(double) * (size_t)kd);
+        memcpy(R->bx + i * h, R->X + row * h, sizeof(double) * (size_t)h);
+        memcpy(R->bd1 + i * h, R->dX1 + row * h, sizeof(double) * (size_t)h);
+        R->binv[i] = R->inv1[row];
+    }
+    dgemm(0, 1, n, h, ad, R->bq, ad, R->Wq, ad, 0, R->by, h);
+    dgemm(0, 1, n, h, kd, R->bk, kd, R->Wk, kd, 1.0, R->by, h);
+    dgemm(0, 1, n, h, kd, R->bv, kd, R->Wv, kd, 1.0, R->by, h);
+    rms_b(n, h, R->bx, R->binv, R->by, R->bd1, R->bdx);
+    for (int64_t i = 0; i < n; i++)
+        memcpy(R->out[CK_DX] + sample_row(S, i0 + i) * h, R->bdx + i * h, sizeof(double) * (size_t)h);
+}
+
+/* The float64 layer on the same seeded inputs: GEMMs by cblas_dgemm,
+ * attention (the checked heads, every row) by kern_attn_ref_*_f64. */
+static int reference(const hx_ctx *c, const struct hx_sample *S, ref *R)
 {
     const int64_t b = c->b, N = c->N, h = c->h, a = c->a, k = c->k, d = c->d, f = c->f;
     const int64_t rows = b * N, ad = a * d, kd = k * d;
     const int sw = c->m.swiglu;
-    double *X = ref_take(R, rows * h), *G = ref_take(R, rows * h);
-    double *Wq = ref_take(R, h * ad), *Wk = ref_take(R, h * kd), *Wv = ref_take(R, h * kd), *Wo = ref_take(R, ad * h);
-    double *W1 = ref_take(R, h * f), *W1u = sw ? ref_take(R, h * f) : NULL, *W2 = ref_take(R, f * h);
-    double *inv1 = ref_take(R, rows), *inv2 = ref_take(R, rows), *Y1 = ref_take(R, rows * h);
-    double *Q = ref_take(R, rows * ad), *K = ref_take(R, rows * kd), *V = ref_take(R, rows * kd);
-    double *Qh = ref_take(R, rows * ad), *Kh = ref_take(R, rows * kd), *Vh = ref_take(R, rows * kd);
-    double *Oh = ref_take(R, rows * ad), *lse = ref_take(R, b * a * N), *O = ref_take(R, rows * ad);
-    double *X1 = ref_take(R, rows * h), *Y2 = ref_take(R, rows * h);
-    double *U = ref_take(R, rows * f), *Uu = sw ? ref_take(R, rows * f) : NULL, *A = ref_take(R, rows * f);
-    double *dA = ref_take(R, rows * f), *dU = ref_take(R, rows * f), *dUu = sw ? ref_take(R, rows * f) : NULL;
-    double *dY2 = ref_take(R, rows * h), *dX1 = ref_take(R, rows * h);
-    double *dO = ref_take(R, rows * ad), *dOh = ref_take(R, rows * ad);
-    double *dQh = ref_take(R, rows * ad), *dKh = ref_take(R, rows * kd), *dVh = ref_take(R, rows * kd);
-    double *dQ = ref_take(R, rows * ad), *dK = ref_take(R, rows * kd), *dV = ref_take(R, rows * kd);
-    double *dY1 = ref_take(R, rows * h), *dX = ref_take(R, rows * h);
-    if (R->failed) return HX_FAIL;
-
-    for (int64_t bb = 0; bb < b; bb++)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t j = 0; j < h; j++) {
-                const uint64_t gi = (uint64_t)(bb * N + n);
-                X[(bb * N + n) * h + j] = (double)(hx_rand(c->o.seed, HX_T_X, gi, (uint64_t)j) * 1.7320508f);
-                G[(bb * N + n) * h + j] = (double)hx_rand(c->o.seed, HX_T_G, gi, (uint64_t)j);
-            }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < h; j++) {
+            R->X[r * h + j] = (double)(hx_rand(c->o.seed, HX_T_X, (uint64_t)r, (uint64_t)j) * 1.7320508f);
+            R->G[r * h + j] = (double)hx_rand(c->o.seed, HX_T_G, (uint64_t)r, (uint64_t)j);
+        }
     for (int64_t i = 0; i < h; i++) {
-        for (int64_t j = 0; j < ad; j++) Wq[i * ad + j] = hx_weight(c, HX_T_WQ, i, j);
+        for (int64_t j = 0; j < ad; j++) R->Wq[i * ad + j] = hx_weight(c, HX_T_WQ, i, j);
         for (int64_t j = 0; j < kd; j++) {
-            Wk[i * kd + j] = hx_weight(c, HX_T_WK, i, j);
-            Wv[i * kd + j] = hx_weight(c, HX_T_WV, i, j);
+            R->Wk[i * kd + j] = hx_weight(c, HX_T_WK, i, j);
+            R->Wv[i * kd + j] = hx_weight(c, HX_T_WV, i, j);
         }
         for (int64_t j = 0; j < f; j++) {
-            W1[i * f + j] = hx_weight(c, HX_T_W1, i, j);
-            if (sw) W1u[i * f + j] = hx_weight(c, HX_T_W1U, i, j);
+            R->W1[i * f + j] = hx_weight(c, HX_T_W1, i, j);
+            if (sw) R->W1u[i * f + j] = hx_weight(c, HX_T_W1U, i, j);
         }
     }
     for (int64_t i = 0; i < ad; i++)
-        for (int64_t j = 0; j < h; j++) Wo[i * h + j] = hx_weight(c, HX_T_WO, i, j);
+        for (int64_t j = 0; j < h; j++) R->Wo[i * h + j] = hx_weight(c, HX_T_WO, i, j);
     for (int64_t i = 0; i < f; i++)
-        for (int64_t j = 0; j < h; j++) W2[i * h + j] = hx_weight(c, HX_T_W2, i, j);
+        for (int64_t j = 0; j < h; j++) R->W2[i * h + j] = hx_weight(c, HX_T_W2, i, j);
 
-    /* forward */
-    rms_f(rows, h, X, Y1, inv1);
-    dgemm(0, 0, rows, ad, h, Y1, h, Wq, ad, 0, Q, ad);
-    dgemm(0, 0, rows, kd, h, Y1, h, Wk, kd, 0, K, kd);
-    dgemm(0, 0, rows, kd, h, Y1, h, Wv, kd, 0, V, kd);
-    to_heads(c, Q, a, Qh);
-    to_heads(c, K, k, Kh);
-    to_heads(c, V, k, Vh);
+    /* forward: the checked heads' Q, K, V and attention over every row */
+    rms_f(rows, h, R->X, R->Y1, R->inv1);
+    heads_gemm(c, R->Y1, R->Wq, S->q, S->n_q, a, R->Qh);
+    heads_gemm(c, R->Y1, R->Wk, S->kv, S->n_kv, k, R->Kh);
+    heads_gemm(c, R->Y1, R->Wv, S->kv, S->n_kv, k, R->Vh);
     struct kern_attn_desc ds;
     memset(&ds, 0, sizeof ds);
-    ds.heads = (int)a;
-    ds.kv_heads = (int)k;
+    ds.heads = (int)S->n_q;
+    ds.kv_heads = (int)S->n_kv;
     ds.n_q = ds.n_kv = (int)N;
     ds.d = (int)d;
     ds.scale = (float)(1.0 / sqrt((double)d));
     ds.causal = c->w.causal != 0;
     ds.acc = KERN_ACC_F64;
+    const int64_t nq = S->n_q * N * d, nk = S->n_kv * N * d;
     for (int64_t bb = 0; bb < b; bb++)
-        if (kern_attn_ref_fwd_f64(&ds, Qh + bb * N * ad, Kh + bb * N * kd, Vh + bb * N * kd, Oh + bb * N * ad,
-                                  lse + bb * a * N) != KERN_OK)
+        if (kern_attn_ref_fwd_f64(&ds, R->Qh + bb * nq, R->Kh + bb * nk, R->Vh + bb * nk, R->Oh + bb * nq,
+                                  R->lse + bb * S->n_q * N) != KERN_OK)
             return hx_fail("reference attention forward failed");
-    from_heads(c, Oh, a, O);
-    memcpy(X1, X, sizeof(double) * (size_t)(rows * h));
-    dgemm(0, 0, rows, h, ad, O, ad, Wo, h, 1.0, X1, h);
-    rms_f(rows, h, X1, Y2, inv2);
-    dgemm(0, 0, rows, f, h, Y2, h, W1, f, 0, U, f);
-    if (sw) dgemm(0, 0, rows, f, h, Y2, h, W1u, f, 0, Uu, f);
-    const double k0 = 0.7978845608028654, k1 = 0.044715;
-    for (int64_t i = 0; i < rows * f; i++) {
-        const double x = U[i];
-        if (sw) A[i] = x / (1.0 + exp(-x)) * Uu[i];
-        else A[i] = 0.5 * x * (1.0 + tanh(k0 * (x + k1 * x * x * x)));
-    }
-    /* backward from dM = G (dX2 = G reaches X1 through the residual too) */
-    dgemm(0, 1, rows, f, h, G, h, W2, h, 0, dA, f);
-    for (int64_t i = 0; i < rows * f; i++) {
-        const double x = U[i];
-        if (sw) {
-            const double s = 1.0 / (1.0 + exp(-x));
-            dU[i] = dA[i] * Uu[i] * s * (1.0 + x * (1.0 - s));
-            dUu[i] = dA[i] * x * s;
-        } else {
-            const double t = tanh(k0 * (x + k1 * x * x * x));
-            dU[i] = dA[i] * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k0 * (1.0 + 3.0 * k1 * x * x));
-        }
-    }
-    dgemm(0, 1, rows, h, f, dU, f, W1, f, 0, dY2, h);
-    if (sw) dgemm(0, 1, rows, h, f, dUu, f, W1u, f, 1.0, dY2, h);
-    rms_b(rows, h, X1, inv2, dY2, G, dX1);
-    dgemm(0, 1, rows, ad, h, dX1, h, Wo, h, 0, dO, ad);
-    to_heads(c, dO, a, dOh);
+    heads_put(c, R->Oh, S->q, S->n_q, a, R->out[CK_O]);
+    /* the rest of the layer and its backward, row by row, to dO */
     for (int64_t bb = 0; bb < b; bb++)
-        if (kern_attn_ref_bwd_f64(&ds, Qh + bb * N * ad, Kh + bb * N * kd, Vh + bb * N * kd, Oh + bb * N * ad,
-                                  lse + bb * a * N, dOh + bb * N * ad, dQh + bb * N * ad, dKh + bb * N * kd,
-                                  dVh + bb * N * kd) != KERN_OK)
+        for (int64_t p0 = 0; p0 < N; p0 += REF_BLOCK)
+            ref_rows(c, S, R, bb, p0, N - p0 < REF_BLOCK ? N - p0 : REF_BLOCK);
+    for (int64_t bb = 0; bb < b; bb++)
+        if (kern_attn_ref_bwd_f64(&ds, R->Qh + bb * nq, R->Kh + bb * nk, R->Vh + bb * nk, R->Oh + bb * nq,
+                                  R->lse + bb * S->n_q * N, R->dOh + bb * nq, R->dQh + bb * nq, R->dKh + bb * nk,
+                                  R->dVh + bb * nk) != KERN_OK)
             return hx_fail("reference attention backward failed");
-    from_heads(c, dQh, a, dQ);
-    from_heads(c, dKh, k, dK);
-    from_heads(c, dVh, k, dV);
-    dgemm(0, 1, rows, h, ad, dQ, ad, Wq, ad, 0, dY1, h);
-    dgemm(0, 1, rows, h, kd, dK, kd, Wk, kd, 1.0, dY1, h);
-    dgemm(0, 1, rows, h, kd, dV, kd, Wv, kd, 1.0, dY1, h);
-    rms_b(rows, h, X, inv1, dY1, dX1, dX);
-    R->out[CK_O] = O;
-    R->out[CK_DQ] = dQ;
-    R->out[CK_DK] = dK;
-    R->out[CK_DV] = dV;
-    R->out[CK_DX] = dX;
+    heads_put(c, R->dQh, S->q, S->n_q, a, R->out[CK_DQ]);
+    heads_put(c, R->dKh, S->kv, S->n_kv, k, R->out[CK_DK]);
+    heads_put(c, R->dVh, S->kv, S->n_kv, k, R->out[CK_DV]);
+    for (int64_t i0 = 0; i0 < S->n_rows; i0 += REF_BLOCK)
+        ref_dx(c, S, R, i0, S->n_rows - i0 < REF_BLOCK ? S->n_rows - i0 : REF_BLOCK);
     return HX_OK;
 }
 
@@ -361,31 +417,55 @@ static void pieces_free(piece *all, int P)
     free(all);
 }
 
+/* rank 0: tensor t of one replica assembled from its ranks' pieces */
+static void assemble(const hx_ctx *c, const piece *all, int t, int64_t rep, double *full)
+{
+    memset(full, 0, sizeof(double) * (size_t)(c->b * c->N * full_width(c, t)));
+    for (int src = 0; src < hx_world_size(); src++)
+        if (replica_of(c, src) == rep) {
+            const piece *p = &all[src * CK_N + t];
+            place(c, t, p, p->bat, p->pos, p->data, full);
+        }
+}
+
+/* max |x - y| (y NULL: max |x|) over what the sample checks of tensor t:
+ * the checked heads' columns of O, dQ, dK, dV over every row, the checked
+ * rows of dX. NaN counts as the worst. */
+static double checked_max(const hx_ctx *c, const struct hx_sample *S, int t, const double *x, const double *y)
+{
+    const int64_t W = full_width(c, t), d = c->d;
+    double e = 0;
+    if (t == CK_DX) {
+        for (int64_t i = 0; i < S->n_rows; i++)
+            for (int64_t j = 0, r = sample_row(S, i); j < W; j++) {
+                const double v = fabs(x[r * W + j] - (y ? y[r * W + j] : 0));
+                if (!(v <= e)) e = v;
+            }
+        return e;
+    }
+    const uint8_t *on = t == CK_DK || t == CK_DV ? S->kv_on : S->q_on;
+    for (int64_t r = 0; r < c->b * c->N; r++)
+        for (int64_t j = 0; j < W; j++)
+            if (on[j / d]) {
+                const double v = fabs(x[r * W + j] - (y ? y[r * W + j] : 0));
+                if (!(v <= e)) e = v;
+            }
+    return e;
+}
+
 /* rank 0: each tensor of each replica assembled from its ranks' pieces
  * against the reference; err[t] the worst over the replicas */
 static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[CK_N])
 {
-    const int P = hx_world_size();
+    const struct hx_sample *S = &c->sample;
     for (int t = 0; t < CK_N; t++) {
-        const int64_t n = c->b * c->N * full_width(c, t);
-        double *full = hx_alloc(sizeof(double) * (size_t)n, "check: assembled tensor");
+        double *full = hx_alloc(sizeof(double) * (size_t)(c->b * c->N * full_width(c, t)), "check: assembled tensor");
         if (!full) return HX_FAIL;
-        double mref = 0;
-        for (int64_t i = 0; i < n; i++) mref = fabs(R->out[t][i]) > mref ? fabs(R->out[t][i]) : mref;
+        double mref = checked_max(c, S, t, R->out[t], NULL);
         if (mref == 0) mref = 1;
         for (int64_t rep = 0; rep < c->dp * c->l.pp; rep++) {
-            memset(full, 0, sizeof(double) * (size_t)n);
-            for (int src = 0; src < P; src++)
-                if (replica_of(c, src) == rep) {
-                    const piece *p = &all[src * CK_N + t];
-                    place(c, t, p, p->bat, p->pos, p->data, full);
-                }
-            double e = 0;
-            for (int64_t i = 0; i < n; i++) {
-                const double x = fabs(full[i] - R->out[t][i]);
-                if (!(x <= e)) e = x; /* NaN counts as the worst */
-            }
-            e /= mref;
+            assemble(c, all, t, rep, full);
+            const double e = checked_max(c, S, t, full, R->out[t]) / mref;
             if (!(e <= err[t])) err[t] = e;
         }
         free(full);
@@ -405,12 +485,151 @@ static int check_on_root(const hx_ctx *c, const piece mine[CK_N], double err[CK_
             if (src == 0) all[t] = mine[t];
             else rc = piece_recv(&all[src * CK_N + t], src, t);
         }
-    ref R = {0};
-    if (rc == HX_OK) rc = reference(c, &R);
+    ref R;
+    hx_slab s = {0};
+    if (rc == HX_OK) {
+        ref_carve(c, &c->sample, &s, &R);
+        void *base = hx_alloc(s.used, "the float64 reference");
+        if (!base) rc = HX_FAIL;
+        else {
+            hx_slab_start(&s, base);
+            ref_carve(c, &c->sample, &s, &R);
+            rc = hx_slab_carved(&s, "reference");
+        }
+    }
+    /* a sample: the unchecked heads' tensors are the run's own (replica 0) */
+    for (int t = 0; rc == HX_OK && c->sample.rows && t < CK_DX; t++) assemble(c, all, t, 0, R.out[t]);
+    if (rc == HX_OK) rc = reference(c, &c->sample, &R);
     if (rc == HX_OK) rc = compare(c, all, &R, err);
-    ref_free(&R);
+    hx_slab_free(&s);
     pieces_free(all, P);
     return rc;
+}
+
+/* ------------------------------------------------------------ the sample */
+
+/* a uniform integer in [0, n), drawn from the check's seed: 48 random bits */
+static int64_t draw(uint64_t seed, uint64_t i, int64_t n)
+{
+    const uint64_t hi = (uint64_t)((hx_rand(seed, HX_T_CHECK, i, 0) + 1.0f) * 8388608.0f);
+    const uint64_t lo = (uint64_t)((hx_rand(seed, HX_T_CHECK, i, 1) + 1.0f) * 8388608.0f);
+    return (int64_t)(((hi << 24) | lo) % (uint64_t)n);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* k distinct integers of [0, n), sorted (Floyd's algorithm; k is small) */
+static void draw_distinct(uint64_t seed, uint64_t stream, int64_t n, int64_t k, int64_t *out)
+{
+    int64_t m = 0;
+    for (int64_t j = n - k; j < n; j++) {
+        int64_t t = draw(seed, stream + (uint64_t)j, j + 1), seen = 0;
+        for (int64_t i = 0; i < m && !seen; i++) seen = out[i] == t;
+        out[m++] = seen ? j : t;
+    }
+    qsort(out, (size_t)m, sizeof *out, cmp_i64);
+}
+
+void hx_sample_free(struct hx_sample *s)
+{
+    free(s->q);
+    free(s->kv);
+    free(s->q_on);
+    free(s->kv_on);
+    free(s->rows);
+    memset(s, 0, sizeof *s);
+}
+
+/* The sample: every head and row (full); else SAMPLE_KV_HEADS KV heads per
+ * eight (at least one), every query head that reads them, and SAMPLE_ROWS
+ * rows of dX, drawn from the seed. */
+#define SAMPLE_ROWS 256
+static int sample_make(hx_ctx *c, int full)
+{
+    struct hx_sample *S = &c->sample;
+    const int64_t a = c->a, k = c->k, g = a / k, rows = c->b * c->N;
+    S->n_kv = full ? k : (k + 7) / 8;
+    S->n_q = S->n_kv * g;
+    S->n_rows = full || rows <= SAMPLE_ROWS ? rows : SAMPLE_ROWS;
+    S->kv = hx_alloc(sizeof(int64_t) * (size_t)S->n_kv, "check sample");
+    S->q = hx_alloc(sizeof(int64_t) * (size_t)S->n_q, "check sample");
+    S->kv_on = hx_alloc((size_t)k, "check sample");
+    S->q_on = hx_alloc((size_t)a, "check sample");
+    S->rows = full ? NULL : hx_alloc(sizeof(int64_t) * (size_t)S->n_rows, "check sample");
+    if (!S->kv || !S->q || !S->kv_on || !S->q_on || (!full && !S->rows)) return HX_FAIL;
+    if (full)
+        for (int64_t i = 0; i < k; i++) S->kv[i] = i;
+    else
+        draw_distinct(c->check_seed, 0, k, S->n_kv, S->kv);
+    for (int64_t i = 0; i < S->n_kv; i++) {
+        S->kv_on[S->kv[i]] = 1;
+        for (int64_t j = 0; j < g; j++) S->q_on[S->q[i * g + j] = S->kv[i] * g + j] = 1; /* GQA: head q reads q / g */
+    }
+    if (!full) draw_distinct(c->check_seed, (uint64_t)k, rows, S->n_rows, S->rows);
+    return HX_OK;
+}
+
+/* one line: the sampled heads and rows (the trace's summary lists every row) */
+static void sample_print(const hx_ctx *c, FILE *fp)
+{
+    const struct hx_sample *S = &c->sample;
+    fprintf(fp, "check: sampled, seed %llu (--check-seed %llu repeats it): KV heads", (unsigned long long)c->check_seed,
+            (unsigned long long)c->check_seed);
+    for (int64_t i = 0; i < S->n_kv; i++) fprintf(fp, "%s%lld", i ? "," : " ", (long long)S->kv[i]);
+    fprintf(fp, " (query heads");
+    for (int64_t i = 0; i < S->n_q; i++) fprintf(fp, "%s%lld", i ? "," : " ", (long long)S->q[i]);
+    fprintf(fp, ") of %lld/%lld over every row; dX on %lld of %lld rows (sequence*N + position):", (long long)c->k,
+            (long long)c->a, (long long)S->n_rows, (long long)(c->b * c->N));
+    for (int64_t i = 0; i < S->n_rows && i < 8; i++) fprintf(fp, " %lld", (long long)S->rows[i]);
+    fprintf(fp, "%s\n", S->n_rows > 8 ? " ..." : "");
+}
+
+/* the reference's attention, forward and backward (4 and 10 flops per
+ * query-key pair and head dimension), causal: half the pairs */
+static double ref_attn_flops(const hx_ctx *c)
+{
+    return (double)c->b * (double)c->a * (double)c->N * (double)c->N * (double)c->d * 14.0 * (c->w.causal ? 0.5 : 1.0);
+}
+
+int hx_check_plan(hx_ctx *c)
+{
+    const int asked = c->o.no_check ? HX_CHECK_NONE : c->o.check;
+    c->check_mode = asked != HX_CHECK_AUTO ? asked
+                    : ref_attn_flops(c) <= HX_CHECK_FULL_FLOPS ? HX_CHECK_FULL : HX_CHECK_SAMPLED;
+    c->o.no_check = c->check_mode == HX_CHECK_NONE;
+    c->check_seed = c->o.check_seed;
+    if (c->check_mode == HX_CHECK_SAMPLED && !c->check_seed && hx_world_rank() == 0) {
+        /* per run: the clock and the process; kept below 2^53 so that the
+         * trace's JSON number holds it exactly */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_sec * 1000000007ULL ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+        x = (x * 0x9e3779b97f4a7c15ULL) >> 11;
+        c->check_seed = x ? x : 1;
+    }
+    if (c->check_mode == HX_CHECK_NONE || hx_world_rank() != 0) return HX_OK;
+    return sample_make(c, c->check_mode == HX_CHECK_FULL);
+}
+
+void hx_check_bytes(const hx_ctx *c, double *root, double *pieces)
+{
+    *root = *pieces = 0;
+    if (c->check_mode == HX_CHECK_NONE) return;
+    piece mine[CK_N];
+    pieces_of(c, mine);
+    for (int t = 0; t < CK_N; t++) /* data, (sequence, position) of every row, and their message */
+        *pieces += (double)mine[t].rows * (double)(mine[t].width * 4 + 32);
+    if (hx_world_rank() != 0) return;
+    hx_slab s = {0};
+    ref R;
+    ref_carve(c, &c->sample, &s, &R);
+    /* and one assembled tensor at a time, the widest */
+    const int64_t w = c->a * c->d > c->h ? c->a * c->d : c->h;
+    *root = (double)s.used + (double)c->b * (double)c->N * (double)w * 8.0;
 }
 
 int hx_check(hx_ctx *c)
@@ -447,10 +666,13 @@ int hx_check(hx_ctx *c)
     hx_watchdog_pause(0);
     for (int t = 0; t < CK_N; t++) c->err[t] = buf[t];
     ok = buf[CK_N] != 0;
+    const int sampled = c->check_mode == HX_CHECK_SAMPLED;
+    if (me == 0 && sampled) sample_print(c, stdout);
     if (me == 0) {
-        fprintf(ok ? stdout : stderr, "%s: max relative error vs float64 reference: O %.2e  dQ %.2e  dK %.2e  dV %.2e  "
+        fprintf(ok ? stdout : stderr, "%s: max relative error vs float64 reference%s: O %.2e  dQ %.2e  dK %.2e  dV %.2e  "
                                       "dX %.2e  (tolerance %.1e, %s kernel)%s\n",
-                ok ? "check" : "ulyharness: rank 0: CHECK FAILED", c->err[0], c->err[1], c->err[2], c->err[3],
+                ok ? "check" : "ulyharness: rank 0: CHECK FAILED", sampled ? " (sampled)" : "", c->err[0], c->err[1],
+                c->err[2], c->err[3],
                 c->err[4], c->tol, c->kern->name, ok ? "" : ": the distributed result is wrong");
     }
     c->check_ok = ok;

@@ -246,6 +246,12 @@ int hx_run(hx_ctx *c)
             fprintf(stderr, "ulyharness: rank %d: injected error: dQ element %lld perturbed by 0.5\n", hx_world_rank(),
                     (long long)(c->Rg * c->qc / 2));
         }
+        if (p == 0 && c->o.inject_error_row && hx_world_rank() == hx_world_size() - 1) {
+            /* every head of one token: a wrong row map would look like this */
+            for (int64_t j = 0; j < c->qc; j++) c->dQg[c->Rg / 2 * c->qc + j] += 0.5f;
+            fprintf(stderr, "ulyharness: rank %d: injected error: dQ row %lld (GEMM side) perturbed by 0.5\n",
+                    hx_world_rank(), (long long)(c->Rg / 2));
+        }
         if (p == 0 && !c->o.no_check) HX_TRY(hx_check(c));
     }
     c->t_total = hx_now() - t0;

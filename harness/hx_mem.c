@@ -60,7 +60,8 @@ void *hx_slab_take(hx_slab *s, int64_t bytes)
 {
     const size_t align = s->align ? s->align : 64;
     const size_t at = (s->used + align - 1) / align * align, n = (size_t)(bytes > 0 ? bytes : 0);
-    s->used = at + n + s->redzone;
+    /* a size past any machine (sizing a huge --seq) saturates rather than wraps */
+    s->used = n > SIZE_MAX / 2 || at > SIZE_MAX / 2 ? SIZE_MAX / 2 : at + n + s->redzone;
     if (s->base && s->redzone) ASAN_POISON_MEMORY_REGION(s->base + at + n, s->redzone);
     return s->base ? s->base + at : NULL;
 }
@@ -76,6 +77,13 @@ int hx_slab_carved(const hx_slab *s, const char *what)
 {
     if (s->used == s->size) return HX_OK;
     return hx_fail("internal: the %s slab carved %zu bytes of the %zu it was sized for", what, s->used, s->size);
+}
+
+size_t hx_slab_need(hx_ctx *c, hx_carve_fn carve)
+{
+    hx_slab s = {.redzone = REDZONE};
+    carve(c, &s);
+    return s.used;
 }
 
 int hx_slab_carve(hx_ctx *c, hx_slab *s, const char *what, hx_carve_fn carve)
@@ -103,6 +111,7 @@ int hx_release(hx_ctx *c)
     hx_slab_free(&c->mem.params);
     hx_slab_free(&c->mem.tokens);
     hx_slab_free(&c->mem.attn);
+    hx_sample_free(&c->sample);
     free(c->times);
     c->times = NULL;
     cJSON_Delete(c->cluster_json); /* the preset's text, kept for the trace header */
@@ -147,15 +156,14 @@ static void params_carve(hx_ctx *c, hx_slab *s)
 }
 
 /* This TP rank's flat parameters [Wqkv | Wo | W1 | W2 | g1 | g2], their ZeRO
- * shards and the optimizer's state, seeded as hx_weight draws them. */
-int hx_params_setup(hx_ctx *c)
+ * shards and the optimizer's state: their counts. */
+void hx_params_size(hx_ctx *c)
 {
-    const int64_t h = c->h, d = c->d;
+    const int64_t h = c->h;
     c->off_wqkv = 0;
     c->off_wo = c->off_wqkv + h * (c->qc + 2 * c->kc);
     c->off_w1 = c->off_wo + c->qc * h;
-    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
-    c->off_w2 = c->off_w1 + h * f1l;
+    c->off_w2 = c->off_w1 + h * (c->m.swiglu ? 2 * c->fl : c->fl);
     c->off_g1 = c->off_w2 + c->fl * h;
     c->off_g2 = c->off_g1 + h;
     c->n_real = c->off_g2 + h;
@@ -170,7 +178,6 @@ int hx_params_setup(hx_ctx *c)
     if (c->layer_sh * c->zg > na) na = c->layer_sh * c->zg;
     if (c->model_sh * c->zg > na) na = c->model_sh * c->zg;
     c->n_alloc = na;
-    const int zi = c->g[ULY_GROUP_ZERO].rank;
     const int zero = c->w.zero_stage;
     const int zop = c->zg > 1;
     /* optimizer state: what the plan's optimizer op prices */
@@ -182,6 +189,15 @@ int hx_params_setup(hx_ctx *c)
     } else if (zero <= 2) {
         if (c->n_opt > c->model_sh) c->n_opt = c->model_sh;
     }
+}
+
+/* The parameters, seeded as hx_weight draws them. */
+int hx_params_setup(hx_ctx *c)
+{
+    const int64_t h = c->h, d = c->d;
+    const int zi = c->g[ULY_GROUP_ZERO].rank, zero = c->w.zero_stage, zop = c->zg > 1;
+    const int64_t f1l = c->m.swiglu ? 2 * c->fl : c->fl;
+    hx_params_size(c);
     HX_TRY(hx_slab_carve(c, &c->mem.params, "parameters", params_carve));
 
     const int64_t rep = c->t * c->gkv / c->k; /* KV heads over the TP group per source KV head */
@@ -297,14 +313,21 @@ static void attn_carve(hx_ctx *c, hx_slab *s)
     c->rs_tmp = hx_slab_f(s, c->rs_tmp_n);
 }
 
-/* The CPU executor's buffers, and the seeded inputs of the layer and of the
- * per-model ops. */
-int hx_buffers_setup(hx_ctx *c)
+/* the all-reduce block: the largest reduce-scatter block of the run */
+static void rs_tmp_size(hx_ctx *c)
 {
     const int64_t Rt = c->Rt, h = c->h;
     c->rs_tmp_n = c->model_sh > c->layer_sh ? c->model_sh : c->layer_sh;
     if (c->mode == ULY_EXEC_RSA && c->r > 1 && Rt * c->kc > c->rs_tmp_n) c->rs_tmp_n = Rt * c->kc;
     if (c->mode == ULY_EXEC_TP_ALLREDUCE && c->t > 1 && Rt * h / c->t > c->rs_tmp_n) c->rs_tmp_n = Rt * h / c->t;
+}
+
+/* The CPU executor's buffers, and the seeded inputs of the layer and of the
+ * per-model ops. */
+int hx_buffers_setup(hx_ctx *c)
+{
+    const int64_t h = c->h;
+    rs_tmp_size(c);
     HX_TRY(hx_slab_carve(c, &c->mem.tokens, "activations", tokens_carve));
     HX_TRY(hx_slab_carve(c, &c->mem.attn, "attention and communication", attn_carve));
 
@@ -328,4 +351,119 @@ int hx_buffers_setup(hx_ctx *c)
         c->xf[i] = hx_rand(sd, HX_T_XF, (uint64_t)i, (uint64_t)hx_world_rank());
     hx_layer_io_seed(c, c->X, c->G);
     return HX_OK;
+}
+
+/* ------------------------------------------------- the up-front check */
+
+/* A "Key: N kB" line of /proc/meminfo in bytes; -1 when absent. */
+static double meminfo_bytes(const char *key)
+{
+    FILE *fp = fopen("/proc/meminfo", "r");
+    if (!fp) return -1;
+    char line[256];
+    double v = -1;
+    const size_t n = strlen(key);
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, key, n) && line[n] == ':') {
+            v = strtod(line + n + 1, NULL) * 1024.0;
+            break;
+        }
+    fclose(fp);
+    return v;
+}
+
+/* A number in a cgroup file; -1 when absent or "max". */
+static double cgroup_value(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) return -1;
+    char buf[64] = "";
+    const int ok = fgets(buf, sizeof buf, fp) != NULL;
+    fclose(fp);
+    char *end = NULL;
+    const double v = ok ? strtod(buf, &end) : -1;
+    return ok && end != buf ? v : -1;
+}
+
+/* The memory this node can give: MemAvailable, or the room left under this
+ * process's cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) when a
+ * limit is set and it is smaller; *src names which. -1: unknown. */
+static double mem_available(const char **src)
+{
+    double avail = meminfo_bytes("MemAvailable");
+    *src = "MemAvailable (/proc/meminfo)";
+    static const char *const lim[2][2] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+                                          {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                                           "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+    for (int v = 0; v < 2; v++) {
+        const double limit = cgroup_value(lim[v][0]);
+        if (limit < 0 || limit >= 0x1p60) continue; /* "max", or v1's "no limit" */
+        const double used = cgroup_value(lim[v][1]);
+        const double room = limit - (used > 0 ? used : 0);
+        if (avail < 0 || room < avail) {
+            avail = room > 0 ? room : 0;
+            *src = v == 0 ? "the cgroup limit's room (memory.max - memory.current)"
+                          : "the cgroup limit's room (memory.limit_in_bytes - memory.usage_in_bytes)";
+        }
+        break;
+    }
+    return avail;
+}
+
+static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+int hx_mem_check(hx_ctx *c)
+{
+    /* what this rank allocates on the host: the index maps, then (a run, not
+     * --print-plan) the parameters, the CPU executor's buffers, the check's */
+    double own = (double)hx_slab_need(c, hx_layout_carve), root = 0, pieces = 0;
+    if (!c->o.print_plan) {
+        hx_params_size(c);
+        own += (double)hx_slab_need(c, params_carve);
+        if (c->be->host_buffers) {
+            rs_tmp_size(c);
+            own += (double)hx_slab_need(c, tokens_carve) + (double)hx_slab_need(c, attn_carve);
+        }
+        hx_check_bytes(c, &root, &pieces);
+    }
+    /* rank 0 holds every rank's check pieces at once */
+    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)));
+    const int me = hx_world_rank();
+    const double check = me == 0 ? root + pieces : 0;
+    MPI_Comm node;
+    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node)));
+    int node_rank = 0, node_size = 1;
+    double sum[2] = {own, check}, most = own;
+    int rc = HX_MPI(MPI_Comm_rank(node, &node_rank));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_size(node, &node_size));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, node));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, node));
+    const int rc_free = HX_MPI(MPI_Comm_free(&node));
+    HX_TRY(rc);
+    HX_TRY(rc_free);
+    /* each node's first rank judges its node; the node most over its memory
+     * speaks (one line), every rank learns the verdict */
+    const char *src = "";
+    const double avail = node_rank == 0 ? mem_available(&src) : -1;
+    const double need = sum[0] + sum[1];
+    struct {
+        double over;
+        int rank;
+    } worst = {avail >= 0 && need > avail ? need / (avail > 1 ? avail : 1) : 0, me};
+    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD)));
+    if (worst.over <= 0) return HX_OK;
+    char scale[128];
+    if (c->o.seq) snprintf(scale, sizeof scale, "--seq %lld", (long long)c->N);
+    else snprintf(scale, sizeof scale, "seq %lld (the default)", (long long)c->N);
+    char chk[160] = "";
+    if (sum[1] > 0)
+        snprintf(chk, sizeof chk, " and %.1f GiB for rank 0's %s check", gib(sum[1]),
+                 c->check_mode == HX_CHECK_FULL ? "full float64" : "sampled float64");
+    if (me == worst.rank)
+        fprintf(stderr,
+                "ulyharness: %s: needs %.1f GiB of host memory on this node (%d ranks: up to %.1f GiB each for the "
+                "run's buffers%s) but %s is %.1f GiB; valid: a smaller --seq, --batch or model, more nodes%s\n",
+                scale, gib(need), node_size, gib(most), chk, src, gib(avail),
+                sum[1] > 0 && c->check_mode == HX_CHECK_FULL ? ", or --check sampled" : "");
+    return HX_USAGE;
 }

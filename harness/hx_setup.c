@@ -480,6 +480,10 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     coords_compute(c);
     rc = shapes_setup(c);
     if (rc) return rc;
+    /* before any buffer that scales with the run: what the check will do,
+     * and whether this node has the memory for all of it */
+    HX_TRY(hx_check_plan(c));
+    HX_TRY(hx_mem_check(c));
     HX_TRY(maps_setup(c));
     c->kern = kern_attn_find(o->kernel);
     if (!c->kern) return bad_input("--kernel %s: not in the kernel registry", o->kernel);

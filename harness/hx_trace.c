@@ -272,6 +272,9 @@ int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
     cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
     cJSON_AddStringToObject(x, "backend", c->be ? c->be->name : "mpi");
     cJSON_AddStringToObject(x, "sync", c->o.sync_pass ? "pass" : "op");
+    static const char *const check_names[] = {"auto", "full", "sampled", "none"};
+    cJSON_AddStringToObject(x, "check", check_names[c->check_mode]);
+    if (c->check_mode == HX_CHECK_SAMPLED) cJSON_AddNumberToObject(x, "check_seed", (double)c->check_seed);
     /* the two sync modes differ only in their first sentence */
     char timing[768];
     snprintf(timing, sizeof timing,
@@ -388,9 +391,23 @@ int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
     cJSON *ck = cJSON_AddObjectToObject(s, "check");
     cJSON_AddBoolToObject(ck, "ok", c->check_ok);
     cJSON_AddBoolToObject(ck, "skipped", c->o.no_check);
-    cJSON_AddStringToObject(ck, "measure", "max |x - ref| / max |ref| per tensor, float64 single-rank reference");
+    cJSON_AddStringToObject(ck, "measure", c->check_mode == HX_CHECK_SAMPLED
+                                               ? "max |x - ref| / max |ref| per tensor over the sample, float64 "
+                                                 "single-rank reference"
+                                               : "max |x - ref| / max |ref| per tensor, float64 single-rank reference");
     cJSON_AddNumberToObject(ck, "tolerance", c->tol);
     cJSON_AddStringToObject(ck, "tolerance_reason", c->tol_reason ? c->tol_reason : "");
+    if (c->check_mode == HX_CHECK_SAMPLED) {
+        /* what the sample compared: the heads over every row, dX on the rows */
+        const struct hx_sample *S = &c->sample;
+        cJSON *sm = cJSON_AddObjectToObject(ck, "sample");
+        cJSON_AddNumberToObject(sm, "seed", (double)c->check_seed);
+        cJSON *kv = cJSON_AddArrayToObject(sm, "kv_heads"), *q = cJSON_AddArrayToObject(sm, "heads");
+        cJSON *rows = cJSON_AddArrayToObject(sm, "dx_rows");
+        for (int64_t i = 0; i < S->n_kv; i++) cJSON_AddItemToArray(kv, cJSON_CreateNumber((double)S->kv[i]));
+        for (int64_t i = 0; i < S->n_q; i++) cJSON_AddItemToArray(q, cJSON_CreateNumber((double)S->q[i]));
+        for (int64_t i = 0; i < S->n_rows; i++) cJSON_AddItemToArray(rows, cJSON_CreateNumber((double)S->rows[i]));
+    }
     cJSON *e = cJSON_AddObjectToObject(ck, "max_rel_err");
     static const char *const nm[5] = {"O", "dQ", "dK", "dV", "dX"};
     for (int t = 0; t < 5; t++) cJSON_AddNumberToObject(e, nm[t], c->err[t]);
