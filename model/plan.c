@@ -332,13 +332,17 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
     int64_t inside[5] = {1}; /* inside[i]: product of the degrees of order[0..i-1] */
+    int pos[ULY_GROUP_COUNT]; /* a group's first position in the order; 4: not in it (the pipeline's) */
+    for (int g = 0; g < ULY_GROUP_COUNT; g++) pos[g] = 4;
+    for (int i = 3; i >= 0; i--) {
+        const uly_group g = l->order[i];
+        if ((int)g >= 0 && g < ULY_GROUP_COUNT) pos[g] = i;
+    }
     for (int i = 0; i < 4; i++) inside[i + 1] = inside[i] * layout_degree(l, l->order[i]);
     memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
         if (g == ULY_GROUP_ZERO) continue;
-        int i = 0;
-        while (i < 4 && l->order[i] != (uly_group)g) i++;
-        const int64_t stride = inside[i];
+        const int64_t stride = inside[pos[g]];
         place_set(&place[g], layout_degree(l, (uly_group)g), stride, stride >= gpn ? 1 : div_often_one(gpn, stride));
     }
     /* ZeRO's group is everything but TP (and the pipeline stages, outside
@@ -357,6 +361,21 @@ uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_gr
     const uly_status st = place_all(l, c, all);
     if (st == ULY_OK) *out = all[g];
     return st;
+}
+
+uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c)
+{
+    if (place_all(l, c, plan->place) != ULY_OK) return ULY_EINVAL;
+    plan->layout = *l;
+    for (int i = 0; i < plan->n_ops; i++) {
+        uly_op *o = &plan->ops[i];
+        if (o->kind != ULY_OP_COMM) continue;
+        const uly_group_place *q = &plan->place[o->group];
+        o->group_size = (int32_t)q->size; /* as uly_emit_comm copies them */
+        o->group_stride = (int32_t)q->stride;
+        o->tiers = q->tiers;
+    }
+    return ULY_OK;
 }
 
 /* --------------------------------------------------------------- plan build */
