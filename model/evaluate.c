@@ -6,30 +6,6 @@
 
 #include "internal.h"
 
-/* The result's traffic totals and tiers from the plan's comm ops. */
-static uly_status comm_totals(const uly_plan *plan, uly_result *res)
-{
-    int ovf = 0;
-    res->comm_fwd_bytes = res->comm_bwd_bytes = res->comm_recompute_bytes = res->zero_bytes = 0;
-    res->comm_tiers = 0;
-    for (int i = 0; i < plan->n_ops; i++) {
-        const uly_op *o = &plan->ops[i];
-        if (o->kind != ULY_OP_COMM) continue;
-        if (o->group == ULY_GROUP_PP) res->comm_tiers |= o->tiers; /* stage transfers */
-        if (o->per_step || o->per_model) continue;
-        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-            ovf |= __builtin_add_overflow(res->zero_bytes, o->bytes_sent, &res->zero_bytes);
-            continue;
-        }
-        res->comm_tiers |= o->tiers;
-        if (o->phase == ULY_PHASE_FWD) ovf |= __builtin_add_overflow(res->comm_fwd_bytes, o->bytes_sent, &res->comm_fwd_bytes);
-        else ovf |= __builtin_add_overflow(res->comm_bwd_bytes, o->bytes_sent, &res->comm_bwd_bytes);
-        if (o->recompute)
-            ovf |= __builtin_add_overflow(res->comm_recompute_bytes, o->bytes_sent, &res->comm_recompute_bytes);
-    }
-    return ovf ? ULY_EOVERFLOW : ULY_OK;
-}
-
 /* A fatal reason from the build: the shapes are impossible. The
  * out-of-memory reason is not one; uly_evaluate adds it after pricing. */
 static int shapes_fatal(const uly_result *res)
@@ -55,10 +31,12 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     uly_status st = uly_plan_build(m, w, c, l, scratch, res->reasons, &res->n_reasons);
     if (st != ULY_OK) return st;
     if (shapes_fatal(res)) return ULY_OK; /* shapes are impossible: nothing to price */
-    st = comm_totals(scratch, res);
-    if (st != ULY_OK) return st;
+    st = uly_plan_price_totals(m, w, c, scratch, res);
+    if (st != ULY_OK) { /* a traffic total overflowed: the sizes are beyond pricing */
+        memset(&res->time, 0, sizeof res->time);
+        return st;
+    }
     uly_memory_eval(m, w, c, scratch, &res->mem);
-    uly_plan_price(m, w, c, scratch, res);
     if (!res->mem.fits && res->n_reasons < ULY_MAX_REASONS) {
         uly_reason *r = &res->reasons[res->n_reasons++];
         r->code = ULY_R_OUT_OF_MEMORY;
@@ -81,8 +59,5 @@ uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, con
     if (shapes_fatal(res)) return ULY_OK; /* as uly_evaluate leaves it: not priced */
     /* the ops and so the memory, the reasons and the byte totals stay; the
      * tiers and the collectives' prices follow the placement */
-    const uly_status sum = comm_totals(plan, res);
-    if (sum != ULY_OK) return sum;
-    uly_plan_price(m, w, c, plan, res);
-    return ULY_OK;
+    return uly_plan_price_totals(m, w, c, plan, res);
 }

@@ -154,6 +154,12 @@ typedef struct uly_layer_hooks {
  * attention's compute), then backward, in the order they run. */
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
 
+/* uly_plan_price that also totals the plan's traffic into the result
+ * (comm_*_bytes, zero_bytes, comm_tiers) in the same pass over the ops:
+ * ULY_EOVERFLOW when a total overflows. */
+uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                 const uly_plan *plan, uly_result *res);
+
 /* Moves a built plan to layout l, the plan's own but for the order of its
  * groups: their placement, and the copy of it each comm op holds. */
 uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c);
