@@ -419,16 +419,14 @@ static void emit_pipeline_ops(uly_bctx *x)
 
 /* Data-parallel gradient reduction and ZeRO traffic over the data x sequence
  * group (docs/model.md, "Data parallelism, ZeRO and the optimizer"). */
-static void emit_zero_ops(uly_bctx *x)
+static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_workload *w = x->w;
     const uly_plan *p = x->p;
     const int64_t g = p->dims.zero_group;
     if (g <= 1) return;
     const int64_t beta = x->beta;
-    uly_state_bytes sb;
-    uly_state_bytes_get(w, (double)g, &sb);
-    const int64_t gw = sb.grad_wire; /* gradients travel in the framework's reduction type */
+    const int64_t gw = sb->grad_wire; /* gradients travel in the framework's reduction type */
     const int64_t layer = (int64_t)ceil(p->layer_params_rank);
     const int64_t model = (int64_t)ceil(p->model_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
@@ -484,7 +482,7 @@ static void emit_zero_ops(uly_bctx *x)
  * writes parameter, m and v (16 + 12); mixed precision then casts the fp32
  * master to the half-precision weights (4 + beta). The gradient buffer is
  * zeroed for the next step over every gradient the rank holds. */
-static void emit_optimizer(uly_bctx *x)
+static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_plan *p = x->p;
     const uly_workload *w = x->w;
@@ -492,9 +490,7 @@ static void emit_optimizer(uly_bctx *x)
     if (w->zero_stage >= 1) params /= (double)p->dims.zero_group;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    uly_state_bytes sb;
-    uly_state_bytes_get(w, (double)p->dims.zero_group, &sb);
-    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb.grads * p->model_params_rank;
+    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads * p->model_params_rank;
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes);
     o->per_step = 1;
     o->per_model = 1;
@@ -601,8 +597,10 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
 
     emit_model_ops(&x);
     emit_pipeline_ops(&x);
-    emit_zero_ops(&x);
-    emit_optimizer(&x);
+    uly_state_bytes sb; /* per parameter, sharded over the ZeRO group: both of these read it */
+    uly_state_bytes_get(w, (double)plan->dims.zero_group, &sb);
+    emit_zero_ops(&x, &sb);
+    emit_optimizer(&x, &sb);
     if (x.overflow) return ULY_EOVERFLOW;
 
     return ULY_OK;
