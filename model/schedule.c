@@ -105,6 +105,37 @@ static int traffic_add(traffic *x, const uly_op *o)
     return ovf;
 }
 
+/* The collectives a plan prices repeat: a layer's backward and its
+ * recompute pass move what its forward moved, over the same groups. Their
+ * times, remembered while pricing one plan (the placements do not change
+ * meanwhile), by what uly_cost_collective reads of the op. */
+#define COLL_MEMO 8
+typedef struct coll_memo {
+    int n;
+    struct {
+        uly_coll coll;
+        uly_group group;
+        int32_t steps;
+        int64_t bytes;
+        double s;
+    } e[COLL_MEMO];
+} coll_memo;
+
+static double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
+{
+    for (int j = 0; j < mm->n; j++)
+        if (mm->e[j].bytes == o->bytes_sent && mm->e[j].group == o->group && mm->e[j].coll == o->coll &&
+            mm->e[j].steps == o->steps)
+            return mm->e[j].s;
+    const double s = uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent, o->steps, 1);
+    if (mm->n < COLL_MEMO) {
+        const int j = mm->n++;
+        mm->e[j].coll = o->coll, mm->e[j].group = o->group, mm->e[j].steps = o->steps;
+        mm->e[j].bytes = o->bytes_sent, mm->e[j].s = s;
+    }
+    return s;
+}
+
 /* Prices the plan; with totals, in the same pass over the ops, also the
  * traffic totals (ULY_EOVERFLOW when one overflows). */
 static uly_status price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan,
@@ -148,13 +179,13 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
     traffic tr = {0, 0, 0, 0, 0};
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
+    coll_memo memo;
+    memo.n = 0;
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
         const int comm = o->kind == ULY_OP_COMM;
         if (comm && totals) ovf |= traffic_add(&tr, o);
-        const double ti = comm ? uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent,
-                                                     o->steps, 1)
-                               : compute_time(&rt, o);
+        const double ti = comm ? coll_time(&memo, c, plan, o) : compute_time(&rt, o);
         t[i] = ti;
         ex[i] = ti;
         if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) {
