@@ -5,7 +5,9 @@
  * machine do not count (cache sharing still does), then the slowest
  * strategy's median against the target, and a checksum of the step times
  * (it must not change when only the speed does).
- * Run: build/bench/model/plan_bench [evaluations per batch] */
+ * Run: build/bench/model/plan_bench [evaluations per batch] [strategy]
+ * (a strategy name times that one alone: for an instruction count per
+ * strategy, valgrind --tool=callgrind plan_bench 1000 usp) */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,21 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const long per_batch = argc > 1 ? atol(argv[1]) : 200000;
+    if (per_batch < 1) {
+        fprintf(stderr, "plan_bench: evaluations per batch \"%s\": want a count of at least 1\n", argv[1]);
+        return 2;
+    }
+    int first = 0, last = ULY_STRAT_COUNT - 1;
+    if (argc > 2) {
+        const uly_strategy *one = uly_strategy_find(argv[2]);
+        if (!one) {
+            fprintf(stderr, "plan_bench: strategy \"%s\": want one of", argv[2]);
+            for (int s = 0; s < ULY_STRAT_COUNT; s++) fprintf(stderr, " %s", uly_strategy_get((uly_strategy_id)s)->name);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+        first = last = (int)one->id;
+    }
     uly_model m = {.name = "llama3-8b", .layers = 32, .hidden = 4096, .heads = 32, .kv_heads = 8,
                    .head_dim = 128, .ffn_hidden = 14336, .vocab = 128256, .swiglu = 1};
     uly_workload w = {.seq = 1 << 20, .micro_batch = 1, .dtype = ULY_BF16, .causal = 1, .flash = 1,
@@ -68,8 +85,8 @@ int main(int argc, char **argv)
     printf("# one plan evaluation (uly_evaluate: build + memory + price), 32 layers, 1 core\n");
     printf("# strategy      ops  median_us  min_us\n");
     double sink = 0, worst_us = 0;
-    int worst = 0;
-    for (int s = 0; s < ULY_STRAT_COUNT; s++) {
+    int worst = first;
+    for (int s = first; s <= last; s++) {
         double batch_us[7];
         for (int k = 0; k < 7; k++) {
             const double t0 = now_s();
