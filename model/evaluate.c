@@ -1,8 +1,20 @@
 /* evaluate.c: one full evaluation of a layout: build the plan, count its
- * memory, price it, and collect the reasons. */
+ * memory, price it, and collect the reasons; and the re-evaluation of a
+ * built plan under another placement of its groups, which a search runs for
+ * every rank order of a split. */
 #include <string.h>
 
 #include "internal.h"
+
+/* A fatal reason from the build: the shapes are impossible. The
+ * out-of-memory reason is not one; uly_evaluate adds it after pricing. */
+static int shapes_fatal(const uly_result *res)
+{
+    int fatal = 0;
+    for (int i = 0; i < res->n_reasons; i++)
+        fatal |= res->reasons[i].fatal && res->reasons[i].code != ULY_R_OUT_OF_MEMORY;
+    return fatal;
+}
 
 uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                         const uly_layout *l, uly_plan *scratch, uly_result *res)
@@ -18,28 +30,13 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     memset(&res->time, 0, sizeof res->time);
     uly_status st = uly_plan_build(m, w, c, l, scratch, res->reasons, &res->n_reasons);
     if (st != ULY_OK) return st;
-    int fatal = 0;
-    for (int i = 0; i < res->n_reasons; i++) fatal |= res->reasons[i].fatal;
-    if (fatal) return ULY_OK; /* shapes are impossible: nothing to price */
-
-    int ovf = 0;
-    for (int i = 0; i < scratch->n_ops; i++) {
-        const uly_op *o = &scratch->ops[i];
-        if (o->kind == ULY_OP_COMM && o->group == ULY_GROUP_PP) res->comm_tiers |= o->tiers; /* stage transfers */
-        if (o->kind != ULY_OP_COMM || o->per_step || o->per_model) continue;
-        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-            ovf |= __builtin_add_overflow(res->zero_bytes, o->bytes_sent, &res->zero_bytes);
-            continue;
-        }
-        res->comm_tiers |= o->tiers;
-        if (o->phase == ULY_PHASE_FWD) ovf |= __builtin_add_overflow(res->comm_fwd_bytes, o->bytes_sent, &res->comm_fwd_bytes);
-        else ovf |= __builtin_add_overflow(res->comm_bwd_bytes, o->bytes_sent, &res->comm_bwd_bytes);
-        if (o->recompute)
-            ovf |= __builtin_add_overflow(res->comm_recompute_bytes, o->bytes_sent, &res->comm_recompute_bytes);
+    if (shapes_fatal(res)) return ULY_OK; /* shapes are impossible: nothing to price */
+    st = uly_plan_price_totals(m, w, c, scratch, res);
+    if (st != ULY_OK) { /* a traffic total overflowed: the sizes are beyond pricing */
+        memset(&res->time, 0, sizeof res->time);
+        return st;
     }
-    if (ovf) return ULY_EOVERFLOW;
     uly_memory_eval(m, w, c, scratch, &res->mem);
-    uly_plan_price(m, w, c, scratch, res);
     if (!res->mem.fits && res->n_reasons < ULY_MAX_REASONS) {
         uly_reason *r = &res->reasons[res->n_reasons++];
         r->code = ULY_R_OUT_OF_MEMORY;
@@ -51,4 +48,16 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     }
     res->feasible = res->mem.fits;
     return ULY_OK;
+}
+
+uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                  const uly_layout *l, uly_plan *plan, uly_result *res)
+{
+    const uly_status st = uly_plan_reorder(plan, l, c);
+    if (st != ULY_OK) return st;
+    res->layout = *l;
+    if (shapes_fatal(res)) return ULY_OK; /* as uly_evaluate leaves it: not priced */
+    /* the ops and so the memory, the reasons and the byte totals stay; the
+     * tiers and the collectives' prices follow the placement */
+    return uly_plan_price_totals(m, w, c, plan, res);
 }

@@ -154,6 +154,23 @@ typedef struct uly_layer_hooks {
  * attention's compute), then backward, in the order they run. */
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
 
+/* uly_plan_price that also totals the plan's traffic into the result
+ * (comm_*_bytes, zero_bytes, comm_tiers) in the same pass over the ops:
+ * ULY_EOVERFLOW when a total overflows. */
+uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                 const uly_plan *plan, uly_result *res);
+
+/* Moves a built plan to layout l, the plan's own but for the order of its
+ * groups: their placement, and the copy of it each comm op holds. */
+uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c);
+
+/* uly_evaluate of layout l from the plan and result uly_evaluate (status
+ * ULY_OK) just gave for the same layout under another order of its groups:
+ * the ops, memory and reasons do not depend on the order; the placement,
+ * the tiers and the price do. A search prices every order of a split so. */
+uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                  const uly_layout *l, uly_plan *plan, uly_result *res);
+
 /* KV heads a head-splitting group of degree u (Ulysses u, TP t) needs, of a
  * group holding k KV heads for a query heads: k if u | k, u if k | u (each
  * KV head replicated), else a (KV expanded to MHA); records the assumption

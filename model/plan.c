@@ -332,13 +332,17 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
     int64_t inside[5] = {1}; /* inside[i]: product of the degrees of order[0..i-1] */
+    int pos[ULY_GROUP_COUNT]; /* a group's first position in the order; 4: not in it (the pipeline's) */
+    for (int g = 0; g < ULY_GROUP_COUNT; g++) pos[g] = 4;
+    for (int i = 3; i >= 0; i--) {
+        const uly_group g = l->order[i];
+        if ((int)g >= 0 && g < ULY_GROUP_COUNT) pos[g] = i;
+    }
     for (int i = 0; i < 4; i++) inside[i + 1] = inside[i] * layout_degree(l, l->order[i]);
     memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
         if (g == ULY_GROUP_ZERO) continue;
-        int i = 0;
-        while (i < 4 && l->order[i] != (uly_group)g) i++;
-        const int64_t stride = inside[i];
+        const int64_t stride = inside[pos[g]];
         place_set(&place[g], layout_degree(l, (uly_group)g), stride, stride >= gpn ? 1 : div_often_one(gpn, stride));
     }
     /* ZeRO's group is everything but TP (and the pipeline stages, outside
@@ -357,6 +361,21 @@ uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_gr
     const uly_status st = place_all(l, c, all);
     if (st == ULY_OK) *out = all[g];
     return st;
+}
+
+uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c)
+{
+    if (place_all(l, c, plan->place) != ULY_OK) return ULY_EINVAL;
+    plan->layout = *l;
+    for (int i = 0; i < plan->n_ops; i++) {
+        uly_op *o = &plan->ops[i];
+        if (o->kind != ULY_OP_COMM) continue;
+        const uly_group_place *q = &plan->place[o->group];
+        o->group_size = (int32_t)q->size; /* as uly_emit_comm copies them */
+        o->group_stride = (int32_t)q->stride;
+        o->tiers = q->tiers;
+    }
+    return ULY_OK;
 }
 
 /* --------------------------------------------------------------- plan build */
@@ -400,16 +419,14 @@ static void emit_pipeline_ops(uly_bctx *x)
 
 /* Data-parallel gradient reduction and ZeRO traffic over the data x sequence
  * group (docs/model.md, "Data parallelism, ZeRO and the optimizer"). */
-static void emit_zero_ops(uly_bctx *x)
+static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_workload *w = x->w;
     const uly_plan *p = x->p;
     const int64_t g = p->dims.zero_group;
     if (g <= 1) return;
     const int64_t beta = x->beta;
-    uly_state_bytes sb;
-    uly_state_bytes_get(w, (double)g, &sb);
-    const int64_t gw = sb.grad_wire; /* gradients travel in the framework's reduction type */
+    const int64_t gw = sb->grad_wire; /* gradients travel in the framework's reduction type */
     const int64_t layer = (int64_t)ceil(p->layer_params_rank);
     const int64_t model = (int64_t)ceil(p->model_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
@@ -465,7 +482,7 @@ static void emit_zero_ops(uly_bctx *x)
  * writes parameter, m and v (16 + 12); mixed precision then casts the fp32
  * master to the half-precision weights (4 + beta). The gradient buffer is
  * zeroed for the next step over every gradient the rank holds. */
-static void emit_optimizer(uly_bctx *x)
+static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_plan *p = x->p;
     const uly_workload *w = x->w;
@@ -473,9 +490,7 @@ static void emit_optimizer(uly_bctx *x)
     if (w->zero_stage >= 1) params /= (double)p->dims.zero_group;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    uly_state_bytes sb;
-    uly_state_bytes_get(w, (double)p->dims.zero_group, &sb);
-    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb.grads * p->model_params_rank;
+    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads * p->model_params_rank;
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes);
     o->per_step = 1;
     o->per_model = 1;
@@ -582,8 +597,10 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
 
     emit_model_ops(&x);
     emit_pipeline_ops(&x);
-    emit_zero_ops(&x);
-    emit_optimizer(&x);
+    uly_state_bytes sb; /* per parameter, sharded over the ZeRO group: both of these read it */
+    uly_state_bytes_get(w, (double)plan->dims.zero_group, &sb);
+    emit_zero_ops(&x, &sb);
+    emit_optimizer(&x, &sb);
     if (x.overflow) return ULY_EOVERFLOW;
 
     return ULY_OK;

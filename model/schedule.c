@@ -90,8 +90,64 @@ static double compute_time(const rates *r, const uly_op *o)
     return t * o->crit_factor;
 }
 
-uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                          const uly_plan *plan, uly_result *res)
+/* A plan's traffic totals, as the result holds them. */
+typedef struct traffic {
+    int64_t fwd, bwd, recompute, zero;
+    uint8_t tiers;
+} traffic;
+
+/* Adds a comm op's bytes to the traffic totals and its tiers to theirs: the
+ * strategy's per-layer traffic by phase (recompute also on its own), ZeRO
+ * and data-parallel traffic apart; the pipeline's stage transfers count for
+ * the tiers only. Returns 1 on overflow. */
+static int traffic_add(traffic *x, const uly_op *o)
+{
+    if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
+    if (o->per_step || o->per_model) return 0;
+    if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP)
+        return __builtin_add_overflow(x->zero, o->bytes_sent, &x->zero);
+    x->tiers |= o->tiers;
+    int ovf = o->phase == ULY_PHASE_FWD ? __builtin_add_overflow(x->fwd, o->bytes_sent, &x->fwd)
+                                        : __builtin_add_overflow(x->bwd, o->bytes_sent, &x->bwd);
+    if (o->recompute) ovf |= __builtin_add_overflow(x->recompute, o->bytes_sent, &x->recompute);
+    return ovf;
+}
+
+/* The collectives a plan prices repeat: a layer's backward and its
+ * recompute pass move what its forward moved, over the same groups. Their
+ * times, remembered while pricing one plan (the placements do not change
+ * meanwhile), by what uly_cost_collective reads of the op. */
+#define COLL_MEMO 8
+typedef struct coll_memo {
+    int n;
+    struct {
+        uly_coll coll;
+        uly_group group;
+        int32_t steps;
+        int64_t bytes;
+        double s;
+    } e[COLL_MEMO];
+} coll_memo;
+
+static double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
+{
+    for (int j = 0; j < mm->n; j++)
+        if (mm->e[j].bytes == o->bytes_sent && mm->e[j].group == o->group && mm->e[j].coll == o->coll &&
+            mm->e[j].steps == o->steps)
+            return mm->e[j].s;
+    const double s = uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent, o->steps, 1);
+    if (mm->n < COLL_MEMO) {
+        const int j = mm->n++;
+        mm->e[j].coll = o->coll, mm->e[j].group = o->group, mm->e[j].steps = o->steps;
+        mm->e[j].bytes = o->bytes_sent, mm->e[j].s = s;
+    }
+    return s;
+}
+
+/* Prices the plan; with totals, in the same pass over the ops, also the
+ * traffic totals (ULY_EOVERFLOW when one overflows). */
+static uly_status price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan,
+                        uly_result *res, int totals)
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     const int n = plan->n_ops;
@@ -129,12 +185,17 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     /* ZeRO-3's layer gathers: all, those on the critical path, those hidden
      * under each phase, the forward one (the step's first) */
     double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
+    int ovf = 0;
+    traffic tr = {0, 0, 0, 0, 0};
+    /* summed in locals: stores through res could alias the plan's ops */
+    double compute_s = 0, exposed_s = 0;
+    coll_memo memo;
+    memo.n = 0;
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
         const int comm = o->kind == ULY_OP_COMM;
-        const double ti = comm ? uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent,
-                                                     o->steps, 1)
-                               : compute_time(&rt, o);
+        if (comm && totals) ovf |= traffic_add(&tr, o);
+        const double ti = comm ? coll_time(&memo, c, plan, o) : compute_time(&rt, o);
         t[i] = ti;
         ex[i] = ti;
         if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) {
@@ -160,10 +221,10 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
         hw_layer += o->flops;
         if (!comm) {
             crit[o->phase] += ti;
-            tm->compute_s += ti;
+            compute_s += ti;
         } else if (o->overlaps == ULY_OVERLAP_NONE) {
             crit[o->phase] += ti;
-            tm->comm_exposed_s += ti;
+            exposed_s += ti;
         } else if (o->overlaps == ULY_OVERLAP_PHASE) {
             bg[o->phase] += ti;
             late[n_late++] = i;
@@ -174,6 +235,13 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
             if (o->steps > hops[a]) hops[a] = o->steps;
             late[n_late++] = i;
         }
+    }
+    tm->compute_s = compute_s;
+    tm->comm_exposed_s = exposed_s;
+    if (totals) {
+        res->comm_fwd_bytes = tr.fwd, res->comm_bwd_bytes = tr.bwd;
+        res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
+        res->comm_tiers = tr.tiers;
     }
     /* ring transfers: a step costs max(block compute, hop) under full
      * overlap; a TP collective under its GEMM (one step) shows what outlasts
@@ -253,5 +321,17 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
     tm->hfu = tm->hw_flops / (tm->step_s * (double)gpus * peak);
-    return ULY_OK;
+    return ovf ? ULY_EOVERFLOW : ULY_OK;
+}
+
+uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                          const uly_plan *plan, uly_result *res)
+{
+    return price(m, w, c, plan, res, 0);
+}
+
+uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                 const uly_plan *plan, uly_result *res)
+{
+    return price(m, w, c, plan, res, 1);
 }

@@ -122,7 +122,12 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)
     }
 }
 
-static void try_layout(walk *k, const uly_layout *l)
+/* Evaluates l at each micro-batch candidate and keeps the best. reuse: the
+ * walk's plan and result hold l under another order, evaluated ULY_OK at
+ * its only micro-batch (the candidates depend on dp alone, the same in
+ * every order): only the placement is redone. Returns whether a later
+ * order may reuse this evaluation so. */
+static int try_layout(walk *k, const uly_layout *l, int reuse)
 {
     uly_workload wb = *k->w;
     int64_t bs[MAX_DIV];
@@ -136,9 +141,12 @@ static void try_layout(walk *k, const uly_layout *l)
         for (int64_t b = 1; b <= share && b <= MAX_MICRO; b++)
             if (share % b == 0) bs[nb++] = b;
     }
+    int ok = 0;
     for (int i = 0; i < nb; i++) {
         wb.micro_batch = bs[i];
-        if (uly_evaluate(k->m, &wb, k->c, l, &k->plan, &k->cur) != ULY_OK) continue;
+        ok = (reuse ? uly_evaluate_reordered(k->m, &wb, k->c, l, &k->plan, &k->cur)
+                    : uly_evaluate(k->m, &wb, k->c, l, &k->plan, &k->cur)) == ULY_OK;
+        if (!ok) continue;
         if (k->stats) {
             k->stats->evaluated++;
             k->stats->feasible += (uint64_t)k->cur.feasible;
@@ -151,21 +159,23 @@ static void try_layout(walk *k, const uly_layout *l)
             k->have = 1;
         }
     }
+    return ok && nb == 1;
 }
 
 static void try_orders(walk *k, uly_layout *l)
 {
     const int both = k->o->both_placements;
     uly_layout v = *l;
-    try_layout(k, &v);
+    /* the plan is built once per split: each further order only re-places it */
+    int reuse = try_layout(k, &v, 0);
     if (!both) return;
     if (l->ulysses > 1 && l->ring > 1) { /* ring inside the node, Ulysses across */
         v.order[0] = ULY_GROUP_TP; v.order[1] = ULY_GROUP_RING; v.order[2] = ULY_GROUP_ULYSSES; v.order[3] = ULY_GROUP_DP;
-        try_layout(k, &v);
+        reuse = try_layout(k, &v, reuse);
     }
     if (l->dp > 1 && l->ulysses * l->ring > 1) { /* data parallel inside, sequence across */
         v.order[0] = ULY_GROUP_TP; v.order[1] = ULY_GROUP_DP; v.order[2] = ULY_GROUP_ULYSSES; v.order[3] = ULY_GROUP_RING;
-        try_layout(k, &v);
+        try_layout(k, &v, reuse);
     }
 }
 
