@@ -55,7 +55,7 @@ typedef struct hx_opts {
     uly_dtype dtype;       /* the run's element type; HX_DTYPE_DEFAULT until the backend picks */
 } hx_opts;
 
-/* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
+/* Parses argv; returns 0, 1 (printed help or version: exit 0) or 2 (bad usage, reason printed by rank 0). */
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
 void hx_args_defaults(hx_opts *o);
 /* Bad usage, found by the parser or a backend's configure: rank 0 prints

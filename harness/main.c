@@ -116,7 +116,7 @@ static int run(int argc, char **argv, int *code)
 {
     hx_opts o;
     int rc = hx_args_parse(argc, argv, &o, hx_world_rank());
-    if (rc == 1) return HX_OK; /* --help */
+    if (rc == 1) return HX_OK; /* --help, --version */
     if (rc) return HX_USAGE;
     /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */
     o.be = !strcmp(o.backend, "nccl") ? &hx_backend_nccl : &hx_backend_mpi;

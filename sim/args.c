@@ -80,7 +80,7 @@ static int parse_size(const char *flag, const char *v, int64_t *out, char *why, 
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
-    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G are powers of 1024)",
+    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
                 flag, qb, msg);
 }
 
@@ -294,7 +294,7 @@ void sim_args_help(FILE *f)
     }
     fprintf(f,
 "\n"
-"options (sizes accept 131072, 128K, 1M, 1G, 1e6, 2^20; K, M, G are powers of 1024):\n"
+"options (sizes accept 131072, 128K, 1M, 1G, 1T, 1e6, 2^20; K, M, G, T are powers of 1024):\n"
 "  --gpus N             GPUs in total [count; default %d]\n"
 "  --seq N              sequence length [tokens; default 128K]\n"
 "  --model NAME|FILE    model preset or JSON file [default %s]\n"
@@ -363,8 +363,10 @@ void sim_args_help(FILE *f)
 "\n"
 "Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 internal failure.\n"
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
-"rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else the\n"
-"source tree's sim/presets, else the installed share/ulysim/presets.\n",
+"rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else\n"
+"share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
+"source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
+"scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
         SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 

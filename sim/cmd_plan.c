@@ -307,9 +307,12 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     fprintf(f, "\n\n# operations of the recommendation, %s (%s): one layer, one micro-batch, per rank; per-step ops last\n",
             sim_strategy_name(rows[rec].strategy), d);
     fprintf(f, "# overlap: exposed (on the critical path), hidden (under compute), partly; compute ops run on the critical path\n");
-    static const char *const onames[] = {"id", "op", "phase", "per", "kind", "group", "MiB_sent", "link", "time_ms",
-                                         "exposed_ms", "overlap"};
-    sim_table_init(&t, 11, onames, "rllllrrlrrl");
+    /* GFLOP and TFLOPs (achieved: the op's FLOPs over its priced time) for
+     * compute ops, what the kernels execute (recompute and attention's
+     * backward included), so a slow op shows where the time goes. */
+    static const char *const onames[] = {"id", "op", "phase", "per", "kind", "group", "MiB_sent", "link", "GFLOP",
+                                         "TFLOPs", "time_ms", "exposed_ms", "overlap"};
+    sim_table_init(&t, 13, onames, "rllllrrlrrrrl");
     for (int i = 0; i < plan->n_ops && i < ULY_PLAN_MAX_OPS; i++) {
         const uly_op *op = &plan->ops[i];
         double tm = pres->op_time_s[i], ex = pres->op_exposed_s[i];
@@ -323,11 +326,16 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             sim_table_cell(&t, "%s%d", uly_group_name(op->group), (int)op->group_size);
             sim_table_cell(&t, "%.2f", (double)op->bytes_sent / 1048576.0);
             sim_table_cell(&t, "%s", sim_tiers_name(op->tiers));
+            sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%s", "");
         } else {
             sim_table_cell(&t, "%s", uly_op_kind_name(op->kind));
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%.3f", op->flops / 1e9);
+            if (tm > 0 && op->flops > 0) sim_table_cell(&t, "%.1f", op->flops / tm / 1e12);
+            else sim_table_cell(&t, "%s", "");
         }
         sim_table_cell(&t, "%.3f", tm * 1e3);
         sim_table_cell(&t, "%.3f", ex * 1e3);
