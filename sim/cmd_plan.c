@@ -182,14 +182,15 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     for (int i = 0; i < nrows; i++) evaluated += rows[i].evaluated;
 
     sim_size_str(w->seq, b1, sizeof b1);
-    fprintf(f, "# ulysim %s plan: %s on %s, %lld GPUs, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
-            (long long)gpus, b1, (long long)w->seq);
+    fprintf(f, "# ulysim %s plan: %s on %s, %lld GPU%s, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
+            (long long)gpus, sim_plural_s(gpus), b1, (long long)w->seq);
     fprintf(f, "# model     L %lld, h %lld, a %lld heads, k %lld KV heads, d %lld, f %lld %s, V %lld; %.2f B parameters\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
             uly_model_params(m) / 1e9);
-    fprintf(f, "# cluster   %s: %lld nodes x %lld GPUs, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
-            cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node, cl->gpu.peak_flops[w->dtype] / 1e12,
+    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
+            cl->gpu.name, (long long)cl->nodes, sim_plural_s(cl->nodes), (long long)cl->gpus_per_node,
+            sim_plural_s(cl->gpus_per_node), cl->gpu.peak_flops[w->dtype] / 1e12,
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
     {
@@ -222,6 +223,8 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             c->opts.search_micro_batch ? ", micro-batches" : "", pps, (unsigned long long)evaluated);
     fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");
 
+    fprintf(f, "# marks     *: the recommendation (most tokens/s of the plans that fit); a plan that does not fit shows\n"
+               "#           its step time as priced but no tokens/s, TFLOP/s or MFU, as it cannot run\n");
     static const char *const names[] = {"strategy", "u", "r", "tp", "dp", "pp", "mb", "fits", "mem_GiB",
                                         "mem_largest", "fwd_MiB", "bwd_MiB", "link", "step_s", "tokens_per_s",
                                         "TFLOPs_gpu", "mfu_pct"};
@@ -252,9 +255,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
         sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
         sim_table_cell(&t, s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
-        sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
-        sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
-        sim_table_cell(&t, "%.1f", s->time.mfu * 100.0);
+        if (sim_shows_throughput(s)) {
+            sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
+            sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
+            sim_table_cell(&t, "%.1f", s->time.mfu * 100.0);
+        } else {
+            for (int k = 0; k < 3; k++) sim_table_cell(&t, "%s", "");
+        }
     }
     int bad = sim_table_print(&t, f);
     sim_table_free(&t);
@@ -264,6 +271,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         char r[1000], d[80], split[600];
         sim_reasons_str(c, &rows[i], 0, r, sizeof r);
         if (!r[0] && rows[i].note[0]) snprintf(r, sizeof r, "%s", rows[i].note);
+        if (rows[i].status == SIM_ROW_OK && sim_is_plain_dp(&rows[i].layout)) {
+            /* a strategy's degrees all 1: its name would claim a scheme that does not run */
+            char dp[200];
+            snprintf(dp, sizeof dp, "degrees 1: plain data parallelism, no %s (every strategy reduces to it)",
+                     uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+            sim_join(r, sizeof r, "; ", dp);
+        }
         seq_split_note(c, &rows[i], split, sizeof split);
         if (!r[0] && !split[0]) continue;
         sim_degrees_words(&rows[i].layout, d, sizeof d);
@@ -280,15 +294,16 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     fprintf(f, "#\n");
     if (rec < 0) {
         char none[300];
-        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPUs at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
-                 (long long)gpus, (long long)w->seq);
+        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPU%s at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
+                 (long long)gpus, sim_plural_s(gpus), (long long)w->seq);
         sim_print_note(f, "# ", "#   ", none, WIDTH);
         return bad;
     }
     char d[80];
     sim_degrees_words(&rows[rec].layout, d, sizeof d);
     char line[1200];
-    snprintf(line, sizeof line, "recommended: %s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", sim_strategy_name(rows[rec].strategy), d,
+    snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s",
+             sim_is_plain_dp(&rows[rec].layout) ? "plain data parallelism, as " : "", sim_strategy_name(rows[rec].strategy), d,
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;
@@ -391,10 +406,14 @@ static int print_csv(const sim_ctx *c, const sim_summary *rows, int nrows, int r
             sim_table_cell(&t, "%lld", (long long)s->zero_bytes);
             sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
             sim_table_cell(&t, "%.9g", s->time.step_s);
-            sim_table_cell(&t, "%.9g", s->time.tokens_per_s);
-            sim_table_cell(&t, "%.9g", s->time.tflops_per_gpu);
-            sim_table_cell(&t, "%.9g", s->time.mfu);
-            sim_table_cell(&t, "%.9g", s->time.hfu);
+            if (sim_shows_throughput(s)) {
+                sim_table_cell(&t, "%.9g", s->time.tokens_per_s);
+                sim_table_cell(&t, "%.9g", s->time.tflops_per_gpu);
+                sim_table_cell(&t, "%.9g", s->time.mfu);
+                sim_table_cell(&t, "%.9g", s->time.hfu);
+            } else {
+                for (int k = 0; k < 4; k++) sim_table_cell(&t, "%s", "");
+            }
         } else {
             for (int k = 0; k < 13; k++) sim_table_cell(&t, "%s", "");
         }

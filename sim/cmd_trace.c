@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "output.h"
 #include "trace_join.h"
 #include "trace_read.h"
 
@@ -183,8 +184,8 @@ static int do_export(int argc, char **argv)
     cJSON *root = cJSON_CreateObject();
     cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
     char pname[256];
-    snprintf(pname, sizeof pname, "measured: ulyharness %s on %d ranks (%s)", uly_strategy_get(run.layout.strategy)->name,
-             run.ranks, run.hostname[0] ? run.hostname : "?");
+    snprintf(pname, sizeof pname, "measured: ulyharness %s on %d rank%s (%s)", uly_strategy_get(run.layout.strategy)->name,
+             run.ranks, sim_plural_s(run.ranks), run.hostname[0] ? run.hostname : "?");
     meta(ev, "process_name", 1, 0, pname);
     snprintf(pname, sizeof pname, "predicted: libulysim on %s", j.cluster_name);
     meta(ev, "process_name", 2, 0, pname);
@@ -246,11 +247,12 @@ static int do_check(int argc, char **argv)
             return rc;
         }
         if (run.kind == TRACE_PLAN)
-            printf("%s: ok: plan trace, %s on %d ranks, %d ops, one line each%s\n", argv[i],
-                   uly_strategy_get(run.layout.strategy)->name, run.ranks, run.plan.n_ops,
+            printf("%s: ok: plan trace, %s on %d rank%s, %d ops, one line each%s\n", argv[i],
+                   uly_strategy_get(run.layout.strategy)->name, run.ranks, sim_plural_s(run.ranks), run.plan.n_ops,
                    run.ok ? "" : "; summary says the run FAILED its checks");
         else
-            printf("%s: ok: microbench trace, %d ranks, %d points\n", argv[i], run.ranks, run.n_points);
+            printf("%s: ok: microbench trace, %d rank%s, %d points\n", argv[i], run.ranks, sim_plural_s(run.ranks),
+                   run.n_points);
         trace_free(&run);
         n++;
     }

@@ -177,8 +177,11 @@ static int check_throughput(const char *ulysim, const csv *c, const figargs *fa)
         args_free(&a);
         if (!j) return fail("row %d: the plan command failed", r + 1);
         const cJSON *p = plan_of(j, cell(c, r, "strategy"));
-        double tf = jnum(p, "step.tflops_per_gpu"), tps = jnum(p, "step.tokens_per_s");
         int feas = cJSON_IsTrue(jget(p, "feasible"));
+        /* a plan that does not fit has its throughput under step.if_it_fit */
+        const char *tf_key = feas ? "step.tflops_per_gpu" : "step.if_it_fit.tflops_per_gpu";
+        const char *tps_key = feas ? "step.tokens_per_s" : "step.if_it_fit.tokens_per_s";
+        double tf = jnum(p, tf_key), tps = jnum(p, tps_key);
         char deg[64] = "";
         if (p) degrees_str(p, deg, sizeof deg);
         if (!p || !close_rel(tf, num(c, r, "tflops_per_gpu"), 1e-8) || !close_rel(tps, num(c, r, "tokens_per_s"), 1e-8) ||
@@ -190,7 +193,7 @@ static int check_throughput(const char *ulysim, const csv *c, const figargs *fa)
         oom += num(c, r, "oom") == 1;
         cJSON_Delete(j);
     }
-    printf("  %d rows equal step.tflops_per_gpu, tokens_per_s and feasible of `ulysim --format json` (%d out of memory)\n",
+    printf("  %d rows equal step.tflops_per_gpu, tokens_per_s (step.if_it_fit's where it does not fit) and feasible of `ulysim --format json` (%d out of memory)\n",
            c->nrows, oom);
     return 0;
 }
