@@ -231,8 +231,11 @@ static int check_max_seq(const char *ulysim, const csv *c, const figargs *fa)
     return 0;
 }
 
-static int plan_feasible(const char *ulysim, const csv *c, int r, const figargs *fa, long long batch, char *deg,
-                         size_t degn, int *feasible)
+/* Feasibility of the row's strategy at micro-batch b with every degree
+ * pinned (u, r, t; dp is what remains): 1 fits, 0 does not, -1 refused (a
+ * degree the strategy does not take, or no valid shapes). deg: its degrees. */
+static int pinned_fits(const char *ulysim, const csv *c, int r, const figargs *fa, long long b, long long u, long long rr,
+                       long long t, char *deg, size_t degn)
 {
     args a = {0};
     add(&a, ulysim);
@@ -240,37 +243,69 @@ static int plan_feasible(const char *ulysim, const csv *c, int r, const figargs 
     addf(&a, "--gpus=%s", cell(c, r, "gpus"));
     addf(&a, "--seq=%s", cell(c, r, "seq"));
     addf(&a, "--strategy=%s", cell(c, r, "strategy"));
-    addf(&a, "--batch=%lld", batch);
+    addf(&a, "--batch=%lld", b);
+    addf(&a, "--ulysses=%lld", u);
+    addf(&a, "--ring=%lld", rr);
+    addf(&a, "--tp=%lld", t);
     add_common(&a, fa);
-    cJSON *j = run_json(&a);
+    out o;
+    int rc = run(a.v, &o);
     args_free(&a);
-    if (!j) return 1;
-    const cJSON *p = plan_of(j, cell(c, r, "strategy"));
-    *feasible = p && cJSON_IsTrue(jget(p, "feasible"));
+    cJSON *j = rc == 0 && o.rc == 0 ? cJSON_Parse(o.out) : NULL;
+    out_free(&o);
+    const cJSON *p = j ? plan_of(j, cell(c, r, "strategy")) : NULL;
+    int fits = !p ? -1 : cJSON_IsTrue(jget(p, "feasible")) ? 1 : 0;
     if (p && deg) degrees_str(p, deg, degn);
     cJSON_Delete(j);
-    return p ? 0 : 1;
+    return fits;
 }
 
+/* The degree of `key` ("u8" -> 8) in a layout string, 1 when absent. */
+static long long layout_degree(const char *layout, const char *key)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", layout);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ".", &save); t; t = strtok_r(NULL, ".", &save))
+        if (!strncmp(t, key, strlen(key)) && t[strlen(key)] >= '0' && t[strlen(key)] <= '9') return atoll(t + strlen(key));
+    return 1;
+}
+
+/* Each row: its layout, pinned, fits max_micro_batch and not one more; and
+ * no split of the GPUs into u x r x t x dp (brute force over the command
+ * line, every degree pinned) fits more sequences in flight than max_batch. */
 static int check_max_batch(const char *ulysim, const csv *c, const figargs *fa)
 {
     static const char *const need[] = {"strategy", "gpus", "seq", "max_micro_batch", "dp", "max_batch", "layout", NULL};
     if (need_cols(c, need)) return 1;
+    int tried = 0;
     for (int r = 0; r < c->nrows; r++) {
-        long long b = (long long)num(c, r, "max_micro_batch");
-        int at = 0, above = 1;
+        const char *lay = cell(c, r, "layout");
+        long long b = (long long)num(c, r, "max_micro_batch"), most = (long long)num(c, r, "max_batch");
+        long long u = layout_degree(lay, "u"), rr = layout_degree(lay, "r"), t = layout_degree(lay, "tp");
         char deg[64] = "";
-        if (plan_feasible(ulysim, c, r, fa, b, deg, sizeof deg, &at) || plan_feasible(ulysim, c, r, fa, b + 1, NULL, 0, &above))
-            return fail("row %d: the plan command failed", r + 1);
-        if (!at || above || strcmp(deg, cell(c, r, "layout")) != 0 ||
-            num(c, r, "max_batch") != num(c, r, "max_micro_batch") * num(c, r, "dp"))
-            return fail("row %d (%s on %s GPUs): CSV max micro-batch %lld (%s); `ulysim --batch %lld` feasible %d (%s), "
-                        "--batch %lld feasible %d",
-                        r + 1, cell(c, r, "strategy"), cell(c, r, "gpus"), b, cell(c, r, "layout"), b, at, deg, b + 1,
-                        above);
+        int at = pinned_fits(ulysim, c, r, fa, b, u, rr, t, deg, sizeof deg);
+        int above = pinned_fits(ulysim, c, r, fa, b + 1, u, rr, t, NULL, 0);
+        if (at != 1 || above != 0 || strcmp(deg, lay) != 0 || most != b * (long long)num(c, r, "dp"))
+            return fail("row %d (%s on %s GPUs): CSV micro-batch %lld at %s; pinned, `ulysim --batch %lld` fits %d (%s), "
+                        "--batch %lld fits %d",
+                        r + 1, cell(c, r, "strategy"), cell(c, r, "gpus"), b, lay, b, at, deg, b + 1, above);
+        long long P = (long long)num(c, r, "gpus");
+        for (long long tt = 1; tt <= P; tt++)
+            for (long long uu = 1; P % tt == 0 && uu <= P / tt; uu++)
+                for (long long ru = 1; (P / tt) % uu == 0 && ru <= P / (tt * uu); ru++) {
+                    if ((P / (tt * uu)) % ru) continue;
+                    long long dp = P / (tt * uu * ru), more = most / dp + 1; /* more x dp > max_batch */
+                    int fits = pinned_fits(ulysim, c, r, fa, more, uu, ru, tt, deg, sizeof deg);
+                    tried += fits >= 0;
+                    if (fits == 1)
+                        return fail("row %d (%s on %lld GPUs): max_batch %lld, yet %s fits micro-batch %lld x dp %lld",
+                                    r + 1, cell(c, r, "strategy"), P, most, deg, more, dp);
+                }
     }
-    printf("  %d rows: `ulysim --batch b` fits at max_micro_batch with the same layout and not at max_micro_batch + 1\n",
-           c->nrows);
+    printf("  %d rows: the layout fits max_micro_batch and not one more, pinned; %d other splits fit no more sequences "
+           "in flight than max_batch\n",
+           c->nrows, tried);
     return 0;
 }
 
