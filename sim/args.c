@@ -211,7 +211,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL,
+    O_ATTN_KERNEL, O_TIMELINE,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -219,7 +219,7 @@ static const char *const valued[O_COUNT] = {
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
-    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline",
 };
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -349,6 +349,9 @@ void sim_args_help(FILE *f)
 "  --loss-chunks C      output layer and loss over C chunks: logits never whole [count;\n"
 "                       default 1]\n"
 "  --format F           table|json|csv [default table; csv for sweep]\n"
+"  --timeline FILE      plan: also write the recommendation's predicted schedule (one\n"
+"                       layer and one step: compute, communication in flight, exposed\n"
+"                       time) as Chrome trace events for Perfetto, like trace export\n"
 "  --no-progress        sweep: no progress bar on stderr [default: shown on a tty\n"
 "                       when the sweep runs longer than a second]\n"
 "  -h, --help           this help\n"
@@ -483,6 +486,10 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             a->cluster = val;
             break;
         case O_STRATEGY: rc = add_strategies(a, val, why, n); break;
+        case O_TIMELINE:
+            if (!val[0]) return sim_fail(why, n, "--timeline '': empty (valid: a file to write, e.g. plan.json)");
+            a->timeline = val;
+            break;
         case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
             if (which == O_PP && !strcmp(val, "auto")) {
                 a->pin_pp = ULY_PP_SEARCH;
@@ -587,6 +594,9 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (rc) return rc;
     }
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
+    if (a->timeline && a->cmd != SIM_CMD_PLAN)
+        return sim_fail(why, n, "--timeline %s: only the plan command writes a timeline (got %s)", a->timeline,
+                        sim_cmd_name(a->cmd));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "output.h"
+#include "timeline.h"
 #include "par.h"
 
 static int usable(const sim_summary *s)
@@ -573,6 +574,18 @@ int sim_cmd_plan(const sim_ctx *c)
     /* the recommendation's plan and per-op times, as its search priced them */
     const uly_plan *pp = rec >= 0 ? &plans[rec] : NULL;
     const uly_result *pres = rec >= 0 ? &results[rec] : NULL;
+    /* the timeline first: a file that cannot be written is bad input, said
+     * before any output */
+    if (a->timeline) {
+        if (!pp) {
+            sim_err("--timeline %s: no plan fits, so there is no schedule to write", a->timeline);
+            rc = SIM_EXIT_USAGE;
+        } else {
+            int w = sim_timeline_write(a->timeline, c, &items[rec], pp, pres);
+            rc = w == 2 ? SIM_EXIT_USAGE : w ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
+        }
+        if (rc) goto out;
+    }
     switch (a->format) {
     case SIM_FMT_JSON: rc = print_json(c, items, nrows, pure, rec, whytxt, note, pp, pres); break;
     case SIM_FMT_CSV: rc = print_csv(c, items, nrows, rec) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
