@@ -584,6 +584,21 @@ int fig_memory(plot_run *r, FILE *f)
 
 /* ------------------------------------------------------ figure 6: breakdown */
 
+int64_t plot_breakdown_batch(const sim_ctx *c, int64_t P, int64_t N)
+{
+    int64_t g = P * c->w.micro_batch;
+    double best = 0;
+    for (int si = 0; si < c->n_strat; si++) {
+        sim_summary s;
+        sim_best(c, c->strat[si], P, N, &s);
+        if (s.status == SIM_ROW_OK && s.feasible && s.time.tokens_per_s > best) {
+            best = s.time.tokens_per_s;
+            g = s.micro_batch * s.layout.dp;
+        }
+    }
+    return g;
+}
+
 int fig_breakdown(plot_run *r, FILE *f)
 {
     fig_at q;
@@ -592,8 +607,9 @@ int fig_breakdown(plot_run *r, FILE *f)
     const int64_t P = q.P, N = q.N;
     const char *about[] = {
         "one optimizer step split by what its time is spent on:", q.line,
-        "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
-        "strategy's step holds the same tokens: as `ulysim --gpus P --seq N --batch B --global-batch P*B`)",
+        "(with --spread best and no --global-batch, the global batch is the recommendation's micro-batch x dp, as",
+        "`ulysim --gpus P --seq N` runs it, for every strategy, so each step holds the same tokens: as `ulysim",
+        "--gpus P --seq N --batch B --global-batch G`; the recommended strategy's bar is that plan's step)",
         "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
         "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
         "(plot takes no --pp: figures are drawn without a pipeline)", NULL};

@@ -365,6 +365,27 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
                                        "layer_compute_s", "layer_comm_exposed_s", "layer_comm_overlapped_s", NULL};
     if (need_cols(c, need)) return 1;
     cJSON *j = NULL;
+    /* best layouts: the global batch is the plain plan's recommendation's
+     * micro-batch x dp, and that strategy's bar is the plan's step */
+    long long g = 0;
+    const char *rec_name = NULL;
+    double rec_step = 0;
+    cJSON *plain = NULL;
+    if (!fa->spread_all && c->nrows > 0) {
+        args a = {0};
+        add(&a, ulysim);
+        add(&a, "--format=json");
+        addf(&a, "--gpus=%s", cell(c, 0, "gpus"));
+        addf(&a, "--seq=%s", cell(c, 0, "seq"));
+        add_common(&a, fa);
+        plain = run_json(&a);
+        args_free(&a);
+        const cJSON *rec = plain ? cJSON_GetArrayItem(jget(plain, "plans"), (int)jnum(plain, "recommended")) : NULL;
+        if (!rec) return fail("the plain plan command failed or recommends nothing");
+        g = (long long)(jnum(rec, "step.micro_batch") * jnum(rec, "degrees.dp"));
+        rec_name = cJSON_GetStringValue(jget(rec, "strategy"));
+        rec_step = jnum(rec, "step.time_s");
+    }
     for (int r = 0; r < c->nrows; r++) {
         /* best layouts: one plan command, with the tokens per step the figure
          * fixes; all GPUs: one per strategy, its degrees pinned */
@@ -380,7 +401,7 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
                 add_pins(&a, cell(c, r, "layout"));
             } else {
                 add(&a, "--batch=1");
-                addf(&a, "--global-batch=%s", cell(c, r, "gpus"));
+                addf(&a, "--global-batch=%lld", g);
             }
             add_common(&a, fa);
             j = run_json(&a);
@@ -390,6 +411,9 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
         const cJSON *p = plan_of(j, cell(c, r, "strategy"));
         char deg[64] = "";
         if (p) degrees_str(p, deg, sizeof deg);
+        if (rec_name && !strcmp(rec_name, cell(c, r, "strategy")) && !close_rel(rec_step, num(c, r, "step_s"), 1e-8))
+            return fail("row %d (%s, the recommendation): step %s s, the plain plan's step is %.10g s", r + 1, rec_name,
+                        cell(c, r, "step_s"), rec_step);
         double parts = num(c, r, "compute_s") + num(c, r, "comm_exposed_s") + num(c, r, "step_fixed_s");
         if (!p || strcmp(deg, cell(c, r, "layout")) != 0 || !close_rel(jnum(p, "step.time_s"), num(c, r, "step_s"), 1e-8) ||
             !close_rel(jnum(p, "per_layer.compute_s"), num(c, r, "layer_compute_s"), 1e-8) ||
@@ -402,8 +426,10 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
         }
     }
     cJSON_Delete(j);
-    printf("  %d rows equal step.time_s and per_layer times of `ulysim --format json`; compute + exposed + per-step = step\n",
-           c->nrows);
+    cJSON_Delete(plain);
+    printf("  %d rows equal step.time_s and per_layer times of `ulysim --format json`; compute + exposed + per-step = step"
+           "%s\n",
+           c->nrows, rec_name ? "; global batch and the recommended bar as the plain plan's" : "");
     return 0;
 }
 
