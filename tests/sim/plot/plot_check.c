@@ -310,10 +310,10 @@ static int check_max_batch(const char *ulysim, const csv *c, const figargs *fa)
     return 0;
 }
 
-static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
+/* `ulysim --format json` at the (gpus, seq) of the CSV's first row, every
+ * strategy at its best layout; NULL when it fails. */
+static cJSON *plain_plan(const char *ulysim, const csv *c, const figargs *fa)
 {
-    static const char *const need[] = {"strategy", "layout", "gpus", "seq", "fits", "total_bytes", "capacity_bytes", NULL};
-    if (need_cols(c, need)) return 1;
     args a = {0};
     add(&a, ulysim);
     add(&a, "--format=json");
@@ -322,6 +322,14 @@ static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
     add_common(&a, fa);
     cJSON *j = run_json(&a);
     args_free(&a);
+    return j;
+}
+
+static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
+{
+    static const char *const need[] = {"strategy", "layout", "gpus", "seq", "fits", "total_bytes", "capacity_bytes", NULL};
+    if (need_cols(c, need)) return 1;
+    cJSON *j = plain_plan(ulysim, c, fa);
     if (!j) return fail("the plan command failed");
     int nterms = 0;
     for (int r = 0; r < c->nrows; r++) {
@@ -373,14 +381,7 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
     double rec_step = 0;
     cJSON *plain = NULL;
     if (!fa->spread_all && c->nrows > 0) {
-        args a = {0};
-        add(&a, ulysim);
-        add(&a, "--format=json");
-        addf(&a, "--gpus=%s", cell(c, 0, "gpus"));
-        addf(&a, "--seq=%s", cell(c, 0, "seq"));
-        add_common(&a, fa);
-        plain = run_json(&a);
-        args_free(&a);
+        plain = plain_plan(ulysim, c, fa);
         const cJSON *rec = plain ? cJSON_GetArrayItem(jget(plain, "plans"), (int)jnum(plain, "recommended")) : NULL;
         if (!rec) return fail("the plain plan command failed or recommends nothing");
         g = (long long)(jnum(rec, "step.micro_batch") * jnum(rec, "degrees.dp"));
