@@ -10,9 +10,16 @@
 #include <stddef.h>
 #include "ulysim.h"
 
-/* The preset directory: $ULYSIM_PRESETS if set, else the source tree's when
- * it exists (running from a build tree), else the installed one. */
+/* The preset directory: $ULYSIM_PRESETS if set, else share/ulysim/presets
+ * installed beside this executable (found from /proc/self/exe, so a moved
+ * prefix works), else the source tree's when it exists (running from a build
+ * tree), else the configure-time install prefix's. */
 const char *sim_preset_dir(void);
+
+/* SUB ("presets", "plots") of the data directory installed beside the
+ * running executable (bin/../share/ulysim/SUB), canonical, into out.
+ * Returns 0, or -1 when there is none (a build tree, say). */
+int sim_data_dir_beside_exe(const char *sub, char *out, size_t n);
 
 /* name_or_path: a preset name ("llama3-8b") or a path to a .json file.
  * Returns 0, or 2 (bad input) with a reason in why. */

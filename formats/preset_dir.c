@@ -4,21 +4,28 @@
  * .json is a path. The file goes through the gates of json_strict.c; the
  * fields of each kind are read by preset_model.c and preset_cluster.c.
  * Every message is one line naming the file, the field and the value. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "preset_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef ULY_PRESET_DIR_SOURCE
 #define ULY_PRESET_DIR_SOURCE "sim/presets"
 #endif
 #ifndef ULY_PRESET_DIR_INSTALLED
 #define ULY_PRESET_DIR_INSTALLED "/usr/local/share/ulysim/presets"
+#endif
+/* The installed data directory relative to the installed executable's
+ * directory (bin/ -> share/ulysim), so a copied or moved prefix still works. */
+#ifndef ULY_DATA_FROM_BIN
+#define ULY_DATA_FROM_BIN "../share/ulysim"
 #endif
 
 #define PRESET_MAX_BYTES (1024 * 1024) /* a real preset is a few KiB */
@@ -127,10 +134,35 @@ int preset_sources_check(js_doc *d, const cJSON *root)
 
 /* ------------------------------------------------------------ resolving */
 
+int sim_data_dir_beside_exe(const char *sub, char *out, size_t n)
+{
+    /* /proc/self/exe, not argv[0]: it is the file that runs, whatever PATH
+     * or symbolic link found it. */
+    char exe[PATH_MAX], dir[PATH_MAX + 64], real[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0 || !out || n == 0) return -1;
+    exe[k] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    *slash = '\0';
+    int w = snprintf(dir, sizeof dir, "%s/%s/%s", exe, ULY_DATA_FROM_BIN, sub);
+    if (w < 0 || (size_t)w >= sizeof dir || !realpath(dir, real)) return -1;
+    struct stat st;
+    if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode) || strlen(real) >= n) return -1;
+    memcpy(out, real, strlen(real) + 1);
+    return 0;
+}
+
 const char *sim_preset_dir(void)
 {
+    /* The order README.md and --help describe: an explicit choice, then the
+     * copy installed with this executable (wherever the prefix now lies),
+     * then the source tree of a build that is not installed, then the
+     * configure-time prefix. */
+    static char beside[PATH_MAX];
     const char *env = getenv("ULYSIM_PRESETS");
     if (env && *env) return env;
+    if (sim_data_dir_beside_exe("presets", beside, sizeof beside) == 0) return beside;
     struct stat st;
     if (stat(ULY_PRESET_DIR_SOURCE, &st) == 0 && S_ISDIR(st.st_mode)) return ULY_PRESET_DIR_SOURCE;
     return ULY_PRESET_DIR_INSTALLED;

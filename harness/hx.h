@@ -65,7 +65,7 @@ typedef struct hx_opts {
 enum { HX_CHECK_AUTO = 0, HX_CHECK_FULL, HX_CHECK_SAMPLED, HX_CHECK_NONE };
 #define HX_CHECK_FULL_FLOPS 1e10
 
-/* Parses argv; returns 0, 1 (printed help: exit 0) or 2 (bad usage, reason printed by rank 0). */
+/* Parses argv; returns 0, 1 (printed help or version: exit 0) or 2 (bad usage, reason printed by rank 0). */
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank);
 /* --out writable (rank 0 checks, every rank learns): HX_OK or HX_USAGE. */
 int hx_args_out_check(const hx_opts *o);

@@ -73,7 +73,8 @@ static const char usage[] =
     "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling)\n"
     "  --print-plan        print the plan and exit\n"
     "  --quiet             only errors and the one-line result\n"
-    "  --help\n";
+    "  -V, --version       print the version and exit\n"
+    "  -h, --help          print this help and exit\n";
 
 void hx_args_defaults(hx_opts *o)
 {
@@ -168,6 +169,10 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
     } while (0)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             if (rank == 0) fputs(usage, stdout);
+            return 1;
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+            /* the libulysim whose plans it executes: one version for both */
+            if (rank == 0) printf("ulyharness %s (libulysim %s)\n", ULY_VERSION, ULY_VERSION);
             return 1;
         } else if (!strcmp(a, "--strategy")) {
             NEED();

@@ -118,7 +118,7 @@ static int run(int argc, char **argv, int *code)
 {
     hx_opts o;
     int rc = hx_args_parse(argc, argv, &o, hx_world_rank());
-    if (rc == 1) return HX_OK; /* --help */
+    if (rc == 1) return HX_OK; /* --help, --version */
     if (rc) return HX_USAGE;
     HX_TRY(hx_args_out_check(&o));
     /* the backend: mpi (hx_exec.c) or nccl (hx_nccl.c, or its stub without CUDA/NCCL) */

@@ -80,7 +80,11 @@ set border 3 lw 0.8
 if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
 set tmargin (subtitle ne "" ? 2.2 : 1)
 # legend under the axes, covering no data
-set key outside below center vertical maxrows 2 reverse Left width -4 height 0.6 samplen 1.5 spacing 1.0 font smallfont
+# legend under the axes, centred on the page rather than on the axes (which
+# the bar labels push right), so both columns fit one paper column
+set bmargin 5.5
+set key at screen 0.5, screen 0.005 center bottom vertical maxrows 2 reverse Left width -3 samplen 1.5 spacing 1.0 \
+        font smallfont
 
 plot data using (e1(0)):0:(0):(e1(0)):($0 + top0):($0 + top1): \
          ytic(strcol("label_short") . "\n" . strcol("layout")) \

@@ -49,6 +49,9 @@ set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # 4: o
 set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # 5: black, dotted, diamond
 set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # 6: wine, long dash-dot, pentagon
 set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # 7: sky blue, sparse dots, star
+# Ring and USP coincide wherever USP's best layout is u = 1 (a ring): Ring,
+# drawn first, wider and with larger squares, stays visible under USP
+set linetype 2 ps 0.8*psc lw 3
 
 # ------------------------------------------------------------------- data
 set datafile separator comma
@@ -90,14 +93,15 @@ set ytics () scale 0.6, 0.4
 j = 0
 do for [k = 0:62] { if (2**k >= ymin / 1.6 && 2**k <= ymax * 1.6) { if (j % step == 0) { set ytics add (sprintf("%d", 2**k) 2**k 0) } else { set ytics add ("" 2**k 1) }; j = j + 1 } }
 set xlabel "GPUs"
-set ylabel "largest batch (sequences)" offset 0.5,0
+set ylabel "sequences in flight (micro-batch × dp)" offset 0.5,0
 set grid xtics ytics lc rgb "#d0d0d0" lw 0.5 dt 1
 set border 3 lw 0.8
 set tics nomirror out scale 0.6
 if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
 set tmargin (subtitle ne "" ? 2.2 : 1)
 # legend under the axes, covering no data
-set key outside below center vertical maxrows 3 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
+# two columns: three clip the last entry at one paper column
+set key outside below center vertical maxrows 4 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
 
 plot for [i=1:words(strategies)] data using "gpus":(sel(word(strategies, i))) \
          with linespoints lt sidx(word(strategies, i)) title label(word(strategies, i))

@@ -48,6 +48,9 @@ set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # 4: o
 set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # 5: black, dotted, diamond
 set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # 6: wine, long dash-dot, pentagon
 set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # 7: sky blue, sparse dots, star
+# Ring and USP coincide wherever USP's best layout is u = 1 (a ring): Ring,
+# drawn first, wider and with larger squares, stays visible under USP
+set linetype 2 ps 0.8*psc lw 3
 
 # ------------------------------------------------------------------- data
 set datafile separator comma
@@ -96,7 +99,8 @@ set tics nomirror out scale 0.6
 if (subtitle ne "") set label 99 subtitle at screen 0.5, screen 0.975 center noenhanced font smallfont
 set tmargin (subtitle ne "" ? 2.2 : 1)
 # legend under the axes, covering no data
-set key outside below center vertical maxrows 3 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
+# two columns: three clip the last entry at one paper column
+set key outside below center vertical maxrows 4 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
 
 plot for [i=1:words(strategies)] data using "gpus":(sel(word(strategies, i))) \
          with linespoints lt sidx(word(strategies, i)) title label(word(strategies, i))

@@ -50,6 +50,10 @@ set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # 4: o
 set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # 5: black, dotted, diamond
 set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # 6: wine, long dash-dot, pentagon
 set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # 7: sky blue, sparse dots, star
+# Megatron-SP and Megatron-TP run the same GEMMs and often reach the same
+# TFLOP/s: Megatron-SP, drawn first, with larger diamonds and a wider line,
+# stays visible under Megatron-TP's stars
+set linetype 5 ps 0.85*psc lw 2.5
 
 # the open version of each strategy's point type, for out-of-memory points
 hollow(i) = (i == 1) ? 6 : (i == 2) ? 4 : (i == 3) ? 8 : (i == 4) ? 10 : (i == 5) ? 12 : (i == 6) ? 14 : 1

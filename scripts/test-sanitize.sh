@@ -2,7 +2,9 @@
 # Builds the whole non-CUDA tree with AddressSanitizer and UBSan in
 # build-asan/ and runs every test there. Leaks inside Open MPI, hwloc and
 # PMIx (the runtime's own, at exit) are suppressed by scripts/lsan.supp; leaks
-# of ours still fail. Safe to rerun.
+# of ours still fail. Safe to rerun. The tests keep their sizes; their
+# timeouts are 5 times the optimised build's (ULY_TEST_TIMEOUT_SCALE, set by
+# tests/CMakeLists.txt for ULY_SANITIZE), so a loaded 2-core machine passes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "out_file.h"
 #include "par.h"
 
 /* The planning commands, in sim_cmd order. */
@@ -127,7 +128,7 @@ static int parse_size(const char *flag, const char *v, int64_t *out, char *why, 
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
-    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G are powers of 1024)",
+    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
                 flag, qb, msg);
 }
 
@@ -258,7 +259,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL,
+    O_ATTN_KERNEL, O_TIMELINE,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -266,7 +267,7 @@ static const char *const valued[O_COUNT] = {
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
-    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline",
 };
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -341,7 +342,7 @@ void sim_args_help(FILE *f)
     }
     fprintf(f,
 "\n"
-"options (sizes accept 131072, 128K, 1M, 1G, 1e6, 2^20; K, M, G are powers of 1024):\n"
+"options (sizes accept 131072, 128K, 1M, 1G, 1T, 1e6, 2^20; K, M, G, T are powers of 1024):\n"
 "  --gpus N             GPUs in total [count; default %d]\n"
 "  --seq N              sequence length [tokens; default 128K]\n"
 "  --model NAME|FILE    model preset or JSON file [default %s]\n"
@@ -399,6 +400,10 @@ void sim_args_help(FILE *f)
 "  --loss-chunks C      output layer and loss over C chunks: logits never whole [count;\n"
 "                       default 1]\n"
 "  --format F           table|json|csv [default table; csv for sweep]\n"
+"  --timeline FILE      plan: also write the recommendation's predicted schedule [file;\n"
+"                       default none] as Chrome trace events (Perfetto), as trace export\n"
+"                       does: one layer and one step, compute, transfers in flight,\n"
+"                       exposed time\n"
 "  --no-progress        sweep: no progress bar on stderr [default: shown on a tty\n"
 "                       when the sweep runs longer than a second]\n"
 "  -h, --help           this help\n"
@@ -413,8 +418,10 @@ void sim_args_help(FILE *f)
 "\n"
 "Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 internal failure.\n"
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
-"rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else the\n"
-"source tree's sim/presets, else the installed share/ulysim/presets.\n",
+"rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else\n"
+"share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
+"source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
+"scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
         SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 
@@ -532,6 +539,10 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             a->cluster = val;
             break;
         case O_STRATEGY: rc = add_strategies(a, val, why, n); break;
+        case O_TIMELINE:
+            if (!val[0]) return sim_fail(why, n, "--timeline '': empty (valid: a file to write, e.g. plan.json)");
+            a->timeline = val;
+            break;
         case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
             if (which == O_PP && !strcmp(val, "auto")) {
                 a->pin_pp = ULY_PP_SEARCH;
@@ -636,6 +647,11 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (rc) return rc;
     }
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
+    if (a->timeline && a->cmd != SIM_CMD_PLAN)
+        return sim_fail(why, n, "--timeline %s: only the plan command writes a timeline (got %s)", a->timeline,
+                        sim_cmd_name(a->cmd));
+    if (a->timeline && out_file_check(a->timeline, OUT_FILE_STREAM, why, n)) /* before the work */
+        return SIM_EXIT_USAGE;
     return 0;
 }
 

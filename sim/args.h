@@ -78,6 +78,7 @@ typedef struct sim_args {
     double nic_bw_Bps, intra_bw_Bps;     /* per GPU per direction */
     int64_t gpus_per_node;
     double oversub;
+    const char *timeline;                /* plan: --timeline FILE, the predicted schedule; NULL: none */
     int presets_show;                    /* `presets show NAME` */
     const char *show_name;
 } sim_args;

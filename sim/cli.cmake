@@ -13,11 +13,12 @@ set(ULYSIM_CLI_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/cmd_presets.c
   ${CMAKE_CURRENT_SOURCE_DIR}/commands.c)
 # Subcommands of the registry in commands.c: every other cmd_*.c.
-# Their helpers: trace_*.c (trace reading), plot_*.c (figures), repro_*.c
-# (the parts of reproduce), calib_*.c (calibrate's fits) and validate_*.c
-# (validate --runs).
+# Their helpers: trace_*.c (trace reading and writing), plot_*.c (figures),
+# repro_*.c (the parts of reproduce), calib_*.c (calibrate's fits),
+# validate_*.c (validate --runs) and timeline*.c (plan --timeline).
 file(GLOB ULYSIM_CMD_EXTRA CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmd_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/trace_*.c ${CMAKE_CURRENT_SOURCE_DIR}/plot_*.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/timeline*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/repro_*.c ${CMAKE_CURRENT_SOURCE_DIR}/calib_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/validate_*.c)
 list(APPEND ULYSIM_CLI_SOURCES ${ULYSIM_CMD_EXTRA})

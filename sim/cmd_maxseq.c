@@ -95,8 +95,9 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
         char b[64];
         if (maxseq) {
             sim_size_str(bound, b, sizeof b);
-            fprintf(f, "# ulysim %s max-seq: longest sequence each strategy fits: %s on %s, %lld GPUs (searched up to %s = %lld tokens)\n",
-                    ULY_VERSION, c->model.name, c->cluster.name, (long long)c->gpus[0], b, (long long)bound);
+            fprintf(f, "# ulysim %s max-seq: longest sequence each strategy fits: %s on %s, %lld GPU%s (searched up to %s = %lld tokens)\n",
+                    ULY_VERSION, c->model.name, c->cluster.name, (long long)c->gpus[0], sim_plural_s(c->gpus[0]), b,
+                    (long long)bound);
         } else {
             sim_size_str(c->w.seq, b, sizeof b);
             fprintf(f, "# ulysim %s min-gpus: fewest GPUs on which each strategy fits: %s on %s, sequence %s (%lld tokens), at most %lld GPUs\n",
@@ -131,7 +132,8 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
                 sim_size_approx(items[rec].value, b, sizeof b);
                 fprintf(f, "# longest: %s (%s) at %s tokens\n", sim_strategy_name(items[rec].strategy), d, b);
             } else {
-                fprintf(f, "# fewest: %s (%s) on %lld GPUs\n", sim_strategy_name(items[rec].strategy), d, (long long)items[rec].value);
+                fprintf(f, "# fewest: %s (%s) on %lld GPU%s\n", sim_strategy_name(items[rec].strategy), d,
+                        (long long)items[rec].value, sim_plural_s(items[rec].value));
             }
         }
     }

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "output.h"
+#include "timeline.h"
 #include "par.h"
 
 static int usable(const sim_summary *s)
@@ -182,14 +183,15 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     for (int i = 0; i < nrows; i++) evaluated += rows[i].evaluated;
 
     sim_size_str(w->seq, b1, sizeof b1);
-    fprintf(f, "# ulysim %s plan: %s on %s, %lld GPUs, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
-            (long long)gpus, b1, (long long)w->seq);
+    fprintf(f, "# ulysim %s plan: %s on %s, %lld GPU%s, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
+            (long long)gpus, sim_plural_s(gpus), b1, (long long)w->seq);
     fprintf(f, "# model     L %lld, h %lld, a %lld heads, k %lld KV heads, d %lld, f %lld %s, V %lld; %.2f B parameters\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
             uly_model_params(m) / 1e9);
-    fprintf(f, "# cluster   %s: %lld nodes x %lld GPUs, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
-            cl->gpu.name, (long long)cl->nodes, (long long)cl->gpus_per_node, cl->gpu.peak_flops[w->dtype] / 1e12,
+    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
+            cl->gpu.name, (long long)cl->nodes, sim_plural_s(cl->nodes), (long long)cl->gpus_per_node,
+            sim_plural_s(cl->gpus_per_node), cl->gpu.peak_flops[w->dtype] / 1e12,
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
     {
@@ -222,6 +224,8 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             c->opts.search_micro_batch ? ", micro-batches" : "", pps, (unsigned long long)evaluated);
     fprintf(f, "# columns   comm per rank per layer per micro-batch (fwd; bwd with recompute); link: tiers it crosses; FLOPs: model FLOPs\n");
 
+    fprintf(f, "# marks     *: the recommendation (most tokens/s of the plans that fit); a plan that does not fit shows\n"
+               "#           its step time as priced but no tokens/s, TFLOP/s or MFU, as it cannot run\n");
     static const char *const names[] = {"strategy", "u", "r", "tp", "dp", "pp", "mb", "fits", "mem_GiB",
                                         "mem_largest", "fwd_MiB", "bwd_MiB", "link", "step_s", "tokens_per_s",
                                         "TFLOPs_gpu", "mfu_pct"};
@@ -252,9 +256,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
         sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
         sim_table_cell(&t, s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
-        sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
-        sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
-        sim_table_cell(&t, "%.1f", s->time.mfu * 100.0);
+        if (sim_shows_throughput(s)) {
+            sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
+            sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
+            sim_table_cell(&t, "%.1f", s->time.mfu * 100.0);
+        } else {
+            for (int k = 0; k < 3; k++) sim_table_cell(&t, "%s", "");
+        }
     }
     int bad = sim_table_print(&t, f);
     sim_table_free(&t);
@@ -264,6 +272,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         char r[1000], d[80], split[600];
         sim_reasons_str(c, &rows[i], 0, r, sizeof r);
         if (!r[0] && rows[i].note[0]) snprintf(r, sizeof r, "%s", rows[i].note);
+        if (rows[i].status == SIM_ROW_OK && sim_is_plain_dp(&rows[i].layout)) {
+            /* a strategy's degrees all 1: its name would claim a scheme that does not run */
+            char dp[200];
+            snprintf(dp, sizeof dp, "degrees 1: plain data parallelism, no %s (every strategy reduces to it)",
+                     uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+            sim_join(r, sizeof r, "; ", dp);
+        }
         seq_split_note(c, &rows[i], split, sizeof split);
         if (!r[0] && !split[0]) continue;
         sim_degrees_words(&rows[i].layout, d, sizeof d);
@@ -280,15 +295,16 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     fprintf(f, "#\n");
     if (rec < 0) {
         char none[300];
-        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPUs at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
-                 (long long)gpus, (long long)w->seq);
+        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPU%s at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
+                 (long long)gpus, sim_plural_s(gpus), (long long)w->seq);
         sim_print_note(f, "# ", "#   ", none, WIDTH);
         return bad;
     }
     char d[80];
     sim_degrees_words(&rows[rec].layout, d, sizeof d);
     char line[1200];
-    snprintf(line, sizeof line, "recommended: %s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", sim_strategy_name(rows[rec].strategy), d,
+    snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s",
+             sim_is_plain_dp(&rows[rec].layout) ? "plain data parallelism, as " : "", sim_strategy_name(rows[rec].strategy), d,
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;
@@ -307,9 +323,12 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     fprintf(f, "\n\n# operations of the recommendation, %s (%s): one layer, one micro-batch, per rank; per-step ops last\n",
             sim_strategy_name(rows[rec].strategy), d);
     fprintf(f, "# overlap: exposed (on the critical path), hidden (under compute), partly; compute ops run on the critical path\n");
-    static const char *const onames[] = {"id", "op", "phase", "per", "kind", "group", "MiB_sent", "link", "time_ms",
-                                         "exposed_ms", "overlap"};
-    sim_table_init(&t, 11, onames, "rllllrrlrrl");
+    /* GFLOP and TFLOPs (achieved: the op's FLOPs over its priced time) for
+     * compute ops, what the kernels execute (recompute and attention's
+     * backward included), so a slow op shows where the time goes. */
+    static const char *const onames[] = {"id", "op", "phase", "per", "kind", "group", "MiB_sent", "link", "GFLOP",
+                                         "TFLOPs", "time_ms", "exposed_ms", "overlap"};
+    sim_table_init(&t, 13, onames, "rllllrrlrrrrl");
     for (int i = 0; i < plan->n_ops && i < ULY_PLAN_MAX_OPS; i++) {
         const uly_op *op = &plan->ops[i];
         double tm = pres->op_time_s[i], ex = pres->op_exposed_s[i];
@@ -323,11 +342,16 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             sim_table_cell(&t, "%s%d", uly_group_name(op->group), (int)op->group_size);
             sim_table_cell(&t, "%.2f", (double)op->bytes_sent / 1048576.0);
             sim_table_cell(&t, "%s", sim_tiers_name(op->tiers));
+            sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%s", "");
         } else {
             sim_table_cell(&t, "%s", uly_op_kind_name(op->kind));
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
+            sim_table_cell(&t, "%.3f", op->flops / 1e9);
+            if (tm > 0 && op->flops > 0) sim_table_cell(&t, "%.1f", op->flops / tm / 1e12);
+            else sim_table_cell(&t, "%s", "");
         }
         sim_table_cell(&t, "%.3f", tm * 1e3);
         sim_table_cell(&t, "%.3f", ex * 1e3);
@@ -383,10 +407,14 @@ static int print_csv(const sim_ctx *c, const sim_summary *rows, int nrows, int r
             sim_table_cell(&t, "%lld", (long long)s->zero_bytes);
             sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
             sim_table_cell(&t, "%.9g", s->time.step_s);
-            sim_table_cell(&t, "%.9g", s->time.tokens_per_s);
-            sim_table_cell(&t, "%.9g", s->time.tflops_per_gpu);
-            sim_table_cell(&t, "%.9g", s->time.mfu);
-            sim_table_cell(&t, "%.9g", s->time.hfu);
+            if (sim_shows_throughput(s)) {
+                sim_table_cell(&t, "%.9g", s->time.tokens_per_s);
+                sim_table_cell(&t, "%.9g", s->time.tflops_per_gpu);
+                sim_table_cell(&t, "%.9g", s->time.mfu);
+                sim_table_cell(&t, "%.9g", s->time.hfu);
+            } else {
+                for (int k = 0; k < 4; k++) sim_table_cell(&t, "%s", "");
+            }
         } else {
             for (int k = 0; k < 13; k++) sim_table_cell(&t, "%s", "");
         }
@@ -546,6 +574,18 @@ int sim_cmd_plan(const sim_ctx *c)
     /* the recommendation's plan and per-op times, as its search priced them */
     const uly_plan *pp = rec >= 0 ? &plans[rec] : NULL;
     const uly_result *pres = rec >= 0 ? &results[rec] : NULL;
+    /* the timeline first: a file that cannot be written is bad input, said
+     * before any output */
+    if (a->timeline) {
+        if (!pp) {
+            sim_err("--timeline %s: no plan fits, so there is no schedule to write", a->timeline);
+            rc = SIM_EXIT_USAGE;
+        } else {
+            int w = sim_timeline_write(a->timeline, c, &items[rec], pp, pres);
+            rc = w == 2 ? SIM_EXIT_USAGE : w ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
+        }
+        if (rc) goto out;
+    }
     switch (a->format) {
     case SIM_FMT_JSON: rc = print_json(c, items, nrows, pure, rec, whytxt, note, pp, pres); break;
     case SIM_FMT_CSV: rc = print_csv(c, items, nrows, rec) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;

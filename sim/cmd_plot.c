@@ -51,7 +51,7 @@ static const figure figures[] = {
     {.name = "max-seq", .summary = "longest sequence each strategy fits against GPU count",
      .def_gpus = "8..1024", .def_seq = "1G", .gpus_list = 1, .def_spread = -1,
      .x_what = "--gpus: a list or range (x axis), --seq: one upper bound", .data = fig_max_seq},
-    {.name = "max-batch", .summary = "largest batch each strategy fits against GPU count",
+    {.name = "max-batch", .summary = "most sequences in flight (micro-batch x dp) each strategy fits against GPU count",
      .def_gpus = "8..1024", .def_seq = "128K", .gpus_list = 1, .def_spread = -1,
      .x_what = "--gpus: a list or range (x axis), --seq: one N", .data = fig_max_batch},
     {.name = "memory", .summary = "memory per GPU by term, stacked, one bar per strategy at its best layout, HBM drawn",
@@ -105,13 +105,15 @@ static void help(FILE *f)
 "               memory points marked [--gpus 32 --seq 16K..4M --spread all]\n"
 "  max-seq      longest sequence each strategy fits against GPU count\n"
 "               [--gpus 8..1024; --seq: the search bound, 1G]\n"
-"  max-batch    largest batch (micro-batch x dp) each strategy fits against GPU\n"
-"               count [--gpus 8..1024 --seq 128K]\n"
+"  max-batch    most sequences in flight (micro-batch x dp, over every layout)\n"
+"               each strategy fits against GPU count [--gpus 8..1024 --seq 128K]\n"
 "  memory       memory per GPU by term, stacked bars, one per strategy at its\n"
 "               best layout, HBM limit drawn [--gpus 64 --seq 1M --spread best]\n"
 "  breakdown    step time split into compute, exposed and overlapped\n"
 "               communication per strategy [--gpus 64 --seq 1M --spread best;\n"
-"               global batch: GPUs x micro-batch unless --global-batch]\n""  validation   measured against predicted time of every operation of\n"
+"               global batch: the recommendation's micro-batch x dp, as the\n"
+"               plan runs it, unless --global-batch]\n"
+"  validation   measured against predicted time of every operation of\n"
 "               ulyharness traces, y = x and a +-20%% band: plot validation TRACE...;\n"
 "               or measured against predicted step time of the runs of a runs file\n"
 "               (docs/runs.md), y = x and a +-10%% band: plot validation --runs FILE\n"
@@ -384,9 +386,15 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     run->spread_all = spread >= 0 ? spread : fig->def_spread > 0;
-    /* breakdown of best layouts: the same tokens in every strategy's step */
+    /* breakdown of best layouts: the same tokens in every strategy's step,
+     * the recommendation's own global batch (plot_breakdown_batch) */
     if (fig->data == fig_breakdown && !run->spread_all && !a->global_batch) {
-        a->global_batch = a->gpus[0] * a->batch;
+        rc = sim_ctx_resolve(a, c, why, sizeof why);
+        if (rc) {
+            sim_err("plot: %s", why);
+            goto done;
+        }
+        a->global_batch = plot_breakdown_batch(c, a->gpus[0], a->seq[0]);
         a->batch_set = 1;
     }
     rc = sim_ctx_resolve(a, c, why, sizeof why);
@@ -519,15 +527,19 @@ int sim_cmd_plot_main(int argc, char **argv)
             size_t o = (size_t)snprintf(sub, sizeof sub, "%s, %s", c->model.name, c->cluster.name);
             if (!fig->gpus_list && o < sizeof sub)
                 o += (size_t)snprintf(sub + o, sizeof sub - o, ", %lld GPUs", (long long)a->gpus[0]);
-            if (!fig->seq_list && o < sizeof sub) {
+            /* comm-volume's panels say their N (fixed, and per GPU) */
+            if (!fig->seq_list && fig->data != fig_comm_volume && o < sizeof sub) {
                 sim_size_str(a->seq[0], b1, sizeof b1);
-                o += (size_t)snprintf(sub + o, sizeof sub - o, ", N %s %s", fig->data == fig_max_seq ? "up to" : "=", b1);
+                o += (size_t)snprintf(sub + o, sizeof sub - o, fig->data == fig_max_seq ? ", longest N searched up to %s" : ", N = %s", b1);
             }
             if (c->w.dtype != ULY_BF16 && o < sizeof sub)
                 o += (size_t)snprintf(sub + o, sizeof sub - o, ", %s", uly_dtype_name(c->w.dtype));
             if (c->w.micro_batch != 1 && fig->data != fig_max_batch && o < sizeof sub)
                 o += (size_t)snprintf(sub + o, sizeof sub - o, ", micro-batch %lld", (long long)c->w.micro_batch);
-            if (fig->def_spread >= 0 && o < sizeof sub)
+            if (fig->data == fig_breakdown && c->w.global_batch && o < sizeof sub)
+                o += (size_t)snprintf(sub + o, sizeof sub - o, ", global batch %lld", (long long)c->w.global_batch);
+            /* breakdown's bars name their layouts; its line names the batch instead */
+            if (fig->def_spread >= 0 && fig->data != fig_breakdown && o < sizeof sub)
                 snprintf(sub + o, sizeof sub - o, "%s", run->spread_all ? ", SP over all GPUs" : ", best layouts");
         }
         bad |= sim_gnuplot_assign(vars, vn, "data", csv);

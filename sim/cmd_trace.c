@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "output.h"
+#include "trace_events.h"
 #include "trace_join.h"
 #include "args.h"
 #include "out_file.h"
@@ -44,32 +46,6 @@ static void usage(FILE *f)
                "Exit: 0 ok, 2 bad usage or a bad trace (one line naming the file and line), 1 internal failure.\n");
 }
 
-static void meta(cJSON *ev, const char *what, int pid, int tid, const char *name)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "name", what);
-    cJSON_AddStringToObject(m, "ph", "M");
-    cJSON_AddNumberToObject(m, "pid", pid);
-    cJSON_AddNumberToObject(m, "tid", tid);
-    cJSON *a = cJSON_AddObjectToObject(m, "args");
-    cJSON_AddStringToObject(a, "name", name);
-    cJSON_AddItemToArray(ev, m);
-}
-
-static cJSON *slice(cJSON *ev, int pid, int tid, const char *name, const char *cat, double ts_s, double dur_s)
-{
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "name", name);
-    cJSON_AddStringToObject(x, "cat", cat);
-    cJSON_AddStringToObject(x, "ph", "X");
-    cJSON_AddNumberToObject(x, "pid", pid);
-    cJSON_AddNumberToObject(x, "tid", tid);
-    cJSON_AddNumberToObject(x, "ts", ts_s * 1e6);
-    cJSON_AddNumberToObject(x, "dur", dur_s * 1e6);
-    cJSON_AddItemToArray(ev, x);
-    return cJSON_AddObjectToObject(x, "args");
-}
-
 /* One process: measured (pred = 0) or predicted (pred = 1). */
 static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
 {
@@ -88,7 +64,7 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
         const char *cat = o->kind == ULY_OP_COMM ? "comm" : uly_op_kind_name(o->kind);
         char name[96];
         snprintf(name, sizeof name, "%s %s%s", uly_op_type_name(o->type), uly_phase_name(o->phase), x->hidden ? " (exposed)" : "");
-        cJSON *a = slice(ev, pid, 1, name, cat, t, d);
+        cJSON *a = sim_te_slice(ev, pid, 1, name, cat, t, d);
         cJSON_AddNumberToObject(a, "id", x->id);
         cJSON_AddStringToObject(a, "kind", uly_op_kind_name(o->kind));
         if (o->kind == ULY_OP_COMM) {
@@ -113,7 +89,7 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
             const double dur = pred ? x->pred_total_s : t + d - s0;
             char nm[96];
             snprintf(nm, sizeof nm, "%s %s (in flight)", uly_op_type_name(o->type), uly_phase_name(o->phase));
-            cJSON *b = slice(ev, pid, tid, nm, "comm-overlapped", s0, dur);
+            cJSON *b = sim_te_slice(ev, pid, tid, nm, "comm-overlapped", s0, dur);
             cJSON_AddNumberToObject(b, "id", x->id);
             cJSON_AddNumberToObject(b, "overlaps", o->overlaps);
             cJSON_AddNumberToObject(b, "steps", o->steps);
@@ -125,11 +101,11 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
         start[x->id] = t;
         t += d;
     }
-    meta(ev, "thread_name", pid, 1, "critical path (execution order)");
+    sim_te_meta(ev, "thread_name", pid, 1, "critical path (execution order)");
     for (int tid = 2; tid <= max_tid; tid++) {
         char nm[64];
         snprintf(nm, sizeof nm, "ring transfer %d (overlapped)", tid - 1);
-        meta(ev, "thread_name", pid, tid, nm);
+        sim_te_meta(ev, "thread_name", pid, tid, nm);
     }
 }
 
@@ -189,11 +165,11 @@ static int do_export(int argc, char **argv)
     cJSON *root = cJSON_CreateObject();
     cJSON *ev = cJSON_AddArrayToObject(root, "traceEvents");
     char pname[256];
-    snprintf(pname, sizeof pname, "measured: ulyharness %s on %d ranks (%s)", uly_strategy_get(run.layout.strategy)->name,
-             run.ranks, run.hostname[0] ? run.hostname : "?");
-    meta(ev, "process_name", 1, 0, pname);
+    snprintf(pname, sizeof pname, "measured: ulyharness %s on %d rank%s (%s)", uly_strategy_get(run.layout.strategy)->name,
+             run.ranks, sim_plural_s(run.ranks), run.hostname[0] ? run.hostname : "?");
+    sim_te_meta(ev, "process_name", 1, 0, pname);
     snprintf(pname, sizeof pname, "predicted: libulysim on %s", j.cluster_name);
-    meta(ev, "process_name", 2, 0, pname);
+    sim_te_meta(ev, "process_name", 2, 0, pname);
     lay_out(ev, &j, 1, 0);
     lay_out(ev, &j, 2, 1);
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
@@ -206,16 +182,8 @@ static int do_export(int argc, char **argv)
     cJSON_AddNumberToObject(md, "step_predicted_ms", 1e3 * j.pred_step_s);
     cJSON_AddNumberToObject(md, "step_measured_ms", 1e3 * j.meas_step_s);
     cJSON_AddStringToObject(md, "step", "one layer of one micro-batch, fwd + bwd, as executed (per-layer ops)");
-    char *text = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
     trace_free(&run);
-    if (!text) return 1;
-    rc = out_file_write_text(out, text, why, sizeof why);
-    free(text);
-    if (rc) {
-        sim_err_as("ulysim trace export", "%s", why);
-        return rc;
-    }
+    if ((rc = sim_te_write(root, out, "ulysim trace export")) != 0) return rc;
     printf("ulysim trace export: %s -> %s (%d ops; step %.3f ms measured, %.3f ms predicted on %s)\n", in, out, j.n,
            1e3 * j.meas_step_s, 1e3 * j.pred_step_s, j.cluster_name);
     return 0;
@@ -242,11 +210,12 @@ static int do_check(int argc, char **argv)
             return rc;
         }
         if (run.kind == TRACE_PLAN)
-            printf("%s: ok: plan trace, %s on %d ranks, %d ops, one line each%s\n", argv[i],
-                   uly_strategy_get(run.layout.strategy)->name, run.ranks, run.plan.n_ops,
+            printf("%s: ok: plan trace, %s on %d rank%s, %d ops, one line each%s\n", argv[i],
+                   uly_strategy_get(run.layout.strategy)->name, run.ranks, sim_plural_s(run.ranks), run.plan.n_ops,
                    run.ok ? "" : "; summary says the run FAILED its checks");
         else
-            printf("%s: ok: microbench trace, %d ranks, %d points\n", argv[i], run.ranks, run.n_points);
+            printf("%s: ok: microbench trace, %d rank%s, %d points\n", argv[i], run.ranks, sim_plural_s(run.ranks),
+                   run.n_points);
         trace_free(&run);
         n++;
     }

@@ -165,6 +165,9 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                      w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag",
                      uly_framework_name(w->framework), sb.weights, sb.grads, sb.optim);
     /* what departs from the defaults, said only when it does */
+    if (k > 0 && (size_t)k < n && w->recompute == ULY_RECOMPUTE_SELECTIVE && w->flash)
+        k += snprintf(buf + k, n - (size_t)k, "; selective recompute is the same as none here: it re-creates the attention "
+                      "scores, which flash attention never saves (Korthikanti et al. 2022)");
     if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash)
         k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s", uly_attn_kernel_name(w->attn_kernel));
     if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)
@@ -238,6 +241,12 @@ int sim_has_numbers(const sim_summary *s)
 {
     return s->status == SIM_ROW_OK && s->time.step_s > 0;
 }
+
+int sim_is_plain_dp(const uly_layout *l) { return l->tp <= 1 && l->ulysses <= 1 && l->ring <= 1; }
+
+const char *sim_plural_s(long long n) { return n == 1 ? "" : "s"; }
+
+int sim_shows_throughput(const sim_summary *s) { return sim_has_numbers(s) && s->feasible; }
 
 const char *sim_fit_tag(const sim_summary *s)
 {
@@ -401,9 +410,13 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
             }
             sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
             sim_table_cell(&t, csv ? "%.9g" : s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
-            sim_table_cell(&t, csv ? "%.9g" : "%.0f", s->time.tokens_per_s);
-            sim_table_cell(&t, csv ? "%.9g" : "%.1f", s->time.tflops_per_gpu);
-            sim_table_cell(&t, csv ? "%.9g" : "%.1f", csv ? s->time.mfu : s->time.mfu * 100.0);
+            if (sim_shows_throughput(s)) {
+                sim_table_cell(&t, csv ? "%.9g" : "%.0f", s->time.tokens_per_s);
+                sim_table_cell(&t, csv ? "%.9g" : "%.1f", s->time.tflops_per_gpu);
+                sim_table_cell(&t, csv ? "%.9g" : "%.1f", csv ? s->time.mfu : s->time.mfu * 100.0);
+            } else {
+                for (int k = 0; k < 3; k++) sim_table_cell(&t, "%s", "");
+            }
         } else {
             for (int k = 0; k < 9; k++) sim_table_cell(&t, "%s", "");
         }
@@ -624,10 +637,22 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
 
     cJSON *st = cJSON_CreateObject();
     ADD(st, "time_s", sim_json_num(s->time.step_s));
-    ADD(st, "tokens_per_s", sim_json_num(s->time.tokens_per_s));
-    ADD(st, "tflops_per_gpu", sim_json_num(s->time.tflops_per_gpu));
-    ADD(st, "mfu", sim_json_num(s->time.mfu));
-    ADD(st, "hfu", sim_json_num(s->time.hfu));
+    /* null where the plan does not fit: it cannot run at any rate; what it
+     * would reach if it fitted (the throughput figure's open markers) is
+     * kept apart, under "if_it_fit" */
+    const int runs = sim_shows_throughput(s);
+    ADD(st, "tokens_per_s", runs ? sim_json_num(s->time.tokens_per_s) : cJSON_CreateNull());
+    ADD(st, "tflops_per_gpu", runs ? sim_json_num(s->time.tflops_per_gpu) : cJSON_CreateNull());
+    ADD(st, "mfu", runs ? sim_json_num(s->time.mfu) : cJSON_CreateNull());
+    ADD(st, "hfu", runs ? sim_json_num(s->time.hfu) : cJSON_CreateNull());
+    if (!runs && sim_has_numbers(s)) {
+        cJSON *w = cJSON_CreateObject();
+        ADD(w, "tokens_per_s", sim_json_num(s->time.tokens_per_s));
+        ADD(w, "tflops_per_gpu", sim_json_num(s->time.tflops_per_gpu));
+        ADD(w, "mfu", sim_json_num(s->time.mfu));
+        ADD(w, "hfu", sim_json_num(s->time.hfu));
+        ADD(st, "if_it_fit", w);
+    }
     ADD(st, "micro_batch", sim_json_int(s->micro_batch));
     ADD(st, "micro_steps", sim_json_int(s->time.micro_steps));
     ADD(st, "stage_layers", sim_json_int(s->time.stage_layers));

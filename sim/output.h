@@ -53,6 +53,14 @@ void sim_degrees_words(const uly_layout *l, char *buf, size_t n);
 void sim_reasons_str(const sim_ctx *c, const sim_summary *s, int fatal_only, char *buf, size_t n);
 /* 1 when the summary carries priced numbers (a layout with valid shapes). */
 int sim_has_numbers(const sim_summary *s);
+/* 1 when it may show throughput (tokens/s, TFLOP/s, MFU, HFU): priced and
+ * feasible. A plan that does not fit keeps its memory, bytes and step time
+ * (what it would take) but shows no throughput, as it cannot run. */
+int sim_shows_throughput(const sim_summary *s);
+/* 1 when every degree but data parallelism is 1 (no TP, no sequence split). */
+int sim_is_plain_dp(const uly_layout *l);
+/* "s" unless n is 1: "1 GPU", "2 GPUs". */
+const char *sim_plural_s(long long n);
 /* Short infeasibility tag for a table column: "yes", or "no:oom", "no:heads", ... */
 const char *sim_fit_tag(const sim_summary *s);
 /* Prints text as '#' comment lines of at most `width` columns: the first

@@ -96,6 +96,11 @@ int fig_max_seq(plot_run *r, FILE *f);
 int fig_max_batch(plot_run *r, FILE *f);
 int fig_memory(plot_run *r, FILE *f);
 int fig_breakdown(plot_run *r, FILE *f);
+/* breakdown's default global batch: the recommendation's own micro-batch x
+ * dp at (P, N), as `ulysim --gpus P --seq N` runs it, so every strategy's
+ * step holds the same tokens and the recommended bar is that plan's step;
+ * P x micro-batch when nothing fits. */
+int64_t plot_breakdown_batch(const sim_ctx *c, int64_t P, int64_t N);
 
 /* ------------------------------------- figures from traces (plot_fig_trace.c) */
 

@@ -407,27 +407,57 @@ static int max_seq_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly
 
 /* --------------------------------------------- figure 3b: max-batch, a point */
 
-/* 1 when some layout of s on P GPUs fits micro-batch b at sequence N. */
-static int batch_fits(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_t N, int64_t b, uly_result *res)
+/* The most sequences in flight (micro-batch x dp) that some layout of s
+ * fits on P GPUs at sequence N: every split of the GPUs into TP, Ulysses and
+ * ring degrees (the pins kept; the model refuses the splits a strategy does
+ * not take), each at its largest micro-batch. Maximising the micro-batch of
+ * the fastest layout first would miss a layout with more replicas (TP 4 x dp
+ * 32 at one sequence each against TP 8 x dp 16 at one). Ties go to the
+ * better result (uly_result_better: the faster). Returns the micro-batch, 0
+ * when no layout fits one sequence. */
+static int64_t most_in_flight(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_t N, uly_result *best)
 {
     uly_workload w = c->w;
     w.seq = N;
-    w.micro_batch = b;
     w.global_batch = 0;
-    uly_search_opts o = c->opts;
-    o.search_micro_batch = 0;
-    uly_search_stats stats = {0, 0};
-    memset(res, 0, sizeof *res);
-    uly_status st = uly_search_best(&c->model, &w, &c->cluster, P, s, &o, res, &stats);
-    return st == ULY_OK && res->feasible;
+    const uly_search_opts *o = &c->opts;
+    const int64_t pp = o->pin_pp > 1 ? o->pin_pp : 1;
+    int64_t best_b = 0;
+    if (P % pp) return 0;
+    const int64_t G = P / pp;
+    for (int64_t t = 1; t <= G; t++) {
+        if (G % t || (o->pin_tp && t != o->pin_tp)) continue;
+        for (int64_t u = 1; u <= G / t; u++) {
+            if ((G / t) % u || (o->pin_ulysses && u != o->pin_ulysses)) continue;
+            for (int64_t r = 1; r <= G / (t * u); r++) {
+                if ((G / (t * u)) % r || (o->pin_ring && r != o->pin_ring)) continue;
+                uly_layout l;
+                uly_layout_init(&l, s, u, r, t, G / (t * u * r));
+                l.pp = pp;
+                l.vpp = o->pin_vpp > 0 ? o->pin_vpp : 1;
+                int64_t b = 0;
+                uly_result at;
+                if (uly_search_max_batch(&c->model, &w, &c->cluster, &l, MAX_BATCH_CAP, &b, &at) != ULY_OK || b < 1)
+                    continue;
+                const int64_t have = best_b * (best_b ? best->layout.dp : 0), got = b * l.dp;
+                if (got > have || (got == have && uly_result_better(&at, best))) {
+                    *best = at;
+                    best_b = b;
+                }
+            }
+        }
+    }
+    return best_b;
 }
 
-/* The largest micro-batch at --seq that some layout of s fits on P GPUs. */
+/* The most sequences in flight at --seq that some layout of s fits on P GPUs. */
 static int max_batch_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, uly_result *res)
 {
     const sim_ctx *c = r->c;
     int64_t N = c->a->seq[0];
-    if (!batch_fits(c, s, P, N, 1, res)) {
+    memset(res, 0, sizeof *res);
+    const int64_t lo = most_in_flight(c, s, P, N, res);
+    if (lo < 1) {
         sim_summary sm;
         char why[600];
         sim_best(c, s, P, N, &sm);
@@ -436,20 +466,9 @@ static int max_batch_point(plot_run *r, FILE *f, uly_strategy_id s, int64_t P, u
              (long long)N, why);
         return 0;
     }
-    int64_t lo = 1, hi = 0; /* lo fits; hi (when > 0) does not */
-    for (int64_t bb = 2; bb <= MAX_BATCH_CAP; bb *= 2) {
-        if (batch_fits(c, s, P, N, bb, res)) lo = bb;
-        else { hi = bb; break; }
-    }
-    if (hi)
-        while (hi - lo > 1) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (batch_fits(c, s, P, N, mid, res)) lo = mid;
-            else hi = mid;
-        }
-    else plot_note(r, "%s on %lld GPUs: fits the search bound of %lld sequences", sim_strategy_name(s),
-              (long long)P, (long long)MAX_BATCH_CAP);
-    batch_fits(c, s, P, N, lo, res);
+    if (lo >= MAX_BATCH_CAP)
+        plot_note(r, "%s on %lld GPUs: fits the search bound of %lld sequences per replica", sim_strategy_name(s),
+                  (long long)P, (long long)MAX_BATCH_CAP);
     char ls[64];
     layout_str(&res->layout, ls, sizeof ls);
     fprintf(f, "%s,%lld,%lld,%lld,%lld,%lld,%s,%.0f,%.10g", sim_strategy_name(s), (long long)P,
@@ -481,13 +500,14 @@ static const limit_fig max_seq_fig = {
     7, max_seq_point};
 
 static const limit_fig max_batch_fig = {
-    "largest micro-batch b (sequences of %s = %lld tokens per model replica) for which some layout fits,",
-    {"on each GPU count (as `ulysim --gpus P --seq N --batch b`: fits at b, not at b + 1; searched up to 1M);",
-     "max_batch = b x dp of the best layout at b: sequences in flight at once on all GPUs", NULL},
+    "most sequences in flight at once on all GPUs (micro-batch b x dp, sequences of %s = %lld tokens) that some layout fits,",
+    {"on each GPU count: every split of the GPUs, each layout at its largest b (as `ulysim --gpus P --seq N --ulysses U",
+     "--ring R --tp T --batch b`: fits at b, not at b + 1; searched up to 1M per replica); ties to the faster", NULL},
     {{"strategy", NULL}, {"gpus", "GPUs [count]"}, {"seq", "sequence length N [tokens]"},
-     {"max_micro_batch", "largest micro-batch that fits [sequences per replica]"},
-     {"dp", "data-parallel degree of the best layout at max_micro_batch"},
-     {"max_batch", "max_micro_batch x dp [sequences]"}, {"layout", "degrees above 1 of that layout"},
+     {"max_micro_batch", "micro-batch of that layout: its largest that fits [sequences per replica]"},
+     {"dp", "data-parallel degree of that layout"},
+     {"max_batch", "max_micro_batch x dp: sequences in flight on all GPUs, the most of any layout [sequences]"},
+     {"layout", "degrees above 1 of that layout"},
      {"mem_bytes", "memory per GPU there [bytes]"}, {"tokens_per_s", "tokens per second there [tokens/s]"}},
     9, max_batch_point};
 
@@ -564,6 +584,21 @@ int fig_memory(plot_run *r, FILE *f)
 
 /* ------------------------------------------------------ figure 6: breakdown */
 
+int64_t plot_breakdown_batch(const sim_ctx *c, int64_t P, int64_t N)
+{
+    int64_t g = P * c->w.micro_batch;
+    double best = 0;
+    for (int si = 0; si < c->n_strat; si++) {
+        sim_summary s;
+        sim_best(c, c->strat[si], P, N, &s);
+        if (s.status == SIM_ROW_OK && s.feasible && s.time.tokens_per_s > best) {
+            best = s.time.tokens_per_s;
+            g = s.micro_batch * s.layout.dp;
+        }
+    }
+    return g;
+}
+
 int fig_breakdown(plot_run *r, FILE *f)
 {
     fig_at q;
@@ -572,8 +607,9 @@ int fig_breakdown(plot_run *r, FILE *f)
     const int64_t P = q.P, N = q.N;
     const char *about[] = {
         "one optimizer step split by what its time is spent on:", q.line,
-        "(with --spread best and no --global-batch, the global batch is GPUs x micro-batch, so that every",
-        "strategy's step holds the same tokens: as `ulysim --gpus P --seq N --batch B --global-batch P*B`)",
+        "(with --spread best and no --global-batch, the global batch is the recommendation's micro-batch x dp, as",
+        "`ulysim --gpus P --seq N` runs it, for every strategy, so each step holds the same tokens: as `ulysim",
+        "--gpus P --seq N --batch B --global-batch G`; the recommended strategy's bar is that plan's step)",
         "compute_s + comm_exposed_s + step_fixed_s = step_s; comm_overlapped_s runs hidden under compute_s",
         "(layers: micro_steps x L x the per_layer times of the JSON output; compute_s includes model_s)",
         "(plot takes no --pp: figures are drawn without a pipeline)", NULL};

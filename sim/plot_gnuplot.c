@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "preset.h"
 
 extern char **environ;
 
@@ -37,6 +38,13 @@ int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t
     if (dir) {
         snprintf(out, n, "%s/%s.gp", dir, name);
         return sim_is_file(out) ? 0 : 2;
+    }
+    /* the scripts installed beside this executable, then the source tree's
+     * (a build tree), then the configure-time prefix's, as for presets */
+    char beside[4096];
+    if (sim_data_dir_beside_exe("plots", beside, sizeof beside) == 0) {
+        snprintf(out, n, "%s/%s.gp", beside, name);
+        if (sim_is_file(out)) return 0;
     }
     snprintf(out, n, "%s/%s.gp", ULY_PLOT_DIR_SOURCE, name);
     if (sim_is_file(out)) return 0;

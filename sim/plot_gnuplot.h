@@ -8,8 +8,9 @@
 /* 1 if p is a regular file. */
 int sim_is_file(const char *p);
 
-/* The script NAME.gp: in dir when given, else in $ULYSIM_PLOTS, else the
- * source tree's plots/, else the installed share/ulysim/plots. Returns 0
+/* The script NAME.gp: in dir when given, else in $ULYSIM_PLOTS, else in
+ * share/ulysim/plots installed beside this executable, else the source
+ * tree's plots/, else the configure-time prefix's. Returns 0
  * (path in out), 2 when a given or $ULYSIM_PLOTS directory lacks it, 1 when
  * none has it. */
 int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t n);

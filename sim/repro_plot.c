@@ -39,13 +39,19 @@ static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const
     return rc;
 }
 
-/* One data line: the quoted label, then the numbers (NaN: none). */
-static void dat_line(FILE *f, const char *label, const double *v, int n)
+/* One data line: the quoted label, then the numbers (NaN: none), then,
+ * when why is given, the missing bar's slot offset and why it is missing. */
+static void dat_line(FILE *f, const char *label, const double *v, int n, double why_x, const char *why)
 {
     fprintf(f, "\"%s\"", label);
     for (int i = 0; i < n; i++) {
         if (isnan(v[i])) fputs(" NaN", f);
         else fprintf(f, " %.6g", v[i]);
+    }
+    if (why) {
+        if (isnan(why_x)) fputs(" NaN", f);
+        else fprintf(f, " %.2f", why_x);
+        fprintf(f, " \"%s\"", why);
     }
     fputc('\n', f);
 }
@@ -60,16 +66,44 @@ static int dat_ulysses(const rp_ctx *c, FILE *f)
         sim_size_str(c->uly_tab[i].seq, s, sizeof s);
         snprintf(label, sizeof label, "%s %s/%lld", c->uly_tab[i].table, s, (long long)c->uly_tab[i].gpus);
         const double v[4] = {c->uly_tab[i].pub_s, c->uly_tab[i].pred_s, c->uly_tab[i].pub_tf, c->uly_tab[i].pred_tf};
-        dat_line(f, label, v, 4);
+        dat_line(f, label, v, 4, NAN, NULL);
     }
     return ferror(f) ? 1 : 0;
+}
+
+/* The note of the report row `id` (NULL when none): why a value is missing. */
+static const char *row_note(const rp_ctx *c, const char *id)
+{
+    for (int i = 0; i < c->r.n; i++)
+        if (!strcmp(c->r.v[i].id, id)) return c->r.v[i].note[0] ? c->r.v[i].note : NULL;
+    return NULL;
+}
+
+/* Why a table cell has no bar, short enough to stand in its slot: a
+ * published NaN is the paper's out-of-memory cell; a predicted one the
+ * model's reason (its note, up to the first parenthesis). */
+static void missing_why(const rp_ctx *c, int k, const char *series, const double v[2], char *b, size_t n)
+{
+    char id[96], why[200] = "";
+    b[0] = 0;
+    if (!isnan(v[0]) && !isnan(v[1])) return;
+    snprintf(id, sizeof id, "P%lld.b%lld.n%lld.%s_mem", (long long)c->rsa_tab[k].p, (long long)c->rsa_tab[k].batch,
+             (long long)c->rsa_tab[k].seq, series);
+    const char *note = row_note(c, id), *colon = note ? strstr(note, ": ") : NULL;
+    snprintf(why, sizeof why, "%s", colon ? colon + 2 : "no layout");
+    char *paren = strstr(why, " (");
+    if (paren) *paren = 0;
+    snprintf(b, n, "%s: %s%s%s", series[0] == 't' ? "TP" : "SP", isnan(v[0]) ? "out of memory in the paper" : "",
+             isnan(v[0]) && isnan(v[1]) ? "; " : "", isnan(v[1]) ? "model: " : "");
+    if (isnan(v[1])) snprintf(b + strlen(b), n - strlen(b), "%s", why);
 }
 
 static int dat_rsa(const rp_ctx *c, FILE *f)
 {
     fprintf(f, "# ulysim reproduce: RSA Table 4, BERT Base on P100 16GB, pipeline 8; memory per GPU in MiB\n");
     fprintf(f, "# block 0: batch scaling (seq 512); block 1: sequence scaling (batch 64)\n");
-    fprintf(f, "# label tp_pub tp_pred sp_pub sp_pred\n");
+    fprintf(f, "# label tp_pub tp_pred sp_pub sp_pred why_x why: why_x is the offset of the first missing bar's\n"
+               "# slot in its cluster (NaN: no bar missing), why says why it is missing\n");
     for (int blk = 0; blk < 2; blk++) {
         if (blk) fputs("\n\n", f);
         for (int i = 0; i < c->n_rsa_tab; i++) {
@@ -80,7 +114,15 @@ static int dat_rsa(const rp_ctx *c, FILE *f)
                      (long long)c->rsa_tab[i].batch, (long long)c->rsa_tab[i].seq);
             const double v[4] = {c->rsa_tab[i].tp_pub, c->rsa_tab[i].tp_pred, c->rsa_tab[i].sp_pub,
                                  c->rsa_tab[i].sp_pred};
-            dat_line(f, label, v, 4);
+            char tp[160], sp[160], why[330];
+            missing_why(c, i, "tp", v, tp, sizeof tp);
+            missing_why(c, i, "sp", v + 2, sp, sizeof sp);
+            snprintf(why, sizeof why, "%s%s%s", tp, tp[0] && sp[0] ? "; " : "", sp);
+            /* four bars 0.2 apart around the cluster's centre (histogram gap 1) */
+            int first = -1;
+            for (int k = 3; k >= 0; k--)
+                if (isnan(v[k])) first = k;
+            dat_line(f, label, v, 4, first < 0 ? NAN : (first - 1.5) * 0.2, why);
         }
     }
     return ferror(f) ? 1 : 0;
@@ -97,7 +139,7 @@ static int dat_claims(const rp_ctx *c, FILE *f)
         if (!claim) continue;
         if (strcmp(x->unit, "x") || !x->accept) continue;
         const double v[2] = {x->pub, x->pred};
-        dat_line(f, x->id, v, 2);
+        dat_line(f, x->id, v, 2, NAN, NULL);
     }
     return ferror(f) ? 1 : 0;
 }

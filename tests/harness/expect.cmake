@@ -1,7 +1,9 @@
 # Runs CMD (@-separated) and requires exit status RC and output matching
 # EXPECT (regex); then runs THEN (@-separated, optional), which must exit 0.
+include(${CMAKE_CURRENT_LIST_DIR}/../timeout_scale.cmake)
+uly_timeout(inner_timeout_s 100)
 string(REPLACE "@" ";" cmd "${CMD}")
-execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 100)
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${inner_timeout_s})
 message("exit ${rc}:\n${out}${err}")
 if(NOT "${rc}" STREQUAL "${RC}")
   message(FATAL_ERROR "exit status ${rc}, want ${RC}")

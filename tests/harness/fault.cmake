@@ -3,6 +3,8 @@
 # failing rank and the reason), and leave no trace under the final name.
 #   -DMPIEXEC= -DNPFLAG= -DNP= -DPREFLAGS=a@b -DHARNESS= -DOUT=dir -DNAME=
 #   -DARGS=a@b -DEXPECT=regex -DLIMIT=30 [-DFAILED_TRACE=1: FILE.failed must exist]
+include(${CMAKE_CURRENT_LIST_DIR}/../timeout_scale.cmake)
+uly_timeout(inner_timeout_s 90)
 string(REPLACE "@" ";" pre "${PREFLAGS}")
 string(REPLACE "@" ";" args "${ARGS}")
 file(MAKE_DIRECTORY "${OUT}")
@@ -13,7 +15,7 @@ if(old)
 endif()
 string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${MPIEXEC} ${NPFLAG} ${NP} ${pre} ${HARNESS} ${args} --out ${trace}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 90)
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${inner_timeout_s})
 string(TIMESTAMP t1 "%s")
 math(EXPR dt "${t1} - ${t0}")
 message("exit ${rc} after ${dt} s:\n${out}${err}")

@@ -6,6 +6,8 @@
 # binary), `ulysim validate` (exit 0 and "bytes equal: pass").
 #   -DMPIEXEC= -DNPFLAG= -DNP= -DPREFLAGS=a@b -DHARNESS= -DCHECK= -DOUT=dir
 #   -DNAME= -DARGS=a@b@c [-DVALIDATE=ulysim]
+include(${CMAKE_CURRENT_LIST_DIR}/../timeout_scale.cmake)
+uly_timeout(inner_timeout_s 150)
 string(REPLACE "@" ";" pre "${PREFLAGS}")
 string(REPLACE "@" ";" args "${ARGS}")
 file(MAKE_DIRECTORY "${OUT}")
@@ -14,7 +16,7 @@ foreach(mask causal no-causal)
   file(REMOVE "${trace}" "${trace}.failed")
   string(TIMESTAMP t0 "%s")
   execute_process(COMMAND ${MPIEXEC} ${NPFLAG} ${NP} ${pre} ${HARNESS} ${args} --${mask} --quiet --out ${trace}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 150)
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${inner_timeout_s})
   string(TIMESTAMP t1 "%s")
   math(EXPR dt "${t1} - ${t0}")
   message("${NP} ranks, --${mask} ${ARGS} (${dt} s):\n${out}${err}")

@@ -290,9 +290,23 @@ int main(int argc, char **argv)
                         fprintf(stderr, "FAIL a plan lacks \"%s\"\n", need[i]);
                         failures++;
                     }
-                const char *step[] = {"time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu", "micro_batch", "micro_steps"};
+                /* throughput only for a plan that fits: null otherwise, and a
+                 * number under step.if_it_fit instead */
+                const int fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"));
+                const cJSON *stp = cJSON_GetObjectItemCaseSensitive(pl, "step");
+                const char *rate[] = {"tokens_per_s", "tflops_per_gpu", "mfu", "hfu"};
+                for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++) {
+                    const cJSON *v = cJSON_GetObjectItemCaseSensitive(stp, rate[i]);
+                    const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stp, "if_it_fit"), rate[i]);
+                    if (fits ? !cJSON_IsNumber(v) || w : !cJSON_IsNull(v) || !cJSON_IsNumber(w)) {
+                        fprintf(stderr, "FAIL step.%s of a plan that %s: want %s\n", rate[i], fits ? "fits" : "does not fit",
+                                fits ? "a number and no step.if_it_fit" : "null, and a number under step.if_it_fit");
+                        failures++;
+                    }
+                }
+                const char *step[] = {"time_s", "micro_batch", "micro_steps"};
                 for (size_t i = 0; i < sizeof step / sizeof step[0]; i++)
-                    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pl, "step"), step[i]))) {
+                    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stp, step[i]))) {
                         fprintf(stderr, "FAIL step.%s is not a number\n", step[i]);
                         failures++;
                     }

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *slurp(FILE *f, size_t *len)
+char *run_slurp(FILE *f, size_t *len)
 {
     fflush(f);
     rewind(f);
@@ -29,7 +29,7 @@ static char *slurp(FILE *f, size_t *len)
         if (k == 0) break;
     }
     buf[n] = 0;
-    *len = n;
+    if (len) *len = n;
     return buf;
 }
 
@@ -67,8 +67,8 @@ int run_cmd(char *const argv[], double timeout_s, run_out *o)
     }
     if (WIFEXITED(status)) o->rc = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) o->sig = WTERMSIG(status);
-    o->out = slurp(fo, &o->out_len);
-    o->err = slurp(fe, &o->err_len);
+    o->out = run_slurp(fo, &o->out_len);
+    o->err = run_slurp(fe, &o->err_len);
     fclose(fo);
     fclose(fe);
     if (!o->out || !o->err) return -1;

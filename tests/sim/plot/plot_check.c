@@ -44,6 +44,7 @@
 typedef struct figargs {
     const char *model, *cluster, *seq, *strategy;
     int spread_best, spread_all;
+    int exhaustive; /* the PNG variant: also the checks that run a command per layout */
 } figargs;
 
 static void add_common(args *a, const figargs *fa)
@@ -177,8 +178,11 @@ static int check_throughput(const char *ulysim, const csv *c, const figargs *fa)
         args_free(&a);
         if (!j) return fail("row %d: the plan command failed", r + 1);
         const cJSON *p = plan_of(j, cell(c, r, "strategy"));
-        double tf = jnum(p, "step.tflops_per_gpu"), tps = jnum(p, "step.tokens_per_s");
         int feas = cJSON_IsTrue(jget(p, "feasible"));
+        /* a plan that does not fit has its throughput under step.if_it_fit */
+        const char *tf_key = feas ? "step.tflops_per_gpu" : "step.if_it_fit.tflops_per_gpu";
+        const char *tps_key = feas ? "step.tokens_per_s" : "step.if_it_fit.tokens_per_s";
+        double tf = jnum(p, tf_key), tps = jnum(p, tps_key);
         char deg[64] = "";
         if (p) degrees_str(p, deg, sizeof deg);
         if (!p || !close_rel(tf, num(c, r, "tflops_per_gpu"), 1e-8) || !close_rel(tps, num(c, r, "tokens_per_s"), 1e-8) ||
@@ -190,7 +194,7 @@ static int check_throughput(const char *ulysim, const csv *c, const figargs *fa)
         oom += num(c, r, "oom") == 1;
         cJSON_Delete(j);
     }
-    printf("  %d rows equal step.tflops_per_gpu, tokens_per_s and feasible of `ulysim --format json` (%d out of memory)\n",
+    printf("  %d rows equal step.tflops_per_gpu, tokens_per_s (step.if_it_fit's where it does not fit) and feasible of `ulysim --format json` (%d out of memory)\n",
            c->nrows, oom);
     return 0;
 }
@@ -228,8 +232,11 @@ static int check_max_seq(const char *ulysim, const csv *c, const figargs *fa)
     return 0;
 }
 
-static int plan_feasible(const char *ulysim, const csv *c, int r, const figargs *fa, long long batch, char *deg,
-                         size_t degn, int *feasible)
+/* Feasibility of the row's strategy at micro-batch b with every degree
+ * pinned (u, r, t; dp is what remains): 1 fits, 0 does not, -1 refused (a
+ * degree the strategy does not take, or no valid shapes). deg: its degrees. */
+static int pinned_fits(const char *ulysim, const csv *c, int r, const figargs *fa, long long b, long long u, long long rr,
+                       long long t, char *deg, size_t degn)
 {
     args a = {0};
     add(&a, ulysim);
@@ -237,44 +244,76 @@ static int plan_feasible(const char *ulysim, const csv *c, int r, const figargs 
     addf(&a, "--gpus=%s", cell(c, r, "gpus"));
     addf(&a, "--seq=%s", cell(c, r, "seq"));
     addf(&a, "--strategy=%s", cell(c, r, "strategy"));
-    addf(&a, "--batch=%lld", batch);
+    addf(&a, "--batch=%lld", b);
+    addf(&a, "--ulysses=%lld", u);
+    addf(&a, "--ring=%lld", rr);
+    addf(&a, "--tp=%lld", t);
     add_common(&a, fa);
-    cJSON *j = run_json(&a);
+    out o;
+    int rc = run(a.v, &o);
     args_free(&a);
-    if (!j) return 1;
-    const cJSON *p = plan_of(j, cell(c, r, "strategy"));
-    *feasible = p && cJSON_IsTrue(jget(p, "feasible"));
+    cJSON *j = rc == 0 && o.rc == 0 ? cJSON_Parse(o.out) : NULL;
+    out_free(&o);
+    const cJSON *p = j ? plan_of(j, cell(c, r, "strategy")) : NULL;
+    int fits = !p ? -1 : cJSON_IsTrue(jget(p, "feasible")) ? 1 : 0;
     if (p && deg) degrees_str(p, deg, degn);
     cJSON_Delete(j);
-    return p ? 0 : 1;
+    return fits;
 }
 
+/* The degree of `key` ("u8" -> 8) in a layout string, 1 when absent. */
+static long long layout_degree(const char *layout, const char *key)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", layout);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ".", &save); t; t = strtok_r(NULL, ".", &save))
+        if (!strncmp(t, key, strlen(key)) && t[strlen(key)] >= '0' && t[strlen(key)] <= '9') return atoll(t + strlen(key));
+    return 1;
+}
+
+/* Each row: its layout, pinned, fits max_micro_batch and not one more; and
+ * no split of the GPUs into u x r x t x dp (brute force over the command
+ * line, every degree pinned) fits more sequences in flight than max_batch. */
 static int check_max_batch(const char *ulysim, const csv *c, const figargs *fa)
 {
     static const char *const need[] = {"strategy", "gpus", "seq", "max_micro_batch", "dp", "max_batch", "layout", NULL};
     if (need_cols(c, need)) return 1;
+    int tried = 0;
     for (int r = 0; r < c->nrows; r++) {
-        long long b = (long long)num(c, r, "max_micro_batch");
-        int at = 0, above = 1;
+        const char *lay = cell(c, r, "layout");
+        long long b = (long long)num(c, r, "max_micro_batch"), most = (long long)num(c, r, "max_batch");
+        long long u = layout_degree(lay, "u"), rr = layout_degree(lay, "r"), t = layout_degree(lay, "tp");
         char deg[64] = "";
-        if (plan_feasible(ulysim, c, r, fa, b, deg, sizeof deg, &at) || plan_feasible(ulysim, c, r, fa, b + 1, NULL, 0, &above))
-            return fail("row %d: the plan command failed", r + 1);
-        if (!at || above || strcmp(deg, cell(c, r, "layout")) != 0 ||
-            num(c, r, "max_batch") != num(c, r, "max_micro_batch") * num(c, r, "dp"))
-            return fail("row %d (%s on %s GPUs): CSV max micro-batch %lld (%s); `ulysim --batch %lld` feasible %d (%s), "
-                        "--batch %lld feasible %d",
-                        r + 1, cell(c, r, "strategy"), cell(c, r, "gpus"), b, cell(c, r, "layout"), b, at, deg, b + 1,
-                        above);
+        int at = pinned_fits(ulysim, c, r, fa, b, u, rr, t, deg, sizeof deg);
+        int above = pinned_fits(ulysim, c, r, fa, b + 1, u, rr, t, NULL, 0);
+        if (at != 1 || above != 0 || strcmp(deg, lay) != 0 || most != b * (long long)num(c, r, "dp"))
+            return fail("row %d (%s on %s GPUs): CSV micro-batch %lld at %s; pinned, `ulysim --batch %lld` fits %d (%s), "
+                        "--batch %lld fits %d",
+                        r + 1, cell(c, r, "strategy"), cell(c, r, "gpus"), b, lay, b, at, deg, b + 1, above);
+        long long P = (long long)num(c, r, "gpus");
+        for (long long tt = 1; fa->exhaustive && tt <= P; tt++)
+            for (long long uu = 1; P % tt == 0 && uu <= P / tt; uu++)
+                for (long long ru = 1; (P / tt) % uu == 0 && ru <= P / (tt * uu); ru++) {
+                    if ((P / (tt * uu)) % ru) continue;
+                    long long dp = P / (tt * uu * ru), more = most / dp + 1; /* more x dp > max_batch */
+                    int fits = pinned_fits(ulysim, c, r, fa, more, uu, ru, tt, deg, sizeof deg);
+                    tried += fits >= 0;
+                    if (fits == 1)
+                        return fail("row %d (%s on %lld GPUs): max_batch %lld, yet %s fits micro-batch %lld x dp %lld",
+                                    r + 1, cell(c, r, "strategy"), P, most, deg, more, dp);
+                }
     }
-    printf("  %d rows: `ulysim --batch b` fits at max_micro_batch with the same layout and not at max_micro_batch + 1\n",
-           c->nrows);
+    printf("  %d rows: the layout fits max_micro_batch and not one more, pinned; %d other splits fit no more sequences "
+           "in flight than max_batch%s\n",
+           c->nrows, tried, fa->exhaustive ? "" : " (the splits are tried by the png variant)");
     return 0;
 }
 
-static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
+/* `ulysim --format json` at the (gpus, seq) of the CSV's first row, every
+ * strategy at its best layout; NULL when it fails. */
+static cJSON *plain_plan(const char *ulysim, const csv *c, const figargs *fa)
 {
-    static const char *const need[] = {"strategy", "layout", "gpus", "seq", "fits", "total_bytes", "capacity_bytes", NULL};
-    if (need_cols(c, need)) return 1;
     args a = {0};
     add(&a, ulysim);
     add(&a, "--format=json");
@@ -283,6 +322,14 @@ static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
     add_common(&a, fa);
     cJSON *j = run_json(&a);
     args_free(&a);
+    return j;
+}
+
+static int check_memory(const char *ulysim, const csv *c, const figargs *fa)
+{
+    static const char *const need[] = {"strategy", "layout", "gpus", "seq", "fits", "total_bytes", "capacity_bytes", NULL};
+    if (need_cols(c, need)) return 1;
+    cJSON *j = plain_plan(ulysim, c, fa);
     if (!j) return fail("the plan command failed");
     int nterms = 0;
     for (int r = 0; r < c->nrows; r++) {
@@ -327,6 +374,20 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
                                        "layer_compute_s", "layer_comm_exposed_s", "layer_comm_overlapped_s", NULL};
     if (need_cols(c, need)) return 1;
     cJSON *j = NULL;
+    /* best layouts: the global batch is the plain plan's recommendation's
+     * micro-batch x dp, and that strategy's bar is the plan's step */
+    long long g = 0;
+    const char *rec_name = NULL;
+    double rec_step = 0;
+    cJSON *plain = NULL;
+    if (!fa->spread_all && c->nrows > 0) {
+        plain = plain_plan(ulysim, c, fa);
+        const cJSON *rec = plain ? cJSON_GetArrayItem(jget(plain, "plans"), (int)jnum(plain, "recommended")) : NULL;
+        if (!rec) return fail("the plain plan command failed or recommends nothing");
+        g = (long long)(jnum(rec, "step.micro_batch") * jnum(rec, "degrees.dp"));
+        rec_name = cJSON_GetStringValue(jget(rec, "strategy"));
+        rec_step = jnum(rec, "step.time_s");
+    }
     for (int r = 0; r < c->nrows; r++) {
         /* best layouts: one plan command, with the tokens per step the figure
          * fixes; all GPUs: one per strategy, its degrees pinned */
@@ -342,7 +403,7 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
                 add_pins(&a, cell(c, r, "layout"));
             } else {
                 add(&a, "--batch=1");
-                addf(&a, "--global-batch=%s", cell(c, r, "gpus"));
+                addf(&a, "--global-batch=%lld", g);
             }
             add_common(&a, fa);
             j = run_json(&a);
@@ -352,6 +413,9 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
         const cJSON *p = plan_of(j, cell(c, r, "strategy"));
         char deg[64] = "";
         if (p) degrees_str(p, deg, sizeof deg);
+        if (rec_name && !strcmp(rec_name, cell(c, r, "strategy")) && !close_rel(rec_step, num(c, r, "step_s"), 1e-8))
+            return fail("row %d (%s, the recommendation): step %s s, the plain plan's step is %.10g s", r + 1, rec_name,
+                        cell(c, r, "step_s"), rec_step);
         double parts = num(c, r, "compute_s") + num(c, r, "comm_exposed_s") + num(c, r, "step_fixed_s");
         if (!p || strcmp(deg, cell(c, r, "layout")) != 0 || !close_rel(jnum(p, "step.time_s"), num(c, r, "step_s"), 1e-8) ||
             !close_rel(jnum(p, "per_layer.compute_s"), num(c, r, "layer_compute_s"), 1e-8) ||
@@ -364,8 +428,10 @@ static int check_breakdown(const char *ulysim, const csv *c, const figargs *fa)
         }
     }
     cJSON_Delete(j);
-    printf("  %d rows equal step.time_s and per_layer times of `ulysim --format json`; compute + exposed + per-step = step\n",
-           c->nrows);
+    cJSON_Delete(plain);
+    printf("  %d rows equal step.time_s and per_layer times of `ulysim --format json`; compute + exposed + per-step = step"
+           "%s\n",
+           c->nrows, rec_name ? "; global batch and the recommended bar as the plain plan's" : "");
     return 0;
 }
 
@@ -522,6 +588,7 @@ static int mode_render(int argc, char **argv)
     unlink(img);
     unlink(csvp);
     figargs fa = {0};
+    fa.exhaustive = strcmp(fmt, "png") == 0; /* the SVG and PDF variants hold the same CSV */
     char *traces[16];
     int ntr = 0;
     args a = {0};

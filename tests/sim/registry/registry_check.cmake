@@ -11,6 +11,8 @@
 #                 `MPIEXEC -n 2 ulyharness --strategy NAME --print-plan`
 #                 accepts it and prints its plan
 #   -DNAMES=registry_names -DULYSIM= -DHARNESS= -DMPIEXEC= -DNPFLAG= -DOUT=dir
+include(${CMAKE_CURRENT_LIST_DIR}/../../timeout_scale.cmake)
+uly_timeout(inner_timeout_s 120)
 execute_process(COMMAND ${NAMES} RESULT_VARIABLE rc OUTPUT_VARIABLE names ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "registry_names failed (${rc}): ${err}")
@@ -30,7 +32,7 @@ endfunction()
 
 # runs a command; its stdout in var; fails on a non-zero exit
 function(run_ok var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${inner_timeout_s})
   if(NOT rc EQUAL 0)
     message(SEND_ERROR "exit ${rc}: ${ARGN}\n${err}")
   endif()
