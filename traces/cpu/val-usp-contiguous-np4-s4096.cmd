@@ -1,4 +1,0 @@
-# rounds/val-usp-contiguous-np4-s4096.r1.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy usp --split contiguous --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-usp-contiguous-np4-s4096.r1.trace 
-# date 2026-11-29T21:00:37Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 3.58 2.82 2.39 2/73 18875
-#   val-usp-contiguous-np4-s4096.trace: round 1 of 3 (the median measured step)

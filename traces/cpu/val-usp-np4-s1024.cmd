@@ -1,4 +1,0 @@
-# rounds/val-usp-np4-s1024.r2.trace: made by (from the repository root; harness from build tree ../../tmp/recbuild)
-env OPENBLAS_NUM_THREADS=1 nice -n -10 mpirun -np 4 --oversubscribe --allow-run-as-root ../../tmp/recbuild/harness/ulyharness --strategy usp --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-usp-np4-s1024.r2.trace 
-# date 2026-11-29T20:51:45Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 1.79 1.62 2.00 2/72 17241
-#   val-usp-np4-s1024.trace: round 2 of 3 (the median measured step)
