@@ -113,17 +113,24 @@ static void ulysses_critical_path(void)
 /* Ring r = 2, non-causal: two blocks of T = 512 keys for all 4 heads; one
  * hop of K,V per phase (ring_kv), and in backward the dK,dV accumulators
  * (ring_dkv) beside it. A step costs max(block, hops). */
+/* attention fwd: 4 x 4 x 512 x 512 x 16 x 2 blocks = 134,217,728 FLOPs,
+ * 6.7108864e-5 s a block; bwd 2.5x: 1.6777216e-4 s a block. GEMMs as
+ * Ulysses' (T = 512): 5.0331648e-5 s fwd, 1.00663296e-4 s bwd. A hop
+ * moves K and V of the block: 2 x 512 x 4 x 16 x 2 = 131,072 B. */
+static const double gemm_f = 5.0331648e-5, gemm_b = 1.00663296e-4, blk_f = 6.7108864e-5, blk_b = 1.6777216e-4;
+
+static uly_layout ring2_layout(void)
+{
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_RING, 1, 2, 1, 1);
+    return l;
+}
+
 static void ring_hidden_or_exposed(void)
 {
     const uly_model m = fx_tiny();
     const uly_workload w = work();
-    uly_layout l;
-    uly_layout_init(&l, ULY_STRAT_RING, 1, 2, 1, 1);
-    /* attention fwd: 4 x 4 x 512 x 512 x 16 x 2 blocks = 134,217,728 FLOPs,
-     * 6.7108864e-5 s a block; bwd 2.5x: 1.6777216e-4 s a block. GEMMs as
-     * Ulysses' (T = 512): 5.0331648e-5 s fwd, 1.00663296e-4 s bwd. A hop
-     * moves K and V of the block: 2 x 512 x 4 x 16 x 2 = 131,072 B. */
-    const double gemm_f = 5.0331648e-5, gemm_b = 1.00663296e-4, blk_f = 6.7108864e-5, blk_b = 1.6777216e-4;
+    const uly_layout l = ring2_layout();
     for (int fast = 0; fast < 2; fast++) {
         const double bw = fast ? 4e9 : 1e9;
         uly_result r;
@@ -161,9 +168,7 @@ static void ring_partial_overlap(void)
 {
     const uly_model m = fx_tiny();
     const uly_workload w = work();
-    uly_layout l;
-    uly_layout_init(&l, ULY_STRAT_RING, 1, 2, 1, 1);
-    const double gemm_f = 5.0331648e-5, gemm_b = 1.00663296e-4, blk_f = 6.7108864e-5, blk_b = 1.6777216e-4;
+    const uly_layout l = ring2_layout();
     const double hop = 131072.0 / 4e9; /* 3.2768e-5 s */
     const double overlap[3] = {0, 0.5, 1}, slowdown[3] = {0, 0, 0.1};
     for (int k = 0; k < 3; k++) {
