@@ -16,8 +16,9 @@ static int shapes_fatal(const uly_result *res)
     return fatal;
 }
 
-uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                        const uly_layout *l, uly_plan *scratch, uly_result *res)
+static inline __attribute__((always_inline)) uly_status
+evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_layout *l, uly_plan *scratch,
+         uly_result *res, double *compute_s)
 {
     if (!m || !w || !c || !l || !scratch || !res) return ULY_EINVAL;
     res->layout = *l;
@@ -31,7 +32,7 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     uly_status st = uly_plan_build(m, w, c, l, scratch, res->reasons, &res->n_reasons);
     if (st != ULY_OK) return st;
     if (shapes_fatal(res)) return ULY_OK; /* shapes are impossible: nothing to price */
-    st = uly_plan_price_totals(m, w, c, scratch, res);
+    st = compute_s ? uly_plan_price_keep(m, w, c, scratch, res, compute_s) : uly_plan_price_totals(m, w, c, scratch, res);
     if (st != ULY_OK) { /* a traffic total overflowed: the sizes are beyond pricing */
         memset(&res->time, 0, sizeof res->time);
         return st;
@@ -50,14 +51,28 @@ uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_clu
     return ULY_OK;
 }
 
+uly_status uly_evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                        const uly_layout *l, uly_plan *scratch, uly_result *res)
+{
+    return evaluate(m, w, c, l, scratch, res, NULL);
+}
+
+uly_status uly_evaluate_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                             const uly_layout *l, uly_plan *scratch, uly_result *res, double *compute_s)
+{
+    return evaluate(m, w, c, l, scratch, res, compute_s);
+}
+
 uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                                  const uly_layout *l, uly_plan *plan, uly_result *res)
+                                  const uly_layout *l, uly_plan *plan, uly_result *res,
+                                  const double *compute_s)
 {
     const uly_status st = uly_plan_reorder(plan, l, c);
     if (st != ULY_OK) return st;
     res->layout = *l;
     if (shapes_fatal(res)) return ULY_OK; /* as uly_evaluate leaves it: not priced */
     /* the ops and so the memory, the reasons and the byte totals stay; the
-     * tiers and the collectives' prices follow the placement */
-    return uly_plan_price_totals(m, w, c, plan, res);
+     * tiers and the collectives' prices follow the placement; the compute
+     * ops' times stay */
+    return uly_plan_price_reuse(m, w, c, plan, res, compute_s);
 }

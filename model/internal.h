@@ -160,6 +160,17 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
 uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                  const uly_plan *plan, uly_result *res);
 
+/* uly_plan_price_totals that also keeps each compute op's time in
+ * compute_s[op] (comm ops' entries untouched); and the same pricing that
+ * takes those times from compute_s instead of working them out again: valid
+ * for the plan they were kept from under another placement of its groups
+ * (uly_plan_reorder), as a compute op's time depends only on the op, the
+ * model, the workload and the GPU. A search prices every rank order so. */
+uly_status uly_plan_price_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                               const uly_plan *plan, uly_result *res, double *compute_s);
+uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                const uly_plan *plan, uly_result *res, const double *compute_s);
+
 /* Moves a built plan to layout l, the plan's own but for the order of its
  * groups: their placement, and the copy of it each comm op holds. */
 uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c);
@@ -169,7 +180,13 @@ uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_clust
  * the ops, memory and reasons do not depend on the order; the placement,
  * the tiers and the price do. A search prices every order of a split so. */
 uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, const uly_cluster *c,
-                                  const uly_layout *l, uly_plan *plan, uly_result *res);
+                                  const uly_layout *l, uly_plan *plan, uly_result *res,
+                                  const double *compute_s);
+
+/* uly_evaluate keeping the compute ops' times for uly_evaluate_reordered
+ * (uly_plan_price_keep). */
+uly_status uly_evaluate_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                             const uly_layout *l, uly_plan *scratch, uly_result *res, double *compute_s);
 
 /* KV heads a head-splitting group of degree u (Ulysses u, TP t) needs, of a
  * group holding k KV heads for a query heads: k if u | k, u if k | u (each

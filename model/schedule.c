@@ -41,9 +41,26 @@ typedef struct rates {
     double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
     double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
     double ak_fwd, ak_bwd, ak_cap; /* the attention kernel against the curves' FlashAttention-2, and its cap */
+    /* the flash attention curves' last answer, [own backward curve]: a
+     * plan's attention ops (forward, its recompute, backward) share their
+     * block size, and a curve between points costs three logarithms */
+    double attn_x[2], attn_e[2];
 } rates;
 
-static double compute_time(const rates *r, const uly_op *o)
+/* Flash attention's efficiency at block size x, on the backward's own curve
+ * (own) or the forward's (or, without one, the GEMM curve's) */
+static double attn_eff(rates *r, int own, double x)
+{
+    if (r->attn_x[own] == x) return r->attn_e[own];
+    const double e = own ? uly_curve_eval(r->attn_bwd, x)
+                     : r->attn->n ? uly_curve_eval(r->attn, x)
+                                  : gemm_eff(r->gemm, x * x * r->head_dim);
+    r->attn_x[own] = x;
+    r->attn_e[own] = e;
+    return e;
+}
+
+static double compute_time(rates *r, const uly_op *o)
 {
     const double mem = o->bytes_touched * r->inv_mem;
     double t = 0;
@@ -58,9 +75,7 @@ static double compute_time(const rates *r, const uly_op *o)
             /* a profile that measured the backward by block size prices it
              * on its own curve; otherwise the forward's, scaled */
             const int own = bwd && r->attn_bwd->n;
-            double e = own            ? uly_curve_eval(r->attn_bwd, o->eff_size)
-                       : r->attn->n ? uly_curve_eval(r->attn, o->eff_size)
-                                    : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            double e = attn_eff(r, own, o->eff_size);
             e *= bwd ? r->ak_bwd : r->ak_fwd;
             if (e > r->ak_cap) e = r->ak_cap;
             t = o->flops * r->inv_peak / e;
@@ -90,27 +105,38 @@ static double compute_time(const rates *r, const uly_op *o)
     return t * o->crit_factor;
 }
 
-/* A plan's traffic totals, as the result holds them. */
-typedef struct traffic {
-    int64_t fwd, bwd, recompute, zero;
-    uint8_t tiers;
-} traffic;
-
 /* Adds a comm op's bytes to the traffic totals and its tiers to theirs: the
  * strategy's per-layer traffic by phase (recompute also on its own), ZeRO
  * and data-parallel traffic apart; the pipeline's stage transfers count for
- * the tiers only. Returns 1 on overflow. */
-static int traffic_add(traffic *x, const uly_op *o)
+ * the tiers only. Summed wide: a plan's few dozen int64 sizes cannot wrap
+ * 128 bits, so the overflow is checked once, at the end. */
+typedef struct traffic {
+    __int128 dir[2], recompute, zero; /* dir: forward, backward */
+    uint8_t tiers;
+} traffic;
+
+static inline void traffic_add(traffic *x, const uly_op *o)
 {
-    if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
-    if (o->per_step || o->per_model) return 0;
-    if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP)
-        return __builtin_add_overflow(x->zero, o->bytes_sent, &x->zero);
+    if (o->per_step | o->per_model) {
+        if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
+        return;
+    }
+    const __int128 b = o->bytes_sent;
+    if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
+        x->zero += b;
+        return;
+    }
     x->tiers |= o->tiers;
-    int ovf = o->phase == ULY_PHASE_FWD ? __builtin_add_overflow(x->fwd, o->bytes_sent, &x->fwd)
-                                        : __builtin_add_overflow(x->bwd, o->bytes_sent, &x->bwd);
-    if (o->recompute) ovf |= __builtin_add_overflow(x->recompute, o->bytes_sent, &x->recompute);
-    return ovf;
+    x->dir[o->phase != ULY_PHASE_FWD] += b;
+    if (o->recompute) x->recompute += b;
+}
+
+/* A total as the result holds it; 1 when it does not fit. */
+static int traffic_get(__int128 v, int64_t *out)
+{
+    if (v > INT64_MAX || v < INT64_MIN) return 1;
+    *out = (int64_t)v;
+    return 0;
 }
 
 /* The collectives a plan prices repeat: a layer's backward and its
@@ -146,8 +172,9 @@ static double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *pla
 
 /* Prices the plan; with totals, in the same pass over the ops, also the
  * traffic totals (ULY_EOVERFLOW when one overflows). */
-static uly_status price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan,
-                        uly_result *res, int totals)
+static inline __attribute__((always_inline)) uly_status
+price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan, uly_result *res,
+      int totals, double *compute_s_keep, const double *compute_s_reuse)
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     const int n = plan->n_ops;
@@ -155,7 +182,7 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
     const uly_gpu *g = &c->gpu;
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
-    const rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
+    rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
                       .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
                       .gemm = &g->gemm_eff,
                       .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
@@ -165,7 +192,8 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
                       .beta = (double)uly_dtype_bytes(w->dtype),
                       .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
                       .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
-                      .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2]};
+                      .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
+                      .attn_x = {-1, -1}}; /* no block size is negative */
 
 
     uly_timing *tm = &res->time;
@@ -186,16 +214,34 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
      * under each phase, the forward one (the step's first) */
     double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
     int ovf = 0;
-    traffic tr = {0, 0, 0, 0, 0};
+    traffic tr = {{0, 0}, 0, 0, 0};
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
     coll_memo memo;
     memo.n = 0;
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
-        const int comm = o->kind == ULY_OP_COMM;
-        if (comm && totals) ovf |= traffic_add(&tr, o);
-        const double ti = comm ? coll_time(&memo, c, plan, o) : compute_time(&rt, o);
+        if (o->kind != ULY_OP_COMM) {
+            /* compute: the phase's critical path, or the micro-batch's model
+             * ops, or the step's fixed cost */
+            const double ti = compute_s_reuse ? compute_s_reuse[i] : compute_time(&rt, o);
+            if (compute_s_keep) compute_s_keep[i] = ti;
+            t[i] = ti;
+            ex[i] = ti;
+            if (o->per_step) {
+                step_fixed += ti;
+            } else if (o->per_model) {
+                model_s += ti;
+                hw_model += o->flops;
+            } else {
+                hw_layer += o->flops;
+                crit[o->phase] += ti;
+                compute_s += ti;
+            }
+            continue;
+        }
+        if (totals) traffic_add(&tr, o);
+        const double ti = coll_time(&memo, c, plan, o);
         t[i] = ti;
         ex[i] = ti;
         if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) {
@@ -205,23 +251,14 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
             if (o->phase == ULY_PHASE_FWD) zg_first = ti;
         }
         if (o->per_step) {
-            if (comm && o->overlaps == ULY_OVERLAP_PHASE) {
+            if (o->overlaps == ULY_OVERLAP_PHASE) {
                 dp_grad += ti;
                 late[n_late++] = i;
             } else {
                 step_fixed += ti;
             }
-            continue;
-        }
-        if (o->per_model) {
+        } else if (o->per_model) {
             model_s += ti;
-            hw_model += o->flops;
-            continue;
-        }
-        hw_layer += o->flops;
-        if (!comm) {
-            crit[o->phase] += ti;
-            compute_s += ti;
         } else if (o->overlaps == ULY_OVERLAP_NONE) {
             crit[o->phase] += ti;
             exposed_s += ti;
@@ -239,8 +276,8 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
     tm->compute_s = compute_s;
     tm->comm_exposed_s = exposed_s;
     if (totals) {
-        res->comm_fwd_bytes = tr.fwd, res->comm_bwd_bytes = tr.bwd;
-        res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
+        ovf = traffic_get(tr.dir[0], &res->comm_fwd_bytes) | traffic_get(tr.dir[1], &res->comm_bwd_bytes) |
+              traffic_get(tr.recompute, &res->comm_recompute_bytes) | traffic_get(tr.zero, &res->zero_bytes);
         res->comm_tiers = tr.tiers;
     }
     /* ring transfers: a step costs max(block compute, hop) under full
@@ -327,11 +364,23 @@ static uly_status price(const uly_model *m, const uly_workload *w, const uly_clu
 uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                           const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 0);
+    return price(m, w, c, plan, res, 0, NULL, NULL);
 }
 
 uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                  const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 1);
+    return price(m, w, c, plan, res, 1, NULL, NULL);
+}
+
+uly_status uly_plan_price_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                               const uly_plan *plan, uly_result *res, double *compute_s)
+{
+    return price(m, w, c, plan, res, 1, compute_s, NULL);
+}
+
+uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                                const uly_plan *plan, uly_result *res, const double *compute_s)
+{
+    return price(m, w, c, plan, res, 1, NULL, compute_s);
 }

@@ -51,6 +51,7 @@ typedef struct walk {
     const uly_search_opts *o; /* never NULL */
     uly_plan plan;
     uly_result cur;
+    double compute_s[ULY_PLAN_MAX_OPS]; /* the plan's compute ops' times, for its other orders */
     uly_result *best;
     uly_plan *best_plan; /* NULL: the caller wants the result only */
     int have;
@@ -144,8 +145,8 @@ static int try_layout(walk *k, const uly_layout *l, int reuse)
     int ok = 0;
     for (int i = 0; i < nb; i++) {
         wb.micro_batch = bs[i];
-        ok = (reuse ? uly_evaluate_reordered(k->m, &wb, k->c, l, &k->plan, &k->cur)
-                    : uly_evaluate(k->m, &wb, k->c, l, &k->plan, &k->cur)) == ULY_OK;
+        ok = (reuse ? uly_evaluate_reordered(k->m, &wb, k->c, l, &k->plan, &k->cur, k->compute_s)
+                    : uly_evaluate_keep(k->m, &wb, k->c, l, &k->plan, &k->cur, k->compute_s)) == ULY_OK;
         if (!ok) continue;
         if (k->stats) {
             k->stats->evaluated++;

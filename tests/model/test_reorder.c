@@ -1,5 +1,6 @@
 /* A search builds the plan of a split once and re-places it for each
- * further rank order of its groups (uly_evaluate_reordered): the plan and
+ * further rank order of its groups (uly_evaluate_reordered, with the compute
+ * ops' times the first evaluation kept): the plan and
  * the result must be those uly_evaluate gives for that order from scratch,
  * byte for byte, on every strategy, on clusters where the order moves
  * traffic between tiers (NVSwitch nodes, PCIe switches and sockets, a
@@ -11,6 +12,7 @@
 
 static uly_plan plan_re, plan_new;
 static uly_result res_re, res_new;
+static double compute_s[ULY_PLAN_MAX_OPS]; /* the compute ops' times the first evaluation kept */
 
 static const uly_group g4[4] = {ULY_GROUP_TP, ULY_GROUP_ULYSSES, ULY_GROUP_RING, ULY_GROUP_DP};
 
@@ -36,7 +38,8 @@ static void walk_orders(const uly_model *m, const uly_workload *w, const uly_clu
     memset(&plan_re, 0, sizeof plan_re);
     memset(&res_re, 0, sizeof res_re);
     order_set(&l, 0);
-    if (uly_evaluate(m, w, c, &l, &plan_re, &res_re) != ULY_OK) return; /* reuse needs an evaluated plan */
+    for (int i = 0; i < ULY_PLAN_MAX_OPS; i++) compute_s[i] = -1; /* a time not kept shows */
+    if (uly_evaluate_keep(m, w, c, &l, &plan_re, &res_re, compute_s) != ULY_OK) return; /* reuse needs an evaluated plan */
     double prev_s = res_re.time.step_s;
     int prev_tiers = res_re.comm_tiers;
     for (int step = 1; step < 24; step++) {
@@ -44,7 +47,7 @@ static void walk_orders(const uly_model *m, const uly_workload *w, const uly_clu
         order_set(&l, k);
         memset(&plan_new, 0, sizeof plan_new);
         memset(&res_new, 0, sizeof res_new);
-        const uly_status a = uly_evaluate_reordered(m, w, c, &l, &plan_re, &res_re);
+        const uly_status a = uly_evaluate_reordered(m, w, c, &l, &plan_re, &res_re, compute_s);
         const uly_status b = uly_evaluate(m, w, c, &l, &plan_new, &res_new);
         checked++;
         const int same_plan = plan_re.n_ops == plan_new.n_ops &&
