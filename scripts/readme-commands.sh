@@ -15,7 +15,8 @@
 # --bench, but for those with a placeholder to fill in (a word in capitals,
 # such as N or OLD/build), which are listed as skipped.
 #   scripts/readme-commands.sh [--bench] [--list] [BUILD_DIR]
-# Runs in a scratch directory where ./build is BUILD_DIR (default build/),
+# Runs in a scratch directory where ./build is BUILD_DIR (default build/), the
+# checkout's other top-level entries linked but for docs/,
 # with BUILD_DIR's sim/ and harness/ first on PATH, as the README says to do.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +55,11 @@ if [ "$list" = 1 ]; then records | awk -F'\t' '$1 == "CMD" && !seen[$2]++ { prin
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ln -s "$build" "$work/build"
+# the rest of the checkout as the repository root has it (bench/, scripts/,
+# ...), but for docs/, whose figures the commands write afresh
+for e in "$root"/*; do
+    case ${e##*/} in build | docs) ;; *) ln -s "$e" "$work/${e##*/}" ;; esac
+done
 mkdir -p "$work/docs/figures" "$work/out"
 cd "$work"
 export PATH="$build/sim:$build/harness:$PATH"
@@ -80,6 +86,7 @@ while IFS=$'\t' read -r kind text; do
         continue
     fi
     cmd=$text
+    if [ "${ran[$cmd]:-}" = failed ]; then curok=0; continue; fi
     if [ -n "${ran[$cmd]:-}" ]; then cur=${ran[$cmd]}; curok=1; continue; fi
     if ph=$(printf '%s\n' "$cmd" | tr ' ' '\n' | grep -m1 -E '^[A-Z]{1,8}(/.*)?$'); then
         skipped=$((skipped + 1))
@@ -100,6 +107,7 @@ while IFS=$'\t' read -r kind text; do
         failed=$((failed + 1))
         echo "FAIL exit $rc: $cmd"
         tail -5 "$cur.raw" | sed 's/^/     /'
+        ran[$cmd]=failed
         curok=0
     fi
 done < <(records)
