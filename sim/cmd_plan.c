@@ -120,6 +120,16 @@ static void seq_split_note(const sim_ctx *c, const sim_summary *s, char *buf, si
     free(r);
 }
 
+/* 1 when a row of a context-parallel strategy (one with a Ulysses or ring
+ * degree) has those degrees at 1 and TP above 1: what runs is TP with
+ * sequence parallelism, Megatron-SP's layout, whatever the row's name. */
+static int sequence_degree_one(const sim_summary *s)
+{
+    const uly_strategy *st = uly_strategy_get((uly_strategy_id)s->strategy);
+    return st && (st->uses_ulysses || st->uses_ring) && s->layout.ulysses <= 1 && s->layout.ring <= 1 &&
+           s->layout.tp > 1;
+}
+
 /* The note on the pure all-to-all layout (every GPU in one Ulysses group)
  * when it is not what the search chose. */
 static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summary *best_u, char *buf, size_t n)
@@ -142,10 +152,13 @@ static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summa
         } else if (best_u->status == SIM_ROW_OK) {
             char ur[400] = "";
             sim_reasons_str(c, best_u, 0, ur, sizeof ur);
-            snprintf(buf + o, n - o, "Instead the best %s layout is %s: all-to-all over %lld GPUs, data parallel over %lld groups%s%s%s",
-                     label, dw, (long long)best_u->layout.ulysses, (long long)best_u->layout.dp,
-                     usable(best_u) ? "" : ", which does not fit either",
-                     ur[0] ? "; " : "", ur);
+            /* a Ulysses degree of 1 has no all-to-all to speak of */
+            char a2a[80] = "no all-to-all (u=1)";
+            if (best_u->layout.ulysses > 1)
+                snprintf(a2a, sizeof a2a, "all-to-all over %lld GPUs", (long long)best_u->layout.ulysses);
+            snprintf(buf + o, n - o, "Instead the best %s layout is %s: %s, data parallel over %lld group%s%s%s%s", label,
+                     dw, a2a, (long long)best_u->layout.dp, sim_plural_s(best_u->layout.dp),
+                     usable(best_u) ? "" : ", which does not fit either", ur[0] ? "; " : "", ur);
         } else {
             snprintf(buf + o, n - o, "No %s layout has valid shapes on %lld GPUs", label, (long long)g);
         }
@@ -278,6 +291,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             snprintf(dp, sizeof dp, "degrees 1: plain data parallelism, no %s (every strategy reduces to it)",
                      uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
             sim_join(r, sizeof r, "; ", dp);
+        } else if (rows[i].status == SIM_ROW_OK && sequence_degree_one(&rows[i])) {
+            /* TP alone under a context-parallel name: the row is Megatron-SP's layout */
+            char sp[240];
+            snprintf(sp, sizeof sp, "context-parallel degree 1: %s's layout (TP %lld with sequence parallelism), no %s",
+                     uly_strategy_get(ULY_STRAT_MEGATRON_SP)->label, (long long)rows[i].layout.tp,
+                     uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+            sim_join(r, sizeof r, "; ", sp);
         }
         seq_split_note(c, &rows[i], split, sizeof split);
         if (!r[0] && !split[0]) continue;
@@ -303,8 +323,13 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     char d[80];
     sim_degrees_words(&rows[rec].layout, d, sizeof d);
     char line[1200];
-    snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s",
-             sim_is_plain_dp(&rows[rec].layout) ? "plain data parallelism, as " : "", sim_strategy_name(rows[rec].strategy), d,
+    char as[120] = "";
+    if (sim_is_plain_dp(&rows[rec].layout))
+        snprintf(as, sizeof as, "plain data parallelism, as ");
+    else if (sequence_degree_one(&rows[rec]))
+        snprintf(as, sizeof as, "%s's layout, as ", uly_strategy_get(ULY_STRAT_MEGATRON_SP)->label);
+    snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", as,
+             sim_strategy_name(rows[rec].strategy), d,
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;

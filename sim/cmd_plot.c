@@ -6,9 +6,10 @@
  * unit), then gnuplot runs the figure's script plots/FIGURE.gp on it. The
  * scripts stay usable by hand: each documents its variables at the top.
  *
- * Scripts are found in: --scripts DIR, else $ULYSIM_PLOTS, else the source
- * tree's plots/ when it exists (running from a build tree), else the
- * installed share/ulysim/plots. gnuplot is $GNUPLOT, else `gnuplot` on PATH.
+ * Scripts are found in: --scripts DIR, else $ULYSIM_PLOTS, else
+ * share/ulysim/plots installed beside this executable (a prefix may be
+ * moved), else the source tree's plots/ when it exists (running from a
+ * build tree), else the configure-time prefix's (plot_gnuplot.c). gnuplot is $GNUPLOT, else `gnuplot` on PATH.
  * Both files are written through out_file (formats/out_file.h): a temporary
  * renamed when complete, a device node or FIFO in place (the CSV only).
  *
@@ -29,13 +30,6 @@
 #include "output.h"
 #include "plot_fig.h"
 #include "plot_gnuplot.h"
-
-#ifndef ULY_PLOT_DIR_SOURCE
-#define ULY_PLOT_DIR_SOURCE "plots"
-#endif
-#ifndef ULY_PLOT_DIR_INSTALLED
-#define ULY_PLOT_DIR_INSTALLED "/usr/local/share/ulysim/plots"
-#endif
 
 /* ------------------------------------------------------------ the figures */
 
@@ -137,8 +131,9 @@ static void help(FILE *f)
 "                       paper column; PNG at 300 dpi]\n"
 "  --no-title           no title line naming the configuration (for papers)\n"
 "  --data-only          write the CSV only, do not run gnuplot\n"
-"  --scripts DIR        where FIGURE.gp is [default $ULYSIM_PLOTS, else the source\n"
-"                       tree's plots/, else the installed share/ulysim/plots]\n"
+"  --scripts DIR        where FIGURE.gp is [default $ULYSIM_PLOTS, else\n"
+"                       share/ulysim/plots installed beside this executable, else\n"
+"                       the source tree's plots/, else the configure-time prefix's]\n"
 "  -h, --help           this help\n"
 "\n"
 "gnuplot is $GNUPLOT, else gnuplot on PATH (pngcairo, svg and pdfcairo terminals).\n"
@@ -483,8 +478,10 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     if (fs) {
-        sim_err("plot: cannot find %s.gp in %s or %s (set $ULYSIM_PLOTS or --scripts); the data is in %s", fig->name,
-                ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED, csv);
+        char dirs[9000];
+        sim_gnuplot_script_dirs(dirs, sizeof dirs);
+        sim_err("plot: cannot find %s.gp in %s (set $ULYSIM_PLOTS or --scripts); the data is in %s", fig->name, dirs,
+                csv);
         free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;

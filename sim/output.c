@@ -297,7 +297,9 @@ void sim_print_note(FILE *f, const char *first, const char *cont, const char *te
 
 void sim_size_str(int64_t v, char *buf, size_t n)
 {
-    if (v > 0 && v % (1LL << 30) == 0) snprintf(buf, n, "%lldG", (long long)(v >> 30));
+    /* the suffixes --seq reads, T included, so 1T prints as it was typed */
+    if (v > 0 && v % (1LL << 40) == 0) snprintf(buf, n, "%lldT", (long long)(v >> 40));
+    else if (v > 0 && v % (1LL << 30) == 0) snprintf(buf, n, "%lldG", (long long)(v >> 30));
     else if (v > 0 && v % (1LL << 20) == 0) snprintf(buf, n, "%lldM", (long long)(v >> 20));
     else if (v > 0 && v % (1LL << 10) == 0) snprintf(buf, n, "%lldK", (long long)(v >> 10));
     else snprintf(buf, n, "%lld", (long long)v);

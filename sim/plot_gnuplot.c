@@ -52,6 +52,16 @@ int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t
     return sim_is_file(out) ? 0 : 1;
 }
 
+void sim_gnuplot_script_dirs(char *out, size_t n)
+{
+    char beside[4096];
+    if (!out || n == 0) return;
+    if (sim_data_dir_beside_exe("plots", beside, sizeof beside) == 0)
+        snprintf(out, n, "%s, %s or %s", beside, ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED);
+    else
+        snprintf(out, n, "%s or %s", ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED);
+}
+
 int sim_gnuplot_run(const char *who, const char *vars, const char *script)
 {
     const char *gp = getenv("GNUPLOT");

@@ -15,6 +15,12 @@ int sim_is_file(const char *p);
  * none has it. */
 int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t n);
 
+/* The directories sim_gnuplot_script_find searches without a given
+ * directory or $ULYSIM_PLOTS, in its order, for a message naming where a
+ * script was looked for: "BESIDE, SOURCE or INSTALLED" (BESIDE is
+ * BIN/../share/ulysim/plots when that directory exists). */
+void sim_gnuplot_script_dirs(char *out, size_t n);
+
 /* Runs $GNUPLOT (default gnuplot) -e VARS SCRIPT. Returns 0, or 1 with a
  * one-line message prefixed by `who` ("plot", "reproduce") on stderr. */
 int sim_gnuplot_run(const char *who, const char *vars, const char *script);

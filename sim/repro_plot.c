@@ -15,9 +15,6 @@
 #include "plot_gnuplot.h"
 #include "repro.h"
 
-/* ULY_PLOT_DIR_SOURCE and ULY_PLOT_DIR_INSTALLED, where the scripts are
- * looked for, come from the build (sim/cli.cmake). */
-
 /* Writes path through out_file (a temporary renamed when complete); fn
  * fills the file. */
 static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
@@ -151,8 +148,10 @@ static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, F
     snprintf(png, sizeof png, "%s/%s.png", dir, name);
     if (write_file(dat, fn, c)) return 1;
     if (sim_gnuplot_script_find(NULL, name, script, sizeof script)) {
-        sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s, %s); the data is in %s", name,
-                ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED, dat);
+        char dirs[9000];
+        sim_gnuplot_script_dirs(dirs, sizeof dirs);
+        sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s); the data is in %s", name, dirs,
+                dat);
         return 1;
     }
     snprintf(vars, sizeof vars, "datafile='%s'; outfile='%s'", dat, png);
