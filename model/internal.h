@@ -48,12 +48,17 @@ int uly_has_fatal(const uly_bctx *x);
  * negative factor. Inline so constant-length products unroll. */
 static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
 {
-    int64_t acc = 1;
+    /* flags gathered without a branch per factor: the product is a few
+     * instructions, and a search runs millions of them */
+    int64_t acc = 1, sign = 0;
+    int bad = 0;
     for (int i = 0; i < n; i++) {
-        if (f[i] < 0 || __builtin_mul_overflow(acc, f[i], &acc)) {
-            x->overflow = 1;
-            return 0;
-        }
+        sign |= f[i];
+        bad |= __builtin_mul_overflow(acc, f[i], &acc);
+    }
+    if (__builtin_expect(bad | (sign < 0), 0)) {
+        x->overflow = 1;
+        return 0;
     }
     return acc;
 }
