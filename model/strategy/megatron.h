@@ -11,7 +11,11 @@
 typedef struct uly_tp_sec {
     int64_t t;
     int64_t tokens; /* tokens of a GEMM region's whole input: N, or N/cp inside context parallelism */
+    int64_t tokens_t, heads_t; /* tokens / t, heads / t: divided once, read by every hook */
 } uly_tp_sec;
+
+/* A section of degree t >= 1 over `tokens` tokens of model m. */
+void uly_tp_sec_init(uly_tp_sec *s, const uly_model *m, int64_t t, int64_t tokens);
 
 /* Attention hooks (ctx: uly_tp_sec): a/t heads over all N queries and keys. */
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx);

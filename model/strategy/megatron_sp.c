@@ -11,19 +11,27 @@ typedef uly_tp_sec msp_ctx;
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
 static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
+void uly_tp_sec_init(uly_tp_sec *s, const uly_model *m, int64_t t, int64_t tokens)
+{
+    s->t = t;
+    s->tokens = tokens;
+    s->tokens_t = tokens / t;
+    s->heads_t = m->heads / t;
+}
+
 /* of b x tokens x h: each rank contributes its tokens/t */
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, n / t, h, x->beta),
-                  ULY_PROD(x, x->b, n / t, h), 1);
+    const int64_t h = x->m->hidden, t = s->t;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta),
+                  ULY_PROD(x, x->b, s->tokens_t, h), 1);
 }
 
 static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
     const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
-                  ULY_PROD(x, t - 1, x->b, n / t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
+                  ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
 }
 
 /* forward: gather in; backward (the same hook point walked in reverse):
@@ -50,7 +58,7 @@ void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, x->m->heads / s->t, n, n, 1,
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, s->heads_t, n, n, 1,
                   x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
 }
 
@@ -58,7 +66,7 @@ void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
 {
     const uly_tp_sec *s = ctx;
     const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, x->m->heads / s->t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads_t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 1);
 }
 
@@ -103,8 +111,7 @@ int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
 void uly_cp_tp_init(uly_bctx *x, int64_t t, int64_t cp, uly_cp_tp *tp)
 {
     const uly_model *m = x->m;
-    tp->sec.t = t;
-    tp->sec.tokens = x->w->seq / cp;
+    uly_tp_sec_init(&tp->sec, m, t, x->w->seq / cp);
     tp->heads = m->heads;
     tp->kv_eff = m->kv_heads;
     tp->kv_heads = m->kv_heads;
@@ -120,7 +127,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    msp_ctx s = {.t = l->tp, .tokens = w->seq};
+    msp_ctx s;
+    uly_tp_sec_init(&s, m, l->tp, w->seq);
     const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
     p->dims.tokens = w->seq / s.t;
     p->act_sp = 1;

@@ -50,7 +50,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    mtp_ctx s = {.t = l->tp};
+    mtp_ctx s;
+    uly_tp_sec_init(&s, m, l->tp, w->seq);
     /* no sequence split: N need not divide by t */
     const int64_t kv_eff = uly_tp_setup(&x, &s, 0);
     p->dims.tokens = w->seq;

@@ -13,7 +13,8 @@
 
 /* Per tensor of `heads` heads: each rank sends (u-1) blocks of
  * b x tokens x heads/u x d. tokens: this rank's share before the all-to-all. */
-static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_ulysses_sec *s, int64_t heads)
+static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_ulysses_sec *s, int64_t heads,
+                int64_t heads_u)
 {
     const int64_t u = s->u;
     int64_t elems, bytes;
@@ -21,11 +22,11 @@ static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const u
         /* the section's per-head factors multiplied once (sec_init): the
          * same products, checked, in three multiplications instead of ten */
         if (__builtin_mul_overflow(s->head_elems, heads, &elems)) x->overflow = 1, elems = 0;
-        if (__builtin_mul_overflow(s->head_elems, heads / u, &bytes) || __builtin_mul_overflow(bytes, s->wire, &bytes))
+        if (__builtin_mul_overflow(s->head_elems, heads_u, &bytes) || __builtin_mul_overflow(bytes, s->wire, &bytes))
             x->overflow = 1, bytes = 0;
     } else {
         elems = ULY_PROD(x, x->b, s->tokens, heads, x->m->head_dim);
-        bytes = ULY_PROD(x, x->b, s->tokens, heads / u, x->m->head_dim, x->beta, u - 1);
+        bytes = ULY_PROD(x, x->b, s->tokens, heads_u, x->m->head_dim, x->beta, u - 1);
     }
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLTOALL, ULY_GROUP_ULYSSES, bytes, elems, 1);
 }
@@ -33,29 +34,29 @@ static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const u
 void uly_ulysses_pre_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s)
 {
     if (s->u <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
-    a2a(x, ULY_OPT_A2A_Q, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->heads);
-    a2a(x, ULY_OPT_A2A_K, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff);
-    a2a(x, ULY_OPT_A2A_V, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff);
+    a2a(x, ULY_OPT_A2A_Q, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->heads, s->heads_u);
+    a2a(x, ULY_OPT_A2A_K, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff, s->kv_u);
+    a2a(x, ULY_OPT_A2A_V, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->kv_eff, s->kv_u);
 }
 
 void uly_ulysses_post_fwd(uly_bctx *x, int recomp, const uly_ulysses_sec *s)
 {
     if (s->u <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
-    a2a(x, ULY_OPT_A2A_O, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->heads);
+    a2a(x, ULY_OPT_A2A_O, ULY_PHASE_FWD + (recomp != 0), recomp, s, s->heads, s->heads_u);
 }
 
 void uly_ulysses_pre_bwd(uly_bctx *x, const uly_ulysses_sec *s)
 {
     if (s->u <= 1) return;
-    a2a(x, ULY_OPT_A2A_DO, ULY_PHASE_BWD, 0, s, s->heads);
+    a2a(x, ULY_OPT_A2A_DO, ULY_PHASE_BWD, 0, s, s->heads, s->heads_u);
 }
 
 void uly_ulysses_post_bwd(uly_bctx *x, const uly_ulysses_sec *s)
 {
     if (s->u <= 1) return;
-    a2a(x, ULY_OPT_A2A_DQ, ULY_PHASE_BWD, 0, s, s->heads);
-    a2a(x, ULY_OPT_A2A_DK, ULY_PHASE_BWD, 0, s, s->kv_eff);
-    a2a(x, ULY_OPT_A2A_DV, ULY_PHASE_BWD, 0, s, s->kv_eff);
+    a2a(x, ULY_OPT_A2A_DQ, ULY_PHASE_BWD, 0, s, s->heads, s->heads_u);
+    a2a(x, ULY_OPT_A2A_DK, ULY_PHASE_BWD, 0, s, s->kv_eff, s->kv_u);
+    a2a(x, ULY_OPT_A2A_DV, ULY_PHASE_BWD, 0, s, s->kv_eff, s->kv_u);
 }
 
 void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads, int64_t kv, uly_ulysses_sec *s)
@@ -74,6 +75,8 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads,
         s->head_elems = he;
     uly_check_heads(x, heads, u);
     s->kv_eff = uly_kv_eff(x, kv, heads, u);
+    s->heads_u = heads / u; /* divided once: the emitters read them for every all-to-all */
+    s->kv_u = s->kv_eff / u;
 }
 
 static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
@@ -82,7 +85,7 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
     const int64_t n = x->w->seq;
     const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
     uly_ulysses_pre_fwd(x, recomp, s);
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads_u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 0);
     uly_ulysses_post_fwd(x, recomp, s);
 }
@@ -92,7 +95,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const uly_ulysses_sec *s = ctx;
     const int64_t n = x->w->seq;
     uly_ulysses_pre_bwd(x, s);
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads / s->u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads_u, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
                   x->p->act_flash, 1);
     uly_ulysses_post_bwd(x, s);
 }

@@ -8,6 +8,7 @@ typedef struct uly_ulysses_sec {
     int64_t tokens;  /* tokens per rank before the all-to-all: N/u (N/(u r) in USP) */
     int64_t heads;   /* query heads the group splits: a, or a/t of one TP rank */
     int64_t kv_eff;  /* KV heads after replication */
+    int64_t heads_u, kv_u; /* heads / u, kv_eff / u: one rank's after the all-to-all */
     int64_t head_elems; /* b x tokens x d: one head's elements (0: see uly_ulysses_sec_init) */
     int64_t wire;    /* beta (u - 1): bytes sent per element of a head block */
 } uly_ulysses_sec;
