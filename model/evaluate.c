@@ -27,13 +27,17 @@ evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const 
     res->feasible = 0;
     res->comm_fwd_bytes = res->comm_bwd_bytes = res->comm_recompute_bytes = res->zero_bytes = 0;
     res->comm_tiers = 0;
-    memset(&res->mem, 0, sizeof res->mem);
-    memset(&res->time, 0, sizeof res->time);
+    /* the timing and memory blocks are zeroed where nothing fills them;
+     * pricing and the memory count clear their own before filling them */
     uly_status st = uly_plan_build(m, w, c, l, scratch, res->reasons, &res->n_reasons);
-    if (st != ULY_OK) return st;
-    if (shapes_fatal(res)) return ULY_OK; /* shapes are impossible: nothing to price */
+    if (st != ULY_OK || shapes_fatal(res)) { /* shapes are impossible: nothing to price */
+        memset(&res->mem, 0, sizeof res->mem);
+        memset(&res->time, 0, sizeof res->time);
+        return st;
+    }
     st = compute_s ? uly_plan_price_keep(m, w, c, scratch, res, compute_s) : uly_plan_price_totals(m, w, c, scratch, res);
     if (st != ULY_OK) { /* a traffic total overflowed: the sizes are beyond pricing */
+        memset(&res->mem, 0, sizeof res->mem);
         memset(&res->time, 0, sizeof res->time);
         return st;
     }

@@ -205,11 +205,12 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
     int attn[ULY_PLAN_MAX_OPS], n_attn = 0;  /* attention ops with hidden transfers */
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
+    /* per op that hides transfers, their time and most hops: set when the
+     * first transfer names it (a TP collective may sit under a GEMM emitted
+     * after it), which `hiding` marks, rather than cleared for every op */
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
-    /* cleared up front: a TP collective may sit under a GEMM emitted after it */
-    memset(hid_s, 0, sizeof(double) * (size_t)n);
-    memset(hops, 0, sizeof(int) * (size_t)n);
+    uint64_t hiding[(ULY_PLAN_MAX_OPS + 63) / 64] = {0};
     /* ZeRO-3's layer gathers: all, those on the critical path, those hidden
      * under each phase, the forward one (the step's first) */
     double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
@@ -267,7 +268,13 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             late[n_late++] = i;
         } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
             const int a = o->overlaps;
-            if (hid_s[a] == 0) attn[n_attn++] = a;
+            const uint64_t bit = 1ull << (a & 63);
+            if (!(hiding[a >> 6] & bit)) {
+                hiding[a >> 6] |= bit;
+                attn[n_attn++] = a;
+                hid_s[a] = 0;
+                hops[a] = 0;
+            }
             hid_s[a] += ti;
             if (o->steps > hops[a]) hops[a] = o->steps;
             late[n_late++] = i;
