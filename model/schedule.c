@@ -108,11 +108,11 @@ static double compute_time(rates *r, const uly_op *o)
 /* Adds a comm op's bytes to the traffic totals and its tiers to theirs: the
  * strategy's per-layer traffic by phase (recompute also on its own), ZeRO
  * and data-parallel traffic apart; the pipeline's stage transfers count for
- * the tiers only. Summed wide: a plan's few dozen int64 sizes cannot wrap
- * 128 bits, so the overflow is checked once, at the end. */
+ * the tiers only. An overflow is remembered in ovf. */
 typedef struct traffic {
-    __int128 dir[2], recompute, zero; /* dir: forward, backward */
+    int64_t dir[2], recompute, zero; /* dir: forward, backward */
     uint8_t tiers;
+    int ovf;
 } traffic;
 
 static inline void traffic_add(traffic *x, const uly_op *o)
@@ -121,22 +121,15 @@ static inline void traffic_add(traffic *x, const uly_op *o)
         if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
         return;
     }
-    const __int128 b = o->bytes_sent;
+    const int64_t b = o->bytes_sent;
     if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-        x->zero += b;
+        x->ovf |= __builtin_add_overflow(x->zero, b, &x->zero);
         return;
     }
     x->tiers |= o->tiers;
-    x->dir[o->phase != ULY_PHASE_FWD] += b;
-    if (o->recompute) x->recompute += b;
-}
-
-/* A total as the result holds it; 1 when it does not fit. */
-static int traffic_get(__int128 v, int64_t *out)
-{
-    if (v > INT64_MAX || v < INT64_MIN) return 1;
-    *out = (int64_t)v;
-    return 0;
+    int64_t *d = &x->dir[o->phase != ULY_PHASE_FWD];
+    x->ovf |= __builtin_add_overflow(*d, b, d);
+    if (o->recompute) x->ovf |= __builtin_add_overflow(x->recompute, b, &x->recompute);
 }
 
 /* The collectives a plan prices repeat: a layer's backward and its
@@ -215,7 +208,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * under each phase, the forward one (the step's first) */
     double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
     int ovf = 0;
-    traffic tr = {{0, 0}, 0, 0, 0};
+    traffic tr = {{0, 0}, 0, 0, 0, 0};
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
     coll_memo memo;
@@ -283,8 +276,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     tm->compute_s = compute_s;
     tm->comm_exposed_s = exposed_s;
     if (totals) {
-        ovf = traffic_get(tr.dir[0], &res->comm_fwd_bytes) | traffic_get(tr.dir[1], &res->comm_bwd_bytes) |
-              traffic_get(tr.recompute, &res->comm_recompute_bytes) | traffic_get(tr.zero, &res->zero_bytes);
+        ovf = tr.ovf;
+        res->comm_fwd_bytes = tr.dir[0], res->comm_bwd_bytes = tr.dir[1];
+        res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
         res->comm_tiers = tr.tiers;
     }
     /* ring transfers: a step costs max(block compute, hop) under full
