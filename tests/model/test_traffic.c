@@ -2,8 +2,10 @@
  * ZeRO-3's bytes per rank and layer (two weight all-gathers and a gradient
  * reduce-scatter of padded shards), kept apart from the strategy's; and
  * the tiers, where a pipeline's stage transfers count (its stages on
- * different nodes) although ZeRO's traffic does not. */
+ * different nodes) although ZeRO's traffic does not; and a total past
+ * INT64_MAX reported as an overflow. */
 #include "fixtures.h"
+#include "../../model/internal.h"
 
 static uly_plan plan;
 
@@ -45,5 +47,25 @@ int main(void)
     CHECK(r.comm_fwd_bytes == fwd_pp && r.comm_bwd_bytes == bwd_pp,
           "strategy bytes with the pipeline %lld/%lld, without %lld/%lld", (long long)fwd_pp, (long long)bwd_pp,
           (long long)r.comm_fwd_bytes, (long long)r.comm_bwd_bytes);
+
+    /* A total that does not fit int64 is an overflow, not a wrapped sum:
+     * two forward all-to-alls of just over INT64_MAX / 2 bytes each (the
+     * plan edited: no real shape gets there). The pricing without totals
+     * still prices it; with them, and uly_evaluate's, it is ULY_EOVERFLOW. */
+    uly_reason reasons[ULY_MAX_REASONS];
+    int n_reasons = 0;
+    CHECK(uly_plan_build(&m, &w, &c2, &l, &plan, reasons, &n_reasons) == ULY_OK, "build");
+    int edited = 0;
+    for (int i = 0; i < plan.n_ops && edited < 2; i++)
+        if (plan.ops[i].kind == ULY_OP_COMM && plan.ops[i].phase == ULY_PHASE_FWD && plan.ops[i].group == ULY_GROUP_ULYSSES)
+            plan.ops[i].bytes_sent = INT64_MAX / 2 + 1, edited++;
+    CHECK(edited == 2, "two forward all-to-alls to edit, found %d", edited);
+    CHECK(uly_plan_price(&m, &w, &c2, &plan, &r) == ULY_OK, "priced without totals");
+    CHECK(uly_plan_price_totals(&m, &w, &c2, &plan, &r) == ULY_EOVERFLOW, "forward total past INT64_MAX: overflow");
+    /* one of them alone fits */
+    for (int i = 0, left = 1; i < plan.n_ops; i++)
+        if (plan.ops[i].bytes_sent == INT64_MAX / 2 + 1 && left) plan.ops[i].bytes_sent = 1, left = 0;
+    CHECK(uly_plan_price_totals(&m, &w, &c2, &plan, &r) == ULY_OK && r.comm_fwd_bytes > INT64_MAX / 2,
+          "one large all-to-all fits: %lld", (long long)r.comm_fwd_bytes);
     FX_DONE();
 }
