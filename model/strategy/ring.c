@@ -10,39 +10,47 @@
 #include "cp.h"
 #include "ring.h"
 
-static int64_t hop_elems(uly_bctx *x, const uly_ring_sec *s)
+/* The section's per-transfer sizes and its critical rank's share of the
+ * work, worked out (checked) at its first emission and kept: every
+ * transfer of the section moves the same bytes. One hop: K and V blocks,
+ * b x tokens x kv_heads x d each; the ring: r - 1 hops of them. */
+static void ring_sized(uly_bctx *x, uly_ring_sec *s)
 {
-    return ULY_PROD(x, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim);
+    if (s->sized) return;
+    s->hop_elems = s->ring_bytes = 0;
+    if (s->r > 1) { /* a ring of one moves nothing: its sizes are not even multiplied */
+        s->hop_elems = ULY_PROD(x, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim);
+        s->ring_bytes = ULY_PROD(x, s->r - 1, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim, x->beta);
+    }
+    s->crit = uly_causal_crit(x->w, s->r);
+    s->sized = 1;
 }
 
-static int64_t ring_bytes(uly_bctx *x, const uly_ring_sec *s)
+void uly_ring_fwd(uly_bctx *x, int recomp, uly_ring_sec *s)
 {
-    return ULY_PROD(x, s->r - 1, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim, x->beta);
-}
-
-void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s)
-{
+    ring_sized(x, s);
     const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
     const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads, s->tokens, s->tokens, (int)s->r,
-                                    x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
+                                    x->w->causal ? 0.5 : 1.0, s->crit, x->p->act_flash, 0);
     if (s->r <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
     const int32_t id = a->id;
-    uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
-                              hop_elems(x, s), (int)(s->r - 1));
+    uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, s->ring_bytes,
+                              s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
 }
 
-void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s)
+void uly_ring_bwd(uly_bctx *x, uly_ring_sec *s)
 {
+    ring_sized(x, s);
     const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads, s->tokens, s->tokens, (int)s->r,
-                                    x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
+                                    x->w->causal ? 0.5 : 1.0, s->crit, x->p->act_flash, 1);
     if (s->r <= 1) return;
     const int32_t id = a->id;
     uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
-                              ring_bytes(x, s), hop_elems(x, s), (int)(s->r - 1));
+                              s->ring_bytes, s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
-    o = uly_emit_comm(x, ULY_OPT_RING_DKV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING, ring_bytes(x, s),
-                      hop_elems(x, s), (int)(s->r - 1));
+    o = uly_emit_comm(x, ULY_OPT_RING_DKV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING, s->ring_bytes,
+                      s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
 }
 

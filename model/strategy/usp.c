@@ -40,6 +40,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_tp_init(&x, l->tp, cp, &tp);
     usp_ctx s;
     uly_ulysses_sec_init(&x, u, w->seq / cp, tp.heads, tp.kv_heads, &s.a2a);
+    s.ring.sized = 0;
     s.ring.r = r;
     s.ring.tokens = w->seq / r;
     s.ring.heads = tp.heads / u;
