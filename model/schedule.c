@@ -176,17 +176,17 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
     rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
-                      .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
-                      .gemm = &g->gemm_eff,
-                      .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
-                      .attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
-                      .act_eff = g->act_eff,
-                      .head_dim = (double)m->head_dim,
-                      .beta = (double)uly_dtype_bytes(w->dtype),
-                      .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
-                      .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
-                      .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
-                      .attn_x = {-1, -1}}; /* no block size is negative */
+                .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
+                .gemm = &g->gemm_eff,
+                .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
+                .attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
+                .act_eff = g->act_eff,
+                .head_dim = (double)m->head_dim,
+                .beta = (double)uly_dtype_bytes(w->dtype),
+                .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
+                .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
+                .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
+                .attn_x = {-1, -1}}; /* no block size is negative */
 
 
     uly_timing *tm = &res->time;
