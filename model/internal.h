@@ -170,7 +170,9 @@ uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, cons
  * takes those times from compute_s instead of working them out again: valid
  * for the plan they were kept from under another placement of its groups
  * (uly_plan_reorder), as a compute op's time depends only on the op, the
- * model, the workload and the GPU. A search prices every rank order so. */
+ * model, the workload and the GPU. The reuse leaves the byte totals res
+ * holds from that pricing (the bytes do not move with the placement) and
+ * sets only the tiers. A search prices every rank order so. */
 uly_status uly_plan_price_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                const uly_plan *plan, uly_result *res, double *compute_s);
 uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const uly_cluster *c,

@@ -132,6 +132,17 @@ static inline void traffic_add(traffic *x, const uly_op *o)
     if (o->recompute) x->ovf |= __builtin_add_overflow(x->recompute, b, &x->recompute);
 }
 
+/* traffic_add's tiers alone: a plan re-placed under another order of its
+ * groups moves the same bytes over other tiers */
+static inline void tiers_add(traffic *x, const uly_op *o)
+{
+    if (o->per_step | o->per_model) {
+        if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
+    } else if (o->group != ULY_GROUP_ZERO && o->group != ULY_GROUP_DP) {
+        x->tiers |= o->tiers;
+    }
+}
+
 /* The collectives a plan prices repeat: a layer's backward and its
  * recompute pass move what its forward moved, over the same groups. Their
  * times, remembered while pricing one plan (the placements do not change
@@ -234,7 +245,8 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             }
             continue;
         }
-        if (totals) traffic_add(&tr, o);
+        if (compute_s_reuse) tiers_add(&tr, o); /* the byte totals in res stand */
+        else if (totals) traffic_add(&tr, o);
         const double ti = coll_time(&memo, c, plan, o);
         t[i] = ti;
         ex[i] = ti;
@@ -275,7 +287,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     }
     tm->compute_s = compute_s;
     tm->comm_exposed_s = exposed_s;
-    if (totals) {
+    if (compute_s_reuse) {
+        res->comm_tiers = tr.tiers;
+    } else if (totals) {
         ovf = tr.ovf;
         res->comm_fwd_bytes = tr.dir[0], res->comm_bwd_bytes = tr.dir[1];
         res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
