@@ -60,7 +60,7 @@ static double attn_eff(rates *r, int own, double x)
     return e;
 }
 
-static double compute_time(rates *r, const uly_op *o)
+static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
 {
     const double mem = o->bytes_touched * r->inv_mem;
     double t = 0;
@@ -159,7 +159,7 @@ typedef struct coll_memo {
     } e[COLL_MEMO];
 } coll_memo;
 
-static double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
+static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
 {
     for (int j = 0; j < mm->n; j++)
         if (mm->e[j].bytes == o->bytes_sent && mm->e[j].group == o->group && mm->e[j].coll == o->coll &&
