@@ -61,6 +61,18 @@ typedef struct walk {
     uly_layout best_l;
 } walk;
 
+/* A walk with its buffers (plan, result, compute times) left as they are:
+ * each evaluation fills them before they are read, and zeroing some 11 KB
+ * per search costs as much as pricing a layout or two. */
+static void walk_init(walk *k, const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                      const uly_search_opts *o)
+{
+    k->m = m, k->w = w, k->c = c, k->o = o;
+    k->best = NULL, k->best_plan = NULL, k->have = 0, k->stats = NULL;
+    k->seq_hi = k->best_seq = 0;
+    memset(&k->best_l, 0, sizeof k->best_l);
+}
+
 static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
 
 /* Calls visit on every split of one pipeline stage's GPUs into the
@@ -188,7 +200,9 @@ uly_status uly_search_best_plan(const uly_model *m, const uly_workload *w, const
     if (!m || !w || !c || !best || !st || gpus < 1) return ULY_EINVAL;
     const uly_search_opts none = {0};
     if (!o) o = &none;
-    walk k = {.m = m, .w = w, .c = c, .o = o, .best = best, .best_plan = best_plan, .stats = stats};
+    walk k;
+    walk_init(&k, m, w, c, o);
+    k.best = best, k.best_plan = best_plan, k.stats = stats;
     layouts_each(&k, s, gpus, try_orders);
     return k.have ? ULY_OK : ULY_EINVAL;
 }
@@ -251,7 +265,9 @@ uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const u
     if (!m || !w || !c || !max_seq || !at || !st || gpus < 1 || seq_hi < 1) return ULY_EINVAL;
     const uly_search_opts none = {0};
     if (!o) o = &none;
-    walk k = {.m = m, .w = w, .c = c, .o = o, .seq_hi = seq_hi};
+    walk k;
+    walk_init(&k, m, w, c, o);
+    k.seq_hi = seq_hi;
     layouts_each(&k, s, gpus, try_longest);
     *max_seq = k.best_seq;
     if (k.best_seq > 0) {
