@@ -182,10 +182,11 @@ uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const
  * groups: their placement, and the copy of it each comm op holds. */
 uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_cluster *c);
 
-/* uly_evaluate of layout l from the plan and result uly_evaluate (status
- * ULY_OK) just gave for the same layout under another order of its groups:
- * the ops, memory and reasons do not depend on the order; the placement,
- * the tiers and the price do. A search prices every order of a split so. */
+/* uly_evaluate of layout l from the plan, result and compute times
+ * uly_evaluate_keep (status ULY_OK) just gave for the same layout under
+ * another order of its groups: the ops, memory and reasons do not depend on
+ * the order; the placement, the tiers and the price do. A search prices
+ * every order of a split so. */
 uly_status uly_evaluate_reordered(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                   const uly_layout *l, uly_plan *plan, uly_result *res,
                                   const double *compute_s);

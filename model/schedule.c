@@ -108,14 +108,16 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
 /* Adds a comm op's bytes to the traffic totals and its tiers to theirs: the
  * strategy's per-layer traffic by phase (recompute also on its own), ZeRO
  * and data-parallel traffic apart; the pipeline's stage transfers count for
- * the tiers only. An overflow is remembered in ovf. */
+ * the tiers only. An overflow is remembered in ovf. With bytes 0 the tiers
+ * alone: a plan re-placed under another order of its groups moves the same
+ * bytes over other tiers. */
 typedef struct traffic {
     int64_t dir[2], recompute, zero; /* dir: forward, backward */
     uint8_t tiers;
     int ovf;
 } traffic;
 
-static inline void traffic_add(traffic *x, const uly_op *o)
+static inline void traffic_add(traffic *x, const uly_op *o, int bytes)
 {
     if (o->per_step | o->per_model) {
         if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
@@ -123,24 +125,14 @@ static inline void traffic_add(traffic *x, const uly_op *o)
     }
     const int64_t b = o->bytes_sent;
     if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-        x->ovf |= __builtin_add_overflow(x->zero, b, &x->zero);
+        if (bytes) x->ovf |= __builtin_add_overflow(x->zero, b, &x->zero);
         return;
     }
     x->tiers |= o->tiers;
+    if (!bytes) return;
     int64_t *d = &x->dir[o->phase != ULY_PHASE_FWD];
     x->ovf |= __builtin_add_overflow(*d, b, d);
     if (o->recompute) x->ovf |= __builtin_add_overflow(x->recompute, b, &x->recompute);
-}
-
-/* traffic_add's tiers alone: a plan re-placed under another order of its
- * groups moves the same bytes over other tiers */
-static inline void tiers_add(traffic *x, const uly_op *o)
-{
-    if (o->per_step | o->per_model) {
-        if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
-    } else if (o->group != ULY_GROUP_ZERO && o->group != ULY_GROUP_DP) {
-        x->tiers |= o->tiers;
-    }
 }
 
 /* The collectives a plan prices repeat: a layer's backward and its
@@ -245,8 +237,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             }
             continue;
         }
-        if (compute_s_reuse) tiers_add(&tr, o); /* the byte totals in res stand */
-        else if (totals) traffic_add(&tr, o);
+        if (totals) traffic_add(&tr, o, !compute_s_reuse); /* reused: the byte totals in res stand */
         const double ti = coll_time(&memo, c, plan, o);
         t[i] = ti;
         ex[i] = ti;

@@ -16,18 +16,12 @@
 static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_ulysses_sec *s, int64_t heads,
                 int64_t heads_u)
 {
-    const int64_t u = s->u;
+    /* the section's per-head factors were multiplied once (sec_init);
+     * when they did not fit, neither does any of its transfers */
     int64_t elems, bytes;
-    if (s->head_elems > 0 && heads >= 0) {
-        /* the section's per-head factors multiplied once (sec_init): the
-         * same products, checked, in three multiplications instead of ten */
-        if (__builtin_mul_overflow(s->head_elems, heads, &elems)) x->overflow = 1, elems = 0;
-        if (__builtin_mul_overflow(s->head_elems, heads_u, &bytes) || __builtin_mul_overflow(bytes, s->wire, &bytes))
-            x->overflow = 1, bytes = 0;
-    } else {
-        elems = ULY_PROD(x, x->b, s->tokens, heads, x->m->head_dim);
-        bytes = ULY_PROD(x, x->b, s->tokens, heads_u, x->m->head_dim, x->beta, u - 1);
-    }
+    int bad = !s->sizes_fit | ((heads | heads_u) < 0) | __builtin_mul_overflow(s->head_elems, heads, &elems);
+    bad |= __builtin_mul_overflow(s->head_elems, heads_u, &bytes) | __builtin_mul_overflow(bytes, s->wire, &bytes);
+    if (bad) x->overflow = 1; /* the plan is discarded: the sizes need not be right */
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLTOALL, ULY_GROUP_ULYSSES, bytes, elems, 1);
 }
 
@@ -64,15 +58,13 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads,
     s->u = u;
     s->tokens = tokens;
     s->heads = heads;
-    /* b x tokens x d and beta (u - 1), or 0 when a factor is negative or
-     * the product overflows (a2a then multiplies all factors, checked) */
-    int64_t he = 0;
-    s->head_elems = 0;
-    s->wire = 0;
-    if (x->b >= 0 && tokens >= 0 && x->m->head_dim >= 0 && u >= 1 && x->beta >= 0 &&
-        !__builtin_mul_overflow(x->b, tokens, &he) && !__builtin_mul_overflow(he, x->m->head_dim, &he) &&
-        !__builtin_mul_overflow(x->beta, u - 1, &s->wire))
-        s->head_elems = he;
+    /* b x tokens x d and beta (u - 1), the factors every all-to-all shares;
+     * whether they fit is kept for the all-to-alls to report: the plan
+     * overflows only if one is emitted (after the shape checks) */
+    s->sizes_fit = x->b >= 0 && tokens >= 0 && x->m->head_dim >= 0 && x->beta >= 0 && u >= 1 &&
+                   !__builtin_mul_overflow(x->b, tokens, &s->head_elems) &&
+                   !__builtin_mul_overflow(s->head_elems, x->m->head_dim, &s->head_elems) &&
+                   !__builtin_mul_overflow(x->beta, u - 1, &s->wire);
     uly_check_heads(x, heads, u);
     s->kv_eff = uly_kv_eff(x, kv, heads, u);
     s->heads_u = heads / u; /* divided once: the emitters read them for every all-to-all */

@@ -9,8 +9,9 @@ typedef struct uly_ulysses_sec {
     int64_t heads;   /* query heads the group splits: a, or a/t of one TP rank */
     int64_t kv_eff;  /* KV heads after replication */
     int64_t heads_u, kv_u; /* heads / u, kv_eff / u: one rank's after the all-to-all */
-    int64_t head_elems; /* b x tokens x d: one head's elements (0: see uly_ulysses_sec_init) */
+    int64_t head_elems; /* b x tokens x d: one head's elements */
     int64_t wire;    /* beta (u - 1): bytes sent per element of a head block */
+    int sizes_fit;   /* head_elems and wire did not overflow (nor a factor go negative) */
 } uly_ulysses_sec;
 
 /* heads, kv: the query and KV heads the group holds (a and k, or one TP
