@@ -64,12 +64,20 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
 {
     const double mem = o->bytes_touched * r->inv_mem;
     double t = 0;
-    switch (o->kind) {
-    case ULY_OP_GEMM:
+    /* tested in the order of how many a plan holds (a switch costs a table
+     * jump per op) */
+    if (o->kind == ULY_OP_GEMM) {
         t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
         if (mem > t) t = mem;
-        break;
-    case ULY_OP_ATTN:
+    } else if (o->kind == ULY_OP_ELEM) {
+        t = mem;
+        if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
+            const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
+            const uly_curve *ae = &r->act_eff[b];
+            const double a = (double)o->act_elems * r->act_s[b] / (ae->n ? uly_curve_eval(ae, (double)o->act_elems) : 1.0);
+            if (a > t) t = a;
+        }
+    } else if (o->kind == ULY_OP_ATTN) {
         if (o->flash) {
             const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
             /* a profile that measured the backward by block size prices it
@@ -89,18 +97,6 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
             const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
             t = (g > gb ? g : gb) + mem;
         }
-        break;
-    case ULY_OP_ELEM:
-        t = mem;
-        if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
-            const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
-            const uly_curve *ae = &r->act_eff[b];
-            const double a = (double)o->act_elems * r->act_s[b] / (ae->n ? uly_curve_eval(ae, (double)o->act_elems) : 1.0);
-            if (a > t) t = a;
-        }
-        break;
-    default:
-        break;
     }
     return t * o->crit_factor;
 }
@@ -112,7 +108,7 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
  * alone: a plan re-placed under another order of its groups moves the same
  * bytes over other tiers. */
 typedef struct traffic {
-    int64_t dir[2], recompute, zero; /* dir: forward, backward */
+    int64_t fwd, bwd, recompute, zero;
     uint8_t tiers;
     int ovf;
 } traffic;
@@ -130,8 +126,10 @@ static inline void traffic_add(traffic *x, const uly_op *o, int bytes)
     }
     x->tiers |= o->tiers;
     if (!bytes) return;
-    int64_t *d = &x->dir[o->phase != ULY_PHASE_FWD];
-    x->ovf |= __builtin_add_overflow(*d, b, d);
+    /* by name, not dir[phase]: an indexed total lives in memory, and every
+     * comm op's add would wait on the previous one's store */
+    if (o->phase == ULY_PHASE_FWD) x->ovf |= __builtin_add_overflow(x->fwd, b, &x->fwd);
+    else x->ovf |= __builtin_add_overflow(x->bwd, b, &x->bwd);
     if (o->recompute) x->ovf |= __builtin_add_overflow(x->recompute, b, &x->recompute);
 }
 
@@ -197,7 +195,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* one pass: each op's time; the per-layer critical path of each phase;
      * the background (ZeRO) totals; for each attention op the transfers that
      * hide under it; the per-micro-batch and per-step extras */
-    double crit[2] = {0, 0}, bg[2] = {0, 0};
+    double bg[2] = {0, 0};
     double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
     int attn[ULY_PLAN_MAX_OPS], n_attn = 0;  /* attention ops with hidden transfers */
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
@@ -211,13 +209,18 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * under each phase, the forward one (the step's first) */
     double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
     int ovf = 0;
-    traffic tr = {{0, 0}, 0, 0, 0, 0};
+    traffic tr = {0, 0, 0, 0, 0, 0};
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
     coll_memo memo;
     memo.n = 0;
+    /* each phase's critical path in its own local (not crit[phase]): a sum
+     * through memory would chain every op's add behind the last one's store */
+    double crit_f = 0, crit_b = 0;
     for (int i = 0; i < n; i++) {
         const uly_op *o = &plan->ops[i];
+        /* once per step or per micro-batch: the exceptions, a few per plan */
+        const int rare = o->per_step | o->per_model;
         if (o->kind != ULY_OP_COMM) {
             /* compute: the phase's critical path, or the micro-batch's model
              * ops, or the step's fixed cost */
@@ -225,16 +228,19 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             if (compute_s_keep) compute_s_keep[i] = ti;
             t[i] = ti;
             ex[i] = ti;
-            if (o->per_step) {
-                step_fixed += ti;
-            } else if (o->per_model) {
-                model_s += ti;
-                hw_model += o->flops;
-            } else {
-                hw_layer += o->flops;
-                crit[o->phase] += ti;
-                compute_s += ti;
+            if (__builtin_expect(rare, 0)) {
+                if (o->per_step) {
+                    step_fixed += ti;
+                } else {
+                    model_s += ti;
+                    hw_model += o->flops;
+                }
+                continue;
             }
+            hw_layer += o->flops;
+            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+            else crit_b += ti;
+            compute_s += ti;
             continue;
         }
         if (totals) traffic_add(&tr, o, !compute_s_reuse); /* reused: the byte totals in res stand */
@@ -247,17 +253,18 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             else zg_crit += ti;
             if (o->phase == ULY_PHASE_FWD) zg_first = ti;
         }
-        if (o->per_step) {
-            if (o->overlaps == ULY_OVERLAP_PHASE) {
+        if (__builtin_expect(rare, 0)) {
+            if (!o->per_step) {
+                model_s += ti;
+            } else if (o->overlaps == ULY_OVERLAP_PHASE) {
                 dp_grad += ti;
                 late[n_late++] = i;
             } else {
                 step_fixed += ti;
             }
-        } else if (o->per_model) {
-            model_s += ti;
         } else if (o->overlaps == ULY_OVERLAP_NONE) {
-            crit[o->phase] += ti;
+            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+            else crit_b += ti;
             exposed_s += ti;
         } else if (o->overlaps == ULY_OVERLAP_PHASE) {
             bg[o->phase] += ti;
@@ -276,13 +283,14 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             late[n_late++] = i;
         }
     }
+    double crit[2] = {crit_f, crit_b};
     tm->compute_s = compute_s;
     tm->comm_exposed_s = exposed_s;
     if (compute_s_reuse) {
         res->comm_tiers = tr.tiers;
     } else if (totals) {
         ovf = tr.ovf;
-        res->comm_fwd_bytes = tr.dir[0], res->comm_bwd_bytes = tr.dir[1];
+        res->comm_fwd_bytes = tr.fwd, res->comm_bwd_bytes = tr.bwd;
         res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
         res->comm_tiers = tr.tiers;
     }
