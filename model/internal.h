@@ -44,9 +44,9 @@ static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_work
 void uly_reason_add(uly_bctx *x, uly_reason_code code, int fatal, double v0, double v1, double v2);
 int uly_has_fatal(const uly_bctx *x);
 
-/* Checked product of n factors; 0 (and x->overflow) on overflow or a
+/* Checked product of n factors into *out: 0 (and *out 0) on overflow or a
  * negative factor. Inline so constant-length products unroll. */
-static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+static inline int uly_prod_fits(int n, const int64_t *f, int64_t *out)
 {
     /* flags gathered without a branch per factor: the product is a few
      * instructions, and a search runs millions of them */
@@ -57,9 +57,18 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
         bad |= __builtin_mul_overflow(acc, f[i], &acc);
     }
     if (__builtin_expect(bad | (sign < 0), 0)) {
-        x->overflow = 1;
+        *out = 0;
         return 0;
     }
+    *out = acc;
+    return 1;
+}
+
+/* The checked product; 0 and x->overflow when it does not fit. */
+static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+{
+    int64_t acc;
+    if (__builtin_expect(!uly_prod_fits(n, f, &acc), 0)) x->overflow = 1;
     return acc;
 }
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
@@ -133,11 +142,33 @@ static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph,
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
  * for `heads` heads; frac: average fraction of score entries computed (0.5
  * causal); crit: critical rank's work over the average. Flash kernels count
- * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. */
+ * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. A
+ * section's forward, recompute and backward share one shape: its FLOPs and
+ * bytes are multiplied out once (uly_attn_shape_init), before any op is
+ * emitted, and each attention op only copies them. */
+typedef struct uly_attn_shape {
+    double flops[2];  /* [backward] */
+    double bytes[2];  /* [backward]: the element-wise passes over materialised scores (0 under flash) */
+    double kv;        /* the efficiency curve's key */
+    double crit;
+    int blocks;
+    uint8_t flash;    /* the plan's kernel (act_flash): set before the shape */
+} uly_attn_shape;
 double uly_score_pass_bytes(const uly_bctx *x, int backward);
-uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
-                      int flash, int backward);
+void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
+                         double frac, double crit);
+static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+                                    const uly_attn_shape *s, int backward)
+{
+    uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
+    o->flops = s->flops[backward];
+    o->bytes_touched = s->bytes[backward];
+    o->steps = s->blocks;
+    o->eff_size = s->kv;
+    o->crit_factor = s->crit;
+    o->flash = s->flash;
+    return o;
+}
 
 /* The transformer layer around a strategy's attention section. */
 typedef struct uly_layer_hooks {

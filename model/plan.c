@@ -85,31 +85,33 @@ double uly_score_pass_bytes(const uly_bctx *x, int backward)
     return beta * (backward ? 3.0 : 2.0) + drop;
 }
 
-uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
-                      int flash, int backward)
+void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
+                         double frac, double crit)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
+    const int flash = x->p->act_flash; /* the executor's kernel choice */
     const double d = (double)x->m->head_dim;
     const double b = (double)x->b;
     /* block-sparse: only that fraction of the score blocks is computed */
     const double rho = uly_attn_density(x->w);
     double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks * rho;
     if (flash) {
-        o->flops = fwd * frac * (backward ? 2.5 : 1.0);
+        s->flops[0] = fwd * frac;
+        s->flops[1] = fwd * frac * 2.5;
+        s->bytes[0] = s->bytes[1] = 0;
     } else {
         /* materialised: every score is computed (masking does not skip work);
          * the score GEMMs' own traffic over the block is priced from their
          * FLOPs (schedule.c); bytes_touched holds the element-wise passes */
-        o->flops = fwd * (backward ? 2.0 : 1.0);
+        s->flops[0] = fwd;
+        s->flops[1] = fwd * 2.0;
         double scores = b * (double)heads * (double)q * (double)kv * (double)blocks * rho;
-        o->bytes_touched = scores * uly_score_pass_bytes(x, backward);
+        s->bytes[0] = scores * uly_score_pass_bytes(x, 0);
+        s->bytes[1] = scores * uly_score_pass_bytes(x, 1);
     }
-    o->steps = blocks;
-    o->eff_size = (double)kv;
-    o->crit_factor = crit;
-    o->flash = (uint8_t)(flash != 0); /* the executor's kernel choice */
-    return o;
+    s->kv = (double)kv;
+    s->crit = crit;
+    s->blocks = blocks;
+    s->flash = (uint8_t)(flash != 0);
 }
 
 /* ------------------------------------------------------------ layer driver */

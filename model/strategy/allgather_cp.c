@@ -11,6 +11,7 @@ typedef struct agcp_ctx {
     int64_t tokens; /* N/r */
     int64_t kd;     /* width of K and V: the rank's KV heads x d */
     int64_t heads;  /* query heads this rank attends */
+    uly_attn_shape attn; /* N/r queries against all N keys */
 } agcp_ctx;
 
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const agcp_ctx *s)
@@ -37,8 +38,7 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
         gather(x, ULY_OPT_AG_K, ph, recomp, s);
         gather(x, ULY_OPT_AG_V, ph, recomp, s);
     }
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads, s->tokens, x->w->seq, 1, x->w->causal ? 0.5 : 1.0,
-                  uly_causal_crit(x->w, s->r), x->p->act_flash, 0);
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, &s->attn, 0);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
@@ -46,8 +46,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const agcp_ctx *s = ctx;
     gather(x, ULY_OPT_AG_K, ULY_PHASE_BWD, 0, s);
     gather(x, ULY_OPT_AG_V, ULY_PHASE_BWD, 0, s);
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads, s->tokens, x->w->seq, 1,
-                  x->w->causal ? 0.5 : 1.0, uly_causal_crit(x->w, s->r), x->p->act_flash, 1);
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, &s->attn, 1);
     scatter(x, ULY_OPT_RS_DK, s);
     scatter(x, ULY_OPT_RS_DV, s);
 }
@@ -62,6 +61,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_tp tp;
     uly_cp_tp_init(&x, l->tp, r, &tp);
     agcp_ctx s = {.r = r, .tokens = w->seq / r, .kd = tp.kv_heads * m->head_dim, .heads = tp.heads};
+    uly_attn_shape_init(&x, &s.attn, s.heads, s.tokens, w->seq, 1, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
     p->comm_buf_bytes = s.r > 1 ? 4.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)s.kd : 0;
     /* the gathered K, V: all N keys at once */
     const uly_cp_shape sh = {.cp = r, .heads = s.heads, .kv_eff = tp.kv_heads, .kv_heads = tp.kv_heads,

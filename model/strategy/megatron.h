@@ -17,16 +17,23 @@ typedef struct uly_tp_sec {
 /* A section of degree t >= 1 over `tokens` tokens of model m. */
 void uly_tp_sec_init(uly_tp_sec *s, const uly_model *m, int64_t t, int64_t tokens);
 
-/* Attention hooks (ctx: uly_tp_sec): a/t heads over all N queries and keys. */
+/* Both strategies' section: the split and its attention, a/t heads over
+ * all N queries and keys. */
+typedef struct uly_tp_layer {
+    uly_tp_sec sec;
+    uly_attn_shape attn;
+} uly_tp_layer;
+
+/* Attention hooks (ctx: uly_tp_layer). */
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx);
 void uly_tp_attn_bwd(uly_bctx *x, void *ctx);
 
 /* Feasibility (heads; with split_seq, N divisible by t; TP spanning nodes)
  * and the plan fields both set:
  * heads, KV heads, attention shape, the t-way GEMM activations, the
- * vocabulary-parallel logits, and the K,V weights replicated when k < t.
- * Returns k_eff. */
-int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq);
+ * vocabulary-parallel logits, and the K,V weights replicated when k < t;
+ * then the attention's shape (s->sec set before). Returns k_eff. */
+int64_t uly_tp_setup(uly_bctx *x, uly_tp_layer *s, int split_seq);
 
 /* Megatron-SP's collectives around the GEMM regions (tp_ctx: uly_tp_sec):
  * an all-gather of b x tokens x h entering each region and a reduce-scatter

@@ -6,8 +6,6 @@
  * critical path. */
 #include "megatron.h"
 
-typedef uly_tp_sec msp_ctx;
-
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
 static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
@@ -56,18 +54,14 @@ void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_
 
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
-    const uly_tp_sec *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, s->heads_t, n, n, 1,
-                  x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
+    const uly_tp_layer *s = ctx;
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, &s->attn, 0);
 }
 
 void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
 {
-    const uly_tp_sec *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads_t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
-                  x->p->act_flash, 1);
+    const uly_tp_layer *s = ctx;
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, &s->attn, 1);
 }
 
 /* What every t-way split shares: the heads check, the KV replication
@@ -92,15 +86,17 @@ static int64_t tp_split(uly_bctx *x, int64_t t, int64_t seq_div)
     return kv_eff;
 }
 
-int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
+int64_t uly_tp_setup(uly_bctx *x, uly_tp_layer *s, int split_seq)
 {
     const uly_model *m = x->m;
     uly_plan *p = x->p;
-    const int64_t kv_eff = tp_split(x, s->t, split_seq ? s->t : 0);
+    const int64_t t = s->sec.t, n = x->w->seq;
+    const int64_t kv_eff = tp_split(x, t, split_seq ? t : 0);
+    uly_attn_shape_init(x, &s->attn, s->sec.heads_t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0);
     p->dims.cp = 1;
-    p->dims.heads = m->heads / s->t;
+    p->dims.heads = m->heads / t;
     p->dims.kv_eff = kv_eff;
-    p->dims.kv_heads = kv_eff / s->t;
+    p->dims.kv_heads = kv_eff / t;
     p->dims.attn_q = x->w->seq;
     p->dims.attn_kv = x->w->seq;
     p->act_cp = 1;
@@ -127,18 +123,18 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    msp_ctx s;
-    uly_tp_sec_init(&s, m, l->tp, w->seq);
+    uly_tp_layer s;
+    uly_tp_sec_init(&s.sec, m, l->tp, w->seq);
     const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
-    p->dims.tokens = w->seq / s.t;
+    p->dims.tokens = w->seq / s.sec.t;
     p->act_sp = 1;
-    p->act_tokens = w->seq / s.t;
+    p->act_tokens = w->seq / s.sec.t;
     /* the gathered b x N x h input (its gradient is backward's working set) */
-    p->comm_buf_bytes = s.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
+    p->comm_buf_bytes = s.sec.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.sec.t, .t = s.sec.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = uly_tp_sp_enter,
-                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s};
+                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s.sec};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

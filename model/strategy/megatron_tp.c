@@ -50,8 +50,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    mtp_ctx s;
-    uly_tp_sec_init(&s, m, l->tp, w->seq);
+    uly_tp_layer s;
+    uly_tp_sec_init(&s.sec, m, l->tp, w->seq);
     /* no sequence split: N need not divide by t */
     const int64_t kv_eff = uly_tp_setup(&x, &s, 0);
     p->dims.tokens = w->seq;
@@ -62,9 +62,9 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
      * gradient), which the layer holds anyway: no extra buffer */
     p->comm_buf_bytes = 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.t, .kv_heads = kv_eff,
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.sec.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
-                         .leave_tp = leave_tp, .ctx = &s, .tp_ctx = &s};
+                         .leave_tp = leave_tp, .ctx = &s, .tp_ctx = &s.sec};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

@@ -1,0 +1,56 @@
+/* The emitters' size checks: a strategy section multiplies its transfers'
+ * sizes once, before the shape checks, but a size that does not fit int64
+ * makes the build ULY_EOVERFLOW only once a transfer of that size is
+ * emitted; with the shapes impossible (a fatal reason, no ops) the build
+ * stays ULY_OK. The model is made so that only the section's transfers
+ * overflow: head_dim 2^20 against hidden and FFN widths of 64. */
+#include "fixtures.h"
+
+static uly_plan plan;
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s,
+                        int64_t u, int64_t r, int *fatal)
+{
+    uly_layout l;
+    uly_layout_init(&l, s, u, r, 1, 1);
+    uly_reason reasons[ULY_MAX_REASONS];
+    int n = 0;
+    const uly_status st = uly_plan_build(m, w, c, &l, &plan, reasons, &n);
+    *fatal = 0;
+    for (int i = 0; i < n; i++) *fatal |= reasons[i].fatal;
+    return st;
+}
+
+int main(void)
+{
+    /* 2 heads (and 2 KV heads) of 2^20 elements each */
+    uly_model m = fx_model("wide-heads", 2, 64, 2, 2, 64, 1000, 0);
+    m.head_dim = (int64_t)1 << 20;
+    uly_workload w = fx_work((int64_t)1 << 26);
+    w.micro_batch = (int64_t)1 << 20;
+    const uly_cluster c = fx_unit(1);
+    int fatal = 0;
+
+    /* Ulysses u 2: a head's elements on a rank, b x N/2 x d = 2^20 2^25 2^20,
+     * are past 2^63 */
+    CHECK(build(&m, &w, &c, ULY_STRAT_ULYSSES, 2, 1, &fatal) == ULY_EOVERFLOW && !fatal,
+          "ulysses u 2: the all-to-all's 2^65 elements overflow");
+    /* ring r 2: one hop's K and V, 2 x b x N/2 x k x d = 2^67 */
+    CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal,
+          "ring r 2: the hop's 2^67 elements overflow");
+    /* USP u 2 r 2: both sections' sizes are past 2^63 */
+    CHECK(build(&m, &w, &c, ULY_STRAT_USP, 2, 2, &fatal) == ULY_EOVERFLOW && !fatal, "usp 2 x 2: overflow");
+
+    /* degree 1: nothing moves, nothing is multiplied: the layer's own sizes
+     * (2^20 x 2^26 x 64 = 2^52 at most) fit */
+    CHECK(build(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, &fatal) == ULY_OK && !fatal, "ulysses u 1: no transfer");
+    CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 1, &fatal) == ULY_OK && !fatal, "ring r 1: no transfer");
+
+    /* the shapes impossible: Ulysses u 4 over 2 heads, 2^26 + 1 tokens over
+     * a ring of 2: a fatal reason and no ops, so nothing overflows */
+    CHECK(build(&m, &w, &c, ULY_STRAT_ULYSSES, 4, 1, &fatal) == ULY_OK && fatal, "ulysses u 4 > 2 heads: fatal, no overflow");
+    w.seq += 1;
+    CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 2, &fatal) == ULY_OK && fatal,
+          "ring over an odd sequence: fatal, no overflow");
+    FX_DONE();
+}
