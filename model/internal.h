@@ -77,47 +77,52 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
  * the writes. */
 uly_op *uly_emit_sink(uly_bctx *x);
 
-/* Appends an op; returns a scratch op (and marks overflow) when the plan is
- * full. The emitters are inline: a plan is a few dozen of them, built
- * millions of times by a search, and inlined the compiler drops the zeroing
- * of each field the emitter then sets. */
-static inline uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute)
+/* Appends an op with every field given (per_step and per_model 0: the few
+ * ops outside the layers set theirs); returns a scratch op (and marks
+ * overflow) when the plan is full. Inline, each field stored once: a plan
+ * is a few dozen ops, built millions of times by a search, and a field
+ * stored twice (a default, then the emitter's value) is not always merged
+ * away by the compiler. */
+static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute,
+                                  uly_coll coll, uly_group g, int32_t size, int32_t stride, int32_t steps,
+                                  uint8_t tiers, int32_t overlaps, int64_t bytes_sent, int64_t comm_elems,
+                                  int64_t act_elems, double flops, double bytes_touched, double eff_size,
+                                  double crit, uint8_t flash)
 {
     uly_plan *p = x->p;
     if (__builtin_expect(p->n_ops >= ULY_PLAN_MAX_OPS, 0)) return uly_emit_sink(x);
-    /* every field set one by one rather than from a zeroed literal: the
-     * emitter's own stores then replace these instead of following them */
     uly_op *o = &p->ops[p->n_ops];
     o->id = p->n_ops++;
     o->type = type, o->phase = ph, o->kind = kind;
-    o->coll = ULY_COLL_NONE, o->group = ULY_GROUP_NONE, o->group_size = o->group_stride = 1;
-    o->steps = 1, o->overlaps = ULY_OVERLAP_NONE, o->crit_factor = 1.0;
+    o->coll = coll, o->group = g, o->group_size = size, o->group_stride = stride;
+    o->steps = steps, o->overlaps = overlaps, o->crit_factor = crit;
     o->recompute = (uint8_t)(recompute != 0);
-    o->tiers = o->per_step = o->per_model = o->flash = 0;
-    o->bytes_sent = o->comm_elems = o->act_elems = 0;
-    o->flops = o->bytes_touched = o->eff_size = 0;
+    o->tiers = tiers, o->per_step = o->per_model = 0, o->flash = flash;
+    o->bytes_sent = bytes_sent, o->comm_elems = comm_elems, o->act_elems = act_elems;
+    o->flops = flops, o->bytes_touched = bytes_touched, o->eff_size = eff_size;
     return o;
 }
-/* Fails when uly_op gains a field: uly_emit must set it too. */
-_Static_assert(sizeof(uly_op) == 104, "uly_emit sets every field of uly_op: add the new one there");
+/* Fails when uly_op gains a field: uly_emit_op must set it too. */
+_Static_assert(sizeof(uly_op) == 104, "uly_emit_op sets every field of uly_op: add the new one there");
 
 /* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
 static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                     double m, double n, double k, double mult)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_GEMM, recompute);
-    o->flops = 2.0 * m * n * k * mult;
-    o->eff_size = m * n * k; /* the curve reads its cube root */
-    /* operands read once, result written once (dgrad/wgrad: twice each) */
-    o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
-    return o;
+    /* operands read once, result written once (dgrad/wgrad: twice each);
+     * the curve reads the cube root of m n k */
+    return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
+                       ULY_OVERLAP_NONE, 0, 0, 0, 2.0 * m * n * k * mult,
+                       (double)x->beta * (m * k + k * n + m * n) * mult, m * n * k, 1.0, 0);
 }
 
-static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes)
+/* An element-wise op of `bytes` HBM traffic; act_elems: elements through
+ * the MLP activation function (0: none). */
+static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes,
+                                    int64_t act_elems)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ELEM, recompute);
-    o->bytes_touched = bytes;
-    return o;
+    return uly_emit_op(x, type, ph, ULY_OP_ELEM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
+                       ULY_OVERLAP_NONE, 0, 0, act_elems, 0, bytes, 0, 1.0, 0);
 }
 
 /* A collective: bytes_sent per rank over all steps; elems in the rank's
@@ -126,17 +131,9 @@ static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph,
 static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
                                     uly_group g, int64_t bytes_sent, int64_t elems, int steps)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_COMM, recompute);
     const uly_group_place *q = &x->p->place[g];
-    o->coll = coll;
-    o->group = g;
-    o->group_size = (int32_t)q->size;
-    o->group_stride = (int32_t)q->stride;
-    o->tiers = q->tiers;
-    o->bytes_sent = bytes_sent;
-    o->comm_elems = elems;
-    o->steps = steps > 0 ? steps : 1;
-    return o;
+    return uly_emit_op(x, type, ph, ULY_OP_COMM, recompute, coll, g, (int32_t)q->size, (int32_t)q->stride,
+                       steps > 0 ? steps : 1, q->tiers, ULY_OVERLAP_NONE, bytes_sent, elems, 0, 0, 0, 0, 1.0, 0);
 }
 
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
@@ -160,14 +157,8 @@ void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, in
 static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                     const uly_attn_shape *s, int backward)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
-    o->flops = s->flops[backward];
-    o->bytes_touched = s->bytes[backward];
-    o->steps = s->blocks;
-    o->eff_size = s->kv;
-    o->crit_factor = s->crit;
-    o->flash = s->flash;
-    return o;
+    return uly_emit_op(x, type, ph, ULY_OP_ATTN, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, s->blocks, 0,
+                       ULY_OVERLAP_NONE, 0, 0, 0, s->flops[backward], s->bytes[backward], s->kv, s->crit, s->flash);
 }
 
 /* The transformer layer around a strategy's attention section. */

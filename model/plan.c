@@ -152,7 +152,7 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* residual add + norm: read x and the branch, write x' and the norm */
-    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid, 0);
     int k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0));
@@ -161,12 +161,12 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid, 0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-        (int64_t)(b * tg * f / t);
+    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
+                  (int64_t)(b * tg * f / t));
     g = uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->tp_ctx);
@@ -189,17 +189,17 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
         /* chunked FFN: the up-projection and activation rebuilt, a block at
          * a time, for their backward */
         uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, 1, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
-        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-            (int64_t)(b * tg * f / t);
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
+                      (int64_t)(b * tg * f / t));
     }
     tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-        (int64_t)(b * tg * f / t);
+    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
+                  (int64_t)(b * tg * f / t));
     const uly_op *g = uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid, 0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0));
@@ -208,7 +208,7 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid, 0);
 }
 
 /* Full recompute re-runs the forward ops, unchanged but for their phase,
@@ -222,14 +222,16 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
         x->overflow = 1;
         return;
     }
-    for (int i = first; i < end; i++) {
-        uly_op *o = &p->ops[p->n_ops];
-        *o = p->ops[i];
-        o->id = p->n_ops++;
+    /* one block copy, then the few fields that differ */
+    const int from = p->n_ops, to = from + (end - first);
+    uly_op *o = memcpy(&p->ops[from], &p->ops[first], (size_t)(end - first) * sizeof *o);
+    for (int i = from; i < to; i++, o++) {
+        o->id = i;
         o->phase = ULY_PHASE_BWD;
         o->recompute = 1;
         if (o->overlaps >= 0) o->overlaps += shift;
     }
+    p->n_ops = to;
 }
 
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
@@ -390,11 +392,11 @@ static void emit_model_ops(uly_bctx *x)
     const double b = (double)x->b, beta = (double)x->beta, hid = (double)x->m->hidden;
     const double tl = (double)p->logit_tokens, vl = (double)p->logit_vocab;
     uly_op *o;
-    o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid);
+    o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid, 0);
     o->per_model = 1;
     o = uly_emit_gemm(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
     o->per_model = 1;
-    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
+    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl, 0);
     o->per_model = 1;
     o = uly_emit_gemm(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
     o->per_model = 1;
@@ -493,7 +495,7 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
     const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads * p->model_params_rank;
-    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes);
+    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);
     o->per_step = 1;
     o->per_model = 1;
 }

@@ -38,7 +38,7 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
     const double q = (double)s->tokens, n = (double)x->w->seq;
     if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_K, ph, recomp, s);
     uly_emit_gemm(x, ULY_OPT_RSA_QK, ph, recomp, b * a * q, n, d, 1.0);
-    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX, ph, recomp, uly_score_pass_bytes(x, 0) * b * a * q * n);
+    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX, ph, recomp, uly_score_pass_bytes(x, 0) * b * a * q * n, 0);
     if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_V, ph, recomp, s);
     uly_emit_gemm(x, ULY_OPT_RSA_PV, ph, recomp, b * a * q, d, n, 1.0);
 }
@@ -55,7 +55,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const int64_t full = ULY_PROD(x, x->b, x->w->seq, s->kvd);
     const int64_t bytes = ULY_PROD(x, 2, s->p - 1, x->b, s->tokens, s->kvd, x->beta);
     if (s->p > 1) uly_emit_comm(x, ULY_OPT_ALLREDUCE_DV, ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, bytes, full, 1);
-    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX_BWD, ph, 0, uly_score_pass_bytes(x, 1) * b * a * q * n);
+    uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX_BWD, ph, 0, uly_score_pass_bytes(x, 1) * b * a * q * n, 0);
     /* dQ = dS K needs K again; dK = dS^T Q is full length (all-reduced) */
     ring(x, ULY_OPT_RING_K, ph, 0, s);
     uly_emit_gemm(x, ULY_OPT_RSA_QK_BWD, ph, 0, b * a * q, n, d, 2.0);

@@ -12,7 +12,7 @@ typedef struct uly_ulysses_sec {
     /* every all-to-all moves a tensor of the query heads (q, o and their
      * gradients) or of the KV heads (k, v, theirs): its elements in the
      * rank's buffer and bytes sent, multiplied once */
-    int64_t q_elems, q_bytes, kv_elems, kv_bytes;
+    int64_t q_bytes, q_elems, kv_bytes, kv_elems; /* in the op's order */
     int sizes_fit;   /* none of them overflowed (nor a factor went negative) */
 } uly_ulysses_sec;
 
