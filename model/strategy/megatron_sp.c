@@ -9,27 +9,25 @@
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
 static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
-void uly_tp_sec_init(uly_tp_sec *s, const uly_model *m, int64_t t, int64_t tokens)
+void uly_tp_sp_sizes(const uly_bctx *x, uly_tp_sec *s)
 {
-    s->t = t;
-    s->tokens = tokens;
-    s->tokens_t = tokens / t;
-    s->heads_t = m->heads / t;
+    /* of b x tokens x h: each rank contributes its tokens/t */
+    const int64_t h = x->m->hidden;
+    s->sizes_fit = uly_prod_fits(5, (int64_t[]){s->t - 1, x->b, s->tokens_t, h, x->beta}, &s->sp_bytes) &
+                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens_t, h}, &s->ag_elems) &
+                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens, h}, &s->rs_elems);
 }
 
-/* of b x tokens x h: each rank contributes its tokens/t */
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t h = x->m->hidden, t = s->t;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta),
-                  ULY_PROD(x, x->b, s->tokens_t, h), 1);
+    if (!s->sizes_fit) x->overflow = 1;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, s->sp_bytes, s->ag_elems, 1);
 }
 
 static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
-                  ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
+    if (!s->sizes_fit) x->overflow = 1;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP, s->sp_bytes, s->rs_elems, 1);
 }
 
 /* forward: gather in; backward (the same hook point walked in reverse):
@@ -104,14 +102,10 @@ int64_t uly_tp_setup(uly_bctx *x, uly_tp_layer *s, int split_seq)
     return kv_eff;
 }
 
-void uly_cp_tp_init(uly_bctx *x, int64_t t, int64_t cp, uly_cp_tp *tp)
+void uly_cp_tp_split(uly_bctx *x, uly_cp_tp *tp)
 {
     const uly_model *m = x->m;
-    uly_tp_sec_init(&tp->sec, m, t, x->w->seq / cp);
-    tp->heads = m->heads;
-    tp->kv_eff = m->kv_heads;
-    tp->kv_heads = m->kv_heads;
-    if (t <= 1) return;
+    const int64_t t = tp->sec.t;
     tp->kv_eff = tp_split(x, t, 0);
     tp->heads = m->heads / t;
     tp->kv_heads = tp->kv_eff / t;
@@ -124,7 +118,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     uly_tp_layer s;
-    uly_tp_sec_init(&s.sec, m, l->tp, w->seq);
+    uly_tp_sec_init(&x, l->tp, w->seq, 1, &s.sec);
     const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
     p->dims.tokens = w->seq / s.sec.t;
     p->act_sp = 1;

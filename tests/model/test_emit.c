@@ -2,23 +2,31 @@
  * sizes once, before the shape checks, but a size that does not fit int64
  * makes the build ULY_EOVERFLOW only once a transfer of that size is
  * emitted; with the shapes impossible (a fatal reason, no ops) the build
- * stays ULY_OK. The model is made so that only the section's transfers
- * overflow: head_dim 2^20 against hidden and FFN widths of 64. */
+ * stays ULY_OK. The models are made so that only the section's transfers
+ * overflow: head_dim 2^20 against hidden and FFN widths of 64 for the
+ * context-parallel sections, a hidden width of 2^20 against heads of 8
+ * elements for the tensor-parallel ones. */
 #include "fixtures.h"
 
 static uly_plan plan;
 
-static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s,
-                        int64_t u, int64_t r, int *fatal)
+static uly_status build_tp(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s,
+                           int64_t u, int64_t r, int64_t t, int *fatal)
 {
     uly_layout l;
-    uly_layout_init(&l, s, u, r, 1, 1);
+    uly_layout_init(&l, s, u, r, t, 1);
     uly_reason reasons[ULY_MAX_REASONS];
     int n = 0;
     const uly_status st = uly_plan_build(m, w, c, &l, &plan, reasons, &n);
     *fatal = 0;
     for (int i = 0; i < n; i++) *fatal |= reasons[i].fatal;
     return st;
+}
+
+static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c, uly_strategy_id s,
+                        int64_t u, int64_t r, int *fatal)
+{
+    return build_tp(m, w, c, s, u, r, 1, fatal);
 }
 
 int main(void)
@@ -52,5 +60,27 @@ int main(void)
     w.seq += 1;
     CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 2, &fatal) == ULY_OK && fatal,
           "ring over an odd sequence: fatal, no overflow");
+    w.seq -= 1;
+
+    /* tensor parallelism: b x N/t x h = 2^20 2^25 2^20 elements gathered
+     * by Megatron-SP, b x N x h all-reduced by plain TP, b x N/(2 t) x h
+     * gathered by TP inside a ring of 2 (whose own hops, of heads of 8
+     * elements, fit) */
+    uly_model wide = fx_model("wide", 2, (int64_t)1 << 20, 2, 2, 64, 1000, 0);
+    wide.head_dim = 8;
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_MEGATRON_SP, 1, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal,
+          "megatron-sp t 2: the all-gather's 2^65 elements overflow");
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal,
+          "megatron-tp t 2: the all-reduce's 2^66 elements overflow");
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_RING, 1, 2, 2, &fatal) == ULY_EOVERFLOW && !fatal,
+          "ring 2 x tp 2: the all-gather's 2^64 elements overflow");
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_RING, 1, 2, 1, &fatal) == ULY_OK && !fatal, "ring 2 without TP: fits");
+    /* t 4 over 2 heads: fatal, nothing emitted, nothing overflows */
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_MEGATRON_SP, 1, 1, 4, &fatal) == ULY_OK && fatal,
+          "megatron-sp t 4 > 2 heads: fatal, no overflow");
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 4, &fatal) == ULY_OK && fatal,
+          "megatron-tp t 4 > 2 heads: fatal, no overflow");
+    CHECK(build_tp(&wide, &w, &c, ULY_STRAT_RING, 1, 2, 4, &fatal) == ULY_OK && fatal,
+          "ring 2 x tp 4 > 2 heads: fatal, no overflow");
     FX_DONE();
 }
