@@ -46,6 +46,14 @@ int main(void)
     /* ring r 2: one hop's K and V, 2 x b x N/2 x k x d = 2^67 */
     CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal,
           "ring r 2: the hop's 2^67 elements overflow");
+    /* all-gather CP r 2: b x N/2 x k d = 2^20 2^25 2^21 gathered */
+    CHECK(build(&m, &w, &c, ULY_STRAT_ALLGATHER_CP, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal,
+          "allgather-cp r 2: the gather's 2^66 elements overflow");
+    /* RSA: the ring's b x N/2 x k d at r 2; the full-length b x N x k d of
+     * its dK, dV even at r 1 (multiplied whatever the degree) */
+    CHECK(build(&m, &w, &c, ULY_STRAT_RSA, 1, 2, &fatal) == ULY_EOVERFLOW && !fatal, "rsa r 2: overflow");
+    CHECK(build(&m, &w, &c, ULY_STRAT_RSA, 1, 1, &fatal) == ULY_EOVERFLOW && !fatal,
+          "rsa r 1: the full-length gradient's 2^67 elements overflow");
     /* USP u 2 r 2: both sections' sizes are past 2^63 */
     CHECK(build(&m, &w, &c, ULY_STRAT_USP, 2, 2, &fatal) == ULY_EOVERFLOW && !fatal, "usp 2 x 2: overflow");
 
@@ -60,6 +68,9 @@ int main(void)
     w.seq += 1;
     CHECK(build(&m, &w, &c, ULY_STRAT_RING, 1, 2, &fatal) == ULY_OK && fatal,
           "ring over an odd sequence: fatal, no overflow");
+    CHECK(build(&m, &w, &c, ULY_STRAT_ALLGATHER_CP, 1, 2, &fatal) == ULY_OK && fatal,
+          "allgather-cp over an odd sequence: fatal, no overflow");
+    CHECK(build(&m, &w, &c, ULY_STRAT_RSA, 1, 2, &fatal) == ULY_OK && fatal, "rsa over an odd sequence: fatal, no overflow");
     w.seq -= 1;
 
     /* tensor parallelism: b x N/t x h = 2^20 2^25 2^20 elements gathered
