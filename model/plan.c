@@ -292,18 +292,6 @@ double uly_causal_crit(const uly_workload *w, int64_t ways)
 
 /* --------------------------------------------------------- group placement */
 
-static int64_t layout_degree(const uly_layout *l, uly_group g)
-{
-    switch (g) {
-    case ULY_GROUP_TP: return l->tp;
-    case ULY_GROUP_ULYSSES: return l->ulysses;
-    case ULY_GROUP_RING: return l->ring;
-    case ULY_GROUP_DP: return l->dp;
-    case ULY_GROUP_PP: return l->pp;
-    default: return 1;
-    }
-}
-
 /* a / b where b is often 1: a 64-bit division costs more than the rest of
  * a group's placement */
 static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; }
@@ -313,6 +301,10 @@ static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; 
  * traffic crosses. */
 static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node)
 {
+    if (size == 1) { /* most groups of a layout: no traffic */
+        *out = (uly_group_place){.size = 1, .stride = stride, .per_node = 1, .nodes = 1, .tiers = 0};
+        return;
+    }
     if (per_node < 1) per_node = 1;
     if (per_node > size) per_node = size;
     out->size = size;
@@ -335,19 +327,27 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
     const int64_t gpus = uly_layout_gpus(l);
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
-    int64_t inside[5] = {1}; /* inside[i]: product of the degrees of order[0..i-1] */
-    int pos[ULY_GROUP_COUNT]; /* a group's first position in the order; 4: not in it (the pipeline's) */
-    for (int g = 0; g < ULY_GROUP_COUNT; g++) pos[g] = 4;
-    for (int i = 3; i >= 0; i--) {
-        const uly_group g = l->order[i];
-        if ((int)g >= 0 && g < ULY_GROUP_COUNT) pos[g] = i;
+    /* each group's degree: ZeRO's is placed apart below, and a group's not
+     * in the layout (none) counts 1 */
+    const int64_t deg[ULY_GROUP_COUNT] = {[ULY_GROUP_NONE] = 1, [ULY_GROUP_TP] = l->tp, [ULY_GROUP_ULYSSES] = l->ulysses,
+                                          [ULY_GROUP_RING] = l->ring, [ULY_GROUP_DP] = l->dp, [ULY_GROUP_ZERO] = 1,
+                                          [ULY_GROUP_PP] = l->pp};
+    /* a group's stride: the product of the degrees before its first
+     * position in the order (0: not found yet; no degree is 0 here, the
+     * GPUs being >= 1) */
+    int64_t stride[ULY_GROUP_COUNT] = {0};
+    int64_t inside = 1;
+    for (int i = 0; i < 4; i++) {
+        const unsigned g = (unsigned)l->order[i];
+        if (g >= ULY_GROUP_COUNT) continue; /* an unknown group counts 1 */
+        if (!stride[g]) stride[g] = inside;
+        inside *= deg[g];
     }
-    for (int i = 0; i < 4; i++) inside[i + 1] = inside[i] * layout_degree(l, l->order[i]);
     memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
         if (g == ULY_GROUP_ZERO) continue;
-        const int64_t stride = inside[pos[g]];
-        place_set(&place[g], layout_degree(l, (uly_group)g), stride, stride >= gpn ? 1 : div_often_one(gpn, stride));
+        const int64_t st = stride[g] ? stride[g] : inside; /* not in the order (the pipeline): outside all four */
+        place_set(&place[g], deg[g], st, st >= gpn ? 1 : div_often_one(gpn, st));
     }
     /* ZeRO's group is everything but TP (and the pipeline stages, outside
      * it): its members in a node are the node's ranks over the TP ranks

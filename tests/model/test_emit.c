@@ -5,7 +5,9 @@
  * stays ULY_OK. The models are made so that only the section's transfers
  * overflow: head_dim 2^20 against hidden and FFN widths of 64 for the
  * context-parallel sections, a hidden width of 2^20 against heads of 8
- * elements for the tensor-parallel ones. */
+ * elements for the tensor-parallel ones. And the placement of a group of
+ * one rank, which the comm ops of a larger one rely on: one rank, on one
+ * node, no traffic, its stride the product of the degrees inside it. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -93,5 +95,28 @@ int main(void)
           "megatron-tp t 4 > 2 heads: fatal, no overflow");
     CHECK(build_tp(&wide, &w, &c, ULY_STRAT_RING, 1, 2, 4, &fatal) == ULY_OK && fatal,
           "ring 2 x tp 4 > 2 heads: fatal, no overflow");
+
+    /* ring 4 inside TP 2 inside DP 2, Ulysses 1 (USP), 2 pipeline stages, 8
+     * GPUs a node: Ulysses (placed between the ring and DP) is 8 ranks
+     * apart, the pipeline 16 */
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_USP, 1, 4, 2, 2);
+    l.pp = 2;
+    l.order[0] = ULY_GROUP_RING, l.order[1] = ULY_GROUP_TP, l.order[2] = ULY_GROUP_ULYSSES, l.order[3] = ULY_GROUP_DP;
+    const uly_cluster c4 = fx_unit(4);
+    uly_group_place gp;
+    CHECK(uly_group_place_get(&l, &c4, ULY_GROUP_ULYSSES, &gp) == ULY_OK, "placement");
+    CHECK(gp.size == 1 && gp.stride == 8 && gp.per_node == 1 && gp.nodes == 1 && gp.tiers == 0,
+          "Ulysses of 1: size %lld stride %lld per node %lld nodes %lld tiers %d, want 1 8 1 1 0", (long long)gp.size,
+          (long long)gp.stride, (long long)gp.per_node, (long long)gp.nodes, gp.tiers);
+    CHECK(uly_group_place_get(&l, &c4, ULY_GROUP_PP, &gp) == ULY_OK && gp.size == 2 && gp.stride == 16 &&
+              gp.per_node == 1 && gp.nodes == 2 && gp.tiers == ULY_TIER_INTER,
+          "pipeline of 2 across nodes: stride %lld nodes %lld tiers %d", (long long)gp.stride, (long long)gp.nodes,
+          gp.tiers);
+    l.pp = 1;
+    CHECK(uly_group_place_get(&l, &c4, ULY_GROUP_PP, &gp) == ULY_OK && gp.size == 1 && gp.stride == 16 &&
+              gp.per_node == 1 && gp.nodes == 1 && gp.tiers == 0,
+          "pipeline of 1: stride %lld per node %lld nodes %lld tiers %d", (long long)gp.stride, (long long)gp.per_node,
+          (long long)gp.nodes, gp.tiers);
     FX_DONE();
 }
