@@ -105,15 +105,28 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
 /* Fails when uly_op gains a field: uly_emit_op must set it too. */
 _Static_assert(sizeof(uly_op) == 104, "uly_emit_op sets every field of uly_op: add the new one there");
 
-/* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
+/* (m x k) times (k x n): 2mnk FLOPs, operands read once and the result
+ * written once, before the pass's multiplier (2 for a backward's dgrad +
+ * wgrad: twice each); the curve reads the cube root of m n k. Worked out
+ * once for the forward and backward ops of one matrix. */
+typedef struct uly_gemm_shape {
+    double flops, bytes, eff;
+} uly_gemm_shape;
+static inline uly_gemm_shape uly_gemm_shape_of(const uly_bctx *x, double m, double n, double k)
+{
+    return (uly_gemm_shape){2.0 * m * n * k, (double)x->beta * (m * k + k * n + m * n), m * n * k};
+}
+static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+                                          const uly_gemm_shape *g, double mult)
+{
+    return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
+                       ULY_OVERLAP_NONE, 0, 0, 0, g->flops * mult, g->bytes * mult, g->eff, 1.0, 0);
+}
 static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                     double m, double n, double k, double mult)
 {
-    /* operands read once, result written once (dgrad/wgrad: twice each);
-     * the curve reads the cube root of m n k */
-    return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
-                       ULY_OVERLAP_NONE, 0, 0, 0, 2.0 * m * n * k * mult,
-                       (double)x->beta * (m * k + k * n + m * n) * mult, m * n * k, 1.0, 0);
+    const uly_gemm_shape g = uly_gemm_shape_of(x, m, n, k);
+    return uly_emit_gemm_shape(x, type, ph, recompute, &g, mult);
 }
 
 /* An element-wise op of `bytes` HBM traffic; act_elems: elements through

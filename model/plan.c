@@ -142,45 +142,61 @@ static void tp_overlap(uly_bctx *x, int from, const uly_op *gemm)
     }
 }
 
-static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
+/* What the layer's forward and backward ops share, worked out once: the
+ * four weight GEMMs (rows: b x the GEMM tokens), the norms' and the MLP
+ * activation's bytes. */
+typedef struct layer_shape {
+    uly_gemm_shape qkv, out, up, down;
+    double ln_bytes[2], act_bytes[2]; /* [backward] */
+    int64_t act_elems;
+} layer_shape;
+
+static void layer_shape_init(const uly_bctx *x, const uly_layer_hooks *h, layer_shape *s)
 {
-    const uly_phase ph = ULY_PHASE_FWD;
-    const int recomp = ULY_RECOMP_NONE;
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
+    s->qkv = uly_gemm_shape_of(x, b * tg, qkv_cols, hid);
+    s->out = uly_gemm_shape_of(x, b * tg, hid, (double)(m->heads * m->head_dim) / t);
+    s->up = uly_gemm_shape_of(x, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid);
+    s->down = uly_gemm_shape_of(x, b * tg, hid, f / t);
     /* residual add + norm: read x and the branch, write x' and the norm */
-    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid, 0);
+    s->ln_bytes[0] = 4.0 * beta * b * tn * hid;
+    s->ln_bytes[1] = 6.0 * beta * b * tn * hid;
+    s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
+    s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
+    s->act_elems = (int64_t)(b * tg * f / t);
+}
+
+static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
+{
+    const uly_phase ph = ULY_PHASE_FWD;
+    const int recomp = ULY_RECOMP_NONE;
+    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, s->ln_bytes[0], 0);
     int k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0));
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ, ph, recomp, &s->qkv, 1.0));
     h->attn_fwd(x, recomp, h->ctx);
-    const uly_op *g = uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ, ph, recomp, &s->out, 1.0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid, 0);
+    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, s->ln_bytes[0], 0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
-                  (int64_t)(b * tg * f / t));
-    g = uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, recomp, &s->up, 1.0));
+    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, s->act_bytes[0], s->act_elems);
+    g = uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN, ph, recomp, &s->down, 1.0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->tp_ctx);
     tp_overlap(x, k, g);
 }
 
-static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
+static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
 {
-    const uly_model *m = x->m;
     const uly_phase ph = ULY_PHASE_BWD;
-    const double b = (double)x->b, beta = (double)x->beta;
-    const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
-    const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
-    const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     int k = x->p->n_ops;
@@ -188,27 +204,25 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     if (x->w->ffn_chunks > 1) {
         /* chunked FFN: the up-projection and activation rebuilt, a block at
          * a time, for their backward */
-        uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, 1, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
-        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
-                      (int64_t)(b * tg * f / t));
+        uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, 1, &s->up, 1.0);
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
     }
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0),
-                  (int64_t)(b * tg * f / t));
-    const uly_op *g = uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, &s->down, 2.0));
+    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, s->act_bytes[1], s->act_elems);
+    const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_MLP_UP_BWD, ph, 0, &s->up, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid, 0);
+    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, s->ln_bytes[1], 0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0));
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, &s->out, 2.0));
     h->attn_bwd(x, h->ctx);
-    g = uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
+    g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid, 0);
+    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, s->ln_bytes[1], 0);
 }
 
 /* Full recompute re-runs the forward ops, unchanged but for their phase,
@@ -237,12 +251,14 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
-    layer_fwd(x, h);
+    layer_shape s;
+    layer_shape_init(x, h, &s);
+    layer_fwd(x, h, &s);
     if (x->w->recompute == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
     else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
         h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
-    layer_bwd(x, h);
+    layer_bwd(x, h, &s);
 }
 
 /* ------------------------------------------------------------ shape checks */
