@@ -387,8 +387,8 @@ uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_clust
 {
     if (place_all(l, c, plan->place) != ULY_OK) return ULY_EINVAL;
     plan->layout = *l;
-    for (int i = 0; i < plan->n_ops; i++) {
-        uly_op *o = &plan->ops[i];
+    /* the count read once: the stores below could alias it */
+    for (uly_op *o = plan->ops, *end = plan->ops + plan->n_ops; o < end; o++) {
         if (o->kind != ULY_OP_COMM) continue;
         const uly_group_place *q = &plan->place[o->group];
         o->group_size = (int32_t)q->size; /* as uly_emit_comm copies them */
