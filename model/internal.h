@@ -44,9 +44,9 @@ static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_work
 void uly_reason_add(uly_bctx *x, uly_reason_code code, int fatal, double v0, double v1, double v2);
 int uly_has_fatal(const uly_bctx *x);
 
-/* Checked product of n factors; 0 (and x->overflow) on overflow or a
+/* Checked product of n factors into *out: 0 (and *out 0) on overflow or a
  * negative factor. Inline so constant-length products unroll. */
-static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+static inline int uly_prod_fits(int n, const int64_t *f, int64_t *out)
 {
     /* flags gathered without a branch per factor: the product is a few
      * instructions, and a search runs millions of them */
@@ -57,9 +57,18 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
         bad |= __builtin_mul_overflow(acc, f[i], &acc);
     }
     if (__builtin_expect(bad | (sign < 0), 0)) {
-        x->overflow = 1;
+        *out = 0;
         return 0;
     }
+    *out = acc;
+    return 1;
+}
+
+/* The checked product; 0 and x->overflow when it does not fit. */
+static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
+{
+    int64_t acc;
+    if (__builtin_expect(!uly_prod_fits(n, f, &acc), 0)) x->overflow = 1;
     return acc;
 }
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
@@ -68,47 +77,65 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
  * the writes. */
 uly_op *uly_emit_sink(uly_bctx *x);
 
-/* Appends an op; returns a scratch op (and marks overflow) when the plan is
- * full. The emitters are inline: a plan is a few dozen of them, built
- * millions of times by a search, and inlined the compiler drops the zeroing
- * of each field the emitter then sets. */
-static inline uly_op *uly_emit(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute)
+/* Appends an op with every field given (per_step and per_model 0: the few
+ * ops outside the layers set theirs); returns a scratch op (and marks
+ * overflow) when the plan is full. Inline, each field stored once: a plan
+ * is a few dozen ops, built millions of times by a search, and a field
+ * stored twice (a default, then the emitter's value) is not always merged
+ * away by the compiler. */
+static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute,
+                                  uly_coll coll, uly_group g, int32_t size, int32_t stride, int32_t steps,
+                                  uint8_t tiers, int32_t overlaps, int64_t bytes_sent, int64_t comm_elems,
+                                  int64_t act_elems, double flops, double bytes_touched, double eff_size,
+                                  double crit, uint8_t flash)
 {
     uly_plan *p = x->p;
     if (__builtin_expect(p->n_ops >= ULY_PLAN_MAX_OPS, 0)) return uly_emit_sink(x);
-    /* every field set one by one rather than from a zeroed literal: the
-     * emitter's own stores then replace these instead of following them */
     uly_op *o = &p->ops[p->n_ops];
     o->id = p->n_ops++;
     o->type = type, o->phase = ph, o->kind = kind;
-    o->coll = ULY_COLL_NONE, o->group = ULY_GROUP_NONE, o->group_size = o->group_stride = 1;
-    o->steps = 1, o->overlaps = ULY_OVERLAP_NONE, o->crit_factor = 1.0;
+    o->coll = coll, o->group = g, o->group_size = size, o->group_stride = stride;
+    o->steps = steps, o->overlaps = overlaps, o->crit_factor = crit;
     o->recompute = (uint8_t)(recompute != 0);
-    o->tiers = o->per_step = o->per_model = o->flash = 0;
-    o->bytes_sent = o->comm_elems = o->act_elems = 0;
-    o->flops = o->bytes_touched = o->eff_size = 0;
+    o->tiers = tiers, o->per_step = o->per_model = 0, o->flash = flash;
+    o->bytes_sent = bytes_sent, o->comm_elems = comm_elems, o->act_elems = act_elems;
+    o->flops = flops, o->bytes_touched = bytes_touched, o->eff_size = eff_size;
     return o;
 }
-/* Fails when uly_op gains a field: uly_emit must set it too. */
-_Static_assert(sizeof(uly_op) == 104, "uly_emit sets every field of uly_op: add the new one there");
+/* Fails when uly_op gains a field: uly_emit_op must set it too. */
+_Static_assert(sizeof(uly_op) == 104, "uly_emit_op sets every field of uly_op: add the new one there");
 
-/* (m x k) times (k x n): 2mnk FLOPs times mult (2 for a backward's dgrad + wgrad). */
+/* (m x k) times (k x n): 2mnk FLOPs, operands read once and the result
+ * written once, before the pass's multiplier (2 for a backward's dgrad +
+ * wgrad: twice each); the curve reads the cube root of m n k. Worked out
+ * once for the forward and backward ops of one matrix. */
+typedef struct uly_gemm_shape {
+    double flops, bytes, eff;
+} uly_gemm_shape;
+static inline uly_gemm_shape uly_gemm_shape_of(const uly_bctx *x, double m, double n, double k)
+{
+    return (uly_gemm_shape){2.0 * m * n * k, (double)x->beta * (m * k + k * n + m * n), m * n * k};
+}
+static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+                                          const uly_gemm_shape *g, double mult)
+{
+    return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
+                       ULY_OVERLAP_NONE, 0, 0, 0, g->flops * mult, g->bytes * mult, g->eff, 1.0, 0);
+}
 static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                     double m, double n, double k, double mult)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_GEMM, recompute);
-    o->flops = 2.0 * m * n * k * mult;
-    o->eff_size = m * n * k; /* the curve reads its cube root */
-    /* operands read once, result written once (dgrad/wgrad: twice each) */
-    o->bytes_touched = (double)x->beta * (m * k + k * n + m * n) * mult;
-    return o;
+    const uly_gemm_shape g = uly_gemm_shape_of(x, m, n, k);
+    return uly_emit_gemm_shape(x, type, ph, recompute, &g, mult);
 }
 
-static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes)
+/* An element-wise op of `bytes` HBM traffic; act_elems: elements through
+ * the MLP activation function (0: none). */
+static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes,
+                                    int64_t act_elems)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ELEM, recompute);
-    o->bytes_touched = bytes;
-    return o;
+    return uly_emit_op(x, type, ph, ULY_OP_ELEM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
+                       ULY_OVERLAP_NONE, 0, 0, act_elems, 0, bytes, 0, 1.0, 0);
 }
 
 /* A collective: bytes_sent per rank over all steps; elems in the rank's
@@ -117,27 +144,35 @@ static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph,
 static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
                                     uly_group g, int64_t bytes_sent, int64_t elems, int steps)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_COMM, recompute);
     const uly_group_place *q = &x->p->place[g];
-    o->coll = coll;
-    o->group = g;
-    o->group_size = (int32_t)q->size;
-    o->group_stride = (int32_t)q->stride;
-    o->tiers = q->tiers;
-    o->bytes_sent = bytes_sent;
-    o->comm_elems = elems;
-    o->steps = steps > 0 ? steps : 1;
-    return o;
+    return uly_emit_op(x, type, ph, ULY_OP_COMM, recompute, coll, g, (int32_t)q->size, (int32_t)q->stride,
+                       steps > 0 ? steps : 1, q->tiers, ULY_OVERLAP_NONE, bytes_sent, elems, 0, 0, 0, 0, 1.0, 0);
 }
 
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
  * for `heads` heads; frac: average fraction of score entries computed (0.5
  * causal); crit: critical rank's work over the average. Flash kernels count
- * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. */
+ * 4qkvd per head forward and 2.5x that backward; materialised ones 2x. A
+ * section's forward, recompute and backward share one shape: its FLOPs and
+ * bytes are multiplied out once (uly_attn_shape_init), before any op is
+ * emitted, and each attention op only copies them. */
+typedef struct uly_attn_shape {
+    double flops[2];  /* [backward] */
+    double bytes[2];  /* [backward]: the element-wise passes over materialised scores (0 under flash) */
+    double kv;        /* the efficiency curve's key */
+    double crit;
+    int blocks;
+    uint8_t flash;    /* the plan's kernel (act_flash): set before the shape */
+} uly_attn_shape;
 double uly_score_pass_bytes(const uly_bctx *x, int backward);
-uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
-                      int flash, int backward);
+void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
+                         double frac, double crit);
+static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+                                    const uly_attn_shape *s, int backward)
+{
+    return uly_emit_op(x, type, ph, ULY_OP_ATTN, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, s->blocks, 0,
+                       ULY_OVERLAP_NONE, 0, 0, 0, s->flops[backward], s->bytes[backward], s->kv, s->crit, s->flash);
+}
 
 /* The transformer layer around a strategy's attention section. */
 typedef struct uly_layer_hooks {

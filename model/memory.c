@@ -12,8 +12,10 @@
 
 #include "internal.h"
 
-void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
-                         int64_t t, int sp, int64_t cp, int selective, uly_act_terms *o)
+/* uly_act_layer_terms with the attention's kernel given (flash) rather
+ * than read from the workload: a plan's may differ (RSA materialises). */
+static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash, int64_t seq_full, int64_t t, int sp,
+                            int64_t cp, int selective, uly_act_terms *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double s = (double)seq_full, T = s / (double)cp; /* this rank's tokens */
@@ -21,17 +23,17 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
     const double d = (double)m->head_dim, f = (double)m->ffn_hidden, tt = (double)t;
     const double nt = sp ? tt : 1.0; /* the non-TP regions split only under SP */
     const double drop = m->dropout ? 1.0 : 0.0;
-    memset(o, 0, sizeof *o);
     o->ln = 2.0 * beta * b * T * h / nt;
     o->attn_in = beta * b * T * h / nt;
     o->qkv = beta * b * T * (a + 2.0 * k) * d / tt;
-    if (!w->flash && !selective) {
+    o->scores = o->score_masks = 0;
+    if (!flash && !selective) {
         /* a/t heads of T queries against all s keys: a s^2 / (cp t) per batch */
         const double sc = b * a * T * s / tt * uly_attn_density(w); /* block-sparse: the computed blocks */
         o->scores = beta * sc;
         o->score_masks = drop * (1.0 + beta) * sc;
     }
-    if (w->flash) o->lse = 4.0 * b * a * T / tt; /* fp32 per query row and head */
+    o->lse = flash ? 4.0 * b * a * T / tt : 0; /* fp32 per query row and head */
     o->attn_out = beta * b * T * a * d / tt;
     o->attn_drop = drop * b * T * h / nt;
     o->mlp_in = beta * b * T * h / nt;
@@ -40,6 +42,12 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
     o->mlp_drop = drop * b * T * h / nt;
     o->total = o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
+}
+
+void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
+                         int64_t t, int sp, int64_t cp, int selective, uly_act_terms *o)
+{
+    act_layer_terms(m, w, w->flash, seq_full, t, sp, cp, selective, o);
 }
 
 /* Bytes backward adds at its peak on top of what the layers hold: a walk of
@@ -175,10 +183,8 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     tb[ULY_MEM_GRADS] = sb.grads * params;
     tb[ULY_MEM_OPTIM] = sb.optim * params;
 
-    uly_workload wa = *w;
-    wa.flash = plan->act_flash;
     uly_act_terms full;
-    uly_act_layer_terms(m, &wa, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
+    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
     if (w->ffn_chunks > 1) {
         /* chunked FFN: the f-wide intermediates are not saved, and one
          * block's are live at a time in backward */

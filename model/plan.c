@@ -85,31 +85,33 @@ double uly_score_pass_bytes(const uly_bctx *x, int backward)
     return beta * (backward ? 3.0 : 2.0) + drop;
 }
 
-uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                      int64_t heads, int64_t q, int64_t kv, int blocks, double frac, double crit,
-                      int flash, int backward)
+void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
+                         double frac, double crit)
 {
-    uly_op *o = uly_emit(x, type, ph, ULY_OP_ATTN, recompute);
+    const int flash = x->p->act_flash; /* the executor's kernel choice */
     const double d = (double)x->m->head_dim;
     const double b = (double)x->b;
     /* block-sparse: only that fraction of the score blocks is computed */
     const double rho = uly_attn_density(x->w);
     double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks * rho;
     if (flash) {
-        o->flops = fwd * frac * (backward ? 2.5 : 1.0);
+        s->flops[0] = fwd * frac;
+        s->flops[1] = fwd * frac * 2.5;
+        s->bytes[0] = s->bytes[1] = 0;
     } else {
         /* materialised: every score is computed (masking does not skip work);
          * the score GEMMs' own traffic over the block is priced from their
          * FLOPs (schedule.c); bytes_touched holds the element-wise passes */
-        o->flops = fwd * (backward ? 2.0 : 1.0);
+        s->flops[0] = fwd;
+        s->flops[1] = fwd * 2.0;
         double scores = b * (double)heads * (double)q * (double)kv * (double)blocks * rho;
-        o->bytes_touched = scores * uly_score_pass_bytes(x, backward);
+        s->bytes[0] = scores * uly_score_pass_bytes(x, 0);
+        s->bytes[1] = scores * uly_score_pass_bytes(x, 1);
     }
-    o->steps = blocks;
-    o->eff_size = (double)kv;
-    o->crit_factor = crit;
-    o->flash = (uint8_t)(flash != 0); /* the executor's kernel choice */
-    return o;
+    s->kv = (double)kv;
+    s->crit = crit;
+    s->blocks = blocks;
+    s->flash = (uint8_t)(flash != 0);
 }
 
 /* ------------------------------------------------------------ layer driver */
@@ -140,45 +142,61 @@ static void tp_overlap(uly_bctx *x, int from, const uly_op *gemm)
     }
 }
 
-static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h)
+/* What the layer's forward and backward ops share, worked out once: the
+ * four weight GEMMs (rows: b x the GEMM tokens), the norms' and the MLP
+ * activation's bytes. */
+typedef struct layer_shape {
+    uly_gemm_shape qkv, out, up, down;
+    double ln_bytes[2], act_bytes[2]; /* [backward] */
+    int64_t act_elems;
+} layer_shape;
+
+static void layer_shape_init(const uly_bctx *x, const uly_layer_hooks *h, layer_shape *s)
 {
-    const uly_phase ph = ULY_PHASE_FWD;
-    const int recomp = ULY_RECOMP_NONE;
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
     const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
+    s->qkv = uly_gemm_shape_of(x, b * tg, qkv_cols, hid);
+    s->out = uly_gemm_shape_of(x, b * tg, hid, (double)(m->heads * m->head_dim) / t);
+    s->up = uly_gemm_shape_of(x, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid);
+    s->down = uly_gemm_shape_of(x, b * tg, hid, f / t);
     /* residual add + norm: read x and the branch, write x' and the norm */
-    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, 4.0 * beta * b * tn * hid);
+    s->ln_bytes[0] = 4.0 * beta * b * tn * hid;
+    s->ln_bytes[1] = 6.0 * beta * b * tn * hid;
+    s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
+    s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
+    s->act_elems = (int64_t)(b * tg * f / t);
+}
+
+static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
+{
+    const uly_phase ph = ULY_PHASE_FWD;
+    const int recomp = ULY_RECOMP_NONE;
+    uly_emit_elem(x, ULY_OPT_LN1, ph, recomp, s->ln_bytes[0], 0);
     int k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_QKV_PROJ, ph, recomp, b * tg, qkv_cols, hid, 1.0));
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ, ph, recomp, &s->qkv, 1.0));
     h->attn_fwd(x, recomp, h->ctx);
-    const uly_op *g = uly_emit_gemm(x, ULY_OPT_OUT_PROJ, ph, recomp, b * tg, hid, (double)(m->heads * m->head_dim) / t, 1.0);
+    const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ, ph, recomp, &s->out, 1.0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, 4.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, s->ln_bytes[0], 0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, recomp, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-        (int64_t)(b * tg * f / t);
-    g = uly_emit_gemm(x, ULY_OPT_MLP_DOWN, ph, recomp, b * tg, hid, f / t, 1.0);
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, recomp, &s->up, 1.0));
+    uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, recomp, s->act_bytes[0], s->act_elems);
+    g = uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN, ph, recomp, &s->down, 1.0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 1, h->tp_ctx);
     tp_overlap(x, k, g);
 }
 
-static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
+static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
 {
-    const uly_model *m = x->m;
     const uly_phase ph = ULY_PHASE_BWD;
-    const double b = (double)x->b, beta = (double)x->beta;
-    const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
-    const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
-    const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     /* the mirror of each forward comm is the same collective reversed
      * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     int k = x->p->n_ops;
@@ -186,27 +204,25 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h)
     if (x->w->ffn_chunks > 1) {
         /* chunked FFN: the up-projection and activation rebuilt, a block at
          * a time, for their backward */
-        uly_emit_gemm(x, ULY_OPT_MLP_UP, ph, 1, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 1.0);
-        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-            (int64_t)(b * tg * f / t);
+        uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, 1, &s->up, 1.0);
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
     }
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, b * tg, hid, f / t, 2.0));
-    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0))->act_elems =
-        (int64_t)(b * tg * f / t);
-    const uly_op *g = uly_emit_gemm(x, ULY_OPT_MLP_UP_BWD, ph, 0, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid, 2.0);
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, &s->down, 2.0));
+    uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, s->act_bytes[1], s->act_elems);
+    const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_MLP_UP_BWD, ph, 0, &s->up, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, s->ln_bytes[1], 0);
     k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
-    tp_overlap(x, k, uly_emit_gemm(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, b * tg, hid, (double)(m->heads * m->head_dim) / t, 2.0));
+    tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, &s->out, 2.0));
     h->attn_bwd(x, h->ctx);
-    g = uly_emit_gemm(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, b * tg, qkv_cols, hid, 2.0);
+    g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
-    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, 6.0 * beta * b * tn * hid);
+    uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, s->ln_bytes[1], 0);
 }
 
 /* Full recompute re-runs the forward ops, unchanged but for their phase,
@@ -220,25 +236,29 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
         x->overflow = 1;
         return;
     }
-    for (int i = first; i < end; i++) {
-        uly_op *o = &p->ops[p->n_ops];
-        *o = p->ops[i];
-        o->id = p->n_ops++;
+    /* one block copy, then the few fields that differ */
+    const int from = p->n_ops, to = from + (end - first);
+    uly_op *o = memcpy(&p->ops[from], &p->ops[first], (size_t)(end - first) * sizeof *o);
+    for (int i = from; i < to; i++, o++) {
+        o->id = i;
         o->phase = ULY_PHASE_BWD;
         o->recompute = 1;
         if (o->overlaps >= 0) o->overlaps += shift;
     }
+    p->n_ops = to;
 }
 
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
-    layer_fwd(x, h);
+    layer_shape s;
+    layer_shape_init(x, h, &s);
+    layer_fwd(x, h, &s);
     if (x->w->recompute == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
     else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
         h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
-    layer_bwd(x, h);
+    layer_bwd(x, h, &s);
 }
 
 /* ------------------------------------------------------------ shape checks */
@@ -288,18 +308,6 @@ double uly_causal_crit(const uly_workload *w, int64_t ways)
 
 /* --------------------------------------------------------- group placement */
 
-static int64_t layout_degree(const uly_layout *l, uly_group g)
-{
-    switch (g) {
-    case ULY_GROUP_TP: return l->tp;
-    case ULY_GROUP_ULYSSES: return l->ulysses;
-    case ULY_GROUP_RING: return l->ring;
-    case ULY_GROUP_DP: return l->dp;
-    case ULY_GROUP_PP: return l->pp;
-    default: return 1;
-    }
-}
-
 /* a / b where b is often 1: a 64-bit division costs more than the rest of
  * a group's placement */
 static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; }
@@ -309,6 +317,10 @@ static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; 
  * traffic crosses. */
 static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node)
 {
+    if (size == 1) { /* most groups of a layout: no traffic */
+        *out = (uly_group_place){.size = 1, .stride = stride, .per_node = 1, .nodes = 1, .tiers = 0};
+        return;
+    }
     if (per_node < 1) per_node = 1;
     if (per_node > size) per_node = size;
     out->size = size;
@@ -331,19 +343,27 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
     const int64_t gpus = uly_layout_gpus(l);
     const int64_t gpn = c->gpus_per_node < gpus ? c->gpus_per_node : gpus;
     if (gpn <= 0 || gpus <= 0) return ULY_EINVAL;
-    int64_t inside[5] = {1}; /* inside[i]: product of the degrees of order[0..i-1] */
-    int pos[ULY_GROUP_COUNT]; /* a group's first position in the order; 4: not in it (the pipeline's) */
-    for (int g = 0; g < ULY_GROUP_COUNT; g++) pos[g] = 4;
-    for (int i = 3; i >= 0; i--) {
-        const uly_group g = l->order[i];
-        if ((int)g >= 0 && g < ULY_GROUP_COUNT) pos[g] = i;
+    /* each group's degree: ZeRO's is placed apart below, and a group's not
+     * in the layout (none) counts 1 */
+    const int64_t deg[ULY_GROUP_COUNT] = {[ULY_GROUP_NONE] = 1, [ULY_GROUP_TP] = l->tp, [ULY_GROUP_ULYSSES] = l->ulysses,
+                                          [ULY_GROUP_RING] = l->ring, [ULY_GROUP_DP] = l->dp, [ULY_GROUP_ZERO] = 1,
+                                          [ULY_GROUP_PP] = l->pp};
+    /* a group's stride: the product of the degrees before its first
+     * position in the order (0: not found yet; no degree is 0 here, the
+     * GPUs being >= 1) */
+    int64_t stride[ULY_GROUP_COUNT] = {0};
+    int64_t inside = 1;
+    for (int i = 0; i < 4; i++) {
+        const unsigned g = (unsigned)l->order[i];
+        if (g >= ULY_GROUP_COUNT) continue; /* an unknown group counts 1 */
+        if (!stride[g]) stride[g] = inside;
+        inside *= deg[g];
     }
-    for (int i = 0; i < 4; i++) inside[i + 1] = inside[i] * layout_degree(l, l->order[i]);
     memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
         if (g == ULY_GROUP_ZERO) continue;
-        const int64_t stride = inside[pos[g]];
-        place_set(&place[g], layout_degree(l, (uly_group)g), stride, stride >= gpn ? 1 : div_often_one(gpn, stride));
+        const int64_t st = stride[g] ? stride[g] : inside; /* not in the order (the pipeline): outside all four */
+        place_set(&place[g], deg[g], st, st >= gpn ? 1 : div_often_one(gpn, st));
     }
     /* ZeRO's group is everything but TP (and the pipeline stages, outside
      * it): its members in a node are the node's ranks over the TP ranks
@@ -367,8 +387,8 @@ uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_clust
 {
     if (place_all(l, c, plan->place) != ULY_OK) return ULY_EINVAL;
     plan->layout = *l;
-    for (int i = 0; i < plan->n_ops; i++) {
-        uly_op *o = &plan->ops[i];
+    /* the count read once: the stores below could alias it */
+    for (uly_op *o = plan->ops, *end = plan->ops + plan->n_ops; o < end; o++) {
         if (o->kind != ULY_OP_COMM) continue;
         const uly_group_place *q = &plan->place[o->group];
         o->group_size = (int32_t)q->size; /* as uly_emit_comm copies them */
@@ -388,11 +408,11 @@ static void emit_model_ops(uly_bctx *x)
     const double b = (double)x->b, beta = (double)x->beta, hid = (double)x->m->hidden;
     const double tl = (double)p->logit_tokens, vl = (double)p->logit_vocab;
     uly_op *o;
-    o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid);
+    o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid, 0);
     o->per_model = 1;
     o = uly_emit_gemm(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
     o->per_model = 1;
-    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl);
+    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl, 0);
     o->per_model = 1;
     o = uly_emit_gemm(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
     o->per_model = 1;
@@ -491,7 +511,7 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
     const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads * p->model_params_rank;
-    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes);
+    uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);
     o->per_step = 1;
     o->per_model = 1;
 }

@@ -6,32 +6,28 @@
  * critical path. */
 #include "megatron.h"
 
-typedef uly_tp_sec msp_ctx;
-
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
 static const uly_op_type rs_types[2][2] = {{ULY_OPT_SP_RS_ATTN, ULY_OPT_SP_RS_MLP}, {ULY_OPT_SP_RS_DATTN, ULY_OPT_SP_RS_DMLP}};
 
-void uly_tp_sec_init(uly_tp_sec *s, const uly_model *m, int64_t t, int64_t tokens)
+void uly_tp_sp_sizes(const uly_bctx *x, uly_tp_sec *s)
 {
-    s->t = t;
-    s->tokens = tokens;
-    s->tokens_t = tokens / t;
-    s->heads_t = m->heads / t;
+    /* of b x tokens x h: each rank contributes its tokens/t */
+    const int64_t h = x->m->hidden;
+    s->sizes_fit = uly_prod_fits(5, (int64_t[]){s->t - 1, x->b, s->tokens_t, h, x->beta}, &s->sp_bytes) &
+                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens_t, h}, &s->ag_elems) &
+                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens, h}, &s->rs_elems);
 }
 
-/* of b x tokens x h: each rank contributes its tokens/t */
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t h = x->m->hidden, t = s->t;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta),
-                  ULY_PROD(x, x->b, s->tokens_t, h), 1);
+    if (!s->sizes_fit) x->overflow = 1;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, s->sp_bytes, s->ag_elems, 1);
 }
 
 static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    const int64_t n = s->tokens, h = x->m->hidden, t = s->t;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP,
-                  ULY_PROD(x, t - 1, x->b, s->tokens_t, h, x->beta), ULY_PROD(x, x->b, n, h), 1);
+    if (!s->sizes_fit) x->overflow = 1;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP, s->sp_bytes, s->rs_elems, 1);
 }
 
 /* forward: gather in; backward (the same hook point walked in reverse):
@@ -56,18 +52,14 @@ void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_
 
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
-    const uly_tp_sec *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, s->heads_t, n, n, 1,
-                  x->w->causal ? 0.5 : 1.0, 1.0, x->p->act_flash, 0);
+    const uly_tp_layer *s = ctx;
+    uly_emit_attn(x, ULY_OPT_ATTN_FWD, recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD, recomp, &s->attn, 0);
 }
 
 void uly_tp_attn_bwd(uly_bctx *x, void *ctx)
 {
-    const uly_tp_sec *s = ctx;
-    const int64_t n = x->w->seq;
-    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads_t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0,
-                  x->p->act_flash, 1);
+    const uly_tp_layer *s = ctx;
+    uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, &s->attn, 1);
 }
 
 /* What every t-way split shares: the heads check, the KV replication
@@ -92,15 +84,17 @@ static int64_t tp_split(uly_bctx *x, int64_t t, int64_t seq_div)
     return kv_eff;
 }
 
-int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
+int64_t uly_tp_setup(uly_bctx *x, uly_tp_layer *s, int split_seq)
 {
     const uly_model *m = x->m;
     uly_plan *p = x->p;
-    const int64_t kv_eff = tp_split(x, s->t, split_seq ? s->t : 0);
+    const int64_t t = s->sec.t, n = x->w->seq;
+    const int64_t kv_eff = tp_split(x, t, split_seq ? t : 0);
+    uly_attn_shape_init(x, &s->attn, s->sec.heads_t, n, n, 1, x->w->causal ? 0.5 : 1.0, 1.0);
     p->dims.cp = 1;
-    p->dims.heads = m->heads / s->t;
+    p->dims.heads = m->heads / t;
     p->dims.kv_eff = kv_eff;
-    p->dims.kv_heads = kv_eff / s->t;
+    p->dims.kv_heads = kv_eff / t;
     p->dims.attn_q = x->w->seq;
     p->dims.attn_kv = x->w->seq;
     p->act_cp = 1;
@@ -108,14 +102,10 @@ int64_t uly_tp_setup(uly_bctx *x, const uly_tp_sec *s, int split_seq)
     return kv_eff;
 }
 
-void uly_cp_tp_init(uly_bctx *x, int64_t t, int64_t cp, uly_cp_tp *tp)
+void uly_cp_tp_split(uly_bctx *x, uly_cp_tp *tp)
 {
     const uly_model *m = x->m;
-    uly_tp_sec_init(&tp->sec, m, t, x->w->seq / cp);
-    tp->heads = m->heads;
-    tp->kv_eff = m->kv_heads;
-    tp->kv_heads = m->kv_heads;
-    if (t <= 1) return;
+    const int64_t t = tp->sec.t;
     tp->kv_eff = tp_split(x, t, 0);
     tp->heads = m->heads / t;
     tp->kv_heads = tp->kv_eff / t;
@@ -127,18 +117,18 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    msp_ctx s;
-    uly_tp_sec_init(&s, m, l->tp, w->seq);
+    uly_tp_layer s;
+    uly_tp_sec_init(&x, l->tp, w->seq, 1, &s.sec);
     const int64_t kv_eff = uly_tp_setup(&x, &s, 1);
-    p->dims.tokens = w->seq / s.t;
+    p->dims.tokens = w->seq / s.sec.t;
     p->act_sp = 1;
-    p->act_tokens = w->seq / s.t;
+    p->act_tokens = w->seq / s.sec.t;
     /* the gathered b x N x h input (its gradient is backward's working set) */
-    p->comm_buf_bytes = s.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
+    p->comm_buf_bytes = s.sec.t > 1 ? (double)x.beta * (double)x.b * (double)w->seq * (double)m->hidden : 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.t, .t = s.t, .kv_heads = kv_eff,
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.sec.t, .t = s.sec.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = uly_tp_sp_enter,
-                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s};
+                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s.sec};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

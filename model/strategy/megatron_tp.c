@@ -14,18 +14,23 @@
  * (Korthikanti et al. 2022): s b h (10 + 24/t + 5 a s / (h t)). */
 #include "megatron.h"
 
-typedef uly_tp_sec mtp_ctx;
+/* The TP hooks' ctx: the all-reduces' sizes, multiplied once (a ring
+ * all-reduce of the b x N x h buffer: 2 (t-1) blocks of b N h / t sent; t
+ * divides h: it divides the heads, checked before any op is emitted), and
+ * whether they fit (the plan overflows once one is emitted). */
+typedef struct mtp_ctx {
+    int64_t t;
+    int64_t bytes, elems;
+    int sizes_fit;
+} mtp_ctx;
 
 /* [bwd][which]: which 0 the attention region, 1 the MLP */
 static const uly_op_type ar_types[2][2] = {{ULY_OPT_TP_AR_ATTN, ULY_OPT_TP_AR_MLP}, {ULY_OPT_TP_AR_DATTN, ULY_OPT_TP_AR_DMLP}};
 
-/* ring all-reduce of the b x N x h buffer: 2 (t-1) blocks of b N h / t sent
- * (t divides h: it divides the heads, checked before any op is emitted) */
-static void allreduce(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, int64_t t)
+static void allreduce(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const mtp_ctx *s)
 {
-    const int64_t n = x->w->seq, h = x->m->hidden;
-    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, ULY_PROD(x, 2, t - 1, x->b, n, h / t, x->beta),
-                  ULY_PROD(x, x->b, n, h), 1);
+    if (!s->sizes_fit) x->overflow = 1;
+    uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, s->bytes, s->elems, 1);
 }
 
 /* f: identity forward; backward (the same hook point walked in reverse), the
@@ -34,7 +39,7 @@ static void enter_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx
 {
     const mtp_ctx *s = ctx;
     if (s->t <= 1 || ph != ULY_PHASE_BWD) return;
-    allreduce(x, ar_types[1][which], ph, recomp, s->t);
+    allreduce(x, ar_types[1][which], ph, recomp, s);
 }
 
 /* g: the all-reduce of the row-split GEMM's partial output forward; identity backward */
@@ -42,7 +47,7 @@ static void leave_tp(uly_bctx *x, uly_phase ph, int recomp, int which, void *ctx
 {
     const mtp_ctx *s = ctx;
     if (s->t <= 1 || ph == ULY_PHASE_BWD) return;
-    allreduce(x, ar_types[0][which], ph, recomp, s->t);
+    allreduce(x, ar_types[0][which], ph, recomp, s);
 }
 
 static uly_status build(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -50,8 +55,13 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    mtp_ctx s;
-    uly_tp_sec_init(&s, m, l->tp, w->seq);
+    uly_tp_layer s;
+    uly_tp_sec_init(&x, l->tp, w->seq, 0, &s.sec);
+    const int64_t t = l->tp, n = w->seq, hid = m->hidden;
+    mtp_ctx ar = {.t = t, .sizes_fit = 1};
+    if (t > 1)
+        ar.sizes_fit = uly_prod_fits(6, (int64_t[]){2, t - 1, x.b, n, hid / t, x.beta}, &ar.bytes) &
+                       uly_prod_fits(3, (int64_t[]){x.b, n, hid}, &ar.elems);
     /* no sequence split: N need not divide by t */
     const int64_t kv_eff = uly_tp_setup(&x, &s, 0);
     p->dims.tokens = w->seq;
@@ -62,9 +72,9 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
      * gradient), which the layer holds anyway: no extra buffer */
     p->comm_buf_bytes = 0;
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.t, .kv_heads = kv_eff,
+    uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq, .t = s.sec.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = enter_tp,
-                         .leave_tp = leave_tp, .ctx = &s, .tp_ctx = &s};
+                         .leave_tp = leave_tp, .ctx = &s, .tp_ctx = &ar};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

@@ -10,42 +10,42 @@
 #include "cp.h"
 #include "ring.h"
 
-/* The section's per-transfer sizes and its critical rank's share of the
- * work, worked out (checked) at its first emission and kept: every
- * transfer of the section moves the same bytes. One hop: K and V blocks,
- * b x tokens x kv_heads x d each; the ring: r - 1 hops of them. */
-static void ring_sized(uly_bctx *x, uly_ring_sec *s)
+void uly_ring_sec_init(const uly_bctx *x, int64_t r, int64_t tokens, int64_t heads, int64_t kv_heads, uly_ring_sec *s)
 {
-    if (s->sized) return;
+    s->r = r;
+    s->tokens = tokens;
+    s->heads = heads;
+    s->kv_heads = kv_heads;
+    /* one hop: K and V blocks, b x tokens x kv_heads x d each; the ring:
+     * r - 1 hops of them. A ring of one moves nothing: its sizes are not
+     * even multiplied */
     s->hop_elems = s->ring_bytes = 0;
-    if (s->r > 1) { /* a ring of one moves nothing: its sizes are not even multiplied */
-        s->hop_elems = ULY_PROD(x, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim);
-        s->ring_bytes = ULY_PROD(x, s->r - 1, 2, x->b, s->tokens, s->kv_heads, x->m->head_dim, x->beta);
-    }
-    s->crit = uly_causal_crit(x->w, s->r);
-    s->sized = 1;
+    s->sizes_fit = 1;
+    if (r > 1)
+        s->sizes_fit = uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems) &
+                       uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes);
+    const uly_workload *w = x->w;
+    uly_attn_shape_init(x, &s->attn, heads, tokens, tokens, (int)r, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
 }
 
-void uly_ring_fwd(uly_bctx *x, int recomp, uly_ring_sec *s)
+void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s)
 {
-    ring_sized(x, s);
     const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
-    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, s->heads, s->tokens, s->tokens, (int)s->r,
-                                    x->w->causal ? 0.5 : 1.0, s->crit, x->p->act_flash, 0);
+    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, &s->attn, 0);
     if (s->r <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
     const int32_t id = a->id;
+    if (!s->sizes_fit) x->overflow = 1;
     uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, s->ring_bytes,
                               s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
 }
 
-void uly_ring_bwd(uly_bctx *x, uly_ring_sec *s)
+void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s)
 {
-    ring_sized(x, s);
-    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, s->heads, s->tokens, s->tokens, (int)s->r,
-                                    x->w->causal ? 0.5 : 1.0, s->crit, x->p->act_flash, 1);
+    const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, &s->attn, 1);
     if (s->r <= 1) return;
     const int32_t id = a->id;
+    if (!s->sizes_fit) x->overflow = 1;
     uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
                               s->ring_bytes, s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
@@ -114,7 +114,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_tp tp;
     uly_cp_split_check(&x, r, r, l->tp);
     uly_cp_tp_init(&x, l->tp, r, &tp);
-    uly_ring_sec s = {.r = r, .tokens = w->seq / r, .heads = tp.heads, .kv_heads = tp.kv_heads};
+    uly_ring_sec s;
+    uly_ring_sec_init(&x, r, w->seq / r, tp.heads, tp.kv_heads, &s);
     p->comm_buf_bytes = uly_ring_buf_bytes(&x, &s);
     /* each block of keys is one rank's N/r */
     const uly_cp_shape sh = {.cp = r, .heads = s.heads, .kv_eff = tp.kv_heads, .kv_heads = s.kv_heads,

@@ -9,19 +9,22 @@ typedef struct uly_ring_sec {
     int64_t tokens;   /* query/key rows per ring rank: N/r */
     int64_t heads;    /* query heads attended on this rank */
     int64_t kv_heads; /* KV heads rotated */
-    /* worked out by the first emission (sized 0 until then: a section
-     * starts zeroed): one hop's elements, the ring's bytes, the critical
-     * rank's work over the average */
-    int sized;
+    /* what every transfer of the section moves, multiplied once: one hop's
+     * elements and the ring's bytes (0 for a ring of one), and whether they
+     * fit (the plan overflows only once a transfer is emitted) */
     int64_t hop_elems, ring_bytes;
-    double crit;
+    int sizes_fit;
+    uly_attn_shape attn; /* r blocks of N/r queries against N/r keys */
 } uly_ring_sec;
 
+/* The section of r ranks, `tokens` rows each, `heads` query and `kv_heads`
+ * KV heads per rank (the plan's kernel, act_flash, set before). */
+void uly_ring_sec_init(const uly_bctx *x, int64_t r, int64_t tokens, int64_t heads, int64_t kv_heads, uly_ring_sec *s);
 /* Forward: r blocks of attention, r-1 hops of K,V hidden under them. */
-void uly_ring_fwd(uly_bctx *x, int recomp, uly_ring_sec *s);
+void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s);
 /* Backward (our implementation, named in ring.c): K,V rotate again and the
  * dK,dV accumulators travel r-1 hops home: twice the forward bytes. */
-void uly_ring_bwd(uly_bctx *x, uly_ring_sec *s);
+void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s);
 /* Double buffers live at once: K,V and dK,dV blocks in flight, send + receive. */
 double uly_ring_buf_bytes(const uly_bctx *x, const uly_ring_sec *s);
 #endif

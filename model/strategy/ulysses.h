@@ -9,9 +9,11 @@ typedef struct uly_ulysses_sec {
     int64_t heads;   /* query heads the group splits: a, or a/t of one TP rank */
     int64_t kv_eff;  /* KV heads after replication */
     int64_t heads_u, kv_u; /* heads / u, kv_eff / u: one rank's after the all-to-all */
-    int64_t head_elems; /* b x tokens x d: one head's elements */
-    int64_t wire;    /* beta (u - 1): bytes sent per element of a head block */
-    int sizes_fit;   /* head_elems and wire did not overflow (nor a factor go negative) */
+    /* every all-to-all moves a tensor of the query heads (q, o and their
+     * gradients) or of the KV heads (k, v, theirs): its elements in the
+     * rank's buffer and bytes sent, multiplied once */
+    int64_t q_bytes, q_elems, kv_bytes, kv_elems; /* in the op's order */
+    int sizes_fit;   /* none of them overflowed (nor a factor went negative) */
 } uly_ulysses_sec;
 
 /* heads, kv: the query and KV heads the group holds (a and k, or one TP

@@ -15,7 +15,7 @@ typedef struct usp_ctx {
 
 static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
-    usp_ctx *s = ctx;
+    const usp_ctx *s = ctx;
     uly_ulysses_pre_fwd(x, recomp, &s->a2a);
     uly_ring_fwd(x, recomp, &s->ring);
     uly_ulysses_post_fwd(x, recomp, &s->a2a);
@@ -23,7 +23,7 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 
 static void attn_bwd(uly_bctx *x, void *ctx)
 {
-    usp_ctx *s = ctx;
+    const usp_ctx *s = ctx;
     uly_ulysses_pre_bwd(x, &s->a2a);
     uly_ring_bwd(x, &s->ring);
     uly_ulysses_post_bwd(x, &s->a2a);
@@ -40,11 +40,7 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_tp_init(&x, l->tp, cp, &tp);
     usp_ctx s;
     uly_ulysses_sec_init(&x, u, w->seq / cp, tp.heads, tp.kv_heads, &s.a2a);
-    s.ring.sized = 0;
-    s.ring.r = r;
-    s.ring.tokens = w->seq / r;
-    s.ring.heads = tp.heads / u;
-    s.ring.kv_heads = s.a2a.kv_eff / u;
+    uly_ring_sec_init(&x, r, w->seq / r, tp.heads / u, s.a2a.kv_eff / u, &s.ring);
     p->comm_buf_bytes = (double)x.beta * (double)x.b * (double)(w->seq / cp) * (double)(tp.heads * m->head_dim) +
                         uly_ring_buf_bytes(&x, &s.ring);
     const uly_cp_shape sh = {.cp = cp, .heads = s.ring.heads, .kv_eff = s.a2a.kv_eff, .kv_heads = s.ring.kv_heads,
