@@ -101,36 +101,39 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
     return t * o->crit_factor;
 }
 
-/* Adds a comm op's bytes to the traffic totals and its tiers to theirs: the
- * strategy's per-layer traffic by phase (recompute also on its own), ZeRO
- * and data-parallel traffic apart; the pipeline's stage transfers count for
- * the tiers only. An overflow is remembered in ovf. With bytes 0 the tiers
- * alone: a plan re-placed under another order of its groups moves the same
- * bytes over other tiers. */
+/* The traffic totals: the strategy's per-layer traffic by phase (recompute
+ * also on its own), ZeRO and data-parallel traffic apart, and the tiers it
+ * crosses (the pipeline's stage transfers count for the tiers only). An
+ * overflow is remembered in ovf. */
 typedef struct traffic {
     int64_t fwd, bwd, recompute, zero;
     uint8_t tiers;
     int ovf;
 } traffic;
 
-static inline void traffic_add(traffic *x, const uly_op *o, int bytes)
+/* A per-layer strategy op's bytes: by name, not dir[phase], as an indexed
+ * total lives in memory, and every comm op's add would wait on the previous
+ * one's store. */
+static inline void traffic_add(traffic *x, const uly_op *o)
 {
-    if (o->per_step | o->per_model) {
-        if (o->group == ULY_GROUP_PP) x->tiers |= o->tiers;
-        return;
-    }
     const int64_t b = o->bytes_sent;
-    if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-        if (bytes) x->ovf |= __builtin_add_overflow(x->zero, b, &x->zero);
-        return;
-    }
-    x->tiers |= o->tiers;
-    if (!bytes) return;
-    /* by name, not dir[phase]: an indexed total lives in memory, and every
-     * comm op's add would wait on the previous one's store */
     if (o->phase == ULY_PHASE_FWD) x->ovf |= __builtin_add_overflow(x->fwd, b, &x->fwd);
     else x->ovf |= __builtin_add_overflow(x->bwd, b, &x->bwd);
     if (o->recompute) x->ovf |= __builtin_add_overflow(x->recompute, b, &x->recompute);
+}
+
+/* ZeRO-3's layer gathers: all, those on the critical path, those hidden
+ * under each phase, the forward one (the step's first) */
+typedef struct zero_gathers {
+    double all, crit, bg[2], first;
+} zero_gathers;
+
+static inline void zero_gather(zero_gathers *z, const uly_op *o, double ti)
+{
+    z->all += ti;
+    if (o->overlaps == ULY_OVERLAP_PHASE) z->bg[o->phase] += ti;
+    else z->crit += ti;
+    if (o->phase == ULY_PHASE_FWD) z->first = ti;
 }
 
 /* The collectives a plan prices repeat: a layer's backward and its
@@ -205,11 +208,10 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     double hid_s[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
     uint64_t hiding[(ULY_PLAN_MAX_OPS + 63) / 64] = {0};
-    /* ZeRO-3's layer gathers: all, those on the critical path, those hidden
-     * under each phase, the forward one (the step's first) */
-    double zg = 0, zg_crit = 0, zg_bg[2] = {0, 0}, zg_first = 0;
+    zero_gathers zg = {0, 0, {0, 0}, 0};
     int ovf = 0;
     traffic tr = {0, 0, 0, 0, 0, 0};
+    const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
     coll_memo memo;
@@ -243,17 +245,13 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             compute_s += ti;
             continue;
         }
-        if (totals) traffic_add(&tr, o, !compute_s_reuse); /* reused: the byte totals in res stand */
         const double ti = coll_time(&memo, c, plan, o);
         t[i] = ti;
         ex[i] = ti;
-        if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) {
-            zg += ti;
-            if (o->overlaps == ULY_OVERLAP_PHASE) zg_bg[o->phase] += ti;
-            else zg_crit += ti;
-            if (o->phase == ULY_PHASE_FWD) zg_first = ti;
-        }
         if (__builtin_expect(rare, 0)) {
+            /* of the traffic, only the pipeline's stage transfers' tiers */
+            if (totals && o->group == ULY_GROUP_PP) tr.tiers |= o->tiers;
+            if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&zg, o, ti);
             if (!o->per_step) {
                 model_s += ti;
             } else if (o->overlaps == ULY_OVERLAP_PHASE) {
@@ -262,7 +260,18 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             } else {
                 step_fixed += ti;
             }
-        } else if (o->overlaps == ULY_OVERLAP_NONE) {
+            continue;
+        }
+        /* the traffic totals (a re-placed plan's bytes stand: its tiers
+         * alone), then where the time goes */
+        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
+            if (bytes) tr.ovf |= __builtin_add_overflow(tr.zero, o->bytes_sent, &tr.zero);
+        } else if (totals) {
+            tr.tiers |= o->tiers;
+            if (bytes) traffic_add(&tr, o);
+        }
+        if (o->type == ULY_OPT_ZERO_GATHER_W) zero_gather(&zg, o, ti);
+        if (o->overlaps == ULY_OVERLAP_NONE) {
             if (o->phase == ULY_PHASE_FWD) crit_f += ti;
             else crit_b += ti;
             exposed_s += ti;
@@ -340,12 +349,12 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * first gather (the first layer's, before any compute) has nothing to
      * hide under when prefetching */
     const double gathers = (double)plan->micro_steps * L;
-    const double zg_ex = zg_crit + zg_bg[0] * bg_frac[0] + zg_bg[1] * bg_frac[1];
-    tm->zero_gather_s = gathers * zg;
+    const double zg_ex = zg.crit + zg.bg[0] * bg_frac[0] + zg.bg[1] * bg_frac[1];
+    tm->zero_gather_s = gathers * zg.all;
     tm->zero_gather_exposed_s = gathers * zg_ex;
-    if (zg_first > 0 && uly_zero_prefetch_layers(w) > 0) {
-        step_fixed += zg_first;
-        tm->zero_gather_exposed_s += zg_first * (1.0 - bg_frac[0]);
+    if (zg.first > 0 && uly_zero_prefetch_layers(w) > 0) {
+        step_fixed += zg.first;
+        tm->zero_gather_exposed_s += zg.first * (1.0 - bg_frac[0]);
     }
     tm->model_s = model_s;
     tm->step_fixed_s = step_fixed;
