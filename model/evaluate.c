@@ -16,6 +16,13 @@ static int shapes_fatal(const uly_result *res)
     return fatal;
 }
 
+/* Nothing priced: the timing and memory blocks read as zero. */
+static void unpriced(uly_result *res)
+{
+    memset(&res->mem, 0, sizeof res->mem);
+    memset(&res->time, 0, sizeof res->time);
+}
+
 static inline __attribute__((always_inline)) uly_status
 evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_layout *l, uly_plan *scratch,
          uly_result *res, double *compute_s)
@@ -31,14 +38,12 @@ evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const 
      * pricing and the memory count clear their own before filling them */
     uly_status st = uly_plan_build(m, w, c, l, scratch, res->reasons, &res->n_reasons);
     if (st != ULY_OK || shapes_fatal(res)) { /* shapes are impossible: nothing to price */
-        memset(&res->mem, 0, sizeof res->mem);
-        memset(&res->time, 0, sizeof res->time);
+        unpriced(res);
         return st;
     }
     st = compute_s ? uly_plan_price_keep(m, w, c, scratch, res, compute_s) : uly_plan_price_totals(m, w, c, scratch, res);
     if (st != ULY_OK) { /* a traffic total overflowed: the sizes are beyond pricing */
-        memset(&res->mem, 0, sizeof res->mem);
-        memset(&res->time, 0, sizeof res->time);
+        unpriced(res);
         return st;
     }
     uly_memory_eval(m, w, c, scratch, &res->mem);

@@ -71,6 +71,9 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
     if (__builtin_expect(!uly_prod_fits(n, f, &acc), 0)) x->overflow = 1;
     return acc;
 }
+/* A section's size that does not fit (see uly_emit_comm). */
+#define ULY_SIZE_UNFIT (-1)
+
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
 /* The plan is full: marks the overflow and returns a scratch op that absorbs
@@ -140,10 +143,14 @@ static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph,
 
 /* A collective: bytes_sent per rank over all steps; elems in the rank's
  * input buffer. Its group's placement (the plan's, set before any op is
- * emitted) says where the traffic goes. */
+ * emitted) says where the traffic goes. A size that did not fit (negative:
+ * ULY_SIZE_UNFIT, as a section keeps one it works out before its shape
+ * checks) overflows the plan here, once a transfer of it is emitted, so
+ * that an impossible shape stays a reason rather than an error. */
 static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, uly_coll coll,
                                     uly_group g, int64_t bytes_sent, int64_t elems, int steps)
 {
+    if (__builtin_expect((bytes_sent | elems) < 0, 0)) x->overflow = 1;
     const uly_group_place *q = &x->p->place[g];
     return uly_emit_op(x, type, ph, ULY_OP_COMM, recompute, coll, g, (int32_t)q->size, (int32_t)q->stride,
                        steps > 0 ? steps : 1, q->tiers, ULY_OVERLAP_NONE, bytes_sent, elems, 0, 0, 0, 0, 1.0, 0);

@@ -14,23 +14,20 @@ typedef struct agcp_ctx {
     uly_attn_shape attn; /* N/r queries against all N keys */
     /* multiplied once (r > 1): the bytes each gather or reduce-scatter
      * sends, the elements of a gather's input (b x N/r x kd) and of a
-     * reduce-scatter's (b x N x kd), and whether they fit (the plan
-     * overflows once one is emitted) */
+     * reduce-scatter's (b x N x kd); all ULY_SIZE_UNFIT when one does not
+     * fit (the plan overflows once one is emitted) */
     int64_t bytes, gather_elems, scatter_elems;
-    int sizes_fit;
 } agcp_ctx;
 
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_RING, s->bytes, s->gather_elems, 1);
 }
 
 static void scatter(uly_bctx *x, uly_op_type type, const agcp_ctx *s)
 {
     if (s->r <= 1) return;
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_RING, s->bytes, s->scatter_elems, 1);
 }
 
@@ -64,11 +61,11 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_split_check(&x, r, r, l->tp);
     uly_cp_tp tp;
     uly_cp_tp_init(&x, l->tp, r, &tp);
-    agcp_ctx s = {.r = r, .tokens = w->seq / r, .kd = tp.kv_heads * m->head_dim, .heads = tp.heads, .sizes_fit = 1};
-    if (r > 1)
-        s.sizes_fit = uly_prod_fits(5, (int64_t[]){r - 1, x.b, s.tokens, s.kd, x.beta}, &s.bytes) &
-                      uly_prod_fits(3, (int64_t[]){x.b, s.tokens, s.kd}, &s.gather_elems) &
-                      uly_prod_fits(3, (int64_t[]){x.b, w->seq, s.kd}, &s.scatter_elems);
+    agcp_ctx s = {.r = r, .tokens = w->seq / r, .kd = tp.kv_heads * m->head_dim, .heads = tp.heads};
+    if (r > 1 && !(uly_prod_fits(5, (int64_t[]){r - 1, x.b, s.tokens, s.kd, x.beta}, &s.bytes) &
+                   uly_prod_fits(3, (int64_t[]){x.b, s.tokens, s.kd}, &s.gather_elems) &
+                   uly_prod_fits(3, (int64_t[]){x.b, w->seq, s.kd}, &s.scatter_elems)))
+        s.bytes = s.gather_elems = s.scatter_elems = ULY_SIZE_UNFIT;
     uly_attn_shape_init(&x, &s.attn, s.heads, s.tokens, w->seq, 1, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
     p->comm_buf_bytes = s.r > 1 ? 4.0 * (double)x.beta * (double)x.b * (double)w->seq * (double)s.kd : 0;
     /* the gathered K, V: all N keys at once */

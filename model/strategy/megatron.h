@@ -15,10 +15,9 @@ typedef struct uly_tp_sec {
     /* Megatron-SP's collectives (sp and t > 1; else 0), multiplied once:
      * the bytes each all-gather or reduce-scatter sends, the elements of an
      * all-gather's input (b x tokens/t x h) and of a reduce-scatter's
-     * (b x tokens x h), and whether they fit (the plan overflows once one
-     * is emitted) */
+     * (b x tokens x h); all ULY_SIZE_UNFIT when one does not fit (the plan
+     * overflows once one is emitted) */
     int64_t sp_bytes, ag_elems, rs_elems;
-    int sizes_fit;
 } uly_tp_sec;
 
 /* The sizes of Megatron-SP's collectives of a section of t > 1. */
@@ -31,7 +30,6 @@ static inline void uly_tp_sec_init(const uly_bctx *x, int64_t t, int64_t tokens,
     s->t = t;
     s->tokens = tokens;
     s->sp_bytes = s->ag_elems = s->rs_elems = 0;
-    s->sizes_fit = 1;
     if (t <= 1) {
         s->tokens_t = tokens, s->heads_t = x->m->heads;
         return;

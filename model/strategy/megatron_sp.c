@@ -13,20 +13,19 @@ void uly_tp_sp_sizes(const uly_bctx *x, uly_tp_sec *s)
 {
     /* of b x tokens x h: each rank contributes its tokens/t */
     const int64_t h = x->m->hidden;
-    s->sizes_fit = uly_prod_fits(5, (int64_t[]){s->t - 1, x->b, s->tokens_t, h, x->beta}, &s->sp_bytes) &
-                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens_t, h}, &s->ag_elems) &
-                   uly_prod_fits(3, (int64_t[]){x->b, s->tokens, h}, &s->rs_elems);
+    if (!(uly_prod_fits(5, (int64_t[]){s->t - 1, x->b, s->tokens_t, h, x->beta}, &s->sp_bytes) &
+          uly_prod_fits(3, (int64_t[]){x->b, s->tokens_t, h}, &s->ag_elems) &
+          uly_prod_fits(3, (int64_t[]){x->b, s->tokens, h}, &s->rs_elems)))
+        s->sp_bytes = s->ag_elems = s->rs_elems = ULY_SIZE_UNFIT;
 }
 
 static void gather(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLGATHER, ULY_GROUP_TP, s->sp_bytes, s->ag_elems, 1);
 }
 
 static void scatter(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_tp_sec *s)
 {
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_TP, s->sp_bytes, s->rs_elems, 1);
 }
 

@@ -16,12 +16,12 @@
 
 /* The TP hooks' ctx: the all-reduces' sizes, multiplied once (a ring
  * all-reduce of the b x N x h buffer: 2 (t-1) blocks of b N h / t sent; t
- * divides h: it divides the heads, checked before any op is emitted), and
- * whether they fit (the plan overflows once one is emitted). */
+ * divides h: it divides the heads, checked before any op is emitted); both
+ * ULY_SIZE_UNFIT when one does not fit (the plan overflows once one is
+ * emitted). */
 typedef struct mtp_ctx {
     int64_t t;
     int64_t bytes, elems;
-    int sizes_fit;
 } mtp_ctx;
 
 /* [bwd][which]: which 0 the attention region, 1 the MLP */
@@ -29,7 +29,6 @@ static const uly_op_type ar_types[2][2] = {{ULY_OPT_TP_AR_ATTN, ULY_OPT_TP_AR_ML
 
 static void allreduce(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const mtp_ctx *s)
 {
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLREDUCE, ULY_GROUP_TP, s->bytes, s->elems, 1);
 }
 
@@ -58,10 +57,10 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_tp_layer s;
     uly_tp_sec_init(&x, l->tp, w->seq, 0, &s.sec);
     const int64_t t = l->tp, n = w->seq, hid = m->hidden;
-    mtp_ctx ar = {.t = t, .sizes_fit = 1};
-    if (t > 1)
-        ar.sizes_fit = uly_prod_fits(6, (int64_t[]){2, t - 1, x.b, n, hid / t, x.beta}, &ar.bytes) &
-                       uly_prod_fits(3, (int64_t[]){x.b, n, hid}, &ar.elems);
+    mtp_ctx ar = {.t = t};
+    if (t > 1 && !(uly_prod_fits(6, (int64_t[]){2, t - 1, x.b, n, hid / t, x.beta}, &ar.bytes) &
+                   uly_prod_fits(3, (int64_t[]){x.b, n, hid}, &ar.elems)))
+        ar.bytes = ar.elems = ULY_SIZE_UNFIT;
     /* no sequence split: N need not divide by t */
     const int64_t kv_eff = uly_tp_setup(&x, &s, 0);
     p->dims.tokens = w->seq;

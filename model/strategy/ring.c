@@ -20,10 +20,9 @@ void uly_ring_sec_init(const uly_bctx *x, int64_t r, int64_t tokens, int64_t hea
      * r - 1 hops of them. A ring of one moves nothing: its sizes are not
      * even multiplied */
     s->hop_elems = s->ring_bytes = 0;
-    s->sizes_fit = 1;
-    if (r > 1)
-        s->sizes_fit = uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems) &
-                       uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes);
+    if (r > 1 && !(uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems) &
+                   uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes)))
+        s->hop_elems = s->ring_bytes = ULY_SIZE_UNFIT;
     const uly_workload *w = x->w;
     uly_attn_shape_init(x, &s->attn, heads, tokens, tokens, (int)r, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
 }
@@ -34,7 +33,6 @@ void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s)
     const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_FWD, ph, recomp, &s->attn, 0);
     if (s->r <= 1 || recomp == ULY_RECOMP_SELECTIVE) return;
     const int32_t id = a->id;
-    if (!s->sizes_fit) x->overflow = 1;
     uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, s->ring_bytes,
                               s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;
@@ -45,7 +43,6 @@ void uly_ring_bwd(uly_bctx *x, const uly_ring_sec *s)
     const uly_op *a = uly_emit_attn(x, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD, 0, &s->attn, 1);
     if (s->r <= 1) return;
     const int32_t id = a->id;
-    if (!s->sizes_fit) x->overflow = 1;
     uly_op *o = uly_emit_comm(x, ULY_OPT_RING_KV, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_RING,
                               s->ring_bytes, s->hop_elems, (int)(s->r - 1));
     o->overlaps = id;

@@ -10,10 +10,9 @@ typedef struct uly_ring_sec {
     int64_t heads;    /* query heads attended on this rank */
     int64_t kv_heads; /* KV heads rotated */
     /* what every transfer of the section moves, multiplied once: one hop's
-     * elements and the ring's bytes (0 for a ring of one), and whether they
-     * fit (the plan overflows only once a transfer is emitted) */
+     * elements and the ring's bytes (0 for a ring of one; ULY_SIZE_UNFIT
+     * when one does not fit: the plan overflows once a transfer is emitted) */
     int64_t hop_elems, ring_bytes;
-    int sizes_fit;
     uly_attn_shape attn; /* r blocks of N/r queries against N/r keys */
 } uly_ring_sec;
 

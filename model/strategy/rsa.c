@@ -21,10 +21,10 @@ typedef struct rsa_ctx {
     int64_t tokens; /* N/P */
     int64_t kvd;    /* k d: width of K and V */
     /* multiplied once: a ring's bytes and elements in flight (p > 1), an
-     * all-reduce's bytes (p > 1) and its full-length b x N x kd elements,
-     * and whether they fit (the plan overflows once they are emitted) */
+     * all-reduce's bytes (p > 1) and its full-length b x N x kd elements;
+     * all ULY_SIZE_UNFIT when one does not fit (the plan overflows once
+     * they are emitted) */
     int64_t ring_bytes, ring_elems, ar_bytes, ar_elems;
-    int sizes_fit;
     /* the score block's GEMMs: b a N/P rows; the element-wise passes over
      * its scores, forward and backward */
     double rows, softmax_bytes[2];
@@ -33,7 +33,6 @@ typedef struct rsa_ctx {
 static void ring(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const rsa_ctx *s)
 {
     if (s->p <= 1) return;
-    if (!s->sizes_fit) x->overflow = 1;
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_SENDRECV, ULY_GROUP_RING, s->ring_bytes, s->ring_elems,
                   (int)(s->p - 1));
 }
@@ -55,7 +54,7 @@ static void attn_bwd(uly_bctx *x, void *ctx)
     const rsa_ctx *s = ctx;
     const uly_phase ph = ULY_PHASE_BWD;
     const double d = (double)x->m->head_dim, n = (double)x->w->seq;
-    if (!s->sizes_fit) x->overflow = 1; /* the full-length sizes, even with no ring */
+    if (s->ar_elems < 0) x->overflow = 1; /* the full-length sizes, even with no ring */
     /* dP = dO V^T needs V again; dV = P^T dO is full length (all-reduced) */
     ring(x, ULY_OPT_RING_V, ph, 0, s);
     uly_emit_gemm(x, ULY_OPT_RSA_PV_BWD, ph, 0, s->rows, d, n, 2.0);
@@ -75,11 +74,12 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
     rsa_ctx s = {.p = l->ring, .tokens = w->seq / l->ring, .kvd = m->kv_heads * m->head_dim};
-    s.sizes_fit = uly_prod_fits(3, (int64_t[]){x.b, w->seq, s.kvd}, &s.ar_elems);
+    int fit = uly_prod_fits(3, (int64_t[]){x.b, w->seq, s.kvd}, &s.ar_elems);
     if (s.p > 1)
-        s.sizes_fit &= uly_prod_fits(5, (int64_t[]){s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ring_bytes) &
-                       uly_prod_fits(3, (int64_t[]){x.b, s.tokens, s.kvd}, &s.ring_elems) &
-                       uly_prod_fits(6, (int64_t[]){2, s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ar_bytes);
+        fit &= uly_prod_fits(5, (int64_t[]){s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ring_bytes) &
+               uly_prod_fits(3, (int64_t[]){x.b, s.tokens, s.kvd}, &s.ring_elems) &
+               uly_prod_fits(6, (int64_t[]){2, s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ar_bytes);
+    if (!fit) s.ring_bytes = s.ring_elems = s.ar_bytes = s.ar_elems = ULY_SIZE_UNFIT;
     const double b = (double)x.b, a = (double)m->heads, q = (double)s.tokens, n = (double)w->seq;
     s.rows = b * a * q;
     s.softmax_bytes[0] = uly_score_pass_bytes(&x, 0) * b * a * q * n;

@@ -16,10 +16,7 @@
  * kv: a tensor of the KV heads, else of the query heads. */
 static void a2a(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const uly_ulysses_sec *s, int kv)
 {
-    /* the section's sizes were multiplied once (sec_init); when one did
-     * not fit, the plan overflows once an all-to-all is emitted (the plan is
-     * then discarded: the sizes need not be right) */
-    if (!s->sizes_fit) x->overflow = 1;
+    /* the section's sizes were multiplied once (sec_init) */
     uly_emit_comm(x, type, ph, recomp, ULY_COLL_ALLTOALL, ULY_GROUP_ULYSSES, kv ? s->kv_bytes : s->q_bytes,
                   kv ? s->kv_elems : s->q_elems, 1);
 }
@@ -63,8 +60,8 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads,
     s->kv_u = s->kv_eff / u;
     /* b x tokens x d (one head's elements) and beta (u - 1) (bytes sent per
      * element of a head block), the factors every all-to-all shares;
-     * whether the sizes fit is kept for the all-to-alls to report: the plan
-     * overflows only if one is emitted (after the shape checks) */
+     * sizes that do not fit are kept as such for the all-to-alls to report:
+     * the plan overflows only if one is emitted (after the shape checks) */
     int64_t head_elems = 0, wire = 0;
     int bad = (x->b | tokens | x->m->head_dim | x->beta | heads | s->kv_eff) < 0 || u < 1;
     bad |= __builtin_mul_overflow(x->b, tokens, &head_elems) |
@@ -76,7 +73,7 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads,
            __builtin_mul_overflow(s->q_bytes, wire, &s->q_bytes);
     bad |= __builtin_mul_overflow(head_elems, s->kv_u, &s->kv_bytes) |
            __builtin_mul_overflow(s->kv_bytes, wire, &s->kv_bytes);
-    s->sizes_fit = !bad;
+    if (bad) s->q_bytes = s->q_elems = s->kv_bytes = s->kv_elems = ULY_SIZE_UNFIT;
 }
 
 /* The hooks' ctx: the all-to-alls and the attention between them. */

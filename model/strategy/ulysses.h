@@ -12,8 +12,7 @@ typedef struct uly_ulysses_sec {
     /* every all-to-all moves a tensor of the query heads (q, o and their
      * gradients) or of the KV heads (k, v, theirs): its elements in the
      * rank's buffer and bytes sent, multiplied once */
-    int64_t q_bytes, q_elems, kv_bytes, kv_elems; /* in the op's order */
-    int sizes_fit;   /* none of them overflowed (nor a factor went negative) */
+    int64_t q_bytes, q_elems, kv_bytes, kv_elems; /* in the op's order; all ULY_SIZE_UNFIT when one does not fit */
 } uly_ulysses_sec;
 
 /* heads, kv: the query and KV heads the group holds (a and k, or one TP
