@@ -203,12 +203,7 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
 
 /* uly_plan_price that also totals the plan's traffic into the result
  * (comm_*_bytes, zero_bytes, comm_tiers) in the same pass over the ops:
- * ULY_EOVERFLOW when a total overflows. It and the two below take a plan
- * as uly_plan_build left it (or uly_plan_reorder): the full recompute
- * pass's ops (plan->recomp_n) are priced as copies of the forward's,
- * which gives what pricing them one by one would, bit for bit
- * (tests/model/test_recompute_copy.c); a caller that edits the plan's ops
- * sets recomp_n to 0 first. */
+ * ULY_EOVERFLOW when a total overflows. */
 uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                  const uly_plan *plan, uly_result *res);
 

@@ -130,11 +130,8 @@ static double link_bw(const uly_cluster *c, const uly_group_place *gp, int neigh
     return neighbour_only ? intra_bw(c, 1) : intra_bw(c, gp->size - 1);
 }
 
-/* Inlined into the pricing (by LTO): a call there would save and restore
- * the pricing loop's sums, which live in registers the call may clobber. */
-__attribute__((always_inline)) inline double uly_cost_collective(const uly_cluster *c, uly_coll coll,
-                                                                 const uly_group_place *gp, double bytes_sent,
-                                                                 int steps, int64_t concurrent_groups_per_node)
+double uly_cost_collective(const uly_cluster *c, uly_coll coll, const uly_group_place *gp,
+                           double bytes_sent, int steps, int64_t concurrent_groups_per_node)
 {
     (void)concurrent_groups_per_node; /* each GPU has its own NIC share in the presets */
     if (gp->size <= 1 || bytes_sent <= 0) return 0;

@@ -246,8 +246,6 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
         if (o->overlaps >= 0) o->overlaps += shift;
     }
     p->n_ops = to;
-    p->recomp_src = first; /* the pricing reuses the forward's prices */
-    p->recomp_n = end - first;
 }
 
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)

@@ -167,180 +167,11 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
     return s;
 }
 
-/* What a pass over the ops sums. Kept in locals once inlined (each sum by
- * name, not x[phase]: a sum through memory would chain every op's add
- * behind the last one's store), the layer's by phase, so that the
- * recompute pass's share can be the forward's bit for bit
- * (recompute_copy). */
-typedef struct sums {
-    double crit_f, crit_b; /* each phase's critical path */
-    double comp_f, comp_b; /* its compute */
-    double expo_f, expo_b; /* its exposed transfers */
-    double hw_f, hw_b;     /* its hardware FLOPs */
-    double model_s, step_fixed, dp_grad, hw_model;
-    traffic tr;
-    int n_attn, n_late;
-} sums;
-
-/* The transfers that hide under other ops, by op */
-typedef struct hidden {
-    int attn[ULY_PLAN_MAX_OPS];  /* ops with hidden transfers */
-    int late[ULY_PLAN_MAX_OPS];  /* comm ops whose exposure is known only at the end */
-    /* per op that hides transfers, their time and most hops: set when the
-     * first transfer names it (a TP collective may sit under a GEMM emitted
-     * after it), which `hiding` marks, rather than cleared for every op */
-    double hid_s[ULY_PLAN_MAX_OPS];
-    int hops[ULY_PLAN_MAX_OPS];
-    uint64_t hiding[(ULY_PLAN_MAX_OPS + 63) / 64];
-    /* indexed by phase, so kept apart from the sums: in memory */
-    double bg[2];          /* ZeRO traffic under each phase */
-    zero_gathers zg;
-} hidden;
-
-/* Prices ops [from, to): each op's time; the per-layer critical path of
- * each phase; the background (ZeRO) totals; for each attention op the
- * transfers that hide under it; the per-micro-batch and per-step extras */
-static inline __attribute__((always_inline)) void
-price_ops(rates *rt, coll_memo *memo, const uly_cluster *c, const uly_plan *plan, double *t, double *ex, double *keep,
-          const double *reuse, int totals, int bytes, sums *s, hidden *h, int from, int to)
-{
-    const int n = plan->n_ops;
-    for (int i = from; i < to; i++) {
-        const uly_op *o = &plan->ops[i];
-        /* once per step or per micro-batch: the exceptions, a few per plan */
-        const int rare = o->per_step | o->per_model;
-        if (o->kind != ULY_OP_COMM) {
-            /* compute: the phase's critical path, or the micro-batch's model
-             * ops, or the step's fixed cost */
-            const double ti = reuse ? reuse[i] : compute_time(rt, o);
-            if (keep) keep[i] = ti;
-            t[i] = ti;
-            ex[i] = ti;
-            if (__builtin_expect(rare, 0)) {
-                if (o->per_step) {
-                    s->step_fixed += ti;
-                } else {
-                    s->model_s += ti;
-                    s->hw_model += o->flops;
-                }
-                continue;
-            }
-            if (o->phase == ULY_PHASE_FWD) {
-                s->crit_f += ti;
-                s->comp_f += ti;
-                s->hw_f += o->flops;
-            } else {
-                s->crit_b += ti;
-                s->comp_b += ti;
-                s->hw_b += o->flops;
-            }
-            continue;
-        }
-        const double ti = coll_time(memo, c, plan, o);
-        t[i] = ti;
-        ex[i] = ti;
-        if (__builtin_expect(rare, 0)) {
-            /* of the traffic, only the pipeline's stage transfers' tiers */
-            if (totals && o->group == ULY_GROUP_PP) s->tr.tiers |= o->tiers;
-            if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&h->zg, o, ti);
-            if (!o->per_step) {
-                s->model_s += ti;
-            } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                s->dp_grad += ti;
-                h->late[s->n_late++] = i;
-            } else {
-                s->step_fixed += ti;
-            }
-            continue;
-        }
-        /* the traffic totals (a re-placed plan's bytes stand: its tiers
-         * alone), then where the time goes */
-        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-            if (bytes) s->tr.ovf |= __builtin_add_overflow(s->tr.zero, o->bytes_sent, &s->tr.zero);
-        } else if (totals) {
-            s->tr.tiers |= o->tiers;
-            if (bytes) traffic_add(&s->tr, o);
-        }
-        if (o->type == ULY_OPT_ZERO_GATHER_W) zero_gather(&h->zg, o, ti);
-        if (o->overlaps == ULY_OVERLAP_NONE) {
-            if (o->phase == ULY_PHASE_FWD) {
-                s->crit_f += ti;
-                s->expo_f += ti;
-            } else {
-                s->crit_b += ti;
-                s->expo_b += ti;
-            }
-        } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-            h->bg[o->phase] += ti;
-            h->late[s->n_late++] = i;
-        } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
-            const int a = o->overlaps;
-            const uint64_t bit = 1ull << (a & 63);
-            if (!(h->hiding[a >> 6] & bit)) {
-                h->hiding[a >> 6] |= bit;
-                h->attn[s->n_attn++] = a;
-                h->hid_s[a] = 0;
-                h->hops[a] = 0;
-            }
-            h->hid_s[a] += ti;
-            if (o->steps > h->hops[a]) h->hops[a] = o->steps;
-            h->late[s->n_late++] = i;
-        }
-    }
-}
-
-/* Full recompute: the plan's ops [nb, 2 nb) re-run the layer's forward,
- * ops [0, nb) (plan->recomp_n, as uly_plan_build lays out a layer), equal
- * to them but for id, phase, recompute and overlaps (moved with them).
- * Once the forward is priced, the copy's prices and sums are the
- * forward's: copied, not worked out again (4% of an evaluation of ulysses,
- * usp or megatron-sp in bench/model/plan_bench's instructions).
- * Exact, as long as the backward's sums are still empty (the copy's would
- * then be the forward's, added in the same order), the forward added to
- * none of the step's or the model's sums, and the ops the forward's
- * transfers hide under are its own, none of which an earlier op's
- * transfers hide under; 0 otherwise: price the copy op by op. */
-static inline __attribute__((always_inline)) int recompute_copy(const uly_plan *plan, double *t, double *ex, double *keep,
-                                                                int bytes, sums *s, hidden *h, int nb)
-{
-    if (s->crit_b != 0 || s->comp_b != 0 || s->expo_b != 0 || s->hw_b != 0 || h->bg[0] != 0 || h->bg[1] != 0 ||
-        s->model_s != 0 || s->step_fixed != 0 || s->dp_grad != 0 || s->hw_model != 0 || h->zg.all != 0 ||
-        s->tr.zero != 0)
-        return 0;
-    const int n_attn = s->n_attn, n_late = s->n_late;
-    for (int j = 0; j < n_attn; j++) {
-        const int a = h->attn[j], a2 = a + nb;
-        if (a >= nb || (h->hiding[a2 >> 6] >> (a2 & 63) & 1)) return 0;
-    }
-    memcpy(t + nb, t, (size_t)nb * sizeof *t);
-    memcpy(ex + nb, ex, (size_t)nb * sizeof *ex);
-    if (keep)
-        for (int k = 0; k < nb; k++)
-            if (plan->ops[k].kind != ULY_OP_COMM) keep[k + nb] = keep[k];
-    s->crit_b = s->crit_f, s->comp_b = s->comp_f, s->expo_b = s->expo_f, s->hw_b = s->hw_f;
-    if (bytes) { /* the forward's bytes again, as backward's and as recompute's */
-        s->tr.ovf |= __builtin_add_overflow(s->tr.bwd, s->tr.fwd, &s->tr.bwd);
-        s->tr.ovf |= __builtin_add_overflow(s->tr.recompute, s->tr.fwd, &s->tr.recompute);
-    }
-    /* the copy's transfers hide under the copy's ops as the forward's did */
-    for (int j = 0; j < n_attn; j++) {
-        const int a = h->attn[j], a2 = a + nb;
-        h->hiding[a2 >> 6] |= 1ull << (a2 & 63);
-        h->attn[s->n_attn++] = a2;
-        h->hid_s[a2] = h->hid_s[a];
-        h->hops[a2] = h->hops[a];
-    }
-    for (int j = 0; j < n_late; j++) h->late[s->n_late++] = h->late[j] + nb;
-    return 1;
-}
-
 /* Prices the plan; with totals, in the same pass over the ops, also the
- * traffic totals (ULY_EOVERFLOW when one overflows); with copy, the
- * recompute pass's ops as copies of the forward's (recompute_copy: a plan
- * as uly_plan_build left it, or re-placed). */
+ * traffic totals (ULY_EOVERFLOW when one overflows). */
 static inline __attribute__((always_inline)) uly_status
 price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan, uly_result *res,
-      int totals, int copy, double *compute_s_keep, const double *compute_s_reuse)
+      int totals, double *compute_s_keep, const double *compute_s_reuse)
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     const int n = plan->n_ops;
@@ -360,43 +191,117 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
                 .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
                 .attn_x = {-1, -1}}; /* no block size is negative */
-    coll_memo memo;
-    memo.n = 0;
-    const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
+
 
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);
-    sums s = {0};
-    hidden h;
-    memset(h.hiding, 0, sizeof h.hiding);
-    h.bg[0] = h.bg[1] = 0;
-    h.zg = (zero_gathers){0, 0, {0, 0}, 0};
+    /* one pass: each op's time; the per-layer critical path of each phase;
+     * the background (ZeRO) totals; for each attention op the transfers that
+     * hide under it; the per-micro-batch and per-step extras */
+    double bg[2] = {0, 0};
+    double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
+    int attn[ULY_PLAN_MAX_OPS], n_attn = 0;  /* attention ops with hidden transfers */
+    int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
+    /* per op that hides transfers, their time and most hops: set when the
+     * first transfer names it (a TP collective may sit under a GEMM emitted
+     * after it), which `hiding` marks, rather than cleared for every op */
+    double hid_s[ULY_PLAN_MAX_OPS];
+    int hops[ULY_PLAN_MAX_OPS];
+    uint64_t hiding[(ULY_PLAN_MAX_OPS + 63) / 64] = {0};
+    zero_gathers zg = {0, 0, {0, 0}, 0};
     int ovf = 0;
-    const int nb = plan->recomp_n;
-#define PRICE_OPS(from, to) \
-    price_ops(&rt, &memo, c, plan, t, ex, compute_s_keep, compute_s_reuse, totals, bytes, &s, &h, from, to)
-    if (copy && plan->recomp_src == 0 && nb > 0 && nb <= n / 2) {
-        PRICE_OPS(0, nb);
-        PRICE_OPS(recompute_copy(plan, t, ex, compute_s_keep, bytes, &s, &h, nb) ? 2 * nb : nb, n);
-    } else {
-        PRICE_OPS(0, n);
+    traffic tr = {0, 0, 0, 0, 0, 0};
+    const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
+    /* summed in locals: stores through res could alias the plan's ops */
+    double compute_s = 0, exposed_s = 0;
+    coll_memo memo;
+    memo.n = 0;
+    /* each phase's critical path in its own local (not crit[phase]): a sum
+     * through memory would chain every op's add behind the last one's store */
+    double crit_f = 0, crit_b = 0;
+    for (int i = 0; i < n; i++) {
+        const uly_op *o = &plan->ops[i];
+        /* once per step or per micro-batch: the exceptions, a few per plan */
+        const int rare = o->per_step | o->per_model;
+        if (o->kind != ULY_OP_COMM) {
+            /* compute: the phase's critical path, or the micro-batch's model
+             * ops, or the step's fixed cost */
+            const double ti = compute_s_reuse ? compute_s_reuse[i] : compute_time(&rt, o);
+            if (compute_s_keep) compute_s_keep[i] = ti;
+            t[i] = ti;
+            ex[i] = ti;
+            if (__builtin_expect(rare, 0)) {
+                if (o->per_step) {
+                    step_fixed += ti;
+                } else {
+                    model_s += ti;
+                    hw_model += o->flops;
+                }
+                continue;
+            }
+            hw_layer += o->flops;
+            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+            else crit_b += ti;
+            compute_s += ti;
+            continue;
+        }
+        const double ti = coll_time(&memo, c, plan, o);
+        t[i] = ti;
+        ex[i] = ti;
+        if (__builtin_expect(rare, 0)) {
+            /* of the traffic, only the pipeline's stage transfers' tiers */
+            if (totals && o->group == ULY_GROUP_PP) tr.tiers |= o->tiers;
+            if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&zg, o, ti);
+            if (!o->per_step) {
+                model_s += ti;
+            } else if (o->overlaps == ULY_OVERLAP_PHASE) {
+                dp_grad += ti;
+                late[n_late++] = i;
+            } else {
+                step_fixed += ti;
+            }
+            continue;
+        }
+        /* the traffic totals (a re-placed plan's bytes stand: its tiers
+         * alone), then where the time goes */
+        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
+            if (bytes) tr.ovf |= __builtin_add_overflow(tr.zero, o->bytes_sent, &tr.zero);
+        } else if (totals) {
+            tr.tiers |= o->tiers;
+            if (bytes) traffic_add(&tr, o);
+        }
+        if (o->type == ULY_OPT_ZERO_GATHER_W) zero_gather(&zg, o, ti);
+        if (o->overlaps == ULY_OVERLAP_NONE) {
+            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+            else crit_b += ti;
+            exposed_s += ti;
+        } else if (o->overlaps == ULY_OVERLAP_PHASE) {
+            bg[o->phase] += ti;
+            late[n_late++] = i;
+        } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
+            const int a = o->overlaps;
+            const uint64_t bit = 1ull << (a & 63);
+            if (!(hiding[a >> 6] & bit)) {
+                hiding[a >> 6] |= bit;
+                attn[n_attn++] = a;
+                hid_s[a] = 0;
+                hops[a] = 0;
+            }
+            hid_s[a] += ti;
+            if (o->steps > hops[a]) hops[a] = o->steps;
+            late[n_late++] = i;
+        }
     }
-#undef PRICE_OPS
-    double crit[2] = {s.crit_f, s.crit_b};
-    const double hw_layer = s.hw_f + s.hw_b, hw_model = s.hw_model, model_s = s.model_s, dp_grad = s.dp_grad;
-    double step_fixed = s.step_fixed;
-    const double *bg = h.bg, *hid_s = h.hid_s;
-    const int *attn = h.attn, *late = h.late, *hops = h.hops, n_attn = s.n_attn, n_late = s.n_late;
-    const zero_gathers zg = h.zg;
-    tm->compute_s = s.comp_f + s.comp_b;
-    tm->comm_exposed_s = s.expo_f + s.expo_b;
+    double crit[2] = {crit_f, crit_b};
+    tm->compute_s = compute_s;
+    tm->comm_exposed_s = exposed_s;
     if (compute_s_reuse) {
-        res->comm_tiers = s.tr.tiers;
+        res->comm_tiers = tr.tiers;
     } else if (totals) {
-        ovf = s.tr.ovf;
-        res->comm_fwd_bytes = s.tr.fwd, res->comm_bwd_bytes = s.tr.bwd;
-        res->comm_recompute_bytes = s.tr.recompute, res->zero_bytes = s.tr.zero;
-        res->comm_tiers = s.tr.tiers;
+        ovf = tr.ovf;
+        res->comm_fwd_bytes = tr.fwd, res->comm_bwd_bytes = tr.bwd;
+        res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
+        res->comm_tiers = tr.tiers;
     }
     /* ring transfers: a step costs max(block compute, hop) under full
      * overlap; a TP collective under its GEMM (one step) shows what outlasts
@@ -482,23 +387,23 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
 uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                           const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 0, 0, NULL, NULL);
+    return price(m, w, c, plan, res, 0, NULL, NULL);
 }
 
 uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                  const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 1, 1, NULL, NULL);
+    return price(m, w, c, plan, res, 1, NULL, NULL);
 }
 
 uly_status uly_plan_price_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                const uly_plan *plan, uly_result *res, double *compute_s)
 {
-    return price(m, w, c, plan, res, 1, 1, compute_s, NULL);
+    return price(m, w, c, plan, res, 1, compute_s, NULL);
 }
 
 uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                 const uly_plan *plan, uly_result *res, const double *compute_s)
 {
-    return price(m, w, c, plan, res, 1, 1, NULL, compute_s);
+    return price(m, w, c, plan, res, 1, NULL, compute_s);
 }

@@ -460,14 +460,6 @@ typedef struct uly_plan {
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
-    /* Full recompute: ops [recomp_src + recomp_n, + recomp_n) re-run ops
-     * [recomp_src, + recomp_n), the layer's forward, equal to them but for
-     * id, phase (backward), recompute (1) and overlaps (moved with them).
-     * Set by the build; uly_evaluate and the searches price the copy from
-     * the forward's prices (the same results, less work); uly_plan_price
-     * prices every op on its own, so an edited plan stays right.
-     * recomp_n 0: no copy. */
-    int recomp_src, recomp_n;
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;

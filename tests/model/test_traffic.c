@@ -60,7 +60,6 @@ int main(void)
         if (plan.ops[i].kind == ULY_OP_COMM && plan.ops[i].phase == ULY_PHASE_FWD && plan.ops[i].group == ULY_GROUP_ULYSSES)
             plan.ops[i].bytes_sent = INT64_MAX / 2 + 1, edited++;
     CHECK(edited == 2, "two forward all-to-alls to edit, found %d", edited);
-    plan.recomp_n = 0; /* edited: the recompute pass no longer copies the forward */
     CHECK(uly_plan_price(&m, &w, &c2, &plan, &r) == ULY_OK, "priced without totals");
     CHECK(uly_plan_price_totals(&m, &w, &c2, &plan, &r) == ULY_EOVERFLOW, "forward total past INT64_MAX: overflow");
     /* one of them alone fits */
