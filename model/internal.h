@@ -125,12 +125,6 @@ static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_pha
     return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
                        ULY_OVERLAP_NONE, 0, 0, 0, g->flops * mult, g->bytes * mult, g->eff, 1.0, 0);
 }
-static inline uly_op *uly_emit_gemm(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
-                                    double m, double n, double k, double mult)
-{
-    const uly_gemm_shape g = uly_gemm_shape_of(x, m, n, k);
-    return uly_emit_gemm_shape(x, type, ph, recompute, &g, mult);
-}
 
 /* An element-wise op of `bytes` HBM traffic; act_elems: elements through
  * the MLP activation function (0: none). */

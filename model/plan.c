@@ -410,11 +410,12 @@ static void emit_model_ops(uly_bctx *x)
     uly_op *o;
     o = uly_emit_elem(x, ULY_OPT_EMBED, ULY_PHASE_FWD, 0, 2.0 * beta * b * (double)p->act_tokens * hid, 0);
     o->per_model = 1;
-    o = uly_emit_gemm(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, b * tl, vl, hid, 1.0);
+    const uly_gemm_shape logits = uly_gemm_shape_of(x, b * tl, vl, hid); /* forward and backward */
+    o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, &logits, 1.0);
     o->per_model = 1;
     o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl, 0);
     o->per_model = 1;
-    o = uly_emit_gemm(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, b * tl, vl, hid, 2.0);
+    o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, &logits, 2.0);
     o->per_model = 1;
 }
 

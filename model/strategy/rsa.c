@@ -25,9 +25,11 @@ typedef struct rsa_ctx {
      * all ULY_SIZE_UNFIT when one does not fit (the plan overflows once
      * they are emitted) */
     int64_t ring_bytes, ring_elems, ar_bytes, ar_elems;
-    /* the score block's GEMMs: b a N/P rows; the element-wise passes over
-     * its scores, forward and backward */
-    double rows, softmax_bytes[2];
+    /* the score block's GEMMs, QK^T (b a N/P x d times d x N) and PV
+     * (b a N/P x N times N x d), shaped once for forward and backward; the
+     * element-wise passes over its scores, forward and backward */
+    uly_gemm_shape qk, pv;
+    double softmax_bytes[2];
 } rsa_ctx;
 
 static void ring(uly_bctx *x, uly_op_type type, uly_phase ph, int recomp, const rsa_ctx *s)
@@ -41,29 +43,27 @@ static void attn_fwd(uly_bctx *x, int recomp, void *ctx)
 {
     const rsa_ctx *s = ctx;
     const uly_phase ph = recomp ? ULY_PHASE_BWD : ULY_PHASE_FWD;
-    const double d = (double)x->m->head_dim, n = (double)x->w->seq;
     if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_K, ph, recomp, s);
-    uly_emit_gemm(x, ULY_OPT_RSA_QK, ph, recomp, s->rows, n, d, 1.0);
+    uly_emit_gemm_shape(x, ULY_OPT_RSA_QK, ph, recomp, &s->qk, 1.0);
     uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX, ph, recomp, s->softmax_bytes[0], 0);
     if (recomp != ULY_RECOMP_SELECTIVE) ring(x, ULY_OPT_RING_V, ph, recomp, s);
-    uly_emit_gemm(x, ULY_OPT_RSA_PV, ph, recomp, s->rows, d, n, 1.0);
+    uly_emit_gemm_shape(x, ULY_OPT_RSA_PV, ph, recomp, &s->pv, 1.0);
 }
 
 static void attn_bwd(uly_bctx *x, void *ctx)
 {
     const rsa_ctx *s = ctx;
     const uly_phase ph = ULY_PHASE_BWD;
-    const double d = (double)x->m->head_dim, n = (double)x->w->seq;
     if (s->ar_elems < 0) x->overflow = 1; /* the full-length sizes, even with no ring */
     /* dP = dO V^T needs V again; dV = P^T dO is full length (all-reduced) */
     ring(x, ULY_OPT_RING_V, ph, 0, s);
-    uly_emit_gemm(x, ULY_OPT_RSA_PV_BWD, ph, 0, s->rows, d, n, 2.0);
+    uly_emit_gemm_shape(x, ULY_OPT_RSA_PV_BWD, ph, 0, &s->pv, 2.0);
     if (s->p > 1)
         uly_emit_comm(x, ULY_OPT_ALLREDUCE_DV, ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, s->ar_bytes, s->ar_elems, 1);
     uly_emit_elem(x, ULY_OPT_RSA_SOFTMAX_BWD, ph, 0, s->softmax_bytes[1], 0);
     /* dQ = dS K needs K again; dK = dS^T Q is full length (all-reduced) */
     ring(x, ULY_OPT_RING_K, ph, 0, s);
-    uly_emit_gemm(x, ULY_OPT_RSA_QK_BWD, ph, 0, s->rows, n, d, 2.0);
+    uly_emit_gemm_shape(x, ULY_OPT_RSA_QK_BWD, ph, 0, &s->qk, 2.0);
     if (s->p > 1)
         uly_emit_comm(x, ULY_OPT_ALLREDUCE_DK, ph, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_RING, s->ar_bytes, s->ar_elems, 1);
 }
@@ -81,7 +81,9 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
                uly_prod_fits(6, (int64_t[]){2, s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ar_bytes);
     if (!fit) s.ring_bytes = s.ring_elems = s.ar_bytes = s.ar_elems = ULY_SIZE_UNFIT;
     const double b = (double)x.b, a = (double)m->heads, q = (double)s.tokens, n = (double)w->seq;
-    s.rows = b * a * q;
+    const double rows = b * a * q, d = (double)m->head_dim;
+    s.qk = uly_gemm_shape_of(&x, rows, n, d);
+    s.pv = uly_gemm_shape_of(&x, rows, d, n);
     s.softmax_bytes[0] = uly_score_pass_bytes(&x, 0) * b * a * q * n;
     s.softmax_bytes[1] = uly_score_pass_bytes(&x, 1) * b * a * q * n;
     uly_check_seq(&x, s.p, 1, 0);
