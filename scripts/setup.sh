@@ -1,9 +1,31 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian 12), then configures and builds ulysim in
 # ./build. Safe to rerun; the second run only rebuilds what changed.
+# The model library is built profile-guided (model/CMakeLists.txt, ULY_PGO):
+# first instrumented in ./build-pgo, which scripts/pgo-train.sh runs (again
+# only when that build changed), then optimised with its counts in ./build.
+# If any of that fails, or with ULY_NO_PGO=1, ./build is built without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+counts=$PWD/build-pgo/model/CMakeFiles/libulysim.dir
+pgo_train() {
+    cmake -S . -B build-pgo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO=generate -DULY_CUDA=OFF >/dev/null &&
+        cmake --build build-pgo -j "$jobs" --target ulysim >/dev/null || return 1
+    [ build-pgo/trained.stamp -nt build-pgo/sim/ulysim ] && return 0
+    rm -f "$counts"/*.gcda build-pgo/trained.stamp
+    bash scripts/pgo-train.sh build-pgo/sim/ulysim || return 1
+    compgen -G "$counts/*.gcda" >/dev/null || return 1 # a compiler without profiles wrote none
+    touch build-pgo/trained.stamp
+}
+pgo=
+if [ "${ULY_NO_PGO:-0}" = 1 ]; then
+    :
+elif pgo_train; then
+    pgo=$counts
+else
+    echo "setup: the profile-guided build failed (see build-pgo/); building without it" >&2
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO="$pgo" >/dev/null
 cmake --build build -j "$jobs"
