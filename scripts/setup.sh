@@ -10,13 +10,21 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 counts=$PWD/build-pgo/model/CMakeFiles/libulysim.dir
+log=build-pgo/setup.log
 pgo_train() {
-    cmake -S . -B build-pgo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO=generate -DULY_CUDA=OFF >/dev/null &&
-        cmake --build build-pgo -j "$jobs" --target ulysim >/dev/null || return 1
+    mkdir -p build-pgo || return 1
+    { cmake -S . -B build-pgo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO=generate -DULY_CUDA=OFF &&
+        cmake --build build-pgo -j "$jobs" --target ulysim; } >"$log" 2>&1 || return 1
     [ build-pgo/trained.stamp -nt build-pgo/sim/ulysim ] && return 0
     rm -f "$counts"/*.gcda build-pgo/trained.stamp
-    bash scripts/pgo-train.sh build-pgo/sim/ulysim || return 1
-    compgen -G "$counts/*.gcda" >/dev/null || return 1 # a compiler without profiles wrote none
+    bash scripts/pgo-train.sh build-pgo/sim/ulysim >>"$log" 2>&1 || {
+        echo "scripts/pgo-train.sh build-pgo/sim/ulysim: exit $?" >>"$log"
+        return 1
+    }
+    if ! compgen -G "$counts/*.gcda" >/dev/null; then
+        echo "the training run wrote no counts to $counts" >>"$log" # a compiler without profiles
+        return 1
+    fi
     touch build-pgo/trained.stamp
 }
 pgo=
@@ -25,7 +33,7 @@ if [ "${ULY_NO_PGO:-0}" = 1 ]; then
 elif pgo_train; then
     pgo=$counts
 else
-    echo "setup: the profile-guided build failed (see build-pgo/); building without it" >&2
+    echo "setup: the profile-guided build failed ($log says why); building ./build without it" >&2
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO="$pgo" >/dev/null
 cmake --build build -j "$jobs"
