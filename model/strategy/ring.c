@@ -20,9 +20,13 @@ void uly_ring_sec_init(const uly_bctx *x, int64_t r, int64_t tokens, int64_t hea
      * r - 1 hops of them. A ring of one moves nothing: its sizes are not
      * even multiplied */
     s->hop_elems = s->ring_bytes = 0;
-    if (r > 1 && !(uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems) &
-                   uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes)))
-        s->hop_elems = s->ring_bytes = ULY_SIZE_UNFIT;
+    if (r > 1) {
+        /* two statements: the ring's product reads the hop's, and the
+         * operands of `&` are unsequenced */
+        int fit = uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems);
+        fit &= uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes);
+        if (!fit) s->hop_elems = s->ring_bytes = ULY_SIZE_UNFIT;
+    }
     const uly_workload *w = x->w;
     uly_attn_shape_init(x, &s->attn, heads, tokens, tokens, (int)r, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
 }

@@ -63,16 +63,18 @@ void uly_ulysses_sec_init(uly_bctx *x, int64_t u, int64_t tokens, int64_t heads,
      * sizes that do not fit are kept as such for the all-to-alls to report:
      * the plan overflows only if one is emitted (after the shape checks) */
     int64_t head_elems = 0, wire = 0;
+    /* every product taken, no branch between them (`|` of ints, not `||`);
+     * one statement per product that reads an earlier one's result: the
+     * operands of `|` are unsequenced */
     int bad = (x->b | tokens | x->m->head_dim | x->beta | heads | s->kv_eff) < 0 || u < 1;
-    bad |= __builtin_mul_overflow(x->b, tokens, &head_elems) |
-           __builtin_mul_overflow(head_elems, x->m->head_dim, &head_elems) |
-           __builtin_mul_overflow(x->beta, u - 1, &wire);
-    bad |= __builtin_mul_overflow(head_elems, heads, &s->q_elems) |
-           __builtin_mul_overflow(head_elems, s->kv_eff, &s->kv_elems);
-    bad |= __builtin_mul_overflow(head_elems, s->heads_u, &s->q_bytes) |
-           __builtin_mul_overflow(s->q_bytes, wire, &s->q_bytes);
-    bad |= __builtin_mul_overflow(head_elems, s->kv_u, &s->kv_bytes) |
-           __builtin_mul_overflow(s->kv_bytes, wire, &s->kv_bytes);
+    bad |= (int)__builtin_mul_overflow(x->b, tokens, &head_elems) | (int)__builtin_mul_overflow(x->beta, u - 1, &wire);
+    bad |= (int)__builtin_mul_overflow(head_elems, x->m->head_dim, &head_elems);
+    bad |= (int)__builtin_mul_overflow(head_elems, heads, &s->q_elems) |
+           (int)__builtin_mul_overflow(head_elems, s->kv_eff, &s->kv_elems) |
+           (int)__builtin_mul_overflow(head_elems, s->heads_u, &s->q_bytes) |
+           (int)__builtin_mul_overflow(head_elems, s->kv_u, &s->kv_bytes);
+    bad |= (int)__builtin_mul_overflow(s->q_bytes, wire, &s->q_bytes) |
+           (int)__builtin_mul_overflow(s->kv_bytes, wire, &s->kv_bytes);
     if (bad) s->q_bytes = s->q_elems = s->kv_bytes = s->kv_elems = ULY_SIZE_UNFIT;
 }
 
