@@ -15,7 +15,8 @@ pgo_train() {
     mkdir -p build-pgo || return 1
     { cmake -S . -B build-pgo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DULY_PGO=generate -DULY_CUDA=OFF &&
         cmake --build build-pgo -j "$jobs" --target ulysim; } >"$log" 2>&1 || return 1
-    [ build-pgo/trained.stamp -nt build-pgo/sim/ulysim ] && return 0
+    # trained since that build changed, and the counts are still there
+    [ build-pgo/trained.stamp -nt build-pgo/sim/ulysim ] && compgen -G "$counts/*.gcda" >/dev/null && return 0
     rm -f "$counts"/*.gcda build-pgo/trained.stamp
     bash scripts/pgo-train.sh build-pgo/sim/ulysim >>"$log" 2>&1 || {
         echo "scripts/pgo-train.sh build-pgo/sim/ulysim: exit $?" >>"$log"
