@@ -246,6 +246,7 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
         if (o->overlaps >= 0) o->overlaps += shift;
     }
     p->n_ops = to;
+    p->recompute_src = first, p->recompute_at = from, p->recompute_ops = to - from;
 }
 
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)

@@ -60,6 +60,9 @@ static double attn_eff(rates *r, int own, double x)
     return e;
 }
 
+/* An op's time reads its phase only as `bwd` (backward, not recompute): a
+ * full-recompute copy of a forward op costs what the forward op does, and
+ * price() takes it from there. */
 static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
 {
     const double mem = o->bytes_touched * r->inv_mem;
@@ -136,6 +139,32 @@ static inline void zero_gather(zero_gathers *z, const uly_op *o, double ti)
     if (o->phase == ULY_PHASE_FWD) z->first = ti;
 }
 
+/* The transfers that hide under an op (a ring hop under its attention
+ * block, a TP collective under its GEMM): per such op, their time and most
+ * hops, set when the first transfer names it (a TP collective may sit under
+ * a GEMM emitted after it), which `mark` records, rather than cleared for
+ * every op; ops lists them in that order. */
+typedef struct hidden {
+    int n;
+    int ops[ULY_PLAN_MAX_OPS];
+    int hops[ULY_PLAN_MAX_OPS];
+    double s[ULY_PLAN_MAX_OPS];
+    uint64_t mark[(ULY_PLAN_MAX_OPS + 63) / 64];
+} hidden;
+
+static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, double ti, int steps)
+{
+    const uint64_t bit = 1ull << (a & 63);
+    if (!(h->mark[a >> 6] & bit)) {
+        h->mark[a >> 6] |= bit;
+        h->ops[h->n++] = a;
+        h->s[a] = 0;
+        h->hops[a] = 0;
+    }
+    h->s[a] += ti;
+    if (steps > h->hops[a]) h->hops[a] = steps;
+}
+
 /* The collectives a plan prices repeat: a layer's backward and its
  * recompute pass move what its forward moved, over the same groups. Their
  * times, remembered while pricing one plan (the placements do not change
@@ -171,7 +200,7 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
  * traffic totals (ULY_EOVERFLOW when one overflows). */
 static inline __attribute__((always_inline)) uly_status
 price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan, uly_result *res,
-      int totals, double *compute_s_keep, const double *compute_s_reuse)
+      int totals, double *compute_s_keep, const double *compute_s_reuse, int copies)
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     const int n = plan->n_ops;
@@ -200,14 +229,10 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * hide under it; the per-micro-batch and per-step extras */
     double bg[2] = {0, 0};
     double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
-    int attn[ULY_PLAN_MAX_OPS], n_attn = 0;  /* attention ops with hidden transfers */
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
-    /* per op that hides transfers, their time and most hops: set when the
-     * first transfer names it (a TP collective may sit under a GEMM emitted
-     * after it), which `hiding` marks, rather than cleared for every op */
-    double hid_s[ULY_PLAN_MAX_OPS];
-    int hops[ULY_PLAN_MAX_OPS];
-    uint64_t hiding[(ULY_PLAN_MAX_OPS + 63) / 64] = {0};
+    hidden hd;
+    hd.n = 0;
+    memset(hd.mark, 0, sizeof hd.mark);
     zero_gathers zg = {0, 0, {0, 0}, 0};
     int ovf = 0;
     traffic tr = {0, 0, 0, 0, 0, 0};
@@ -219,78 +244,128 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* each phase's critical path in its own local (not crit[phase]): a sum
      * through memory would chain every op's add behind the last one's store */
     double crit_f = 0, crit_b = 0;
-    for (int i = 0; i < n; i++) {
-        const uly_op *o = &plan->ops[i];
-        /* once per step or per micro-batch: the exceptions, a few per plan */
-        const int rare = o->per_step | o->per_model;
-        if (o->kind != ULY_OP_COMM) {
-            /* compute: the phase's critical path, or the micro-batch's model
-             * ops, or the step's fixed cost */
-            const double ti = compute_s_reuse ? compute_s_reuse[i] : compute_time(&rt, o);
-            if (compute_s_keep) compute_s_keep[i] = ti;
+    /* full recompute's copy of the forward ops (copies: the plan as
+     * uly_plan_build left it) takes their times rather than working them
+     * out again, a quarter of a plan's ops, when the copy follows them and
+     * none of them is one the copy's pass below does not handle: `odd`
+     * counts those (per-step and per-micro-batch ops, ZeRO and data-parallel
+     * traffic, transfers under a whole phase) */
+    const int rc_src = plan->recompute_src, rc_at = plan->recompute_at, rc_n = plan->recompute_ops;
+    const int copy = copies && rc_n > 0 && rc_src >= 0 && rc_at == rc_src + rc_n && rc_at + rc_n <= n;
+    int odd = 0, odd_src = 0;
+    /* the ops in runs, the copy's bounds between them, so that the loop
+     * over a run tests nothing more than its end */
+    int lo = 0, hi = copy ? rc_src : n;
+    for (;;) {
+        for (int i = lo; i < hi; i++) {
+            const uly_op *o = &plan->ops[i];
+            /* once per step or per micro-batch: the exceptions, a few per plan */
+            const int rare = o->per_step | o->per_model;
+            if (o->kind != ULY_OP_COMM) {
+                /* compute: the phase's critical path, or the micro-batch's model
+                 * ops, or the step's fixed cost */
+                const double ti = compute_s_reuse ? compute_s_reuse[i] : compute_time(&rt, o);
+                if (compute_s_keep) compute_s_keep[i] = ti;
+                t[i] = ti;
+                ex[i] = ti;
+                if (__builtin_expect(rare, 0)) {
+                    odd++;
+                    if (o->per_step) {
+                        step_fixed += ti;
+                    } else {
+                        model_s += ti;
+                        hw_model += o->flops;
+                    }
+                    continue;
+                }
+                hw_layer += o->flops;
+                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+                else crit_b += ti;
+                compute_s += ti;
+                continue;
+            }
+            const double ti = coll_time(&memo, c, plan, o);
             t[i] = ti;
             ex[i] = ti;
             if (__builtin_expect(rare, 0)) {
-                if (o->per_step) {
-                    step_fixed += ti;
-                } else {
+                odd++;
+                /* of the traffic, only the pipeline's stage transfers' tiers */
+                if (totals && o->group == ULY_GROUP_PP) tr.tiers |= o->tiers;
+                if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&zg, o, ti);
+                if (!o->per_step) {
                     model_s += ti;
-                    hw_model += o->flops;
+                } else if (o->overlaps == ULY_OVERLAP_PHASE) {
+                    dp_grad += ti;
+                    late[n_late++] = i;
+                } else {
+                    step_fixed += ti;
                 }
                 continue;
             }
-            hw_layer += o->flops;
-            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-            else crit_b += ti;
-            compute_s += ti;
-            continue;
-        }
-        const double ti = coll_time(&memo, c, plan, o);
-        t[i] = ti;
-        ex[i] = ti;
-        if (__builtin_expect(rare, 0)) {
-            /* of the traffic, only the pipeline's stage transfers' tiers */
-            if (totals && o->group == ULY_GROUP_PP) tr.tiers |= o->tiers;
-            if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&zg, o, ti);
-            if (!o->per_step) {
-                model_s += ti;
+            /* the traffic totals (a re-placed plan's bytes stand: its tiers
+             * alone), then where the time goes */
+            if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
+                odd++;
+                if (bytes) tr.ovf |= __builtin_add_overflow(tr.zero, o->bytes_sent, &tr.zero);
+            } else if (totals) {
+                tr.tiers |= o->tiers;
+                if (bytes) traffic_add(&tr, o);
+            }
+            if (o->type == ULY_OPT_ZERO_GATHER_W) {
+                odd++;
+                zero_gather(&zg, o, ti);
+            }
+            if (o->overlaps == ULY_OVERLAP_NONE) {
+                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+                else crit_b += ti;
+                exposed_s += ti;
             } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                dp_grad += ti;
+                odd++;
+                bg[o->phase] += ti;
                 late[n_late++] = i;
-            } else {
-                step_fixed += ti;
+            } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
+                hidden_add(&hd, o->overlaps, ti, o->steps);
+                late[n_late++] = i;
             }
+        }
+        if (hi == n) break;
+        lo = hi;
+        if (hi == rc_src) { /* the forward ops start */
+            odd_src = odd;
+            hi = rc_at;
             continue;
         }
-        /* the traffic totals (a re-placed plan's bytes stand: its tiers
-         * alone), then where the time goes */
-        if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-            if (bytes) tr.ovf |= __builtin_add_overflow(tr.zero, o->bytes_sent, &tr.zero);
-        } else if (totals) {
-            tr.tiers |= o->tiers;
-            if (bytes) traffic_add(&tr, o);
-        }
-        if (o->type == ULY_OPT_ZERO_GATHER_W) zero_gather(&zg, o, ti);
-        if (o->overlaps == ULY_OVERLAP_NONE) {
-            if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-            else crit_b += ti;
-            exposed_s += ti;
-        } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-            bg[o->phase] += ti;
-            late[n_late++] = i;
-        } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
-            const int a = o->overlaps;
-            const uint64_t bit = 1ull << (a & 63);
-            if (!(hiding[a >> 6] & bit)) {
-                hiding[a >> 6] |= bit;
-                attn[n_attn++] = a;
-                hid_s[a] = 0;
-                hops[a] = 0;
+        hi = n;
+        if (odd != odd_src) continue; /* priced op by op */
+        /* the copy: the loop's steps for a layer op on the critical path or
+         * under another op, its time the forward op's */
+        for (int j = rc_at; j < rc_at + rc_n; j++) {
+            const uly_op *o = &plan->ops[j];
+            const double ti = t[j - rc_n];
+            t[j] = ti;
+            ex[j] = ti;
+            if (o->kind != ULY_OP_COMM) {
+                if (compute_s_keep) compute_s_keep[j] = ti;
+                hw_layer += o->flops;
+                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+                else crit_b += ti;
+                compute_s += ti;
+                continue;
             }
-            hid_s[a] += ti;
-            if (o->steps > hops[a]) hops[a] = o->steps;
-            late[n_late++] = i;
+            if (totals) {
+                tr.tiers |= o->tiers;
+                if (bytes) traffic_add(&tr, o);
+            }
+            if (o->overlaps == ULY_OVERLAP_NONE) {
+                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
+                else crit_b += ti;
+                exposed_s += ti;
+            } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != j) {
+                hidden_add(&hd, o->overlaps, ti, o->steps);
+                late[n_late++] = j;
+            }
         }
+        lo = rc_at + rc_n;
     }
     double crit[2] = {crit_f, crit_b};
     tm->compute_s = compute_s;
@@ -307,19 +382,19 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * overlap; a TP collective under its GEMM (one step) shows what outlasts
      * the GEMM */
     double frac[ULY_PLAN_MAX_OPS];
-    for (int j = 0; j < n_attn; j++) {
-        const int a = attn[j];
+    for (int j = 0; j < hd.n; j++) {
+        const int a = hd.ops[j];
         const uly_op *A = &plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        const double e = uly_overlap_exposed(c, hid_s[a], (double)hops[a] * blk);
-        const double slow = (hid_s[a] - e) * g->comm_slowdown; /* the blocks under the hops, slowed */
+        const double e = uly_overlap_exposed(c, hd.s[a], (double)hd.hops[a] * blk);
+        const double slow = (hd.s[a] - e) * g->comm_slowdown; /* the blocks under the hops, slowed */
         t[a] += slow;
         ex[a] += slow;
         crit[A->phase] += e + slow;
         tm->compute_s += slow;
         tm->comm_exposed_s += e;
-        tm->comm_overlapped_s += hid_s[a] - e;
-        frac[a] = e / hid_s[a];
+        tm->comm_overlapped_s += hd.s[a] - e;
+        frac[a] = e / hd.s[a];
     }
     /* ZeRO prefetch: only what outlasts the phase's critical path shows */
     double bg_frac[2] = {0, 0};
@@ -387,23 +462,23 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
 uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                           const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 0, NULL, NULL);
+    return price(m, w, c, plan, res, 0, NULL, NULL, 0);
 }
 
 uly_status uly_plan_price_totals(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                  const uly_plan *plan, uly_result *res)
 {
-    return price(m, w, c, plan, res, 1, NULL, NULL);
+    return price(m, w, c, plan, res, 1, NULL, NULL, 1);
 }
 
 uly_status uly_plan_price_keep(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                const uly_plan *plan, uly_result *res, double *compute_s)
 {
-    return price(m, w, c, plan, res, 1, compute_s, NULL);
+    return price(m, w, c, plan, res, 1, compute_s, NULL, 1);
 }
 
 uly_status uly_plan_price_reuse(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                 const uly_plan *plan, uly_result *res, const double *compute_s)
 {
-    return price(m, w, c, plan, res, 1, NULL, compute_s);
+    return price(m, w, c, plan, res, 1, NULL, compute_s, 1);
 }

@@ -460,6 +460,12 @@ typedef struct uly_plan {
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
+    /* full recompute: ops [recompute_at, recompute_at + recompute_ops) are
+     * ops [recompute_src, ...) re-run at the start of backward, as built
+     * (phase backward, recompute 1, overlaps moved with them); 0 ops: none.
+     * uly_evaluate prices such a copy from its forward op's time; code that
+     * edits a built plan's ops prices it with uly_plan_price, which does not. */
+    int recompute_src, recompute_at, recompute_ops;
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;
