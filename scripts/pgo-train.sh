@@ -12,7 +12,15 @@ if [ $# -ne 1 ] || [ ! -x "$1" ]; then
     exit 2
 fi
 u=$1
-run() { "$u" "$@" >/dev/null; }
+# a failing command is named, so that a failed training (or its test) says which
+run() {
+    local rc=0
+    "$u" "$@" >/dev/null || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "pgo-train: $u $* exited $rc" >&2
+        exit 1
+    fi
+}
 run --gpus 64 --seq 1M
 run --gpus 8
 run --gpus 512 --seq 4M --model llama3-70b --pp auto --global-batch 64
