@@ -165,33 +165,37 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, d
     if (steps > h->hops[a]) h->hops[a] = steps;
 }
 
-/* The collectives a plan prices repeat: a layer's backward and its
- * recompute pass move what its forward moved, over the same groups. Their
- * times, remembered while pricing one plan (the placements do not change
- * meanwhile), by what uly_cost_collective reads of the op. */
-#define COLL_MEMO 8
+/* The collectives a plan prices repeat: a layer's backward moves what its
+ * forward moved, over the same groups. Their times, remembered while
+ * pricing one plan (the placements do not change meanwhile), by what
+ * uly_cost_collective reads of the op: two per group, the older replaced.
+ * A group's collectives alternate between a few sizes (Ulysses' Q and KV),
+ * and a fixed pair of tests costs less time than a search of every
+ * collective so far, whose length varies from op to op (its branches
+ * mispredict): bench/model/paired.sh, fastest batches. */
 typedef struct coll_memo {
-    int n;
     struct {
-        uly_coll coll;
-        uly_group group;
-        int32_t steps;
         int64_t bytes;
+        int32_t steps;
+        uly_coll coll;
         double s;
-    } e[COLL_MEMO];
+    } e[ULY_GROUP_COUNT][2];
+    uint8_t next[ULY_GROUP_COUNT];
 } coll_memo;
 
 static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
 {
-    for (int j = 0; j < mm->n; j++)
-        if (mm->e[j].bytes == o->bytes_sent && mm->e[j].group == o->group && mm->e[j].coll == o->coll &&
-            mm->e[j].steps == o->steps)
-            return mm->e[j].s;
+    const unsigned g = (unsigned)o->group;
+    if (g < ULY_GROUP_COUNT)
+        for (int j = 0; j < 2; j++)
+            if (mm->e[g][j].bytes == o->bytes_sent && mm->e[g][j].coll == o->coll && mm->e[g][j].steps == o->steps)
+                return mm->e[g][j].s;
     const double s = uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent, o->steps, 1);
-    if (mm->n < COLL_MEMO) {
-        const int j = mm->n++;
-        mm->e[j].coll = o->coll, mm->e[j].group = o->group, mm->e[j].steps = o->steps;
-        mm->e[j].bytes = o->bytes_sent, mm->e[j].s = s;
+    if (g < ULY_GROUP_COUNT) {
+        const int j = mm->next[g];
+        mm->next[g] ^= 1;
+        mm->e[g][j].bytes = o->bytes_sent, mm->e[g][j].coll = o->coll, mm->e[g][j].steps = o->steps;
+        mm->e[g][j].s = s;
     }
     return s;
 }
@@ -240,7 +244,10 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* summed in locals: stores through res could alias the plan's ops */
     double compute_s = 0, exposed_s = 0;
     coll_memo memo;
-    memo.n = 0;
+    for (int k = 0; k < ULY_GROUP_COUNT; k++) {
+        memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
+        memo.next[k] = 0;
+    }
     /* each phase's critical path in its own local (not crit[phase]): a sum
      * through memory would chain every op's add behind the last one's store */
     double crit_f = 0, crit_b = 0;

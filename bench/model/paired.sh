@@ -7,6 +7,10 @@
 # longer than a pair slows both runs of it alike, so the ratio keeps what the
 # spell hides in the raw times. Compare the median ratio with one of a build
 # against itself (OLD OLD), which shows how far the noise alone reaches.
+# The last column compares the fastest batch of each build over all its
+# rounds: other work on the machine only ever adds time, so the fastest
+# batches show each build's own speed, and move less between runs than
+# the medians (a build against itself: within about 2%).
 # Instruction counts (valgrind) are not enough: a change that removes
 # instructions but grows the hot code can be slower (docs/design.md, "The
 # evaluation's speed").
@@ -36,22 +40,25 @@ else
     strategies=$which
     "$old/bench/model/plan_bench" 1 "$which" >/dev/null || exit 2 # names the valid strategies
 fi
-median_us() { "$1/bench/model/plan_bench" "$evals" "$2" | awk '!/^#/ {print $3}'; }
-echo "# NEW/OLD of plan_bench medians, $rounds paired rounds of $evals evaluations per batch"
+# the strategy's median and fastest batch (us)
+times_us() { "$1/bench/model/plan_bench" "$evals" "$2" | awk '!/^#/ {print $3, $4}'; }
+echo "# NEW/OLD of plan_bench medians (quartiles of $rounds paired rounds of $evals evaluations per batch) and of the fastest batch of all rounds"
 echo "# old: $old  new: $new"
-echo "# strategy      q1      median  q3"
+echo "# strategy      q1      median  q3      fastest"
 for s in $strategies; do
-    ratios=""
+    ratios="" fast_a=1e9 fast_b=1e9
     for r in $(seq 1 "$rounds"); do
         if [ $((r % 2)) = 0 ]; then
-            a=$(median_us "$old" "$s")
-            b=$(median_us "$new" "$s")
+            a=$(times_us "$old" "$s")
+            b=$(times_us "$new" "$s")
         else
-            b=$(median_us "$new" "$s")
-            a=$(median_us "$old" "$s")
+            b=$(times_us "$new" "$s")
+            a=$(times_us "$old" "$s")
         fi
-        ratios="$ratios $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.4f", b / a}')"
+        ratios="$ratios $(awk -v a="${a% *}" -v b="${b% *}" 'BEGIN {printf "%.4f", b / a}')"
+        fast_a=$(awk -v x="$fast_a" -v y="${a#* }" 'BEGIN {print (y < x ? y : x)}')
+        fast_b=$(awk -v x="$fast_b" -v y="${b#* }" 'BEGIN {print (y < x ? y : x)}')
     done
     echo "$ratios" | tr ' ' '\n' | grep . | sort -n |
-        awk -v s="$s" '{x[NR] = $1} END {printf "%-14s  %.3f   %.3f   %.3f\n", s, x[int(NR / 4) + 1], x[int((NR + 1) / 2)], x[int(3 * NR / 4) + (NR < 4)]}'
+        awk -v s="$s" -v fa="$fast_a" -v fb="$fast_b" '{x[NR] = $1} END {printf "%-14s  %.3f   %.3f   %.3f   %.3f\n", s, x[int(NR / 4) + 1], x[int((NR + 1) / 2)], x[int(3 * NR / 4) + (NR < 4)], fb / fa}'
 done
