@@ -165,6 +165,31 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, d
     if (steps > h->hops[a]) h->hops[a] = steps;
 }
 
+/* A layer op's share of the per-layer sums, taken by the loop over the ops
+ * and by the pass over full recompute's copy alike: each phase's critical
+ * path in its own field (not crit[phase]): a sum through memory would chain
+ * every op's add behind the last one's store; the struct stays in registers
+ * once the helpers are inlined. */
+typedef struct layer_sums {
+    double crit_f, crit_b, compute_s, exposed_s, hw_flops;
+} layer_sums;
+
+static inline __attribute__((always_inline)) void layer_compute_add(layer_sums *ls, const uly_op *o, double ti)
+{
+    ls->hw_flops += o->flops;
+    if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti;
+    else ls->crit_b += ti;
+    ls->compute_s += ti;
+}
+
+/* a transfer on the critical path */
+static inline __attribute__((always_inline)) void layer_exposed_add(layer_sums *ls, const uly_op *o, double ti)
+{
+    if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti;
+    else ls->crit_b += ti;
+    ls->exposed_s += ti;
+}
+
 /* The collectives a plan prices repeat: a layer's backward moves what its
  * forward moved, over the same groups. Their times, remembered while
  * pricing one plan (the placements do not change meanwhile), by what
@@ -232,7 +257,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * the background (ZeRO) totals; for each attention op the transfers that
      * hide under it; the per-micro-batch and per-step extras */
     double bg[2] = {0, 0};
-    double model_s = 0, step_fixed = 0, dp_grad = 0, hw_layer = 0, hw_model = 0;
+    double model_s = 0, step_fixed = 0, dp_grad = 0, hw_model = 0;
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
     hidden hd;
     hd.n = 0;
@@ -242,15 +267,12 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     traffic tr = {0, 0, 0, 0, 0, 0};
     const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
     /* summed in locals: stores through res could alias the plan's ops */
-    double compute_s = 0, exposed_s = 0;
+    layer_sums ls = {0, 0, 0, 0, 0};
     coll_memo memo;
     for (int k = 0; k < ULY_GROUP_COUNT; k++) {
         memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
         memo.next[k] = 0;
     }
-    /* each phase's critical path in its own local (not crit[phase]): a sum
-     * through memory would chain every op's add behind the last one's store */
-    double crit_f = 0, crit_b = 0;
     /* full recompute's copy of the forward ops (copies: the plan as
      * uly_plan_build left it) takes their times rather than working them
      * out again, a quarter of a plan's ops, when the copy follows them and
@@ -285,10 +307,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                     }
                     continue;
                 }
-                hw_layer += o->flops;
-                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-                else crit_b += ti;
-                compute_s += ti;
+                layer_compute_add(&ls, o, ti);
                 continue;
             }
             const double ti = coll_time(&memo, c, plan, o);
@@ -323,9 +342,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 zero_gather(&zg, o, ti);
             }
             if (o->overlaps == ULY_OVERLAP_NONE) {
-                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-                else crit_b += ti;
-                exposed_s += ti;
+                layer_exposed_add(&ls, o, ti);
             } else if (o->overlaps == ULY_OVERLAP_PHASE) {
                 odd++;
                 bg[o->phase] += ti;
@@ -353,10 +370,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             ex[j] = ti;
             if (o->kind != ULY_OP_COMM) {
                 if (compute_s_keep) compute_s_keep[j] = ti;
-                hw_layer += o->flops;
-                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-                else crit_b += ti;
-                compute_s += ti;
+                layer_compute_add(&ls, o, ti);
                 continue;
             }
             if (totals) {
@@ -364,9 +378,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 if (bytes) traffic_add(&tr, o);
             }
             if (o->overlaps == ULY_OVERLAP_NONE) {
-                if (o->phase == ULY_PHASE_FWD) crit_f += ti;
-                else crit_b += ti;
-                exposed_s += ti;
+                layer_exposed_add(&ls, o, ti);
             } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != j) {
                 hidden_add(&hd, o->overlaps, ti, o->steps);
                 late[n_late++] = j;
@@ -374,9 +386,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
         }
         lo = rc_at + rc_n;
     }
-    double crit[2] = {crit_f, crit_b};
-    tm->compute_s = compute_s;
-    tm->comm_exposed_s = exposed_s;
+    double crit[2] = {ls.crit_f, ls.crit_b};
+    tm->compute_s = ls.compute_s;
+    tm->comm_exposed_s = ls.exposed_s;
     if (compute_s_reuse) {
         res->comm_tiers = tr.tiers;
     } else if (totals) {
@@ -458,7 +470,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
 
     tm->model_flops = uly_flops_model_step(m, w, seqs);
     /* every GPU runs its stage's layers, the end stages the model ops */
-    tm->hw_flops = ((double)m->layers * hw_layer + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
+    tm->hw_flops = ((double)m->layers * ls.hw_flops + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
     const double peak = c->gpu.peak_flops[w->dtype];
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
