@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "json_strict.h"
+#include "out_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,7 @@ js_file_status js_file_read(const char *path, size_t max_bytes, js_file *f)
         return rc;
     }
     f->size = (long long)st.st_size;
+    out_file_input_note(path, &st); /* an output may not replace it (out_file.h) */
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     /* The size fstat gave, and one byte more to notice a file that grows;

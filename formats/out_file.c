@@ -19,6 +19,52 @@
 
 enum { K_NEW, K_REGULAR, K_IN_PLACE };
 
+/* ---------------------------------------------------- the run's inputs */
+
+/* The files this process has read, by device and inode (the same file
+ * whatever name or link reached it), with the name it was read by, for the
+ * message. Bounded: a fuzzer reading a fresh file per input must not grow
+ * it without end. */
+enum { INPUTS_MAX = 4096 };
+typedef struct input_file {
+    dev_t dev;
+    ino_t ino;
+    char *path;
+} input_file;
+static input_file *inputs;
+static int n_inputs, cap_inputs;
+
+void out_file_input_note(const char *path, const struct stat *st)
+{
+    struct stat own;
+    if (!st) {
+        if (!path || stat(path, &own) != 0) return;
+        st = &own;
+    }
+    if (!S_ISREG(st->st_mode)) return;
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino) return;
+    if (n_inputs == cap_inputs) {
+        if (cap_inputs >= INPUTS_MAX) return;
+        const int cap = cap_inputs ? 2 * cap_inputs : 16;
+        input_file *grown = realloc(inputs, (size_t)cap * sizeof *grown);
+        if (!grown) return;
+        inputs = grown;
+        cap_inputs = cap;
+    }
+    char *copy_of = strdup(path ? path : "");
+    if (!copy_of) return;
+    inputs[n_inputs++] = (input_file){st->st_dev, st->st_ino, copy_of};
+}
+
+/* The name an input was read by, when st is one; NULL otherwise. */
+static const char *input_named(const struct stat *st)
+{
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino) return inputs[i].path;
+    return NULL;
+}
+
 /* The reason into why (when given); returns rc. */
 static int fail(char *why, size_t n, int rc, const char *fmt, ...)
 {
@@ -78,6 +124,7 @@ static int classify(const char *path, int how, char *target, size_t tn, int *kin
                     size_t n)
 {
     static const char valid[] = "valid: a new or regular file in a writable directory";
+    static const char valid_other[] = "valid: a path that is none of the run's inputs";
     if (!path || !path[0]) return fail(why, n, 2, "an empty output path (%s)", valid);
     struct stat st;
     *mode_out = 0;
@@ -93,6 +140,13 @@ static int classify(const char *path, int how, char *target, size_t tn, int *kin
         if (!S_ISREG(st.st_mode))
             return fail(why, n, 2, "%s: is a %s; refused, writing into it would destroy its data (%s)", path,
                         S_ISBLK(st.st_mode) ? "block device" : "socket or other special file", valid);
+        const char *in = input_named(&st);
+        if (in && !strcmp(in, path))
+            return fail(why, n, 2, "%s: is an input of this run; writing it would destroy that input (%s)", path,
+                        valid_other);
+        if (in)
+            return fail(why, n, 2, "%s: is the same file as the input %s; writing it would destroy that input (%s)",
+                        path, in, valid_other);
         *kind = K_REGULAR;
         *mode_out = st.st_mode & 07777;
         char real[PATH_MAX];
@@ -195,21 +249,36 @@ int out_file_signals_install(const char *prog)
 /* ------------------------------------------------------------ the writer */
 
 /* A new file beside target, created exclusively (never through a link
- * someone left there) with the permissions a new file gets. */
+ * someone left there) with the permissions a new file gets: TARGET.tmp.PID,
+ * or, when that name is longer than the file system allows (a legal name
+ * near the limit), .ulysim.tmp.PID in the same directory. Returns its
+ * descriptor, or -1 (the system refused: status 1) or -2 (a bad path:
+ * status 2) with the reason in why. */
 static int temp_create(out_file *f, mode_t mode, char *why, size_t n)
 {
-    for (int i = 0; i < 100; i++) {
-        int w = i ? snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld.%d", f->target, (long)getpid(), i)
-                  : snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", f->target, (long)getpid());
-        if (w < 0 || (size_t)w >= sizeof f->tmp) return fail(why, n, 2, "%s: path too long", f->path);
-        const int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) return fail(why, n, 1, "cannot write %s: %s", f->tmp, strerror(errno));
-        if (mode && fchmod(fd, mode) != 0) { /* keeps the new file's mode */ }
-        f->slot = reg_add(f->tmp);
-        return fd;
-    }
-    return fail(why, n, 1, "cannot write %s: no free temporary name beside it", f->path);
+    char dir[4096];
+    if (dir_of(f->target, dir, sizeof dir)) return -fail(why, n, 2, "%s: path too long", f->path);
+    for (int shortname = 0; shortname < 2; shortname++)
+        for (int i = 0; i < 100; i++) {
+            const char *base = shortname ? dir : f->target;
+            const char *sep = shortname ? "/.ulysim" : "";
+            const int w = i ? snprintf(f->tmp, sizeof f->tmp, "%s%s.tmp.%ld.%d", base, sep, (long)getpid(), i)
+                            : snprintf(f->tmp, sizeof f->tmp, "%s%s.tmp.%ld", base, sep, (long)getpid());
+            if (w < 0 || (size_t)w >= sizeof f->tmp) return -fail(why, n, 2, "%s: path too long", f->path);
+            const int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (fd < 0 && errno == EEXIST) continue;
+            if (fd < 0 && errno == ENAMETOOLONG && !shortname) break;
+            if (fd < 0) {
+                const int e = errno;
+                f->tmp[0] = 0;
+                return -fail(why, n, 1, "cannot write %s: %s", f->path, strerror(e));
+            }
+            if (mode && fchmod(fd, mode) != 0) { /* keeps the new file's mode */ }
+            f->slot = reg_add(f->tmp);
+            return fd;
+        }
+    f->tmp[0] = 0;
+    return -fail(why, n, 1, "cannot write %s: no free temporary name beside it", f->path);
 }
 
 int out_file_open(out_file *f, const char *path, int how, char *why, size_t why_len)
@@ -233,7 +302,7 @@ int out_file_open(out_file *f, const char *path, int how, char *why, size_t why_
         if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     } else {
         fd = temp_create(f, kind == K_REGULAR ? mode : 0, why, why_len);
-        if (fd < 0) return 1;
+        if (fd < 0) return -fd; /* never a descriptor: not standard output by mistake */
         if (how == OUT_FILE_BY_NAME) {
             close(fd);
             return 0;

@@ -4,7 +4,8 @@
  *
  * What is at the path decides how it is written:
  *   - nothing, or a regular file: the bytes go to a temporary beside it
- *     (PATH.tmp.PID) that is renamed over it only when complete, so a run
+ *     (PATH.tmp.PID; .ulysim.tmp.PID in its directory when that name would
+ *     be too long) that is renamed over it only when complete, so a run
  *     that dies never leaves half a file under the final name; a replaced
  *     file keeps its permission bits;
  *   - a symbolic link: written through to what it names (resolved link by
@@ -13,7 +14,11 @@
  *     place, never replaced; a FIFO must have a reader already (otherwise
  *     opening it would wait forever): no reader is bad input;
  *   - a directory, a block device, a socket: refused (bad input), since
- *     writing into them directly would destroy data or make no sense.
+ *     writing into them directly would destroy data or make no sense;
+ *   - a file this run reads (out_file_input_note), reached by any name or
+ *     link: refused (bad input), since replacing it would destroy the input
+ *     (`trace export run.trace -o run.trace`, a plot's CSV named like its
+ *     runs file).
  * Outputs that another program writes by name (gnuplot's image) accept
  * only the first two (OUT_FILE_BY_NAME).
  *
@@ -28,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 enum { OUT_FILE_STREAM = 0, OUT_FILE_BY_NAME = 1 };
 
@@ -38,6 +44,13 @@ typedef struct out_file {
     FILE *fp;          /* open for writing (OUT_FILE_STREAM) */
     int slot;          /* in the registry the signal handler reads; -1: none */
 } out_file;
+
+/* Notes path as an input of this run (js_file_read does for every file it
+ * reads; a reader that opens a file itself, or a command that knows an
+ * input before reading it, calls this): st is the file's stat, or NULL to
+ * stat path here. Only regular files count; the first 4096 distinct files
+ * are remembered. */
+void out_file_input_note(const char *path, const struct stat *st);
 
 /* Whether path can be written (how: as out_file_open), without creating
  * anything: 0, or 2 with "PATH: reason (valid: ...)" in why. */

@@ -5,6 +5,7 @@
 
 #include "hx.h"
 #include "out_file.h"
+#include "preset.h"
 
 static const char usage[] =
     "usage: mpirun -np P ulyharness --strategy S [options]\n"
@@ -345,7 +346,11 @@ int hx_args_out_check(const hx_opts *o)
     if (!o->out) return HX_OK;
     int bad = 0;
     if (hx_world_rank() == 0) {
-        char why[4400];
+        char why[4400], cluster[4096];
+        const char *kind = NULL;
+        /* the cluster file is read later: an --out naming it must not pass */
+        if (o->cluster && !sim_preset_path(o->cluster, cluster, sizeof cluster, &kind, why, sizeof why))
+            out_file_input_note(cluster, NULL);
         bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
         if (bad) hx_args_reject(0, "--out %s", why);
     }

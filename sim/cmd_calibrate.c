@@ -115,6 +115,8 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
         return 2;
     }
     char why[1200];
+    for (int i = 0; i < a->n_mb; i++) out_file_input_note(a->mb_files[i], NULL); /* -o may not replace them */
+    for (int i = 0; i < a->n_k; i++) out_file_input_note(a->k_files[i], NULL);
     if (out_file_check(a->out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
         fprintf(stderr, "ulysim calibrate: %s\n", why);
         return 2;

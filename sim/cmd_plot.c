@@ -321,9 +321,20 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     {
-        char why[4400]; /* before the work: gnuplot writes the image by name */
+        /* before the work: gnuplot writes the image by name, and the data
+         * goes to the CSV beside it; neither may replace an input, which is
+         * read only later (out_file.h) */
+        char why[4400], csv_path[4200];
+        if (runs_path) out_file_input_note(runs_path, NULL);
+        for (int k = 0; k < npos; k++) out_file_input_note(positional[k], NULL);
+        snprintf(csv_path, sizeof csv_path, "%.*s.csv", (int)(ext - out), out);
         if (out_file_check(out, data_only ? OUT_FILE_STREAM : OUT_FILE_BY_NAME, why, sizeof why)) {
             sim_err("plot: -o %s", why);
+            rc = SIM_EXIT_USAGE;
+            goto done;
+        }
+        if (out_file_check(csv_path, OUT_FILE_STREAM, why, sizeof why)) {
+            sim_err("plot: -o %s writes its data to %s", out, why);
             rc = SIM_EXIT_USAGE;
             goto done;
         }

@@ -249,6 +249,7 @@ int sim_cmd_runs(int argc, char **argv)
         }
     }
     if (!rc && n_logs == 0) rc = sim_fail(why, sizeof why, "no log given (usage: ulysim runs from-megatron LOG...)");
+    for (int i = 0; i < n_logs; i++) out_file_input_note(logs[i], NULL); /* -o may not replace them */
     if (!rc && out) rc = out_file_check(out, OUT_FILE_STREAM, why, sizeof why); /* before the work */
     mlog_run *r = rc ? NULL : malloc(sizeof *r);
     if (!rc && !r) rc = SIM_EXIT_INTERNAL;

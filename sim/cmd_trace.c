@@ -141,6 +141,7 @@ static int do_export(int argc, char **argv)
     static trace_run run;
     static trace_join j;
     char why[1024];
+    out_file_input_note(in, NULL); /* -o may not replace it */
     if (out_file_check(out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
         sim_err_as("ulysim trace export", "%s", why);
         return 2;

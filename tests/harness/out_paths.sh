@@ -2,7 +2,8 @@
 # out_paths.sh: ulyharness --out: a bad path ends the run at once with exit 2
 # naming it (empty, a directory, a missing directory); a /dev/full-like node
 # is a write error, exit 1 naming the file and the reason, and the node
-# survives, as does a /dev/null-like one that is written in place; SIGTERM
+# survives, as does a /dev/null-like one that is written in place; the
+# --cluster file it reads is refused as --out and kept; SIGTERM
 # to mpirun says the run was interrupted and leaves no temporary. Device
 # nodes need root (mknod): skipped (77) otherwise.
 # usage: out_paths.sh WORKDIR MPIEXEC NPFLAG HARNESS [MPI flags...]
@@ -31,6 +32,13 @@ run 1 "cannot write $W/full: No space left on device" "$W/full"
 [ -c "$W/full" ] || bad "$W/full is no longer a character device"
 run 0 "PASS" "$W/null"
 [ -c "$W/null" ] || bad "$W/null is no longer a character device"
+# --out naming the --cluster file it reads: refused before the run, the file kept
+cp "$(dirname "$0")/../../sim/presets/clusters/dgx-h100.json" "$W/cl.json" && cp "$W/cl.json" "$W/cl.orig" || exit 1
+hx --cluster "$W/cl.json" --out "$W/cl.json" >"$W/o" 2>"$W/e"
+rc=$?
+[ $rc = 2 ] || bad "--out the --cluster file: exit $rc, want 2: $(cat "$W/e")"
+grep -qF -- "--out $W/cl.json: is an input of this run" "$W/e" || bad "--out the --cluster file: $(cat "$W/e")"
+cmp -s "$W/cl.json" "$W/cl.orig" || bad "--out the --cluster file changed it"
 
 # interrupted: a long run, SIGTERM to mpirun once the temporary exists.
 # Open MPI's mpirun forwards SIGTERM, then SIGKILLs the ranks after

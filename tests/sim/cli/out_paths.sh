@@ -4,8 +4,9 @@
 # replaced by a regular file; a symbolic link is written through; a regular
 # file is replaced and keeps its mode; a bad path is exit 2 before the work
 # naming the path; a /dev/full-like node is a write error, exit 1 naming the
-# file and the system's reason. Device nodes need root (mknod): skipped (77)
-# otherwise.
+# file and the system's reason; an output that is one of the run's inputs,
+# by its own name, another name or a link, is exit 2 and the input is kept.
+# Device nodes need root (mknod): skipped (77) otherwise.
 # usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR MEGATRON_LOG
 set -u
 . "$(dirname "$0")/../../term_when.sh"
@@ -80,6 +81,43 @@ done
 run 2 "an empty output path" "$U" trace export "$TR" -o ""
 run 2 "an empty output path" "$U" calibrate "$MB" -o ""
 run 2 "an empty output path" "$U" runs from-megatron "$LOG" -o ""
+# an output that is an input: refused (exit 2, one line), the input unchanged
+d=$W/same
+mkdir -p "$d"
+same() { # same ORIGINAL INPUT_NAME OUTPUT_NAME MSG CMD...: CMD reads INPUT_NAME and writes OUTPUT_NAME
+    orig=$1 in=$2 out=$3 msg=$4
+    shift 4
+    cp "$orig" "$d/keep" || exit 1
+    run 2 "$msg" "$@"
+    cmp -s "$d/keep" "$in" || bad "$* changed its input $in"
+}
+cp "$TR" "$d/run.trace" && cp "$MB" "$d/mb.trace" && cp "$LOG" "$d/a.log" && ln -s a.log "$d/b.log" || exit 1
+same "$TR" "$d/run.trace" "$d/run.trace" "$d/run.trace: is an input of this run" \
+    "$U" trace export "$d/run.trace" -o "$d/run.trace"
+same "$TR" "$d/run.trace" "$d/./run.trace" "$d/./run.trace: is the same file as the input $d/run.trace" \
+    "$U" trace export "$d/run.trace" -o "$d/./run.trace"
+same "$MB" "$d/mb.trace" "$d/mb.trace" "$d/mb.trace: is an input of this run" "$U" calibrate "$d/mb.trace" -o "$d/mb.trace"
+same "$MB" "$d/mb.trace" "$d/mb.trace" "$d/mb.trace: is an input of this run" \
+    "$U" calibrate "$MB" --kernels "$d/mb.trace" -o "$d/mb.trace"
+same "$LOG" "$d/a.log" "$d/a.log" "$d/a.log: is the same file as the input $d/b.log" \
+    "$U" runs from-megatron "$d/b.log" -o "$d/a.log"
+printf 'label,strategy,gpus,seq,step_s\nr,ulysses,8,8K,1.0\n' >"$d/r.csv" || exit 1
+cp "$d/r.csv" "$d/r.orig"
+run 2 "-o $d/r.png writes its data to $d/r.csv: is an input of this run" "$U" plot validation --runs "$d/r.csv" -o "$d/r.png"
+cmp -s "$d/r.csv" "$d/r.orig" || bad "plot validation --runs r.csv -o r.png changed r.csv"
+
+# a legal name too long for its temporary's name: a shorter temporary in the
+# same directory, the output complete; a temporary the system refuses: exit
+# 1, and nothing of the output on standard output
+long=$d/$(printf 'a%.0s' $(seq 1 246)).json
+run 0 "" "$U" trace export "$TR" -o "$long"
+[ -s "$long" ] || bad "trace export -o a 251-byte name wrote nothing"
+! ls -a "$d" | grep -q '\.tmp\.' || bad "a temporary was left: $(ls -a "$d" | grep '\.tmp\.')"
+if [ -f /proc/version ]; then
+    run 1 "cannot write /proc/version" "$U" trace export "$TR" -o /proc/version
+    ! grep -q traceEvents "$W/out" || bad "trace export -o /proc/version wrote its output to standard output"
+fi
+
 # the image of a plot is written by gnuplot by name: a device node there is refused before the work
 mknod "$W/img.png" c 1 3 || exit 1
 run 2 "$W/img.png: is a character device" "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/img.png"
