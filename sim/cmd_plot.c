@@ -575,9 +575,9 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     free(vars);
-    struct stat st;
-    if (stat(of[1].tmp, &st) != 0 || st.st_size == 0) {
-        sim_err("plot: gnuplot wrote no image with %s; the data is in %s", script, csv);
+    if (!sim_image_whole(of[1].tmp, term)) { /* a full disk cuts it short, and gnuplot still exits 0 */
+        sim_err("plot: gnuplot wrote no whole %s image with %s (a full disk?); the data is in %s", term, script,
+                csv);
         free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;

@@ -206,7 +206,10 @@ static int run(rp_ctx *c, const char *fmt, const char *dir)
         const int rc = rp_selene_print(strcmp(fmt, "csv") == 0, !papers, stdout);
         if (rc) return rc;
     }
-    if (dir && rp_plots(c, dir)) return SIM_EXIT_INTERNAL;
+    if (dir) {
+        const int rc = rp_plots(c, dir);
+        if (rc) return rc == SIM_EXIT_USAGE ? SIM_EXIT_USAGE : SIM_EXIT_INTERNAL;
+    }
     return SIM_EXIT_OK;
 }
 

@@ -93,6 +93,34 @@ int sim_gnuplot_run(const char *who, const char *vars, const char *script)
     return 1;
 }
 
+int sim_image_whole(const char *path, const char *term)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    /* the end of the file: PNG's last chunk is exactly 12 bytes (length 0,
+     * "IEND", its CRC); SVG and PDF may end in whitespace after the mark */
+    char tail[1025];
+    size_t got = 0;
+    if (fseek(f, -(long)(sizeof tail - 1), SEEK_END) != 0) rewind(f);
+    got = fread(tail, 1, sizeof tail - 1, f);
+    fclose(f);
+    tail[got] = 0;
+    if (!strcmp(term, "png")) {
+        static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+        return got >= sizeof iend && !memcmp(tail + got - sizeof iend, iend, sizeof iend);
+    }
+    const char *mark = !strcmp(term, "svg") ? "</svg>" : !strcmp(term, "pdf") ? "%%EOF" : NULL;
+    if (!mark) return got > 0;
+    for (size_t i = 0; i < got; i++) /* a NUL inside must not hide the mark from strstr */
+        if (!tail[i]) tail[i] = ' ';
+    const char *at = strstr(tail, mark), *next;
+    if (!at) return 0;
+    while ((next = strstr(at + 1, mark))) at = next;
+    for (const char *p = at + strlen(mark); *p; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') return 0;
+    return 1;
+}
+
 /* Appends s to b, single-quoted as gnuplot reads it ('' is one quote). */
 static int gp_quote(char *b, size_t n, const char *s)
 {

@@ -25,6 +25,13 @@ void sim_gnuplot_script_dirs(char *out, size_t n);
  * one-line message prefixed by `who` ("plot", "reproduce") on stderr. */
 int sim_gnuplot_run(const char *who, const char *vars, const char *script);
 
+/* Whether gnuplot's image at path is whole: it ends as its format (term:
+ * "png", "svg", "pdf") ends, with PNG's IEND chunk, SVG's </svg>, PDF's
+ * %%EOF. gnuplot exits 0 when a full disk cut its image short, and the
+ * cut file would otherwise be renamed to the final name. Returns 1 whole,
+ * 0 not (missing, empty, or cut). */
+int sim_image_whole(const char *path, const char *term);
+
 /* Appends `var='val'; ` to the -e string b (n bytes), val quoted as gnuplot
  * reads it. Returns 0, or 1 when b is too small. */
 int sim_gnuplot_assign(char *b, size_t n, const char *var, const char *val);

@@ -154,10 +154,32 @@ static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, F
                 dat);
         return 1;
     }
-    snprintf(vars, sizeof vars, "datafile='%s'; outfile='%s'", dat, png);
-    if (sim_gnuplot_run("reproduce", vars, script)) return 1;
-    if (!sim_is_file(png)) {
-        sim_err("reproduce: gnuplot wrote no %s", png);
+    /* gnuplot writes a temporary, renamed once whole: never half an image
+     * under the final name */
+    out_file img;
+    char why[4400];
+    int rc = out_file_open(&img, png, OUT_FILE_BY_NAME, why, sizeof why);
+    if (rc) {
+        sim_err("reproduce: %s", why);
+        return rc;
+    }
+    vars[0] = 0;
+    if (sim_gnuplot_assign(vars, sizeof vars, "datafile", dat) || sim_gnuplot_assign(vars, sizeof vars, "outfile", img.tmp)) {
+        out_file_discard(&img);
+        sim_err("reproduce: path too long: %s", dat);
+        return 1;
+    }
+    if (sim_gnuplot_run("reproduce", vars, script)) {
+        out_file_discard(&img);
+        return 1;
+    }
+    if (!sim_image_whole(img.tmp, "png")) {
+        out_file_discard(&img);
+        sim_err("reproduce: gnuplot wrote no whole %s (a full disk?); the data is in %s", png, dat);
+        return 1;
+    }
+    if (out_file_commit(&img, "", why, sizeof why)) {
+        sim_err("reproduce: %s", why);
         return 1;
     }
     return 0;
@@ -166,18 +188,22 @@ static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, F
 int rp_plots(const rp_ctx *c, const char *dir)
 {
     struct stat st;
+    /* a bad -o is bad usage (2); the first figure that fails ends the run
+     * with its status, one message */
     if (stat(dir, &st) != 0) {
         if (mkdir(dir, 0777) != 0) {
-            sim_err("reproduce: cannot create -o directory '%s': %s", dir, strerror(errno));
-            return 1;
+            sim_err("reproduce: cannot create -o directory '%s': %s (valid: a directory, or a new one's path in an "
+                    "existing writable directory)", dir, strerror(errno));
+            return 2;
         }
     } else if (!S_ISDIR(st.st_mode)) {
-        sim_err("reproduce: -o '%s' is not a directory", dir);
-        return 1;
+        sim_err("reproduce: -o '%s' is not a directory (valid: a directory, or a new one's path in an existing "
+                "writable directory)", dir);
+        return 2;
     }
     int rc = 0;
-    if (c->run[RP_PAPER_ULYSSES]) rc |= render(dir, "reproduce_ulysses", dat_ulysses, c);
-    if (c->run[RP_PAPER_RSA]) rc |= render(dir, "reproduce_rsa", dat_rsa, c);
-    rc |= render(dir, "reproduce_claims", dat_claims, c);
+    if (c->run[RP_PAPER_ULYSSES]) rc = render(dir, "reproduce_ulysses", dat_ulysses, c);
+    if (!rc && c->run[RP_PAPER_RSA]) rc = render(dir, "reproduce_rsa", dat_rsa, c);
+    if (!rc) rc = render(dir, "reproduce_claims", dat_claims, c);
     return rc;
 }

@@ -6,6 +6,7 @@
 # naming the path; a /dev/full-like node is a write error, exit 1 naming the
 # file and the system's reason; an output that is one of the run's inputs,
 # by its own name, another name or a link, is exit 2 and the input is kept.
+# An image gnuplot cut short is exit 1 and never renamed to the final name.
 # Device nodes need root (mknod): skipped (77) otherwise.
 # usage: out_paths.sh ULYSIM PLAN_TRACE MICROBENCH_TRACE WORKDIR MEGATRON_LOG
 set -u
@@ -122,6 +123,21 @@ fi
 mknod "$W/img.png" c 1 3 || exit 1
 run 2 "$W/img.png: is a character device" "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/img.png"
 is_char "$W/img.png"
+
+# an image cut short (gnuplot exits 0 when the disk fills): a stand-in
+# gnuplot writes PNG's first 8 bytes where it was told to; plot and
+# reproduce exit 1 naming it, and leave no image under the final name
+cat >"$W/cut-gnuplot" <<'EOS'
+#!/bin/sh
+out=$(printf '%s' "$2" | sed -n "s/.*out\(file\)\{0,1\}='\([^']*\)'.*/\2/p")
+printf '\211PNG\r\n\032\n' >"$out"
+EOS
+chmod +x "$W/cut-gnuplot"
+GNUPLOT=$W/cut-gnuplot run 1 "gnuplot wrote no whole png image" "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/cut.png"
+[ ! -e "$W/cut.png" ] || bad "plot left a cut image $W/cut.png"
+GNUPLOT=$W/cut-gnuplot run 1 "gnuplot wrote no whole $W/rep/reproduce_ulysses.png" "$U" reproduce ulysses -o "$W/rep"
+! ls "$W"/rep/*.png "$W"/rep/*.tmp.* >/dev/null 2>&1 || bad "reproduce left $(ls "$W"/rep)"
+run 2 "reproduce: -o '/dev/null' is not a directory" "$U" reproduce ulysses -o /dev/null
 
 # interrupted: SIGTERM while a stand-in gnuplot holds the image's temporary;
 # the run says so, removes the temporary and exits 1
