@@ -241,19 +241,14 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     *col = c;
 }
 
-/* Strict UTF-8: no NUL, overlong forms, surrogates or code points past U+10FFFF. */
-static int check_utf8(js_doc *d, const char *text, size_t len)
+size_t js_utf8_bad(const char *text, size_t len)
 {
     const unsigned char *s = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
-        unsigned char b = s[i];
+        const unsigned char b = s[i];
         size_t need;
         uint32_t cp, min;
-        if (b == 0) {
-            int l, col;
-            line_col(text, i, &l, &col);
-            return js_doc_fail(d, "NUL byte at line %d, column %d: a %s is UTF-8 JSON text", l, col, d->noun);
-        }
+        if (b == 0) return i;
         if (b < 0x80) {
             i++;
             continue;
@@ -264,23 +259,28 @@ static int check_utf8(js_doc *d, const char *text, size_t len)
         } else if ((b & 0xF8) == 0xF0) {
             need = 3, cp = b & 0x07, min = 0x10000;
         } else {
-            goto bad;
+            return i;
         }
         for (size_t k = 1; k <= need; k++) {
-            if (i + k >= len || (s[i + k] & 0xC0) != 0x80) goto bad;
+            if (i + k >= len || (s[i + k] & 0xC0) != 0x80) return i;
             cp = (cp << 6) | (s[i + k] & 0x3F);
         }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) goto bad;
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
         i += need + 1;
-        continue;
-    bad: {
-        int l, col;
-        line_col(text, i, &l, &col);
-        return js_doc_fail(d, "invalid UTF-8 at byte %zu (line %d, column %d, byte 0x%02x): a %s is UTF-8 JSON text",
-                           i, l, col, b, d->noun);
     }
-    }
-    return 0;
+    return len;
+}
+
+/* Strict UTF-8 (js_utf8_bad), with the line and column of what is not. */
+static int check_utf8(js_doc *d, const char *text, size_t len)
+{
+    const size_t i = js_utf8_bad(text, len);
+    if (i == len) return 0;
+    int l, col;
+    line_col(text, i, &l, &col);
+    if (!text[i]) return js_doc_fail(d, "NUL byte at line %d, column %d: a %s is UTF-8 JSON text", l, col, d->noun);
+    return js_doc_fail(d, "invalid UTF-8 at byte %zu (line %d, column %d, byte 0x%02x): a %s is UTF-8 JSON text", i, l,
+                       col, (unsigned char)text[i], d->noun);
 }
 
 static int is_hex(char ch)

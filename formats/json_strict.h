@@ -62,6 +62,11 @@ typedef struct js_doc {
 
 __attribute__((format(printf, 2, 3))) int js_doc_fail(js_doc *d, const char *fmt, ...);
 
+/* Where len bytes of text stop being strict UTF-8 (a NUL, an overlong form,
+ * a surrogate, a code point past U+10FFFF, a cut sequence): the offset of
+ * the first bad byte, or len when all are good. */
+size_t js_utf8_bad(const char *text, size_t len);
+
 /* The text (len bytes, NUL-terminated) through the gates: strict UTF-8 (no
  * NUL, overlong forms or surrogates), nesting at most max_depth, strict JSON
  * numbers, no raw control characters or \u0000 in strings, then cJSON with

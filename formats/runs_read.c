@@ -331,11 +331,36 @@ static int jsonl_parse(const char *s, size_t len, const char *shown, runs_table 
     return 0;
 }
 
+/* Every name and cell is printable UTF-8: a table or JSON output shows
+ * them, and a control character (an escape sequence) or a byte that is not
+ * UTF-8 would reach the terminal or make the JSON invalid. 0, or 2. */
+static int text_check(const runs_table *t, const char *shown, char *why, size_t n)
+{
+    for (int r = -1; r < t->n_rows; r++)
+        for (int c = 0; c < t->n_cols; c++) {
+            const char *v = r < 0 ? t->cols[c] : t->cells[r][c];
+            const size_t len = strlen(v);
+            size_t bad = js_utf8_bad(v, len);
+            for (size_t i = 0; i < bad; i++)
+                if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f) bad = i;
+            if (bad == len) continue;
+            const char *what = (unsigned char)v[bad] < 0x80 ? "a control character" : "not UTF-8";
+            if (r < 0)
+                return fail_at(why, n, shown, 1, 0, "column %d's name: byte 0x%02x at offset %zu is %s (valid: "
+                               "printable UTF-8 text)", c + 1, (unsigned char)v[bad], bad, what);
+            return fail_at(why, n, shown, t->line[r], 0, "column %s: byte 0x%02x at offset %zu is %s (valid: printable "
+                           "UTF-8 text)", t->cols[c], (unsigned char)v[bad], bad, what);
+        }
+    return 0;
+}
+
 int runs_parse(const char *text, size_t len, const char *shown, runs_table *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     if (!shown) shown = "(runs)";
     if (len > RUNS_MAX_BYTES) return js_fail(why, why_len, shown, "%zu bytes: at most %u", len, RUNS_MAX_BYTES);
+    /* a UTF-8 byte order mark (spreadsheets write one) is not part of the first name */
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) text += 3, len -= 3;
     size_t pos = 0;
     int line = 1;
     skip_comments(text, len, &pos, &line);
@@ -344,6 +369,7 @@ int runs_parse(const char *text, size_t len, const char *shown, runs_table *out,
     out->jsonl = p < len && text[p] == '{';
     int rc = out->jsonl ? jsonl_parse(text, len, shown, out, why, why_len)
                         : csv_parse(text, len, shown, out, why, why_len);
+    if (!rc) rc = text_check(out, shown, why, why_len);
     if (rc == 1) js_fail(why, why_len, shown, "out of memory");
     if (rc) runs_free(out);
     return rc;

@@ -190,7 +190,12 @@ static int parse_line(rd *r, char *s, size_t n, cJSON **out)
     *out = NULL;
     if (n > (size_t)TRACE_MAX_LINE)
         return fail(r, r->line, "line of %zu bytes; a trace line may be at most %ld bytes", n, TRACE_MAX_LINE);
-    if (memchr(s, 0, n)) return fail(r, r->line, "NUL byte in the line: a trace is UTF-8 JSON text");
+    /* strict UTF-8 (no NUL): what the trace holds is shown in messages and
+     * exported as JSON, which bytes that are not UTF-8 would make invalid */
+    const size_t bad = js_utf8_bad(s, n);
+    if (bad < n)
+        return fail(r, r->line, "%s at column %zu (byte 0x%02x): a trace is UTF-8 JSON text",
+                    s[bad] ? "invalid UTF-8" : "NUL byte", bad + 1, (unsigned char)s[bad]);
     size_t i = 0;
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) i++;
     if (i == n) return fail(r, r->line, "empty line: every line of a trace is one JSON object");

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "calib_cmd.h"
 #include "out_file.h"
 #include "preset.h"
@@ -294,7 +295,7 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     cJSON *root = btext ? cJSON_Parse(btext) : NULL;
     free(btext);
     if (!root) {
-        fprintf(stderr, "ulysim calibrate: cannot read the base profile %s again\n", bpath);
+        sim_err_as("ulysim calibrate", "cannot read the base profile %s again", bpath);
         return 2;
     }
     cal_src S;
@@ -314,14 +315,14 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     if (!text) return 1;
     uly_cluster chk;
     if (sim_cluster_parse(text, strlen(text), a->out, &chk, why, sizeof why)) {
-        fprintf(stderr, "ulysim calibrate: the profile would not load: %s\n", why);
+        sim_err_as("ulysim calibrate", "the profile would not load: %s", why);
         free(text);
         return 1;
     }
     const int rc = out_file_write_text(a->out, text, why, sizeof why);
     free(text);
     if (rc) {
-        fprintf(stderr, "ulysim calibrate: %s\n", why);
+        sim_err_as("ulysim calibrate", "%s", why);
         return rc;
     }
     printf("# wrote %s (cluster \"%s\": intra %.3f GB/s, %.3f us%s)\n", a->out, nm, L->cal.intra_bw_Bps / 1e9,

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "calib_cmd.h"
 #include "calib_fit.h"
 #include "out_file.h"
@@ -91,7 +92,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
             return 0;
         } else if (!strcmp(s, "-o") || !strcmp(s, "--out") || !strcmp(s, "--base") || !strcmp(s, "--name")) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "ulysim calibrate: %s needs a value; see ulysim calibrate --help\n", s);
+                sim_err_as("ulysim calibrate", "%s needs a value; see ulysim calibrate --help", s);
                 return 2;
             }
             if (!strcmp(s, "--base")) a->base = argv[++i];
@@ -101,7 +102,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
         } else if (!strcmp(s, "--kernels")) {
             in_kernels = 1;
         } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "ulysim calibrate: unknown option %s; see ulysim calibrate --help\n", s);
+            sim_err_as("ulysim calibrate", "unknown option %s; see ulysim calibrate --help", s);
             return 2;
         } else if (in_kernels) {
             a->k_files[a->n_k++] = s;
@@ -110,15 +111,15 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
         }
     }
     if (!a->out || a->n_mb == 0) {
-        fprintf(stderr, "ulysim calibrate: %s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json\n",
-                !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
+        sim_err_as("ulysim calibrate", "%s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json",
+                   !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
         return 2;
     }
     char why[1200];
     for (int i = 0; i < a->n_mb; i++) out_file_input_note(a->mb_files[i], NULL); /* -o may not replace them */
     for (int i = 0; i < a->n_k; i++) out_file_input_note(a->k_files[i], NULL);
     if (out_file_check(a->out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
-        fprintf(stderr, "ulysim calibrate: %s\n", why);
+        sim_err_as("ulysim calibrate", "%s", why);
         return 2;
     }
     return 0;
@@ -132,16 +133,16 @@ static int read_traces(const char **files, int n, trace_kind kind, trace_run *ru
     for (int f = 0; f < n; f++) {
         int r = trace_read(files[f], &runs[f], why, sizeof why);
         if (r) {
-            fprintf(stderr, "ulysim calibrate: %s%s\n", flag, r == 2 ? why : "out of memory");
+            sim_err_as("ulysim calibrate", "%s%s", flag, r == 2 ? why : "out of memory");
             return r;
         }
         if (runs[f].kind != kind) {
             if (kind == TRACE_MICROBENCH)
-                fprintf(stderr, "ulysim calibrate: %s:1: a plan trace, not a micro-benchmark; plan traces go after "
-                                "--kernels\n", files[f]);
+                sim_err_as("ulysim calibrate", "%s:1: a plan trace, not a micro-benchmark; plan traces go after "
+                           "--kernels", files[f]);
             else
-                fprintf(stderr, "ulysim calibrate: --kernels %s:1: a micro-benchmark trace; --kernels takes plan "
-                                "traces\n", files[f]);
+                sim_err_as("ulysim calibrate", "--kernels %s:1: a micro-benchmark trace; --kernels takes plan "
+                           "traces", files[f]);
             return 2;
         }
     }
@@ -222,12 +223,12 @@ static int links_fit(const uly_cluster *bc, cal_links *L)
 {
     const calib_status st = calib_links_fit(L->lp, L->n, &L->F);
     if (st == CALIB_ENODATA) {
-        fprintf(stderr, "ulysim calibrate: no usable micro-benchmark point (alltoall, allgather, reduce_scatter, "
-                        "allreduce or sendrecv with a positive time and size)\n");
+        sim_err_as("ulysim calibrate", "no usable micro-benchmark point (alltoall, allgather, reduce_scatter, "
+                   "allreduce or sendrecv with a positive time and size)");
         return 2;
     }
     if (st != CALIB_OK) {
-        fprintf(stderr, "ulysim calibrate: the least-squares fit failed (%d points)\n", L->n);
+        sim_err_as("ulysim calibrate", "the least-squares fit failed (%d points)", L->n);
         return 1;
     }
     const calib_links *F = &L->F;
@@ -571,7 +572,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     if (rc || done) goto done;
     uly_cluster bc;
     if (sim_cluster_load(a.base, &bc, why, sizeof why)) {
-        fprintf(stderr, "ulysim calibrate: --base %s\n", why);
+        sim_err_as("ulysim calibrate", "--base %s", why);
         rc = 2;
         goto done;
     }

@@ -209,8 +209,8 @@ int sim_cmd_runs(int argc, char **argv)
         return argc < 2 ? SIM_EXIT_USAGE : SIM_EXIT_OK;
     }
     if (strcmp(argv[1], "from-megatron")) {
-        fprintf(stderr, "ulysim runs: unknown action %s (valid: from-megatron; see ulysim runs --help)\n",
-                sim_quote(argv[1], why, 80));
+        sim_err_as("ulysim runs", "unknown action %s (valid: from-megatron; see ulysim runs --help)",
+                   sim_quote(argv[1], why, 80));
         return SIM_EXIT_USAGE;
     }
     const char *out = NULL, *cluster = NULL;
@@ -257,8 +257,8 @@ int sim_cmd_runs(int argc, char **argv)
     sim_table_init(&t, C_COUNT, COLS, NULL);
     for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, r, &t, why, sizeof why);
     if (!rc) rc = write_rows(&t, warmup, out, why, sizeof why);
-    if (rc && why[0]) fprintf(stderr, "ulysim runs: %s\n", why);
-    else if (rc) fprintf(stderr, "ulysim runs: internal failure\n");
+    if (rc && why[0]) sim_err_as("ulysim runs", "%s", why);
+    else if (rc) sim_err_as("ulysim runs", "internal failure");
     sim_table_free(&t);
     free(r);
     free(logs);

@@ -83,7 +83,7 @@ static int parse_frac(const char *flag, const char *v, double *out)
     char *end;
     double x = v ? strtod(v, &end) : NAN;
     if (!v || !*v || *end || !(x >= 0) || x > 100) {
-        fprintf(stderr, "ulysim validate: %s %s: must be a non-negative fraction (0.2 = 20%%)\n", flag, v ? v : "(missing)");
+        sim_err_as("ulysim validate", "%s %s: must be a non-negative fraction (0.2 = 20%%)", flag, v ? v : "(missing)");
         return 2;
     }
     *out = x;
@@ -165,7 +165,7 @@ int sim_cmd_validate(int argc, char **argv)
         } else if (!strcmp(a, "--cluster")) {
             if (!v) goto missing;
             if (n_prof == MAX_PROFILES) {
-                fprintf(stderr, "ulysim validate: at most %d --cluster profiles\n", MAX_PROFILES);
+                sim_err_as("ulysim validate", "at most %d --cluster profiles", MAX_PROFILES);
                 free(files);
                 return 2;
             }
@@ -185,7 +185,7 @@ int sim_cmd_validate(int argc, char **argv)
             if (!strcmp(v, "json")) json = 1;
             else if (!strcmp(v, "table")) json = 0;
             else {
-                fprintf(stderr, "ulysim validate: --format %s: must be table or json\n", v);
+                sim_err_as("ulysim validate", "--format %s: must be table or json", v);
                 free(files);
                 return 2;
             }
@@ -193,7 +193,7 @@ int sim_cmd_validate(int argc, char **argv)
         } else if (!strcmp(a, "--brief")) {
             brief = 1;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "ulysim validate: unknown option %s; see ulysim validate --help\n", a);
+            sim_err_as("ulysim validate", "unknown option %s; see ulysim validate --help", a);
             free(files);
             return 2;
         } else {
@@ -201,12 +201,12 @@ int sim_cmd_validate(int argc, char **argv)
         }
         continue;
     missing:
-        fprintf(stderr, "ulysim validate: %s needs a value; see ulysim validate --help\n", a);
+        sim_err_as("ulysim validate", "%s needs a value; see ulysim validate --help", a);
         free(files);
         return 2;
     }
     if (n_files == 0) {
-        fprintf(stderr, "ulysim validate: no trace given; usage: ulysim validate RUN.trace... (see --help)\n");
+        sim_err_as("ulysim validate", "no trace given; usage: ulysim validate RUN.trace... (see --help)");
         free(files);
         return 2;
     }
@@ -216,15 +216,15 @@ int sim_cmd_validate(int argc, char **argv)
     char why[1024];
     for (int k = 0; k < n_prof; k++) {
         if (sim_cluster_load(profiles[k], &prof[k], why, sizeof why)) {
-            fprintf(stderr, "ulysim validate: --cluster %s\n", why);
+            sim_err_as("ulysim validate", "--cluster %s", why);
             free(files);
             return 2;
         }
         for (int q = 0; q < k && n_prof > 1; q++)
             if (prof[q].gpus_per_node == prof[k].gpus_per_node) {
-                fprintf(stderr, "ulysim validate: --cluster %s and %s both have gpus_per_node %lld: with several "
-                                "profiles, each must be for a different rank count\n",
-                        profiles[q], profiles[k], (long long)prof[k].gpus_per_node);
+                sim_err_as("ulysim validate", "--cluster %s and %s both have gpus_per_node %lld: with several "
+                           "profiles, each must be for a different rank count",
+                           profiles[q], profiles[k], (long long)prof[k].gpus_per_node);
                 free(files);
                 return 2;
             }
@@ -241,14 +241,14 @@ int sim_cmd_validate(int argc, char **argv)
     for (int f = 0; f < n_files; f++) {
         int r = trace_read(files[f], &runs[f], why, sizeof why);
         if (r) {
-            if (r == 2) fprintf(stderr, "ulysim validate: %s\n", why);
-            else fprintf(stderr, "ulysim validate: %s: out of memory\n", files[f]);
+            if (r == 2) sim_err_as("ulysim validate", "%s", why);
+            else sim_err_as("ulysim validate", "%s: out of memory", files[f]);
             rc = r;
             goto done;
         }
         if (runs[f].kind != TRACE_PLAN) {
-            fprintf(stderr, "ulysim validate: %s:1: a microbench trace; validate reads plan traces (use it with "
-                            "ulysim calibrate)\n", files[f]);
+            sim_err_as("ulysim validate", "%s:1: a microbench trace; validate reads plan traces (use it with "
+                       "ulysim calibrate)", files[f]);
             rc = 2;
             goto done;
         }
@@ -258,8 +258,8 @@ int sim_cmd_validate(int argc, char **argv)
             for (int k = 0; k < n_prof; k++)
                 if (prof[k].gpus_per_node == runs[f].ranks) p = profiles[k];
             if (!p) {
-                fprintf(stderr, "ulysim validate: %s: %d ranks, and no --cluster profile has gpus_per_node %d\n",
-                        files[f], runs[f].ranks, runs[f].ranks);
+                sim_err_as("ulysim validate", "%s: %d ranks, and no --cluster profile has gpus_per_node %d",
+                           files[f], runs[f].ranks, runs[f].ranks);
                 rc = 2;
                 goto done;
             }
@@ -268,7 +268,7 @@ int sim_cmd_validate(int argc, char **argv)
         uly_cluster c;
         if (trace_cluster_for(&runs[f], p, &c, why, sizeof why) ||
             trace_join_build(&runs[f], &c, &joins[f], why, sizeof why)) {
-            fprintf(stderr, "ulysim validate: %s\n", why);
+            sim_err_as("ulysim validate", "%s", why);
             rc = 2;
             goto done;
         }
@@ -655,8 +655,8 @@ int sim_cmd_validate(int argc, char **argv)
         printf("# result: %s\n", ok ? "PASS" : "FAIL");
     }
     if (fail_bytes)
-        fprintf(stderr, "ulysim validate: %d op%s sent a different number of bytes than planned\n", n_bytes_bad,
-                n_bytes_bad == 1 ? "" : "s");
+        sim_err_as("ulysim validate", "%d op%s sent a different number of bytes than planned", n_bytes_bad,
+                   n_bytes_bad == 1 ? "" : "s");
     if (!ok && rc == 0) rc = 1;
     free(gwin_pred);
     free(gwin_meas);

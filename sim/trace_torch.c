@@ -179,7 +179,7 @@ int sim_validate_torch(int argc, char **argv)
             path = i + 1 < argc ? argv[++i] : NULL;
             if (!path || !*path) {
                 free(pargv);
-                fprintf(stderr, "ulysim validate: --torch-trace needs a FILE.json (a torch.profiler trace)\n");
+                sim_err_as("ulysim validate", "--torch-trace needs a FILE.json (a torch.profiler trace)");
                 return SIM_EXIT_USAGE;
             }
         } else if (!strncmp(argv[i], "--torch-trace=", 14)) {
@@ -226,8 +226,8 @@ int sim_validate_torch(int argc, char **argv)
     }
     goto out;
 fail:
-    if (rc == SIM_EXIT_USAGE) fprintf(stderr, "ulysim validate: %s\n", why);
-    else if (rc) fprintf(stderr, "ulysim validate: internal failure\n");
+    if (rc == SIM_EXIT_USAGE) sim_err_as("ulysim validate", "%s", why);
+    else if (rc) sim_err_as("ulysim validate", "internal failure");
 out:
     free(text);
     free(buf);

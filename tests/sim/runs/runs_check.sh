@@ -208,6 +208,16 @@ bad_file conv.csv 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' 'tflops
 bad_file strat.csv 'gpus,seq,strategy,step_s\n8,8K,warp,1\n' "strat.csv:2: row 1: --strategy 'warp': unknown strategy"
 bad_file bool.csv 'gpus,seq,strategy,causal,step_s\n8,8K,ulysses,maybe,1\n' "row 1: causal 'maybe': a switch"
 bad_file jl.jsonl '{"gpus": 8, "seq": "8K", "strategy": "ulysses", "step_s": [1]}\n' 'jl.jsonl:1: "step_s" is an array'
+# text a table would show raw: an escape sequence, a byte that is not UTF-8
+bad_file esc.csv 'gpus,seq,strategy,step_s,label\n8,8K,ulysses,1,\033[31mred\n' \
+    'esc.csv:2: column label: byte 0x1b at offset 0 is a control character (valid: printable UTF-8 text)'
+bad_file raw.csv 'gpus,seq,strategy,step_s,label\n8,8K,ulysses,1,r\377d\n' 'raw.csv:2: column label: byte 0xff at offset 1 is not UTF-8'
+bad_file esc.jsonl '{"gpus": 8, "seq": "8K", "strategy": "ulysses", "step_s": 1, "label": "a\\u001b[31m"}\n' \
+    'esc.jsonl:1: column label: byte 0x1b at offset 1 is a control character'
+! grep -q "$(printf '\033')" "$W/err" || fail "esc.jsonl: the escape reached stderr raw"
+# a spreadsheet's byte order mark before the header is not part of the first name
+printf '\357\273\277gpus,seq,strategy,step_s\n8,8K,ulysses,1\n' >"$W/bom.csv"
+expect_rc 0 "$U" validate --runs "$W/bom.csv"
 expect_rc 2 "$U" validate --runs "$W/missing.csv"
 expect_rc 2 "$U" validate --runs "$W"
 

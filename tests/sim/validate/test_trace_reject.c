@@ -7,6 +7,7 @@
  * Cases: truncated mid-line, truncated before the summary, another version,
  * another format, malformed JSON, an unknown op id, a duplicate op line, an
  * op line without id, an op line whose name or collective is not the plan's,
+ * bytes that are not UTF-8 (an op line, the header),
  * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently; then a
  * trace whose measured bytes differ (read fine; validate exits 1), and the
  * good trace itself (read fine). */
@@ -215,6 +216,11 @@ int main(int argc, char **argv)
     check("duplicate_id", M_DUP, op2, NULL, NULL, op2 + 1, buf, 2);
     check("missing_id", M_REPLACE, op2, "\"id\":", "\"no_id\":", op2, "op line without \"id\"", 2);
     check("name_mismatch", M_REPLACE, op2, "\"name\":\"", "\"name\":\"x", op2, "does not match the plan", 2);
+    /* bytes that are not UTF-8 (in a name the messages show, in the header
+     * that trace export copies into JSON): refused with the column */
+    check("name_not_utf8", M_REPLACE, op2, "\"name\":\"", "\"name\":\"\xff\xfe", op2, "invalid UTF-8 at column", 2);
+    check("header_not_utf8", M_REPLACE, 1, "\"format\":\"", "\"x\":\"\xc0\xaf\",\"format\":\"", 1,
+          "invalid UTF-8 at column", 2);
     const int comm = find_op("\"kind\":\"comm\"");
     if (comm) {
         const char *c = strstr(lines[comm - 1], "\"coll\":\"alltoall\"") ? "\"coll\":\"alltoall\""
