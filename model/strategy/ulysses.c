@@ -113,8 +113,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     uly_cp_split_check(&x, u, 1, l->tp);
     /* attention over all N tokens for the rank's heads */
     uly_attn_shape_init(&x, &s.attn, s.a2a.heads_u, w->seq, w->seq, 1, w->causal ? 0.5 : 1.0, 1.0);
-    /* staging for one all-to-all's output beside its input */
-    p->comm_buf_bytes = (double)x.beta * (double)x.b * (double)(w->seq / u) * (double)(s.a2a.heads * m->head_dim);
+    /* staging for one all-to-all's output beside its input (u = 1 runs none) */
+    p->comm_buf_bytes = u > 1 ? (double)x.beta * (double)x.b * (double)(w->seq / u) * (double)(s.a2a.heads * m->head_dim) : 0;
     const uly_cp_shape sh = {.cp = u, .heads = s.a2a.heads / u, .kv_eff = s.a2a.kv_eff, .kv_heads = s.a2a.kv_eff / u,
                              .attn_q = w->seq, .attn_kv = w->seq};
     return uly_cp_layer_emit(&x, &tp, &sh, attn_fwd, attn_bwd, &s);

@@ -41,7 +41,9 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     usp_ctx s;
     uly_ulysses_sec_init(&x, u, w->seq / cp, tp.heads, tp.kv_heads, &s.a2a);
     uly_ring_sec_init(&x, r, w->seq / r, tp.heads / u, s.a2a.kv_eff / u, &s.ring);
-    p->comm_buf_bytes = (double)x.beta * (double)x.b * (double)(w->seq / cp) * (double)(tp.heads * m->head_dim) +
+    /* the all-to-all's staging (none without one: u = 1 is ring's layout,
+     * and holds what ring holds) and the ring's blocks */
+    p->comm_buf_bytes = (u > 1 ? (double)x.beta * (double)x.b * (double)(w->seq / cp) * (double)(tp.heads * m->head_dim) : 0) +
                         uly_ring_buf_bytes(&x, &s.ring);
     const uly_cp_shape sh = {.cp = cp, .heads = s.ring.heads, .kv_eff = s.a2a.kv_eff, .kv_heads = s.ring.kv_heads,
                              .attn_q = s.ring.tokens, .attn_kv = s.ring.tokens};

@@ -199,10 +199,32 @@ static void korthikanti_families(void)
     }
 }
 
+/* A hybrid at one of its ends is the strategy it reduces to: usp with u = 1
+ * runs no all-to-all, so it holds no all-to-all staging and every memory
+ * term, the total and the step time are ring's; ulysses with u = 1 (data
+ * parallel alone) holds no communication buffer at all. */
+static void degenerate_layouts(void)
+{
+    const uly_model m = fx_tiny();
+    const uly_cluster c = fx_unit(1);
+    const uly_workload w = fx_work(1024);
+    uly_result usp, ring, uly;
+    if (eval(&m, &w, &c, ULY_STRAT_USP, 1, 4, 1, 1, &usp) || eval(&m, &w, &c, ULY_STRAT_RING, 1, 4, 1, 1, &ring) ||
+        eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 4, &uly))
+        return;
+    for (int i = 0; i < ULY_MEM_TERM_COUNT; i++)
+        EQ(usp.mem.term_bytes[i], ring.mem.term_bytes[i], "usp u 1 x r 4 against ring r 4: term %s",
+           uly_mem_term_name((uly_mem_term)i));
+    EQ(usp.mem.total_bytes, ring.mem.total_bytes, "usp u 1 x r 4 against ring r 4: total");
+    EQ(usp.time.step_s, ring.time.step_s, "usp u 1 x r 4 against ring r 4: step time");
+    EQ(uly.mem.term_bytes[ULY_MEM_COMM], 0, "ulysses u 1 x dp 4: comm_buffers");
+}
+
 int main(void)
 {
     model_states();
     plan_terms();
     korthikanti_families();
+    degenerate_layouts();
     FX_DONE();
 }
