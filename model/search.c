@@ -214,11 +214,20 @@ uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_
     return uly_search_best_plan(m, w, c, gpus, s, o, best, NULL, stats);
 }
 
-/* Smallest sequence step every check of the layout accepts. */
-static int64_t seq_granule(const uly_workload *w, const uly_layout *l)
+/* Smallest sequence step every check of the layout accepts, as its plan
+ * records it (uly_check_seq: megatron-tp keeps the whole sequence on every
+ * TP rank, rsa's rings ignore the causal split); the product of all the
+ * degrees, twice that for a causal ring, when no plan can be built. */
+static int64_t seq_granule(walk *k, const uly_layout *l)
 {
+    uly_workload ws = *k->w;
+    ws.seq = k->seq_hi < ((int64_t)1 << 20) ? k->seq_hi : (int64_t)1 << 20;
+    if (uly_evaluate(k->m, &ws, k->c, l, &k->plan, &k->cur) == ULY_OK) {
+        if (k->stats) k->stats->evaluated++;
+        return k->plan.seq_granule > 1 ? k->plan.seq_granule : 1;
+    }
     int64_t g = l->ulysses * l->ring * l->tp;
-    if (w->causal && l->ring > 1) g *= 2;
+    if (k->w->causal && l->ring > 1) g *= 2;
     return g;
 }
 
@@ -235,7 +244,7 @@ static int fits_at(walk *k, const uly_layout *l, int64_t seq)
  * the longest so far. */
 static void try_longest(walk *k, uly_layout *l)
 {
-    const int64_t g = seq_granule(k->w, l);
+    const int64_t g = seq_granule(k, l);
     if (g > k->seq_hi || !fits_at(k, l, g)) return;
     /* memory grows with N: double until it fails, then bisect */
     int64_t lo = 1, hi = 2; /* in granules: lo fits, hi unknown */

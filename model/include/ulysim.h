@@ -459,6 +459,7 @@ typedef struct uly_plan {
     int64_t vpp;             /* virtual stages per pipeline rank (1: plain 1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
+    int64_t seq_granule;     /* the sequence lengths the layout accepts are its multiples (the strategy's checks; 0 or 1: any) */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
     /* full recompute: ops [recompute_at, recompute_at + recompute_ops) are
      * ops [recompute_src, ...) re-run at the start of backward, as built

@@ -281,7 +281,10 @@ static void max_seq(void)
     uly_cluster c = fx_unit(1);
     c.gpu.hbm_bytes = 40e6;
     const uly_workload w = fx_work(1024);
-    const uly_strategy_id strats[] = {ULY_STRAT_ULYSSES, ULY_STRAT_RING, ULY_STRAT_USP};
+    /* every strategy: megatron-tp keeps the whole sequence on each TP rank,
+     * so its lengths need not divide by t */
+    const uly_strategy_id strats[] = {ULY_STRAT_ULYSSES,    ULY_STRAT_RING,     ULY_STRAT_USP,  ULY_STRAT_RSA,
+                                      ULY_STRAT_ALLGATHER_CP, ULY_STRAT_MEGATRON_SP, ULY_STRAT_MEGATRON_TP};
     for (size_t si = 0; si < sizeof strats / sizeof strats[0]; si++) {
         const char *name = uly_strategy_get(strats[si])->name;
         for (int bounded = 0; bounded < 2; bounded++) {
