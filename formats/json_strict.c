@@ -407,6 +407,33 @@ static int prescan(js_doc *d, const char *s, size_t n)
 }
 
 /* Parses after the gates. Returns the root object or NULL with a message. */
+int js_dup_key(const cJSON *v, const char *prefix, char *path, size_t n)
+{
+    char here[256];
+    int i = 0;
+    for (const cJSON *it = v ? v->child : NULL; it; it = it->next, i++) {
+        if (cJSON_IsObject(v) && it->string) {
+            for (const cJSON *jt = v->child; jt != it; jt = jt->next)
+                if (jt->string && !strcmp(jt->string, it->string)) {
+                    char shown[64];
+                    snprintf(shown, sizeof shown, "%.60s", it->string);
+                    js_join_path(path, n, prefix, shown);
+                    return 1;
+                }
+        }
+        if (!cJSON_IsObject(it) && !cJSON_IsArray(it)) continue;
+        if (cJSON_IsObject(v)) {
+            char shown[64];
+            snprintf(shown, sizeof shown, "%.60s", it->string ? it->string : "");
+            js_join_path(here, sizeof here, prefix, shown);
+        } else {
+            snprintf(here, sizeof here, "%.200s[%d]", prefix ? prefix : "", i);
+        }
+        if (js_dup_key(it, here, path, n)) return 1;
+    }
+    return 0;
+}
+
 cJSON *js_parse_object(js_doc *d, const char *text, size_t len)
 {
     if (check_utf8(d, text, len) || prescan(d, text, len)) return NULL;
@@ -440,6 +467,14 @@ cJSON *js_parse_object(js_doc *d, const char *text, size_t len)
         char val[160];
         js_describe(root, val, sizeof val);
         js_doc_fail(d, "the top level is %s: a %s is one JSON object {...}", val, d->noun);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    /* cJSON keeps both of a repeated key and its lookups find the first:
+     * the second would be silently ignored */
+    char path[300];
+    if (js_dup_key(root, "", path, sizeof path)) {
+        js_doc_fail(d, "field \"%s\" appears twice: give each field once", path);
         cJSON_Delete(root);
         return NULL;
     }
@@ -490,11 +525,7 @@ int js_check_keys(js_doc *d, const cJSON *obj, const char *prefix, const char *c
             js_join_path(path, sizeof path, prefix, shown);
             return js_doc_fail(d, "unknown field \"%s\"%s: valid fields here are %s", path, hint, list);
         }
-        for (const cJSON *jt = obj->child; jt != it; jt = jt->next)
-            if (jt->string && !strcmp(jt->string, k)) {
-                js_join_path(path, sizeof path, prefix, k);
-                return js_doc_fail(d, "field \"%s\" appears twice: give each field once", path);
-            }
+        /* a repeated field never gets here: js_parse_object refuses it */
     }
     return 0;
 }

@@ -67,6 +67,11 @@ __attribute__((format(printf, 2, 3))) int js_doc_fail(js_doc *d, const char *fmt
  * the first bad byte, or len when all are good. */
 size_t js_utf8_bad(const char *text, size_t len);
 
+/* Whether an object inside v (v itself included) repeats a key: 1 with its
+ * path ("gpu.hbm_gib", "traceEvents[3].args.x", below prefix) in path,
+ * else 0. cJSON keeps both and its lookups find the first. */
+int js_dup_key(const cJSON *v, const char *prefix, char *path, size_t n);
+
 /* The text (len bytes, NUL-terminated) through the gates: strict UTF-8 (no
  * NUL, overlong forms or surrogates), nesting at most max_depth, strict JSON
  * numbers, no raw control characters or \u0000 in strings, then cJSON with

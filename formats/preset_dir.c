@@ -124,9 +124,6 @@ int preset_sources_check(js_doc *d, const cJSON *root)
         if (!it->string || !js_path_exists(root, it->string) || !strncmp(it->string, "sources", 7))
             return js_doc_fail(d, "field \"%s\": \"%.120s\" names no field of this file (keys of \"sources\" are field paths such as \"gpu.hbm_gib\")",
                                path, it->string ? it->string : "");
-        for (const cJSON *jt = s->child; jt != it; jt = jt->next)
-            if (!strcmp(jt->string, it->string))
-                return js_doc_fail(d, "field \"%s\" appears twice: give each field once", path);
         if (js_check_text(d, it, path)) return 2;
     }
     return 0;

@@ -219,6 +219,11 @@ static int parse_line(rd *r, char *s, size_t n, cJSON **out)
         cJSON_Delete(j);
         return fail(r, r->line, "not a JSON object: every line of a trace is one JSON object");
     }
+    char dup[300];
+    if (js_dup_key(j, "", dup, sizeof dup)) { /* the reader would take the first and ignore the second */
+        cJSON_Delete(j);
+        return fail(r, r->line, "key \"%s\" appears twice: give each key once", dup);
+    }
     *out = j;
     return 0;
 }

@@ -102,6 +102,11 @@ static void test_bad(void)
     expect_bad("{\"traceEvents\": [", "t.json");
     expect_bad("[1, 2]", "t.json");
     expect_bad("{\"events\": []}", "no traceEvents array");
+    /* a key twice: the lookup would take the first (empty) array and blame the trace */
+    expect_bad("{\"traceEvents\":[],\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 5, 5, "gemm") END,
+               "field \"traceEvents\" appears twice");
+    expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") "{\"ph\":\"X\",\"ph\":\"X\"}," END,
+               "field \"traceEvents[1].ph\" appears twice");
     expect_bad("{\"traceEvents\":[" KERNEL(1, 5, 5, "gemm") END, "no ProfilerStep#N annotation");
     expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") END, "no GPU kernel");
     expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 5, -5, "gemm") END,

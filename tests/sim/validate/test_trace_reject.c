@@ -7,7 +7,7 @@
  * Cases: truncated mid-line, truncated before the summary, another version,
  * another format, malformed JSON, an unknown op id, a duplicate op line, an
  * op line without id, an op line whose name or collective is not the plan's,
- * bytes that are not UTF-8 (an op line, the header),
+ * bytes that are not UTF-8 (an op line, the header), a key given twice,
  * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently; then a
  * trace whose measured bytes differ (read fine; validate exits 1), and the
  * good trace itself (read fine). */
@@ -218,6 +218,9 @@ int main(int argc, char **argv)
     check("name_mismatch", M_REPLACE, op2, "\"name\":\"", "\"name\":\"x", op2, "does not match the plan", 2);
     /* bytes that are not UTF-8 (in a name the messages show, in the header
      * that trace export copies into JSON): refused with the column */
+    /* a key given twice: the reader would take the first and ignore the second */
+    check("duplicate_key", M_REPLACE, op2, "\"name\":\"", "\"name\":\"x\",\"name\":\"", op2,
+          "key \"name\" appears twice", 2);
     check("name_not_utf8", M_REPLACE, op2, "\"name\":\"", "\"name\":\"\xff\xfe", op2, "invalid UTF-8 at column", 2);
     check("header_not_utf8", M_REPLACE, 1, "\"format\":\"", "\"x\":\"\xc0\xaf\",\"format\":\"", 1,
           "invalid UTF-8 at column", 2);
