@@ -441,6 +441,8 @@ void hx_check_bytes(const hx_ctx *c, double *root, double *pieces);
  * (MemAvailable, or the cgroup's room where a limit is set); HX_USAGE with
  * one line naming both when it does not fit */
 int hx_mem_check(hx_ctx *c);
+/* The same for --microbench's buffers of --mb-max bytes. */
+int hx_mem_check_microbench(const hx_opts *o);
 /* sizes the parameters (counts only; hx_params_setup allocates them) */
 void hx_params_size(hx_ctx *c);
 /* bytes a host slab carved by carve needs (a sizing run of it) */

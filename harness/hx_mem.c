@@ -412,6 +412,58 @@ static double mem_available(const char **src)
 
 static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
+/* What a node needs against what it has: every rank allocates own bytes,
+ * rank 0 also check bytes; each node's first rank judges its node, and the
+ * node most over its memory is the one that speaks. Collective: every rank
+ * calls it. Returns HX_OK with *speak set on the rank that should print
+ * (0 everywhere when every node has room) and its node's figures. */
+typedef struct node_room {
+    double need, most, avail, check;
+    int size, speak;
+    const char *src;
+} node_room;
+
+static int room_judge(double own, double check, node_room *out)
+{
+    const int me = hx_world_rank();
+    MPI_Comm node;
+    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node)));
+    int node_rank = 0, node_size = 1;
+    double sum[2] = {own, me == 0 ? check : 0}, most = own;
+    int rc = HX_MPI(MPI_Comm_rank(node, &node_rank));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_size(node, &node_size));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, node));
+    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, node));
+    const int rc_free = HX_MPI(MPI_Comm_free(&node));
+    HX_TRY(rc);
+    HX_TRY(rc_free);
+    const char *src = "";
+    const double avail = node_rank == 0 ? mem_available(&src) : -1;
+    const double need = sum[0] + sum[1];
+    struct {
+        double over;
+        int rank;
+    } worst = {avail >= 0 && need > avail ? need / (avail > 1 ? avail : 1) : 0, me};
+    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD)));
+    *out = (node_room){need, most, avail, sum[1], node_size, worst.over > 0 && me == worst.rank, src};
+    return worst.over > 0 ? HX_USAGE : HX_OK;
+}
+
+int hx_mem_check_microbench(const hx_opts *o)
+{
+    /* hx_microbench's send and receive buffers of --mb-max plus a block */
+    const double p = (double)hx_world_size(), mx = (double)o->mb_max;
+    const double own = 2.0 * (mx + 4.0 * (p + 64.0)) + mx / p + 4.0 * 64.0;
+    node_room nr;
+    const int rc = room_judge(own, 0, &nr);
+    if (rc == HX_USAGE && nr.speak)
+        fprintf(stderr,
+                "ulyharness: --mb-max %lld: needs %.1f GiB of host memory on this node (%d ranks: %.1f GiB each for "
+                "the send, receive and block buffers) but %s is %.1f GiB; valid: a smaller --mb-max\n",
+                (long long)o->mb_max, gib(nr.need), nr.size, gib(nr.most), nr.src, gib(nr.avail));
+    return rc;
+}
+
 int hx_mem_check(hx_ctx *c)
 {
     /* what this rank allocates on the host: the index maps, then (a run, not
@@ -428,42 +480,21 @@ int hx_mem_check(hx_ctx *c)
     }
     /* rank 0 holds every rank's check pieces at once */
     HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &pieces, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)));
-    const int me = hx_world_rank();
-    const double check = me == 0 ? root + pieces : 0;
-    MPI_Comm node;
-    HX_TRY(HX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node)));
-    int node_rank = 0, node_size = 1;
-    double sum[2] = {own, check}, most = own;
-    int rc = HX_MPI(MPI_Comm_rank(node, &node_rank));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Comm_size(node, &node_size));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPI_DOUBLE, MPI_SUM, node));
-    if (rc == HX_OK) rc = HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_DOUBLE, MPI_MAX, node));
-    const int rc_free = HX_MPI(MPI_Comm_free(&node));
-    HX_TRY(rc);
-    HX_TRY(rc_free);
-    /* each node's first rank judges its node; the node most over its memory
-     * speaks (one line), every rank learns the verdict */
-    const char *src = "";
-    const double avail = node_rank == 0 ? mem_available(&src) : -1;
-    const double need = sum[0] + sum[1];
-    struct {
-        double over;
-        int rank;
-    } worst = {avail >= 0 && need > avail ? need / (avail > 1 ? avail : 1) : 0, me};
-    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD)));
-    if (worst.over <= 0) return HX_OK;
+    node_room nr;
+    const int rc = room_judge(own, root + pieces, &nr);
+    if (rc != HX_USAGE) return rc;
     char scale[128];
     if (c->o.seq) snprintf(scale, sizeof scale, "--seq %lld", (long long)c->N);
     else snprintf(scale, sizeof scale, "seq %lld (the default)", (long long)c->N);
     char chk[160] = "";
-    if (sum[1] > 0)
-        snprintf(chk, sizeof chk, " and %.1f GiB for rank 0's %s check", gib(sum[1]),
+    if (nr.check > 0)
+        snprintf(chk, sizeof chk, " and %.1f GiB for rank 0's %s check", gib(nr.check),
                  c->check_mode == HX_CHECK_FULL ? "full float64" : "sampled float64");
-    if (me == worst.rank)
+    if (nr.speak)
         fprintf(stderr,
                 "ulyharness: %s: needs %.1f GiB of host memory on this node (%d ranks: up to %.1f GiB each for the "
                 "run's buffers%s) but %s is %.1f GiB; valid: a smaller --seq, --batch or model, more nodes%s\n",
-                scale, gib(need), node_size, gib(most), chk, src, gib(avail),
-                sum[1] > 0 && c->check_mode == HX_CHECK_FULL ? ", or --check sampled" : "");
+                scale, gib(nr.need), nr.size, gib(nr.most), chk, nr.src, gib(nr.avail),
+                nr.check > 0 && c->check_mode == HX_CHECK_FULL ? ", or --check sampled" : "");
     return HX_USAGE;
 }

@@ -262,6 +262,7 @@ int hx_microbench(const hx_opts *o, hx_trace *trace)
         if (g.rank == 0) fprintf(stderr, "ulyharness: --microbench needs at least 2 ranks\n");
         return HX_USAGE;
     }
+    HX_TRY(hx_mem_check_microbench(o)); /* exit 2 naming --mb-max, not out of memory on every rank */
     const int64_t maxn = o->mb_max / (int64_t)sizeof(float) + p;
     float *s = hx_falloc(maxn + 64, "send buffer");
     float *r = hx_falloc(maxn + 64, "receive buffer");
