@@ -102,11 +102,14 @@ static const char *str_of(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* A finite non-negative number member, or NAN. */
+/* A non-negative number member of at most TT_MAX_US, or NAN. The bound
+ * keeps sums finite: durations of 1.7e308 us each are finite but add up to
+ * infinity, which the validation then showed as "inf" and -100%. */
+#define TT_MAX_US 1e15 /* about 32 years */
 static double num_of(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0 ? v->valuedouble : NAN;
+    return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= TT_MAX_US ? v->valuedouble : NAN;
 }
 
 static int is_launch(const char *cat) { return cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")); }
@@ -141,13 +144,18 @@ static int read_steps(const cJSON *events, tt_trace *t, js_doc *d)
         const long long number = strtoll(name + 13, &end, 10);
         if (isnan(ts) || isnan(dur) || *end || end == name + 13) {
             free(cpu_list);
-            return js_doc_fail(d, "event %d (%s): a step annotation needs ProfilerStep#N with a finite ts and dur",
-                               idx, name);
+            return js_doc_fail(d, "event %d (%s): a step annotation needs ProfilerStep#N with a ts and dur in "
+                               "0..1e15 us", idx, name);
         }
         const int gpu = cat && !strcmp(cat, "gpu_user_annotation");
         tt_step *s = gpu ? (t->n_steps < TT_MAX_STEPS ? &gpu_list[t->n_steps++] : NULL)
                          : (n_cpu < TT_MAX_STEPS ? &cpu_list[n_cpu++] : NULL);
-        if (!s) continue;
+        if (!s) { /* its kernels would count as outside every step */
+            free(cpu_list);
+            return js_doc_fail(d, "event %d (%s): more than %d %s step annotations (valid: a trace of at most %d "
+                                  "steps: profile fewer, e.g. with torch.profiler's schedule)",
+                               idx, name, TT_MAX_STEPS, gpu ? "GPU" : "CPU", TT_MAX_STEPS);
+        }
         memset(s, 0, sizeof *s);
         s->number = number;
         s->ts_us = ts;
@@ -205,7 +213,7 @@ int tt_read(const char *text, size_t len, const char *shown, tt_trace *t, char *
         const char *name = str_of(e, "name");
         const double ts = num_of(e, "ts"), dur = num_of(e, "dur");
         if (!name || isnan(ts) || isnan(dur)) {
-            rc = js_doc_fail(&d, "event %d: a kernel needs a name and a finite non-negative ts and dur (in us)", idx);
+            rc = js_doc_fail(&d, "event %d: a kernel needs a name and a ts and dur in 0..1e15 us", idx);
             goto out;
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");

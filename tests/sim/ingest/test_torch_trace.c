@@ -110,7 +110,23 @@ static void test_bad(void)
     expect_bad("{\"traceEvents\":[" KERNEL(1, 5, 5, "gemm") END, "no ProfilerStep#N annotation");
     expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") END, "no GPU kernel");
     expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 5, -5, "gemm") END,
-               "event 1: a kernel needs a name and a finite non-negative ts and dur");
+               "event 1: a kernel needs a name and a ts and dur in 0..1e15 us");
+    /* finite, but a few of them add up to infinity */
+    expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 5, 1.7e308, "gemm") END,
+               "event 1: a kernel needs a name and a ts and dur in 0..1e15 us");
+    {
+        /* more steps than the reader holds: refused, not counted as outside every step */
+        static char big[(TT_MAX_STEPS + 2) * 128 + 256];
+        size_t o = (size_t)snprintf(big, sizeof big, "{\"traceEvents\":[");
+        for (int i = 0; i <= TT_MAX_STEPS; i++)
+            o += (size_t)snprintf(big + o, sizeof big - o,
+                                  "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"ts\":%d,"
+                                  "\"dur\":100},", i, 200 * i);
+        snprintf(big + o, sizeof big - o, "%s", KERNEL(1, 5, 5, "gemm") END);
+        char want[128];
+        snprintf(want, sizeof want, "more than %d CPU step annotations", TT_MAX_STEPS);
+        expect_bad(big, want);
+    }
     expect_bad("{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#x\",\"ts\":1,"
                "\"dur\":1}," END,
                "event 0 (ProfilerStep#x)");
