@@ -2,6 +2,7 @@
  * names), its --help, and the one-line messages of bad input. */
 #include "args.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,9 +116,29 @@ void sim_join(char *buf, size_t n, const char *sep, const char *item)
     if (l < n) snprintf(buf + l, n - l, "%s%s", l ? sep : "", item);
 }
 
-static int parse_size(const char *flag, const char *v, int64_t *out, char *why, size_t n)
+double sim_strtod_dec(const char *v, char **end)
 {
-    char lib[160] = "", qb[80];
+    const char *p = v;
+    if (*p == '+' || *p == '-') p++;
+    const int digit = (*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9');
+    char *e = NULL;
+    const double x = digit ? strtod(v, &e) : NAN;
+    /* a digit first rules out inf, nan and blanks; an x in what strtod took is hex */
+    for (const char *q = v; digit && q < e; q++)
+        if (*q == 'x' || *q == 'X') {
+            *end = (char *)v;
+            return NAN;
+        }
+    *end = digit ? e : (char *)v;
+    return x;
+}
+
+/* A size; part of a list or range (what: "upper bound", ...) when whole is
+ * not v: the message names the whole value as typed, then the part. */
+static int parse_size_of(const char *flag, const char *whole, const char *what, const char *v, int64_t *out,
+                         char *why, size_t n)
+{
+    char lib[160] = "", qb[80], qw[80];
     uly_status st = uly_size_parse(v, out, lib, sizeof lib);
     if (st == ULY_OK) return 0;
     sim_one_line(lib);
@@ -128,8 +149,31 @@ static int parse_size(const char *flag, const char *v, int64_t *out, char *why, 
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
+    if (whole != v)
+        return sim_fail(why, n, "%s %s: %s %s: %s (valid: positive integers, e.g. 131072, 128K, 1M, 1e6, 2^20, in a "
+                        "list A,B,C or ranges LO..HI; K, M, G, T are powers of 1024)",
+                        flag, sim_quote(whole, qw, sizeof qw), what, qb, msg);
     return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
                 flag, qb, msg);
+}
+
+static int parse_size(const char *flag, const char *v, int64_t *out, char *why, size_t n)
+{
+    return parse_size_of(flag, v, NULL, v, out, why, n);
+}
+
+/* A count in 1..hi, hi being libulysim's bound on the field
+ * (uly_workload_check): said here as the flag's range, since the library's
+ * own message states 0.. (its 0 is "not given", which the flag never is). */
+static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
+{
+    char qb[80];
+    int64_t x = 0;
+    int rc = parse_size(flag, v, &x, why, n);
+    if (rc) return rc;
+    if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, sim_quote(v, qb, sizeof qb), (long long)hi);
+    *out = x;
+    return 0;
 }
 
 /* A list: comma-separated values or ranges A..B (A, 2A, 4A, ... up to B). */
@@ -148,23 +192,33 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
     memcpy(copy, v, len + 1);
     int rc = 0;
     char *p = copy;
+    /* a message names the value as typed (v), then the piece of it that is
+     * wrong: '8..' is an open range, not an empty --gpus */
+    const int one_item = !strchr(v, ',');
     for (;;) {
         char *comma = strchr(p, ',');
         if (comma) *comma = 0;
         char *dots = strstr(p, "..");
         int64_t lo, hi;
+        if (!p[0] || (dots && (dots == p || !dots[2]))) {
+            rc = sim_fail(why, n, "%s %s: %s (valid: positive integers in a list A,B,C or ranges LO..HI, e.g. "
+                          "8,16,64 or 8..1024)", flag, sim_quote(v, qb, sizeof qb),
+                          !p[0] ? "an empty item in the list" : dots == p ? "the range has no lower bound"
+                                                                          : "the range has no upper bound");
+            break;
+        }
         if (dots) {
             *dots = 0;
-            if ((rc = parse_size(flag, p, &lo, why, n)) != 0) break;
-            if ((rc = parse_size(flag, dots + 2, &hi, why, n)) != 0) break;
+            if ((rc = parse_size_of(flag, v, "lower bound", p, &lo, why, n)) != 0) break;
+            if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, &hi, why, n)) != 0) break;
             if (lo > hi) {
-                *dots = '.';
                 rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
-                          flag, sim_quote(p, qb, sizeof qb));
+                          flag, sim_quote(v, qb, sizeof qb));
                 break;
             }
         } else {
-            if ((rc = parse_size(flag, p, &lo, why, n)) != 0) break;
+            if ((rc = one_item ? parse_size(flag, v, &lo, why, n) : parse_size_of(flag, v, "item", p, &lo, why, n)) != 0)
+                break;
             hi = lo;
         }
         if (hi > hi_limit) {
@@ -275,8 +329,9 @@ static const char *const valued[O_COUNT] = {
 static int parse_bw(const char *flag, const char *v, double *out, char *why, size_t n)
 {
     char qb[80], *end = NULL;
-    const double x = strtod(v, &end);
+    const double x = sim_strtod_dec(v, &end);
     while (end && *end == ' ') end++;
+    const char *unit = end; /* as typed, for the range below */
     double scale = 0;
     if (end && *end) {
         static const struct { char c; double f; } pre[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
@@ -290,9 +345,17 @@ static int parse_bw(const char *flag, const char *v, double *out, char *why, siz
         if (!strcmp(end, "B/s") || !strcmp(end, "Bps")) scale = f;
         else if (!strcmp(end, "b/s") || !strcmp(end, "bps")) scale = f / 8.0;
     }
-    if (!v[0] || !(scale > 0) || !(x > 0) || !(x * scale <= 1e15))
+    if (!v[0] || !(scale > 0) || !(x > 0) || !isfinite(x))
         return sim_fail(why, n, "%s %s: not a bandwidth (valid: a positive number with its unit, e.g. 400Gb/s or "
                         "50GB/s, per GPU per direction)", flag, sim_quote(v, qb, sizeof qb));
+    /* libulysim holds a cluster's links to 1 MB/s..1 PB/s (uly_cluster_check);
+     * checked here, in the unit typed, so that a what-if value out of it is
+     * this flag's error and not the preset's (--cluster 'dgx-h100':
+     * intra_bw_Bps = ...). Always, even where the link goes unused (one
+     * node, one GPU per node): what a flag accepts does not hang on others. */
+    if (!(x * scale >= 1e6 && x * scale <= 1e15))
+        return sim_fail(why, n, "%s %s: out of range (valid: %g..%g %s per GPU per direction)",
+                        flag, sim_quote(v, qb, sizeof qb), 1e6 / scale, 1e15 / scale, unit);
     *out = x * scale;
     return 0;
 }
@@ -301,7 +364,7 @@ static int parse_bw(const char *flag, const char *v, double *out, char *why, siz
 static int parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n)
 {
     char qb[80], *end = NULL;
-    const double x = strtod(v, &end);
+    const double x = sim_strtod_dec(v, &end);
     if (!v[0] || !end || *end || !(x > 0 && x <= 1))
         return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
                         sim_quote(v, qb, sizeof qb));
@@ -378,7 +441,8 @@ void sim_args_help(FILE *f)
 "                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
 "                       2 + 4 fp32 main grads + 12, --zero 0|1, default 1; fsdp: 4 + 4 + 8,\n"
 "                       --zero 0|2|3]\n"
-"  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers; default 1]\n"
+"  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers 0..1024,\n"
+"                       0 = none; default 1]\n"
 "  --nic-bw BW          what-if: NIC bandwidth per GPU per direction, with its unit\n"
 "                       (400Gb/s, 50GB/s) [default: the cluster preset's]\n"
 "  --intra-bw BW        what-if: in-node bandwidth per GPU per direction [default: preset's]\n"
@@ -425,6 +489,26 @@ void sim_args_help(FILE *f)
         SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 
+/* The two values of an option given both as ulysim's flag and as
+ * Megatron-LM's name for it (both checked already): the same value however
+ * spelt (128K and 131072, a list in the same order), or not. */
+static int alias_values_agree(int which, const char *v0, const char *v1)
+{
+    if (which == O_SEQ) {
+        static int64_t l0[SIM_LIST_MAX], l1[SIM_LIST_MAX];
+        int n0 = 0, n1 = 0;
+        char why[256];
+        if (parse_list("", v0, 1, INT64_MAX, l0, &n0, why, sizeof why) ||
+            parse_list("", v1, 1, INT64_MAX, l1, &n1, why, sizeof why))
+            return 0;
+        return n0 == n1 && memcmp(l0, l1, (size_t)n0 * sizeof l0[0]) == 0;
+    }
+    const int auto0 = which == O_PP && !strcmp(v0, "auto"), auto1 = which == O_PP && !strcmp(v1, "auto");
+    if (auto0 || auto1) return auto0 && auto1;
+    int64_t x0 = 0, x1 = 0;
+    return uly_size_parse(v0, &x0, NULL, 0) == ULY_OK && uly_size_parse(v1, &x1, NULL, 0) == ULY_OK && x0 == x1;
+}
+
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
 {
     char qb[80];
@@ -442,7 +526,12 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     a->progress = 1;
     a->cp_comm = -1;
     int have_cmd = 0;
-    const char *gpus_arg = NULL, *seq_arg = NULL;
+    const char *gpus_arg = NULL, *seq_arg = NULL, *seq_flag = "--seq";
+    /* the last value given in each form of an option (0 ulysim's flag, 1
+     * Megatron-LM's name for it, args_alias.c) and where: given both ways,
+     * the two must agree (below), as --ring and --context-parallel-size do */
+    const char *form_val[O_COUNT][2] = {{NULL}};
+    int form_pos[O_COUNT][2] = {{0}};
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -525,11 +614,23 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                 return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
             val = argv[++i];
         }
+        const int form = strcmp(name, valued[which]) != 0;
+        form_val[which][form] = val;
+        form_pos[which][form] = i;
         int rc = 0, c = 0;
         int64_t x = 0;
         switch (which) {
-        case O_GPUS: gpus_arg = val; break;
-        case O_SEQ: seq_arg = val; break;
+        /* each value checked as typed, a list or range too: whether the
+         * command takes one is known once every argument is read (below) */
+        case O_GPUS:
+            gpus_arg = val;
+            rc = parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
+            break;
+        case O_SEQ:
+            seq_arg = val;
+            seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
+            rc = parse_list(name, val, 1, INT64_MAX, a->seq, &a->n_seq, why, n);
+            break;
         case O_MODEL:
             if (!val[0]) return sim_fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
             a->model = val;
@@ -564,11 +665,12 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             else if (which == O_LAYERS_PER_VSTAGE) a->layers_per_vstage = x;
             else a->pin_pp = x;
             break;
+        /* the bounds are libulysim's (uly_workload_check) */
         case O_BATCH:
-            if ((rc = parse_size(typed, val, &a->batch, why, n)) != 0) break;
+            if ((rc = parse_count(typed, val, (int64_t)1 << 20, &a->batch, why, n)) != 0) break;
             a->batch_set = 1;
             break;
-        case O_GLOBAL_BATCH: rc = parse_size(typed, val, &a->global_batch, why, n); break;
+        case O_GLOBAL_BATCH: rc = parse_count(typed, val, (int64_t)1 << 40, &a->global_batch, why, n); break;
         case O_DTYPE: rc = parse_choice(name, val, dtype_names, 3, &c, why, n); a->dtype = (uly_dtype)c; break;
         case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, 3, &c, why, n); a->recompute = (uly_recompute)c; break;
         case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
@@ -576,8 +678,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
         case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, 3, &c, why, n); a->framework = (uly_framework)c; break;
         case O_ATTN_DENSITY: rc = parse_fraction(name, val, &a->attn_density, why, n); break;
-        case O_FFN_CHUNKS: rc = parse_size(name, val, &a->ffn_chunks, why, n); break;
-        case O_LOSS_CHUNKS: rc = parse_size(name, val, &a->loss_chunks, why, n); break;
+        case O_FFN_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n); break;
+        case O_LOSS_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n); break;
         case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
         case O_NIC_BW: rc = parse_bw(name, val, &a->nic_bw_Bps, why, n); break;
         case O_ATTN_KERNEL: {
@@ -593,21 +695,22 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             break;
         case O_OVERSUB: {
             char *end = NULL;
-            a->oversub = strtod(val, &end);
+            a->oversub = sim_strtod_dec(val, &end);
             if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
                 rc = sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
                               sim_quote(val, qb, sizeof qb));
             break;
         }
         case O_ZERO_PREFETCH:
-            if (!strcmp(val, "none") || !strcmp(val, "0")) {
-                a->zero_prefetch = -1; /* 0 layers ahead: none */
-            } else if ((rc = parse_size(name, val, &x, why, n)) == 0) {
-                if (x > 1024) rc = sim_fail(why, n, "%s %s: too many layers (valid: none, or 1..1024)", name, sim_quote(val, qb, sizeof qb));
-                a->zero_prefetch = (int)x;
+            /* D layers gathered ahead; 0 of them is no prefetch, the same
+             * as none (docs/model.md's D_z = 0; the JSON's zero_prefetch 0) */
+            if (!strcmp(val, "none") || (val[0] && strspn(val, "0") == strlen(val))) {
+                a->zero_prefetch = -1;
             } else {
-                size_t l = strlen(why);
-                if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or none)");
+                const int count = uly_size_parse(val, &x, NULL, 0) == ULY_OK;
+                if (count && x <= 1024) a->zero_prefetch = (int)x;
+                else rc = sim_fail(why, n, "%s %s: %s (valid: a layer count 0..1024; 0 or none: no prefetch)", name,
+                                   sim_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
             }
             break;
         case O_HCP: {
@@ -630,6 +733,13 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     if (a->framework == ULY_FW_MEGATRON && !a->zero_set) a->zero = 1;
     if (a->presets_show && !a->show_name)
         return sim_fail(why, n, "presets show: which preset? (valid: presets show NAME, a name from 'ulysim presets')");
+    for (int k = 0; k < O_COUNT; k++) {
+        if (!form_val[k][0] || !form_val[k][1] || alias_values_agree(k, form_val[k][0], form_val[k][1])) continue;
+        const int f = form_pos[k][0] < form_pos[k][1] ? 0 : 1; /* the one typed first, named first */
+        const char *flag[2] = {valued[k], sim_alias_megatron(valued[k])};
+        return sim_fail(why, n, "%s %.60s disagrees with %s %.60s (valid: give one of them, or the same value)", flag[f],
+                        form_val[k][f], flag[!f], form_val[k][!f]);
+    }
     {
         int rc = sim_megatron_resolve(a, why, n);
         if (rc) return rc;
@@ -639,11 +749,11 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
      * cluster, and are the context's (context.c) */
     int lists = a->cmd == SIM_CMD_SWEEP;
     if (gpus_arg) {
-        int rc = parse_list("--gpus", gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
+        int rc = parse_list(valued[O_GPUS], gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
         if (rc) return rc;
     }
     if (seq_arg) {
-        int rc = parse_list("--seq", seq_arg, lists, INT64_MAX, a->seq, &a->n_seq, why, n);
+        int rc = parse_list(seq_flag, seq_arg, lists, INT64_MAX, a->seq, &a->n_seq, why, n);
         if (rc) return rc;
     }
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;

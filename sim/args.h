@@ -84,10 +84,12 @@ typedef struct sim_args {
 } sim_args;
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
- * read as (the name itself when it is not one); --cp-comm-type's value;
- * context parallelism resolved to a strategy and its degrees once every flag
- * is read; the nearest known option to a misspelt one, or NULL. */
+ * read as (the name itself when it is not one); the Megatron flag read as a
+ * ulysim one (NULL: none); --cp-comm-type's value; context parallelism
+ * resolved to a strategy and its degrees once every flag is read; the
+ * nearest known option to a misspelt one, or NULL. */
 const char *sim_alias_canonical(const char *name);
+const char *sim_alias_megatron(const char *name);
 int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n);
 int sim_megatron_resolve(sim_args *a, char *why, size_t n);
 const char *sim_nearest_option(const char *name, const char *const *known, int n_known);
@@ -120,6 +122,11 @@ int sim_fail(char *why, size_t why_len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* strtod for a value a user typed: decimal notation only (digits, a point,
+ * an exponent, a leading sign). strtod's hex ("0x10" is 16), inf, nan and
+ * leading blanks are refused as sizes refuse them (uly_size_parse): NAN is
+ * returned with *end at v. */
+double sim_strtod_dec(const char *v, char **end);
 /* Appends item to the list in buf, after sep when buf is not empty. */
 void sim_join(char *buf, size_t n, const char *sep, const char *item);
 /* Flattens a message to one line. */

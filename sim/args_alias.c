@@ -29,6 +29,13 @@ const char *sim_alias_canonical(const char *name)
     return name;
 }
 
+const char *sim_alias_megatron(const char *name)
+{
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strcmp(name, alias[i].ulysim) == 0) return alias[i].megatron;
+    return NULL;
+}
+
 /* Megatron-Core's --cp-comm-type: the registry's strategy that names it
  * (uly_strategy.megatron_cp_comm); sim_args.cp_comm holds its id. */
 int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n)

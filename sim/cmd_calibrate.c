@@ -50,6 +50,7 @@
 #include "args.h"
 #include "calib_cmd.h"
 #include "calib_fit.h"
+#include "json_strict.h"
 #include "out_file.h"
 #include "preset.h"
 #include "trace_read.h"
@@ -114,6 +115,27 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
         sim_err_as("ulysim calibrate", "%s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json",
                    !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
         return 2;
+    }
+    /* --name becomes the profile's "name", which the preset loader holds to
+     * 1..ULY_NAME_LEN-1 characters of [A-Za-z0-9._+-] (js_get_name): checked
+     * here, before the work, not found after the fit as a profile that will
+     * not load, nor cut to fit */
+    if (a->name) {
+        char qb[80];
+        const size_t len = strlen(a->name);
+        size_t bad = 0;
+        while (bad < len && js_name_char_ok(a->name[bad])) bad++;
+        if (len == 0 || len >= ULY_NAME_LEN || bad < len) {
+            char what[64];
+            if (len == 0) snprintf(what, sizeof what, "empty");
+            else if (len >= ULY_NAME_LEN) snprintf(what, sizeof what, "%zu characters, too long", len);
+            else if ((unsigned char)a->name[bad] < 0x20 || (unsigned char)a->name[bad] >= 0x7f)
+                snprintf(what, sizeof what, "byte 0x%02x at %zu not allowed", (unsigned char)a->name[bad], bad + 1);
+            else snprintf(what, sizeof what, "'%c' at %zu not allowed", a->name[bad], bad + 1);
+            sim_err_as("ulysim calibrate", "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
+                       sim_quote(a->name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
+            return 2;
+        }
     }
     char why[1200];
     for (int i = 0; i < a->n_mb; i++) out_file_input_note(a->mb_files[i], NULL); /* -o may not replace them */

@@ -1,5 +1,6 @@
 /* cmd_presets.c: `ulysim presets`: the model and cluster presets with their
  * description and source. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,15 +52,18 @@ static int show(const char *name)
     }
     char buf[8192];
     size_t got;
-    int bad = 0;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) bad |= fwrite(buf, 1, got, stdout) != got;
-    bad |= ferror(f);
+    int wbad = 0;
+    while (!wbad && (got = fread(buf, 1, sizeof buf, f)) > 0) wbad = fwrite(buf, 1, got, stdout) != got;
+    const int werr = errno, rbad = !wbad && ferror(f);
     fclose(f);
-    if (bad || fflush(stdout) != 0) {
-        sim_err("presets show %s: cannot write the output", name);
+    if (rbad) {
+        sim_err("presets show %s: cannot read %s", name, path);
         return SIM_EXIT_INTERNAL;
     }
-    return SIM_EXIT_OK;
+    /* a write failure is main.c's to report, once, as for every command
+     * (stdout's error flag stays set): one line, not one here and one there */
+    errno = werr;
+    return wbad ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
 }
 
 /* The presets directory cannot be listed: bad input when the user named it

@@ -229,12 +229,19 @@ static int do_check(int argc, char **argv)
 
 int sim_cmd_trace(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    /* bad usage is one line on stderr (args.h); the whole usage is --help's */
+    if (argc < 2) {
+        sim_err_as("ulysim trace", "which action? (valid: export, check; see ulysim trace --help)");
+        return SIM_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return SIM_EXIT_OK;
     }
     if (!strcmp(argv[1], "export")) return do_export(argc - 1, argv + 1);
     if (!strcmp(argv[1], "check")) return do_check(argc - 1, argv + 1);
-    sim_err_as("ulysim trace", "unknown action %s: must be export or check", argv[1]);
-    return 2;
+    char qb[80];
+    sim_err_as("ulysim trace", "unknown action %s (valid: export, check; see ulysim trace --help)",
+               sim_quote(argv[1], qb, sizeof qb));
+    return SIM_EXIT_USAGE;
 }

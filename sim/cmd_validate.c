@@ -78,12 +78,25 @@ static void usage(FILE *f)
             "2 bad usage or a bad trace (a one-line reason naming the file and line).\n");
 }
 
-static int parse_frac(const char *flag, const char *v, double *out)
+/* A limit: an error (a fraction of the measured time, 0.2 = 20%, in
+ * 0..100) or an agreement (a fraction of the pairs: 0..1, above 1 no run
+ * could pass). Decimal only (sim_strtod_dec): strtod would read 0x10 as 16,
+ * 1600%, where sizes refuse hex. */
+static int parse_frac(const char *flag, const char *v, double hi, double *out)
 {
-    char *end;
-    double x = v ? strtod(v, &end) : NAN;
-    if (!v || !*v || *end || !(x >= 0) || x > 100) {
-        sim_err_as("ulysim validate", "%s %s: must be a non-negative fraction (0.2 = 20%%)", flag, v ? v : "(missing)");
+    char qb[80], *end = NULL;
+    if (!v) {
+        sim_err_as("ulysim validate", "%s needs a value; see ulysim validate --help", flag);
+        return 2;
+    }
+    const double x = sim_strtod_dec(v, &end);
+    if (!*v || *end || !(x >= 0 && x <= hi)) {
+        if (hi > 1)
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%), or none (no limit)", flag,
+                       sim_quote(v, qb, sizeof qb), hi);
+        else
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs)", flag,
+                       sim_quote(v, qb, sizeof qb));
         return 2;
     }
     *out = x;
@@ -175,7 +188,7 @@ int sim_cmd_validate(int argc, char **argv)
             double *dst = !strcmp(a, "--max-error") ? &max_err : !strcmp(a, "--max-run-error") ? &max_run_err : &min_agree;
             if (v && !strcmp(v, "none") && dst != &min_agree) {
                 *dst = INFINITY; /* no limit on the times, on purpose: bytes only */
-            } else if (parse_frac(a, v, dst)) {
+            } else if (parse_frac(a, v, dst == &min_agree ? 1 : 100, dst)) {
                 free(files);
                 return 2;
             }

@@ -231,8 +231,9 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                             (long long)pp, (long long)per, L % pp ? 0LL : (long long)(L / pp));
         const int64_t v = L / (pp * per);
         if (a->pin_vpp && a->pin_vpp != v)
-            return sim_fail(why, n, "--virtual-stages %lld disagrees with %lld layers per virtual stage (%lld stages)",
-                            (long long)a->pin_vpp, (long long)per, (long long)v);
+            return sim_fail(why, n, "--virtual-stages %lld disagrees with --num-layers-per-virtual-pipeline-stage %lld "
+                            "(%lld layers over %lld stages: %lld virtual stages; valid: give one of them, or values "
+                            "that agree)", (long long)a->pin_vpp, (long long)per, (long long)L, (long long)pp, (long long)v);
         c->opts.pin_vpp = v;
     }
     if (c->opts.pin_vpp > 1) {
