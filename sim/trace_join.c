@@ -81,7 +81,14 @@ int trace_join_build(const trace_run *run, const uly_cluster *cluster, trace_joi
             j->meas_compute_s += x->meas_s;
         }
     }
-    j->step_err = j->meas_step_s > 0 ? j->pred_step_s / j->meas_step_s - 1.0 : NAN;
+    /* nothing measured (every time 0: a trace edited, or a broken timer):
+     * no error can be worked out against it, and NaN would pass as a number */
+    if (!(j->meas_step_s > 0)) {
+        snprintf(why, why_len, "%s: its layer ops' measured times add up to 0 s: nothing to compare a prediction "
+                 "against (valid: the trace of a timed run)", run->path);
+        return 2;
+    }
+    j->step_err = j->pred_step_s / j->meas_step_s - 1.0;
     /* a hidden transfer whose exposed part is under 1% of the step, predicted
      * and measured alike, is not judged op by op: microseconds of clock and
      * scheduling noise against nothing (it still counts in the step) */
