@@ -7,6 +7,7 @@
 #include "megatron_log.h"
 #include "text_file.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,16 +15,91 @@
 #include <string.h>
 
 
-/* A value as a message quotes it: printable, at most 40 characters. */
-static const char *quoted(const char *v, char *buf, size_t n)
+/* A value as a message quotes it: printable, at most 40 characters (of its
+ * first len bytes). */
+static const char *quoted_n(const char *v, size_t len, char *buf, size_t n)
 {
     size_t j = 0;
     buf[j++] = '\'';
-    for (size_t i = 0; v[i] && j + 5 < n && i < 40; i++)
+    for (size_t i = 0; i < len && v[i] && j + 5 < n && i < 40; i++)
         buf[j++] = (v[i] >= 0x20 && v[i] < 0x7f) ? v[i] : '?';
     buf[j++] = '\'';
     buf[j] = 0;
     return buf;
+}
+
+static const char *quoted(const char *v, char *buf, size_t n) { return quoted_n(v, strlen(v), buf, n); }
+
+/* ---------------------------------------------------------------- numbers */
+
+/* The token at p: a field's value, from its first non-blank up to the
+ * separator Megatron-LM prints after it ("4012.5 |", "size: 16,", "new
+ * size: 50304)") or the end of the line, less trailing blanks. So the whole
+ * field is the number: "4012.5 5 |" is not read as 4012.5. */
+static const char *token_at(const char *p, size_t *len)
+{
+    p += strspn(p, " \t");
+    size_t k = strcspn(p, "|,)");
+    while (k && (p[k - 1] == ' ' || p[k - 1] == '\t' || p[k - 1] == '\r')) k--;
+    *len = k;
+    return p;
+}
+
+/* The token at p as a finite decimal number: 0, or 2 when the token is not
+ * one number whole. strtod alone reads a prefix ("99999x" as 99999, "4\xff0"
+ * as 4) and also hex, "inf" and "nan", none of which Megatron-LM prints; an
+ * overflow or underflow (ERANGE) is no measurement either. *tok, *tok_len:
+ * the token, for the message. */
+static int read_real(const char *p, double *x, const char **tok, size_t *tok_len)
+{
+    const char *t = token_at(p, tok_len);
+    *tok = t;
+    if (!*tok_len || strspn(t, "0123456789.eE+-") < *tok_len) return 2;
+    char *end;
+    errno = 0;
+    *x = strtod(t, &end);
+    return end != t + *tok_len || errno == ERANGE || !isfinite(*x) ? 2 : 0;
+}
+
+/* The token at p as a decimal integer in [lo, hi]: 0, or 2 (as read_real). */
+static int read_int(const char *p, int64_t lo, int64_t hi, int64_t *x, const char **tok, size_t *tok_len)
+{
+    const char *t = token_at(p, tok_len);
+    *tok = t;
+    if (!*tok_len || strspn(t, "0123456789+-") < *tok_len) return 2;
+    char *end;
+    errno = 0;
+    long long v = strtoll(t, &end, 10);
+    if (end != t + *tok_len || errno == ERANGE || v < lo || v > hi) return 2;
+    *x = v;
+    return 0;
+}
+
+/* s's label: found inside the line, but not after a '-', so that
+ * "tensor-model-parallel size:" is not found inside
+ * "encoder-tensor-model-parallel size:". Anything else may precede it:
+ * Megatron-LM's start-up line prints "hierarchical context-parallel sizes:
+ * Nonetensor-model-parallel size: 8" (no separator in its format string). */
+static const char *label_in(const char *s, const char *label)
+{
+    for (const char *p = strstr(s, label); p; p = strstr(p + 1, label))
+        if (p == s || p[-1] != '-') return p;
+    return NULL;
+}
+
+/* The number after `label` in s: 0 and *x, 1 when the label is absent, 2
+ * when what follows it is not a finite non-negative number, its token
+ * quoted in bad. */
+static int field_num(const char *s, const char *label, double *x, char *bad, size_t bad_n)
+{
+    const char *p = label_in(s, label), *tok;
+    size_t k;
+    if (!p) return 1;
+    if (read_real(p + strlen(label), x, &tok, &k) || *x < 0) {
+        quoted_n(tok, k, bad, bad_n);
+        return 2;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------ the argument block */
@@ -51,10 +127,12 @@ static const arg_spec ARGS[] = {
     {"num_layers", A_INT, F(layers)},
     {"hidden_size", A_INT, F(hidden)},
     {"num_attention_heads", A_INT, F(heads)},
+    {"group_query_attention", A_BOOL, F(gqa)},
     {"num_query_groups", A_INT, F(kv_heads)},
     {"kv_channels", A_INT, F(head_dim)},
     {"ffn_hidden_size", A_INT, F(ffn_hidden)},
-    {"padded_vocab_size", A_INT, F(vocab)},
+    {"padded_vocab_size", A_INT, F(padded_vocab_arg)},
+    {"vocab_size", A_INT, F(vocab_arg)},
     {"log_interval", A_INT, F(log_interval)},
     {"swiglu", A_BOOL, F(swiglu)},
     {"sequence_parallel", A_BOOL, F(sequence_parallel)},
@@ -69,45 +147,49 @@ static const arg_spec ARGS[] = {
     {"hierarchical_context_parallel_sizes", A_PAIR, F(hcp_u)},
 };
 #undef F
-
-/* Read but only where padded_vocab_size is not in the block. */
-static int64_t parse_vocab_arg(const char *v)
-{
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    return end != v && !*end && x > 0 ? x : 0;
-}
+#define N_ARGS ((int)(sizeof ARGS / sizeof ARGS[0]))
+_Static_assert(sizeof ARGS / sizeof ARGS[0] <= MLOG_MAX_KEYS, "mlog_run keeps a line per argument: raise "
+                                                              "MLOG_MAX_KEYS");
 
 static int is_none(const char *v) { return !strcmp(v, "None") || !*v; }
 
-/* One value into its field. group_query_attention and num_query_groups are
- * resolved after the block (the groups count only when GQA is on). */
-static int arg_store(mlog_run *r, const arg_spec *s, const char *v, const char *shown, int line, char *why, size_t n)
+/* One value into its field, and into canon as read (an integer in decimal,
+ * True/False, the word; "None"), to compare a repeat of the key with.
+ * group_query_attention, num_query_groups and the vocabulary are resolved
+ * after the block (the groups count only when GQA is on). */
+static int arg_store(mlog_run *r, const arg_spec *s, const char *v, char *canon, const char *shown, int line,
+                     char *why, size_t n)
 {
     char qb[64];
     char *dst = (char *)r + s->off;
+    snprintf(canon, MLOG_VALUE, "None");
     if (is_none(v)) return 0;
     switch (s->type) {
     case A_INT: {
         char *end;
+        errno = 0;
         long long x = strtoll(v, &end, 10);
-        if (end == v || *end || x < 1 || x > (1LL << 40))
+        if (end == v || *end || errno == ERANGE || x < 1 || x > (1LL << 40))
             return text_fail_at(why, n, shown, line, "%s %s: not a positive integer", s->key, quoted(v, qb, sizeof qb));
         *(int64_t *)dst = x;
+        snprintf(canon, MLOG_VALUE, "%lld", x);
         return 0;
     }
     case A_BOOL:
         if (strcmp(v, "True") && strcmp(v, "False"))
             return text_fail_at(why, n, shown, line, "%s %s: not True or False", s->key, quoted(v, qb, sizeof qb));
         *(int *)dst = !strcmp(v, "True");
+        snprintf(canon, MLOG_VALUE, "%s", v);
         return 0;
     case A_REAL: { /* dropout probabilities: any above 0 means masks are kept */
-        char *end;
-        double x = strtod(v, &end);
-        if (end == v || *end || !(x >= 0 && x <= 1))
+        double x;
+        const char *tok;
+        size_t k;
+        if (read_real(v, &x, &tok, &k) || tok[k] || !(x >= 0 && x <= 1))
             return text_fail_at(why, n, shown, line, "%s %s: not a probability in [0, 1]", s->key, quoted(v, qb, sizeof qb));
         if (x > 0) *(int *)dst = 1;
         else if (*(int *)dst < 0) *(int *)dst = 0;
+        snprintf(canon, MLOG_VALUE, "%.17g", x);
         return 0;
     }
     case A_WORD: { /* a word, or the first of a per-layer list ['p2p', 'p2p'] */
@@ -120,24 +202,34 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, const char *
         memcpy(dst, p, k);
         dst[k] = 0;
         if (!strcmp(dst, "None")) dst[0] = 0;
+        snprintf(canon, MLOG_VALUE, "%s", dst[0] ? dst : "None");
         return 0;
     }
-    case A_PAIR: { /* [u, r] */
+    case A_PAIR: { /* [u, r], whole: sscanf would stop at "[2, 2x" and call it [2, 2] */
+        const char *p = v + strspn(v, " ");
         long long u = 0, rr = 0;
-        char tail = 0;
-        if (sscanf(v, " [ %lld , %lld ] %c", &u, &rr, &tail) != 2 || u < 1 || rr < 1 || u > (1LL << 30) ||
-            rr > (1LL << 30))
+        char *end = NULL;
+        int ok = *p++ == '[';
+        if (ok) u = strtoll(p, &end, 10), ok = end != p;
+        if (ok) p = end + strspn(end, " "), ok = *p++ == ',';
+        if (ok) rr = strtoll(p, &end, 10), ok = end != p;
+        if (ok) p = end + strspn(end, " "), ok = *p++ == ']' && !p[strspn(p, " ")];
+        if (!ok || u < 1 || rr < 1 || u > (1LL << 30) || rr > (1LL << 30))
             return text_fail_at(why, n, shown, line, "%s %s: not two degrees [U, R]", s->key, quoted(v, qb, sizeof qb));
         r->hcp_u = u;
         r->hcp_r = rr;
+        snprintf(canon, MLOG_VALUE, "[%lld, %lld]", u, rr);
         return 0;
     }
     }
     return 0;
 }
 
-/* "  key ........ value": the key is the word before the run of dots. */
-static int arg_line(mlog_run *r, char *s, int *gqa, const char *shown, int line, char *why, size_t n)
+/* "  key ........ value": the key is the word before the run of dots. A key
+ * given again must say the same: Megatron-LM prints each argument once, so
+ * a second value is an edited or spliced log, and neither value can be
+ * trusted over the other. */
+static int arg_line(mlog_run *r, char *s, const char *shown, int line, char *why, size_t n)
 {
     char *dots = strstr(s, " ..");
     if (!dots) return 0; /* not an argument line: Megatron prints nothing else there, but a launcher might */
@@ -150,70 +242,162 @@ static int arg_line(mlog_run *r, char *s, int *gqa, const char *shown, int line,
     char *key = key_end;
     while (key > s && key[-1] != ' ') key--;
     *key_end = 0;
-    if (!strcmp(key, "group_query_attention")) {
-        if (strcmp(val, "True") && strcmp(val, "False")) {
-            char qb[64];
-            return text_fail_at(why, n, shown, line, "group_query_attention %s: not True or False", quoted(val, qb, sizeof qb));
+    for (int i = 0; i < N_ARGS; i++) {
+        if (strcmp(key, ARGS[i].key)) continue;
+        char canon[MLOG_VALUE], qa[64], qb[64];
+        int rc = arg_store(r, &ARGS[i], val, canon, shown, line, why, n);
+        if (rc) return rc;
+        if (r->key_line[i] && strcmp(canon, r->key_value[i]))
+            return text_fail_at(why, n, shown, line, "%s %s contradicts %s %s on line %d (valid: each argument once, "
+                                "or repeated with the same value)", key, quoted(val, qa, sizeof qa), key,
+                                quoted(r->key_value[i], qb, sizeof qb), r->key_line[i]);
+        if (!r->key_line[i]) {
+            r->key_line[i] = line;
+            snprintf(r->key_value[i], MLOG_VALUE, "%s", canon);
         }
-        *gqa = !strcmp(val, "True");
         return 0;
     }
-    if (!strcmp(key, "vocab_size")) {
-        if (!r->vocab) r->vocab = parse_vocab_arg(val);
-        return 0;
+    return 0;
+}
+
+int mlog_arg_line(const mlog_run *r, const char *key)
+{
+    for (int i = 0; i < N_ARGS; i++)
+        if (!strcmp(key, ARGS[i].key)) return r->key_line[i];
+    return 0;
+}
+
+/* ------------------------------------------------------- the start-up line */
+
+/* "using world size: 16, data-parallel size: 2, context-parallel size: 1,
+ * tensor-model-parallel size: 8, pipeline-model-parallel size: 1": the
+ * sizes the block also gives, each optional (Megatron-LM versions print
+ * different sets). A second such line must say the same. */
+static int banner_line(mlog_run *r, const char *s, const char *shown, int line, char *why, size_t n)
+{
+    const struct {
+        const char *label;
+        int64_t *dst;
+    } F[] = {{"world size:", &r->banner_world},
+             {"context-parallel size:", &r->banner_cp},
+             {"tensor-model-parallel size:", &r->banner_tp},
+             {"pipeline-model-parallel size:", &r->banner_pp}};
+    for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+        const char *p = label_in(s, F[i].label), *tok;
+        size_t k;
+        int64_t x;
+        char qb[64];
+        if (!p) continue;
+        if (read_int(p + strlen(F[i].label), 1, 1LL << 40, &x, &tok, &k))
+            return text_fail_at(why, n, shown, line, "'%s' %s: not a positive integer", F[i].label,
+                                quoted_n(tok, k, qb, sizeof qb));
+        if (r->banner_line && *F[i].dst && *F[i].dst != x)
+            return text_fail_at(why, n, shown, line, "'%s %lld' contradicts '%s %lld' on line %d (valid: one run per "
+                                "log)", F[i].label, (long long)x, F[i].label, (long long)*F[i].dst, r->banner_line);
+        *F[i].dst = x;
     }
-    for (size_t i = 0; i < sizeof ARGS / sizeof ARGS[0]; i++)
-        if (!strcmp(key, ARGS[i].key)) return arg_store(r, &ARGS[i], val, shown, line, why, n);
+    if (!r->banner_line) r->banner_line = line;
+    return 0;
+}
+
+/* The start-up line against the block: the two say the same sizes in other
+ * words; where they disagree the log is not one run's, and neither can be
+ * taken. The block's default (1) stands for a size it does not give. */
+static int banner_check(const mlog_run *r, const char *shown, char *why, size_t n)
+{
+    if (!r->banner_line) return 0;
+    const struct {
+        const char *label, *key;
+        int64_t said, block, dflt;
+    } C[] = {{"world size:", "world_size", r->banner_world, r->world_size, 0},
+             {"context-parallel size:", "context_parallel_size", r->banner_cp, r->cp, 1},
+             {"tensor-model-parallel size:", "tensor_model_parallel_size", r->banner_tp, r->tp, 1},
+             {"pipeline-model-parallel size:", "pipeline_model_parallel_size", r->banner_pp, r->pp, 1}};
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        const int64_t block = C[i].block > 0 ? C[i].block : C[i].dflt;
+        if (!C[i].said || !block || C[i].said == block) continue;
+        const int at = mlog_arg_line(r, C[i].key);
+        return text_fail_at(why, n, shown, at ? at : r->args_line, "%s %lld%s contradicts '%s %lld' on line %d (valid: "
+                            "the sizes the run started with, the same in both)", C[i].key, (long long)block,
+                            at ? "" : " (its default: the block does not give it)", C[i].label, (long long)C[i].said,
+                            r->banner_line);
+    }
     return 0;
 }
 
 /* ------------------------------------------------------------ the reports */
 
-/* The number after `label` in s: 0 and *x, 1 when the label is absent, 2
- * when what follows it is not a finite non-negative number. */
-static int field_num(const char *s, const char *label, double *x)
-{
-    const char *p = strstr(s, label);
-    if (!p) return 1;
-    p += strlen(label);
-    char *end;
-    *x = strtod(p, &end);
-    if (end == p || !isfinite(*x) || *x < 0) return 2;
-    return 0;
-}
-
-/* " iteration   10/  100 |": the report's iteration number, or -1. */
-static int64_t iteration_of(const char *s)
+/* " iteration   10/  100 |": a report's header. 0: none in s; 1 with the
+ * iteration and the run's length; 2 (reason in why) when the header's
+ * numbers are not whole positive integers, the iteration at most the
+ * length. A header is "iteration ", one token, '/': so "1.5/", "Infinity/"
+ * and "-9223372036854775808/" are headers with a bad number, not lines
+ * that are no report. */
+static int report_header(const char *s, int64_t *it, int64_t *total, const char *shown, int line, char *why, size_t n)
 {
     for (const char *p = strstr(s, "iteration "); p; p = strstr(p + 1, "iteration ")) {
         const char *q = p + strlen("iteration ");
         while (*q == ' ') q++;
-        char *end;
-        long long it = strtoll(q, &end, 10);
-        if (end == q) continue;
-        while (*end == ' ') end++;
-        if (*end == '/' && it >= 0) return it;
+        size_t k = strcspn(q, " /");
+        const char *slash = q + k + strspn(q + k, " ");
+        if (!k || *slash != '/') continue;
+        char num[64], qb[64];
+        const char *tok;
+        size_t tk;
+        snprintf(num, sizeof num, "%.*s", (int)(k < 63 ? k : 63), q);
+        if (k >= 63 || read_int(num, 1, INT64_MAX / 2, it, &tok, &tk))
+            return text_fail_at(why, n, shown, line, "iteration %s: not a positive integer (valid: Megatron-LM's "
+                                "'iteration N/ TOTAL', N counting from 1)", quoted_n(q, k, qb, sizeof qb));
+        if (read_int(slash + 1, 1, INT64_MAX / 2, total, &tok, &tk))
+            return text_fail_at(why, n, shown, line, "iteration %lld/ %s: the run's length is not a positive integer "
+                                "(valid: Megatron-LM's 'iteration N/ TOTAL')", (long long)*it,
+                                quoted_n(tok, tk, qb, sizeof qb));
+        if (*it > *total)
+            return text_fail_at(why, n, shown, line, "iteration %lld/ %lld: past the run's length (valid: N at most "
+                                "TOTAL)", (long long)*it, (long long)*total);
+        return 1;
     }
-    return -1;
+    return 0;
 }
 
-static int report_line(mlog_run *r, const char *s, int64_t it, int last_unterminated, const char *shown, int line,
-                       char *why, size_t n)
+static const char *const TIME = "elapsed time per iteration (ms):";
+static const char *const TPUT = "throughput per GPU (TFLOP/s/GPU):";
+
+static int report_line(mlog_run *r, const char *s, int64_t it, int64_t total, int last_unterminated, const char *shown,
+                       int line, char *why, size_t n)
 {
-    static const char *const TIME = "elapsed time per iteration (ms):";
-    static const char *const TPUT = "throughput per GPU (TFLOP/s/GPU):";
     double ms, tf = NAN;
-    int st = field_num(s, TIME, &ms);
+    char bad[64];
+    if (r->last_iteration && it <= r->last_iteration)
+        return text_fail_at(why, n, shown, line, "iteration %lld after iteration %lld on line %d (valid: reports in "
+                            "the order of their iterations, each once: one run per log)", (long long)it,
+                            (long long)r->last_iteration, r->last_iteration_line);
+    if (r->train_iters && total != r->train_iters)
+        return text_fail_at(why, n, shown, line, "iteration %lld/ %lld contradicts the run's length %lld on line %d "
+                            "(valid: one run per log)", (long long)it, (long long)total, (long long)r->train_iters,
+                            r->train_iters_line);
+    int st = field_num(s, TIME, &ms, bad, sizeof bad);
     if (st == 1)
         return text_fail_at(why, n, shown, line, "iteration %lld: no '%s'%s", (long long)it, TIME,
                     last_unterminated ? " (the log is cut short)" : " (valid: Megatron-LM's iteration report)");
-    if (st == 2 || !(ms > 0))
-        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a positive number", (long long)it, TIME);
+    if (st == 2 || !(ms > 0)) {
+        if (st == 0) snprintf(bad, sizeof bad, "'%g'", ms);
+        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a positive number: %s (valid: "
+                            "milliseconds, e.g. 4012.5)", (long long)it, TIME, bad);
+    }
     if (last_unterminated)
         return text_fail_at(why, n, shown, line, "iteration %lld: the last line has no newline (the log is cut short)",
                     (long long)it);
-    st = field_num(s, TPUT, &tf);
-    if (st == 2) return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a number", (long long)it, TPUT);
+    st = field_num(s, TPUT, &tf, bad, sizeof bad);
+    if (st == 2)
+        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a number: %s (valid: TFLOP/s, e.g. "
+                            "135.2)", (long long)it, TPUT, bad);
+    r->last_iteration = it;
+    r->last_iteration_line = line;
+    if (!r->train_iters) {
+        r->train_iters = total;
+        r->train_iters_line = line;
+    }
     if (r->n_reports < MLOG_MAX_REPORTS) {
         mlog_report *p = &r->reports[r->n_reports++];
         p->line = line;
@@ -228,10 +412,14 @@ static int report_line(mlog_run *r, const char *s, int64_t it, int last_untermin
 static int memory_line(mlog_run *r, const char *s, const char *shown, int line, char *why, size_t n)
 {
     double x;
-    int st = field_num(s, "max reserved:", &x);
-    if (st == 1) st = field_num(s, "max allocated:", &x);
+    char bad[64];
+    const char *label = "max reserved:";
+    int st = field_num(s, label, &x, bad, sizeof bad);
+    if (st == 1) st = field_num(s, label = "max allocated:", &x, bad, sizeof bad);
     if (st == 1) return 0;
-    if (st == 2) return text_fail_at(why, n, shown, line, "memory report: 'max reserved' or 'max allocated' is not a number");
+    if (st == 2)
+        return text_fail_at(why, n, shown, line, "memory report: '%s' is not a number: %s (valid: MB, e.g. 61440.0)",
+                            label, bad);
     if (x > r->mem_peak_mb) {
         r->mem_peak_mb = x;
         r->mem_line = line;
@@ -241,12 +429,47 @@ static int memory_line(mlog_run *r, const char *s, const char *shown, int line, 
 
 /* ------------------------------------------------------------------ parse */
 
+/* What the block gives in two words, and the padding line against it, once
+ * the whole log is read. */
+static int resolve(mlog_run *r, const char *shown, char *why, size_t n)
+{
+    int rc = banner_check(r, shown, why, n);
+    if (rc) return rc;
+    if (r->gqa != 1) r->kv_heads = r->heads; /* num_query_groups counts only under group_query_attention */
+    /* the padding line and padded_vocab_size both give the padded size */
+    const int pv_line = mlog_arg_line(r, "padded_vocab_size"), v_line = mlog_arg_line(r, "vocab_size");
+    if (r->vocab_line && r->padded_vocab_arg && r->vocab != r->padded_vocab_arg)
+        return text_fail_at(why, n, shown, r->vocab_line, "padded vocab new size %lld contradicts padded_vocab_size "
+                            "%lld on line %d (valid: one run per log)", (long long)r->vocab,
+                            (long long)r->padded_vocab_arg, pv_line);
+    if (!r->vocab_line) r->vocab = r->padded_vocab_arg ? r->padded_vocab_arg : r->vocab_arg;
+    /* padding only adds tokens */
+    if (r->vocab_arg && r->vocab < r->vocab_arg)
+        return text_fail_at(why, n, shown, r->vocab_line ? r->vocab_line : pv_line, "padded vocabulary %lld is smaller "
+                            "than vocab_size %lld on line %d (valid: a padded size at least the vocabulary)",
+                            (long long)r->vocab, (long long)r->vocab_arg, v_line);
+    /* Megatron-LM computes virtual_pipeline_model_parallel_size from
+     * num_layers_per_virtual_pipeline_stage when that is given, and prints both */
+    if (r->vpp > 0 && r->layers_per_vstage > 0 && r->layers > 0) {
+        const int64_t pp = r->pp > 0 ? r->pp : 1, want = r->layers / pp / r->layers_per_vstage;
+        if (want != r->vpp)
+            return text_fail_at(why, n, shown, mlog_arg_line(r, "virtual_pipeline_model_parallel_size"),
+                                "virtual_pipeline_model_parallel_size %lld contradicts num_layers_per_virtual_pipeline_"
+                                "stage %lld on line %d (%lld layers over %lld stages: %lld virtual stages)",
+                                (long long)r->vpp, (long long)r->layers_per_vstage,
+                                mlog_arg_line(r, "num_layers_per_virtual_pipeline_stage"), (long long)r->layers,
+                                (long long)pp, (long long)want);
+    }
+    return 0;
+}
+
 int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, char *why, size_t n)
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
+    r->gqa = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;
-    int gqa = -1, line = 0;
+    int line = 0;
     char *buf = malloc(MLOG_MAX_LINE + 1);
     if (!buf) return text_fail_at(why, n, shown, 0, "out of memory");
     size_t pos = 0;
@@ -268,7 +491,7 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
         pos += l + (nl ? 1 : 0);
         if (state == IN) {
             if (strstr(buf, "- end of arguments -")) state = AFTER;
-            else rc = arg_line(r, buf, &gqa, shown, line, why, n);
+            else rc = arg_line(r, buf, shown, line, why, n);
             continue;
         }
         if (strstr(buf, "- arguments -")) {
@@ -281,19 +504,37 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
             r->args_line = line;
             continue;
         }
-        const char *v = strstr(buf, "padded vocab (size:");
-        if (v) {
-            double nv;
-            if (field_num(v, "new size:", &nv) || nv < 1 || nv > (1 << 24) || nv != floor(nv)) {
-                rc = text_fail_at(why, n, shown, line, "padded vocab: no 'new size: N' with a vocabulary size");
-                break;
-            }
-            r->vocab = (int64_t)nv;
-            r->vocab_line = line;
+        if (strstr(buf, "using world size:")) {
+            rc = banner_line(r, buf, shown, line, why, n);
             continue;
         }
-        int64_t it = iteration_of(buf);
-        if (it >= 0 && state == AFTER) rc = report_line(r, buf, it, !nl, shown, line, why, n);
+        const char *v = strstr(buf, "padded vocab (size:");
+        if (v) {
+            const char *p = strstr(v, "new size:"), *tok = v;
+            size_t k = 0;
+            int64_t nv;
+            char qb[64];
+            if (!p || read_int(p + strlen("new size:"), 1, 1 << 24, &nv, &tok, &k))
+                rc = text_fail_at(why, n, shown, line, "padded vocab: %s%s (valid: '(new size: N)', N from 1 to "
+                                  "16777216)", p ? "not a vocabulary size: new size " : "no 'new size: N'",
+                                  p ? quoted_n(tok, k, qb, sizeof qb) : "");
+            else if (r->vocab_line && nv != r->vocab)
+                rc = text_fail_at(why, n, shown, line, "padded vocab new size %lld contradicts new size %lld on line %d "
+                                  "(valid: one run per log)", (long long)nv, (long long)r->vocab, r->vocab_line);
+            else if (!r->vocab_line) {
+                r->vocab = nv;
+                r->vocab_line = line;
+            }
+            continue;
+        }
+        int64_t it = 0, total = 0;
+        int hdr = state == AFTER ? report_header(buf, &it, &total, shown, line, why, n) : 0;
+        if (hdr == 2) rc = 2;
+        else if (hdr == 1) rc = report_line(r, buf, it, total, !nl, shown, line, why, n);
+        else if (state == AFTER && strstr(buf, TIME))
+            /* Megatron-LM prints the time only in the report, after its header */
+            rc = text_fail_at(why, n, shown, line, "'%s' without 'iteration N/ TOTAL' (valid: Megatron-LM's iteration "
+                              "report)", TIME);
         else if (strstr(buf, "memory (MB)")) rc = memory_line(r, buf, shown, line, why, n);
     }
     free(buf);
@@ -304,7 +545,7 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
     if (state == IN)
         return text_fail_at(why, n, shown, line, "the argument block from line %d is not closed ('---- end of arguments "
                                          "----'): the log is cut short", r->args_line);
-    if (gqa != 1) r->kv_heads = r->heads; /* num_query_groups counts only under group_query_attention */
+    if ((rc = resolve(r, shown, why, n))) return rc;
     if (r->n_reports == 0)
         return text_fail_at(why, n, shown, 0, "no iteration report ('iteration N/ M | ... | elapsed time per iteration "
                                       "(ms): T |'): the run logged no step");
@@ -325,9 +566,14 @@ static double median_of(double *v, int k)
     return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
 }
 
-int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last)
+int mlog_report_counts(const mlog_run *r, int64_t warmup, int i)
 {
     const int64_t interval = r->log_interval > 0 ? r->log_interval : 1;
+    return r->reports[i].iteration - interval >= warmup; /* else its interval reaches into the warm-up */
+}
+
+int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last)
+{
     double *ms = malloc(sizeof(double) * (size_t)(r->n_reports + 1));
     double *tf = malloc(sizeof(double) * (size_t)(r->n_reports + 1));
     int k = 0, all_tf = 1;
@@ -340,7 +586,7 @@ int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflo
     }
     for (int i = 0; i < r->n_reports; i++) {
         const mlog_report *p = &r->reports[i];
-        if (p->iteration - interval < warmup) continue; /* its interval reaches into the warm-up */
+        if (!mlog_report_counts(r, warmup, i)) continue;
         if (!k) *first = p->iteration;
         *last = p->iteration;
         ms[k] = p->iter_ms;
@@ -429,8 +675,15 @@ int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, 
     uly_layout_init(l, s->id, u, ring, t, r->world_size / per_replica);
     l->pp = pp;
     int64_t vpp = r->vpp > 0 ? r->vpp : 1;
-    if (r->vpp <= 0 && r->layers_per_vstage > 0 && r->layers > 0 && pp > 1)
+    if (r->vpp <= 0 && r->layers_per_vstage > 0 && r->layers > 0 && pp > 1) {
         vpp = r->layers / pp / r->layers_per_vstage;
+        if (vpp < 1) /* not a default of 1: the log asks for more layers per stage than a stage has */
+            return text_fail_at(why, n, shown, mlog_arg_line(r, "num_layers_per_virtual_pipeline_stage"),
+                                "num_layers_per_virtual_pipeline_stage %lld: more than num_layers %lld over "
+                                "pipeline_model_parallel_size %lld gives a stage (valid: at most %lld)",
+                                (long long)r->layers_per_vstage, (long long)r->layers, (long long)pp,
+                                (long long)(r->layers / pp));
+    }
     l->vpp = vpp > 0 ? vpp : 1;
     return 0;
 }

@@ -17,6 +17,8 @@
 #define MLOG_MAX_REPORTS 4096 /* iteration reports kept; a longer log keeps its first ones */
 #define MLOG_MAX_LINE 65536   /* longer lines are bad input */
 #define MLOG_WORD 32
+#define MLOG_MAX_KEYS 40      /* the arguments the reader keeps (megatron_log.c's table) */
+#define MLOG_VALUE 48         /* an argument's value as read, to compare a repeat with */
 
 typedef struct mlog_report {
     int line;
@@ -30,16 +32,33 @@ typedef struct mlog_run {
     /* the argument block; 0 (sizes) or -1 (flags) where the log has none */
     int64_t world_size, tp, cp, pp, vpp, layers_per_vstage;
     int64_t seq, micro_batch, global_batch;
-    int64_t layers, hidden, heads, kv_heads, head_dim, ffn_hidden, vocab;
+    int64_t layers, hidden, heads, kv_heads, head_dim, ffn_hidden;
     int64_t hcp_u, hcp_r;        /* hierarchical_context_parallel_sizes [u, r] */
     int64_t log_interval;
     int swiglu, sequence_parallel, distributed_optimizer, fp16, bf16, untied, dropout;
     char recompute[MLOG_WORD];   /* recompute_granularity: "full", "selective" or "" (None) */
     char cp_comm[MLOG_WORD];     /* cp_comm_type ("p2p", "a2a", ...; the first of a per-layer list), "" absent */
-    int vocab_line;              /* where the vocabulary size came from (0: the argument block) */
+    int gqa;                     /* group_query_attention: 1, 0, -1 absent */
+    int64_t padded_vocab_arg, vocab_arg; /* padded_vocab_size, vocab_size of the block; 0 absent */
+    int64_t vocab;               /* the vocabulary: the padding line's, else padded_vocab_size, else vocab_size */
+    int vocab_line;              /* the padding line (0: none, the vocabulary is the argument block's) */
+    /* where each argument was read (megatron_log.c's table order; 0 absent)
+     * and its value as read: a repeat must say the same (mlog_arg_line) */
+    int key_line[MLOG_MAX_KEYS];
+    char key_value[MLOG_MAX_KEYS][MLOG_VALUE];
+    /* the start-up line "using world size: W, data-parallel size: D,
+     * context-parallel size: C, tensor-model-parallel size: T,
+     * pipeline-model-parallel size: P": what it says must agree with the
+     * block (0: not printed) */
+    int banner_line;
+    int64_t banner_world, banner_cp, banner_tp, banner_pp;
     /* the iteration reports, in the log's order */
     int n_reports;
     mlog_report reports[MLOG_MAX_REPORTS];
+    int64_t last_iteration;      /* of every report, kept or not: the next must be larger */
+    int last_iteration_line;
+    int64_t train_iters;         /* the N of "iteration I/ N", the same in every report */
+    int train_iters_line;        /* the first report's line */
     /* the largest "max reserved" (else "max allocated") of the memory
      * reports over ranks and times, MB (2^20 bytes); 0 when none */
     double mem_peak_mb;
@@ -49,14 +68,27 @@ typedef struct mlog_run {
 /* Reads the log text (len bytes, not necessarily NUL-terminated). Returns 0,
  * or 2 with a reason: no argument block, an argument block not closed (a
  * truncated log), an argument the run needs missing or not a number, an
- * iteration report without its time or with a malformed number, no
- * iteration report at all, a NUL byte or an overlong line. */
+ * argument given twice with different values (both lines named), a
+ * start-up line or padding line that contradicts the block, an iteration
+ * report without its time, with a number that is not whole (every number
+ * read is its whole token: "4x" is refused, not read as 4), or with an
+ * iteration that is not a positive integer above the previous report's and
+ * at most the run's length, no iteration report at all, a NUL byte or an
+ * overlong line. */
 int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *out, char *why, size_t why_len);
 
+/* The line of an argument in the block (its key, "seq_length"), 0 when the
+ * block does not give it or the reader does not keep it. */
+int mlog_arg_line(const mlog_run *r, const char *key);
+
+/* 1 when report i counts after `warmup` iterations: its whole log interval
+ * comes after them (Megatron-LM averages a report over the log_interval
+ * iterations up to it). */
+int mlog_report_counts(const mlog_run *r, int64_t warmup, int i);
+
 /* The median of the reports' iter_ms (and tflops, NAN when any report lacks
- * it) over the reports whose whole log interval comes after the first
- * `warmup` iterations (Megatron-LM averages a report over the log_interval
- * iterations up to it). Returns the count used (0: none, medians NAN). */
+ * it) over the reports that count after `warmup` (mlog_report_counts).
+ * Returns the count used (0: none, medians NAN). */
 int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last);
 
 /* The model shape of the run (name empty). Returns 0, or 2 with the missing

@@ -6,7 +6,11 @@
  * and TFLOP/s (the median after the warm-up), its memory reports the peak.
  * The model is written as a preset name when a preset has exactly the log's
  * shape, else as an inline shape; the parallel settings become ulysim's
- * strategy and degrees (mlog_layout). docs/megatron-logs.md has the mapping. */
+ * strategy and degrees (mlog_layout). docs/megatron-logs.md has the mapping.
+ *
+ * Every row is checked as `ulysim validate --runs` checks the rows it reads
+ * (vr_check_row, the same code) before it is written: a row that command
+ * would refuse is refused here, naming the log line its value came from. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -20,7 +24,9 @@
 #include "out_file.h"
 #include "output.h"
 #include "preset.h"
+#include "runs_read.h"
 #include "text_file.h"
+#include "validate_runs.h"
 
 int sim_cmd_runs(int argc, char **argv);
 
@@ -40,7 +46,9 @@ static void usage(FILE *f)
             "                    iteration it averages (log_interval of them) comes after these\n"
             "  --cluster P       the cluster column of every row (a preset name or file; the log does not\n"
             "                    say which GPUs ran it) [default: empty, ulysim's default cluster]\n"
-            "Exit: 0 written; 2 bad usage or a bad log (one line naming the file and line); 1 internal.\n",
+            "Every row is checked as `ulysim validate --runs` checks the rows it reads before it is written.\n"
+            "Exit: 0 written; 2 bad usage, a bad log, or a row validate --runs would refuse (one line naming the\n"
+            "file and line); 1 internal.\n",
             DEFAULT_WARMUP);
 }
 
@@ -105,9 +113,155 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* One log into one row of t. Returns 0, or 2 with the reason in why. */
-static int log_row(const char *path, int64_t warmup, const char *cluster, mlog_run *r, sim_table *t, char *why,
-                   size_t n)
+static int print_rows(const sim_table *t, int64_t warmup, FILE *f);
+
+/* The report of those counted after the warm-up whose number (iter_ms, or
+ * tflops) is nearest the median m: the line a median came from. */
+static int median_line(const mlog_run *r, int64_t warmup, int tflops, double m)
+{
+    int line = 0;
+    double best = INFINITY;
+    for (int i = 0; i < r->n_reports; i++) {
+        const double x = tflops ? r->reports[i].tflops : r->reports[i].iter_ms;
+        if (mlog_report_counts(r, warmup, i) && fabs(x - m) < best) {
+            best = fabs(x - m);
+            line = r->reports[i].line;
+        }
+    }
+    return line;
+}
+
+/* The arguments of the block each configuration column is written from:
+ * the first the log gives names the line. */
+static const struct {
+    int col;
+    const char *keys[3];
+} COL_ARGS[] = {
+    {C_GPUS, {"world_size"}},
+    {C_SEQ, {"seq_length"}},
+    {C_STRATEGY, {"cp_comm_type", "context_parallel_size", "sequence_parallel"}},
+    {C_TP, {"tensor_model_parallel_size"}},
+    {C_ULYSSES, {"hierarchical_context_parallel_sizes", "context_parallel_size"}},
+    {C_RING, {"hierarchical_context_parallel_sizes", "context_parallel_size"}},
+    {C_PP, {"pipeline_model_parallel_size"}},
+    {C_VSTAGES, {"virtual_pipeline_model_parallel_size", "num_layers_per_virtual_pipeline_stage"}},
+    {C_BATCH, {"micro_batch_size"}},
+    {C_GBATCH, {"global_batch_size"}},
+    {C_RECOMPUTE, {"recompute_granularity"}},
+    {C_ZERO, {"use_distributed_optimizer"}},
+    {C_DTYPE, {"bf16", "fp16"}},
+};
+
+/* The line of the argument column col is written from, its name in *key;
+ * 0 when the log gives none of them. */
+static int col_arg_line(const mlog_run *r, int col, const char **key)
+{
+    for (size_t i = 0; i < sizeof COL_ARGS / sizeof COL_ARGS[0]; i++)
+        for (int k = 0; COL_ARGS[i].col == col && k < 3 && COL_ARGS[i].keys[k]; k++) {
+            const int line = mlog_arg_line(r, COL_ARGS[i].keys[k]);
+            if (line) {
+                *key = COL_ARGS[i].keys[k];
+                return line;
+            }
+        }
+    return 0;
+}
+
+/* A row that `validate --runs` refuses (msg; the column at fault, -1 none):
+ * the message names the log line the value came from, and the value. */
+static int row_refused(const char *path, const mlog_run *r, int64_t warmup, int col, double ms, double tf,
+                       const char *msg, char *why, size_t n)
+{
+    static const char *const TAIL = "its row would be refused by ulysim validate --runs";
+    const char *what = "the argument block";
+    int line = r->args_line;
+    switch (col) {
+    case C_STEP:
+        return text_fail_at(why, n, path, median_line(r, warmup, 0, ms), "elapsed time per iteration (ms) %g (the "
+                            "median of the reports): %s: %s", ms, TAIL, msg);
+    case C_TFLOPS:
+    case C_CONV:
+        return text_fail_at(why, n, path, median_line(r, warmup, 1, tf), "throughput per GPU (TFLOP/s/GPU) %g (the "
+                            "median of the reports): %s: %s", tf, TAIL, msg);
+    case C_MEM:
+        return text_fail_at(why, n, path, r->mem_line, "memory report %g MB (the largest): %s: %s", r->mem_peak_mb,
+                            TAIL, msg);
+    case C_LABEL:
+    case C_SOURCE: /* written from the log's file name */
+        return text_fail_at(why, n, path, 0, "the file name: %s: %s", TAIL, msg);
+    case C_CLUSTER:
+        return text_fail_at(why, n, path, 0, "--cluster: %s: %s", TAIL, msg);
+    case C_MODEL:
+        what = "the model of the argument block";
+        break;
+    default: {
+        const char *key;
+        const int at = col_arg_line(r, col, &key);
+        if (at) line = at, what = key;
+    }
+    }
+    return text_fail_at(why, n, path, line, "%s: %s: %s", what, TAIL, msg);
+}
+
+/* The row of one (a table of one row) as `validate --runs` would read it
+ * from runs: rendered as it is written, read back by the runs reader, then
+ * the row check that command applies. Returns 0, or 2 with msg and *col
+ * (vr_check_row's; -2 when the runs reader refuses the text). */
+static int check_one(const sim_table *one, int64_t warmup, const char *runs, int *col, char *msg, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return sim_fail(msg, n, "out of memory"), SIM_EXIT_INTERNAL;
+    const int bad = print_rows(one, warmup, f);
+    if (fclose(f) || bad) {
+        free(text);
+        return sim_fail(msg, n, "out of memory"), SIM_EXIT_INTERNAL;
+    }
+    runs_table t;
+    int rc = runs_parse(text, len, runs, &t, msg, n);
+    free(text);
+    *col = -2;
+    if (rc) return rc;
+    if (t.n_rows == 1) {
+        rc = vr_check_row(&t, 0, runs, col, msg, n);
+    } else { /* print_rows wrote one */
+        sim_fail(msg, n, "internal: %d rows read back, not 1", t.n_rows);
+        rc = SIM_EXIT_INTERNAL;
+    }
+    runs_free(&t);
+    return rc;
+}
+
+/* check_one, with a refusal's message naming the log line the value came
+ * from. out: where the rows go (validate --runs finds a row's model and
+ * cluster files beside it; standard output is read where it is run). */
+static int check_row(const char *path, const mlog_run *r, int64_t warmup, double ms, double tf, sim_table *one,
+                     const char *out, char *why, size_t n)
+{
+    char msg[768], retry[768];
+    const char *runs = out ? out : "standard output";
+    int col, rc = check_one(one, warmup, runs, &col, msg, sizeof msg);
+    char *cluster = one->cells[C_CLUSTER];
+    if (rc == 2 && col == -1 && cluster[0]) {
+        /* the run's settings together: the --cluster given, when the row
+         * passes without it (the log says nothing of the cluster) */
+        const char keep = cluster[0];
+        int col2;
+        cluster[0] = 0;
+        if (check_one(one, warmup, runs, &col2, retry, sizeof retry) == 0) col = C_CLUSTER;
+        cluster[0] = keep;
+    }
+    if (rc == 2 && col == -2) return text_fail_at(why, n, path, 0, "its row is not one the runs reader reads: %s", msg);
+    if (rc == 2) return row_refused(path, r, warmup, col, ms, tf, msg, why, n);
+    if (rc) snprintf(why, n, "%s", msg);
+    return rc;
+}
+
+/* One log into one row of t, checked as `validate --runs` will check it
+ * in out (NULL: standard output). Returns 0, or 2 with the reason in why. */
+static int log_row(const char *path, int64_t warmup, const char *cluster, const char *out, mlog_run *r, sim_table *t,
+                   char *why, size_t n)
 {
     char *text = NULL;
     size_t len = 0;
@@ -135,42 +289,51 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, mlog_r
     snprintf(label, sizeof label, "%s", base_name(path));
     char *dot = strrchr(label, '.');
     if (dot && dot != label) *dot = 0;
-    sim_table_row(t);
-    sim_table_cell(t, "%s", label);
-    sim_table_cell(t, "Megatron-LM log %s: median of %d reports, iterations %lld..%lld", base_name(path), k,
+    /* the row alone first: checked, then added to t */
+    sim_table one;
+    sim_table_init(&one, C_COUNT, COLS, NULL);
+    sim_table_row(&one);
+    sim_table_cell(&one, "%s", label);
+    sim_table_cell(&one, "Megatron-LM log %s: median of %d reports, iterations %lld..%lld", base_name(path), k,
                    (long long)first, (long long)last);
-    sim_table_cell(t, "%s", model);
-    sim_table_cell(t, "%s", cluster ? cluster : "");
-    sim_table_cell(t, "%lld", (long long)r->world_size);
-    sim_table_cell(t, "%lld", (long long)r->seq);
-    sim_table_cell(t, "%s", s->name);
-    sim_table_cell(t, "%lld", (long long)l.tp);
-    if (s->uses_ulysses) sim_table_cell(t, "%lld", (long long)l.ulysses);
-    else sim_table_cell(t, "%s", "");
-    if (s->uses_ring) sim_table_cell(t, "%lld", (long long)l.ring);
-    else sim_table_cell(t, "%s", "");
-    sim_table_cell(t, "%lld", (long long)l.pp);
-    if (l.vpp > 1) sim_table_cell(t, "%lld", (long long)l.vpp);
-    else sim_table_cell(t, "%s", "");
-    sim_table_cell(t, "%lld", (long long)r->micro_batch);
-    if (r->global_batch > 0) sim_table_cell(t, "%lld", (long long)r->global_batch);
-    else sim_table_cell(t, "%s", "");
-    sim_table_cell(t, "%s", r->recompute[0] ? r->recompute : "none");
-    sim_table_cell(t, "%d", r->distributed_optimizer == 1);
-    sim_table_cell(t, "%s", uly_framework_name(ULY_FW_MEGATRON));
-    sim_table_cell(t, "%s", uly_dtype_name(r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32));
-    sim_table_cell(t, "%.9g", ms / 1000.0);
+    sim_table_cell(&one, "%s", model);
+    sim_table_cell(&one, "%s", cluster ? cluster : "");
+    sim_table_cell(&one, "%lld", (long long)r->world_size);
+    sim_table_cell(&one, "%lld", (long long)r->seq);
+    sim_table_cell(&one, "%s", s->name);
+    sim_table_cell(&one, "%lld", (long long)l.tp);
+    if (s->uses_ulysses) sim_table_cell(&one, "%lld", (long long)l.ulysses);
+    else sim_table_cell(&one, "%s", "");
+    if (s->uses_ring) sim_table_cell(&one, "%lld", (long long)l.ring);
+    else sim_table_cell(&one, "%s", "");
+    sim_table_cell(&one, "%lld", (long long)l.pp);
+    if (l.vpp > 1) sim_table_cell(&one, "%lld", (long long)l.vpp);
+    else sim_table_cell(&one, "%s", "");
+    sim_table_cell(&one, "%lld", (long long)r->micro_batch);
+    if (r->global_batch > 0) sim_table_cell(&one, "%lld", (long long)r->global_batch);
+    else sim_table_cell(&one, "%s", "");
+    sim_table_cell(&one, "%s", r->recompute[0] ? r->recompute : "none");
+    sim_table_cell(&one, "%d", r->distributed_optimizer == 1);
+    sim_table_cell(&one, "%s", uly_framework_name(ULY_FW_MEGATRON));
+    sim_table_cell(&one, "%s", uly_dtype_name(r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32));
+    sim_table_cell(&one, "%.9g", ms / 1000.0);
     if (isnan(tf)) {
-        sim_table_cell(t, "%s", "");
-        sim_table_cell(t, "%s", "");
+        sim_table_cell(&one, "%s", "");
+        sim_table_cell(&one, "%s", "");
     } else {
-        sim_table_cell(t, "%.9g", tf);
-        sim_table_cell(t, "%s", "megatron-lm");
+        sim_table_cell(&one, "%.9g", tf);
+        sim_table_cell(&one, "%s", "megatron-lm");
     }
-    if (r->mem_peak_mb > 0) sim_table_cell(t, "%.6g", r->mem_peak_mb / 1024.0);
-    else sim_table_cell(t, "%s", "");
-    sim_table_cell(t, "%s", "false");
-    return 0;
+    if (r->mem_peak_mb > 0) sim_table_cell(&one, "%.6g", r->mem_peak_mb / 1024.0);
+    else sim_table_cell(&one, "%s", "");
+    sim_table_cell(&one, "%s", "false");
+    rc = one.oom ? SIM_EXIT_INTERNAL : check_row(path, r, warmup, ms, tf, &one, out, why, n);
+    if (!rc) {
+        sim_table_row(t);
+        for (int c = 0; c < C_COUNT; c++) sim_table_cell(t, "%s", one.cells[c]);
+    }
+    sim_table_free(&one);
+    return rc;
 }
 
 /* A comment line saying how the rows were made, then the CSV. */
@@ -204,9 +367,14 @@ static int write_rows(const sim_table *t, int64_t warmup, const char *out, char 
 int sim_cmd_runs(int argc, char **argv)
 {
     char why[1024] = "";
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? SIM_EXIT_USAGE : SIM_EXIT_OK;
+    /* bad usage is one line on stderr (args.h); the whole usage is --help's */
+    if (argc < 2) {
+        sim_err_as("ulysim runs", "which action? (valid: from-megatron; see ulysim runs --help)");
+        return SIM_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return SIM_EXIT_OK;
     }
     if (strcmp(argv[1], "from-megatron")) {
         sim_err_as("ulysim runs", "unknown action %s (valid: from-megatron; see ulysim runs --help)",
@@ -255,7 +423,7 @@ int sim_cmd_runs(int argc, char **argv)
     if (!rc && !r) rc = SIM_EXIT_INTERNAL;
     sim_table t;
     sim_table_init(&t, C_COUNT, COLS, NULL);
-    for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, r, &t, why, sizeof why);
+    for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, out, r, &t, why, sizeof why);
     if (!rc) rc = write_rows(&t, warmup, out, why, sizeof why);
     if (rc && why[0]) sim_err_as("ulysim runs", "%s", why);
     else if (rc) sim_err_as("ulysim runs", "internal failure");

@@ -96,8 +96,35 @@ static int parse_bool_cell(const char *v, int *out)
     return 0;
 }
 
+/* Where a row's fault is told: vr_load names the file, the line and the
+ * row; vr_check_row (bare) hands the message alone and the column at fault
+ * to its caller, who knows where the row's values came from. */
+typedef struct row_at {
+    const char *path; /* the runs file: its messages, and where its model and cluster files are */
+    int line, row;    /* the row's line and number (from 1) */
+    int bare;
+    int col;          /* out: the column at fault, -1 the row as a whole */
+} row_at;
+
+static int row_fail(char *why, size_t n, row_at *at, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int row_fail(char *why, size_t n, row_at *at, int col, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    at->col = col;
+    if (at->bare) {
+        snprintf(why, n, "%s", msg);
+        return SIM_EXIT_USAGE;
+    }
+    return text_fail_at(why, n, at->path, at->line, "row %d: %s", at->row, msg);
+}
+
 /* The row's measured columns and description into r. */
-static int row_measured(const runs_table *t, int i, const char *path, vr_row *r, char *why, size_t n)
+static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char *why, size_t n)
 {
     char **cell = t->cells[i];
     char qb[80];
@@ -105,27 +132,27 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
         r->meas[q] = r->pred[q] = NAN;
         int c = runs_col(t, vr_quantity_names[q]);
         if (c >= 0 && cell[c][0] && parse_positive(cell[c], &r->meas[q]))
-            return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: %s)", i + 1,
-                           vr_quantity_names[q], sim_quote(cell[c], qb, sizeof qb),
-                           q == VR_STEP ? "seconds per step, e.g. 1.42" : q == VR_MEM ? "GiB per GPU, e.g. 61.5"
-                                                                                      : "a positive number");
+            return row_fail(why, n, at, c, "%s %s: not a positive number (valid: %s)",
+                            vr_quantity_names[q], sim_quote(cell[c], qb, sizeof qb),
+                            q == VR_STEP ? "seconds per step, e.g. 1.42" : q == VR_MEM ? "GiB per GPU, e.g. 61.5"
+                            : "a positive number");
     }
     for (int k = 0; k < N_UNIT; k++) {
         const int c = runs_col(t, UNIT_COLS[k].name), q = UNIT_COLS[k].q;
         if (c < 0 || !cell[c][0]) continue;
         if (!isnan(r->meas[q]))
-            return text_fail_at(why, n, path, t->line[i], "row %d: %s and %s both given (valid: one of them)", i + 1,
-                           vr_quantity_names[q], UNIT_COLS[k].name);
+            return row_fail(why, n, at, c, "%s and %s both given (valid: one of them)",
+                            vr_quantity_names[q], UNIT_COLS[k].name);
         if (parse_positive(cell[c], &r->meas[q]))
-            return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: not a positive number (valid: e.g. 1420)", i + 1,
-                           UNIT_COLS[k].name, sim_quote(cell[c], qb, sizeof qb));
+            return row_fail(why, n, at, c, "%s %s: not a positive number (valid: e.g. 1420)",
+                            UNIT_COLS[k].name, sim_quote(cell[c], qb, sizeof qb));
         r->meas[q] /= UNIT_COLS[k].per;
     }
     r->oom_meas = -1;
     int c = runs_col(t, "oom");
     if (c >= 0 && cell[c][0] && parse_bool_cell(cell[c], &r->oom_meas))
-        return text_fail_at(why, n, path, t->line[i], "row %d: oom %s: not a boolean (valid: true, false or empty)", i + 1,
-                       sim_quote(cell[c], qb, sizeof qb));
+        return row_fail(why, n, at, c, "oom %s: not a boolean (valid: true, false or empty)",
+                        sim_quote(cell[c], qb, sizeof qb));
     r->flop_conv = -1;
     c = runs_col(t, "flop_convention");
     if (c >= 0 && cell[c][0]) {
@@ -133,13 +160,13 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
         if (r->flop_conv < 0) {
             char valid[160] = "";
             for (int k = 0; k < ULY_FLOP_CONV_COUNT; k++) sim_join(valid, sizeof valid, ", ", uly_flop_conv_name(k));
-            return text_fail_at(why, n, path, t->line[i], "row %d: flop_convention %s: unknown (valid: %s)", i + 1,
-                           sim_quote(cell[c], qb, sizeof qb), valid);
+            return row_fail(why, n, at, c, "flop_convention %s: unknown (valid: %s)",
+                            sim_quote(cell[c], qb, sizeof qb), valid);
         }
     }
     if (!isnan(r->meas[VR_TFLOPS]) && r->flop_conv < 0)
-        return text_fail_at(why, n, path, t->line[i], "row %d: tflops_per_gpu needs its flop_convention (valid: "
-                       "megatron-lm, narayanan, palm, ulysim; docs/runs.md, \"FLOP conventions\")", i + 1);
+        return row_fail(why, n, at, runs_col(t, "tflops_per_gpu"), "tflops_per_gpu needs its flop_convention (valid: "
+                        "megatron-lm, narayanan, palm, ulysim; docs/runs.md, \"FLOP conventions\")");
     const struct { const char *name; char *dst; size_t len; } text[] = {
         {"label", r->label, sizeof r->label}, {"source", r->source, sizeof r->source}, {"group", r->group, sizeof r->group}};
     for (size_t k = 0; k < sizeof text / sizeof text[0]; k++) {
@@ -150,9 +177,10 @@ static int row_measured(const runs_table *t, int i, const char *path, vr_row *r,
 }
 
 /* The row's argument vector: one --NAME=VALUE per non-empty configuration
- * cell, --NAME / --no-NAME for a boolean. Strings go into store. */
-static int row_argv(const runs_table *t, int i, const int *kind, const char *path, const char *cluster, char **argv,
-                    int *argc, char *store, size_t store_len, char *why, size_t n)
+ * cell, --NAME / --no-NAME for a boolean, and in argcol the column of each
+ * (-1: the caller's cluster). Strings go into store. */
+static int row_argv(const runs_table *t, int i, const int *kind, row_at *at, const char *cluster, char **argv,
+                    int *argcol, int *argc, char *store, size_t store_len, char *why, size_t n)
 {
     char qb[80], v[1100];
     size_t used = 0;
@@ -170,20 +198,21 @@ static int row_argv(const runs_table *t, int i, const int *kind, const char *pat
             w = snprintf(arg, store_len - used, "--cluster=%s", cluster);
         } else if (kind[c] == COL_VALUED) {
             const int file = !strcmp(t->cols[c], "model") || !strcmp(t->cols[c], "cluster");
-            if (file) resolve_file_cell(path, cell, v, sizeof v);
+            if (file) resolve_file_cell(at->path, cell, v, sizeof v);
             else snprintf(v, sizeof v, "%s", cell);
             w = snprintf(arg, store_len - used, "--%s=%s", t->cols[c], v);
         } else {
             int b;
             if (parse_bool_cell(cell, &b))
-                return text_fail_at(why, n, path, t->line[i], "row %d: %s %s: a switch (valid: true, false or empty)", i + 1,
-                               t->cols[c], sim_quote(cell, qb, sizeof qb));
+                return row_fail(why, n, at, c, "%s %s: a switch (valid: true, false or empty)",
+                                t->cols[c], sim_quote(cell, qb, sizeof qb));
             if (!b && kind[c] == COL_BOOL) continue; /* a switch without a --no- form: off is its default */
             w = snprintf(arg, store_len - used, "--%s%s", b ? "" : "no-", t->cols[c]);
         }
         if (w < 0 || (size_t)w + 1 >= store_len - used)
-            return text_fail_at(why, n, path, t->line[i], "row %d: too long", i + 1);
+            return row_fail(why, n, at, extra ? -1 : c, "too long");
         used += (size_t)w + 1;
+        argcol[*argc] = extra ? -1 : c;
         argv[(*argc)++] = arg;
     }
     argv[*argc] = NULL;
@@ -232,27 +261,90 @@ static int price_best(const sim_ctx *c, vr_row *r, char *why, size_t n)
     return 0;
 }
 
-/* Prices row i: the flags through the plan command's parser and context,
- * then the best layout of the row's one strategy (or o's pricing). */
-static int row_price(const runs_table *t, int i, const int *kind, const char *path, const vr_opts *o, vr_row *r,
-                     sim_args *a, sim_ctx *c, char *why, size_t n)
+/* Row i's flags through the plan command's parser and context into a and c,
+ * its strategy, gpus and seq into r: what a row must pass before it is
+ * priced. A flag the parser refuses is blamed on the first cell it refuses
+ * alone; one that passes alone is refused with others (the row). */
+static int row_resolve(const runs_table *t, int i, const int *kind, row_at *at, const vr_opts *o, vr_row *r,
+                       sim_args *a, sim_ctx *c, char *why, size_t n)
 {
-    char *argv[RUNS_MAX_COLS + 3], store[16384], msg[768];
-    int argc, rc;
-    if ((rc = row_argv(t, i, kind, path, o->cluster, argv, &argc, store, sizeof store, why, n)) != 0) return rc;
-    if ((rc = sim_args_parse(argc, argv, a, msg, sizeof msg)) != 0 ||
-        (rc = sim_ctx_resolve(a, c, msg, sizeof msg)) != 0)
-        return rc == SIM_EXIT_USAGE ? text_fail_at(why, n, path, t->line[i], "row %d: %s", i + 1, msg)
-                                    : (snprintf(why, n, "%s", msg), rc);
+    char *argv[RUNS_MAX_COLS + 3], store[16384], msg[768], alone[8];
+    int argcol[RUNS_MAX_COLS + 3], argc, rc;
+    if ((rc = row_argv(t, i, kind, at, o->cluster, argv, argcol, &argc, store, sizeof store, why, n)) != 0) return rc;
+    if ((rc = sim_args_parse(argc, argv, a, msg, sizeof msg)) != 0) {
+        if (rc != SIM_EXIT_USAGE) return snprintf(why, n, "%s", msg), rc;
+        int col = -1;
+        for (int k = 1; k < argc && col < 0; k++)
+            if (probe(argv[k], a, alone, sizeof alone)) col = argcol[k];
+        return row_fail(why, n, at, col, "%s", msg);
+    }
+    if ((rc = sim_ctx_resolve(a, c, msg, sizeof msg)) != 0)
+        return rc == SIM_EXIT_USAGE ? row_fail(why, n, at, -1, "%s", msg) : (snprintf(why, n, "%s", msg), rc);
     if (!c->strat_explicit || c->n_strat != 1)
-        return text_fail_at(why, n, path, t->line[i], "row %d: which strategy? (valid: a strategy column naming one, "
-                       "e.g. ulysses; see ulysim --help)", i + 1);
+        return row_fail(why, n, at, runs_col(t, "strategy"), "which strategy? (valid: a strategy column naming one, "
+                        "e.g. ulysses; see ulysim --help)");
     r->strategy = c->strat[0];
     r->gpus = c->gpus[0];
     r->seq = c->seq[0];
+    return 0;
+}
+
+/* Prices row i: row_resolve, then the best layout of the row's one strategy
+ * (or o's pricing). */
+static int row_price(const runs_table *t, int i, const int *kind, row_at *at, const vr_opts *o, vr_row *r,
+                     sim_args *a, sim_ctx *c, char *why, size_t n)
+{
+    char msg[768];
+    int rc = row_resolve(t, i, kind, at, o, r, a, c, why, n);
+    if (rc) return rc;
     rc = o->price ? o->price(c, r, o->user, msg, sizeof msg) : price_best(c, r, msg, sizeof msg);
-    if (rc == SIM_EXIT_USAGE) return text_fail_at(why, n, path, t->line[i], "row %d: %s", i + 1, msg);
-    if (rc) snprintf(why, n, "row %d: %s", i + 1, msg);
+    if (rc == SIM_EXIT_USAGE) return row_fail(why, n, at, -1, "%s", msg);
+    if (rc) snprintf(why, n, "row %d: %s", at->row, msg);
+    return rc;
+}
+
+/* What each column of t is (kind); a column that is neither a flag nor a
+ * measured quantity or description, or no strategy column, is refused. */
+static int table_kinds(const runs_table *t, const char *path, int *kind, sim_args *a, char *why, size_t n)
+{
+    for (int k = 0; k < t->n_cols; k++)
+        if ((kind[k] = col_kind(t->cols[k], a)) == COL_UNKNOWN) {
+            int row = -1;
+            for (int i = 0; i < t->n_rows && row < 0; i++)
+                if (t->cells[i][k][0]) row = i;
+            char qb[80];
+            return text_fail_at(why, n, path, row >= 0 ? t->line[row] : 1,
+                         "%s%.0d%s column %s is neither a ulysim flag nor a measured quantity (valid: a long flag "
+                         "without its dashes, e.g. gpus, seq, strategy, tp, recompute; step_s, tokens_per_s, "
+                         "tflops_per_gpu with flop_convention, mem_gib, oom; label, source, group)",
+                         row >= 0 ? "row " : "header:", row >= 0 ? row + 1 : 0, row >= 0 ? ":" : "",
+                         sim_quote(t->cols[k], qb, sizeof qb));
+        }
+    if (runs_col(t, "strategy") < 0)
+        return text_fail_at(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");
+    return 0;
+}
+
+int vr_check_row(const runs_table *t, int i, const char *path, int *col, char *why, size_t n)
+{
+    static const vr_opts none = {0};
+    int kind[RUNS_MAX_COLS];
+    row_at at = {path, t->line[i], i + 1, 1, -1};
+    sim_args *a = malloc(sizeof *a);
+    sim_ctx *c = malloc(sizeof *c);
+    vr_row *r = calloc(1, sizeof *r);
+    int rc = 0;
+    if (!a || !c || !r) {
+        sim_fail(why, n, "out of memory");
+        rc = SIM_EXIT_INTERNAL;
+    }
+    if (!rc) rc = table_kinds(t, path, kind, a, why, n);
+    if (!rc) rc = row_measured(t, i, &at, r, why, n);
+    if (!rc) rc = row_resolve(t, i, kind, &at, &none, r, a, c, why, n);
+    *col = at.col;
+    free(a);
+    free(c);
+    free(r);
     return rc;
 }
 
@@ -276,25 +368,12 @@ int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_
         rc = SIM_EXIT_INTERNAL;
         goto out;
     }
-    for (int k = 0; k < t.n_cols && !rc; k++)
-        if ((kind[k] = col_kind(t.cols[k], a)) == COL_UNKNOWN) {
-            int row = -1;
-            for (int i = 0; i < t.n_rows && row < 0; i++)
-                if (t.cells[i][k][0]) row = i;
-            char qb[80];
-            rc = text_fail_at(why, n, path, row >= 0 ? t.line[row] : 1,
-                         "%s%.0d%s column %s is neither a ulysim flag nor a measured quantity (valid: a long flag "
-                         "without its dashes, e.g. gpus, seq, strategy, tp, recompute; step_s, tokens_per_s, "
-                         "tflops_per_gpu with flop_convention, mem_gib, oom; label, source, group)",
-                         row >= 0 ? "row " : "header:", row >= 0 ? row + 1 : 0, row >= 0 ? ":" : "",
-                         sim_quote(t.cols[k], qb, sizeof qb));
-        }
-    if (!rc && runs_col(&t, "strategy") < 0)
-        rc = text_fail_at(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");
+    rc = table_kinds(&t, path, kind, a, why, n);
     for (int i = 0; i < t.n_rows && !rc; i++) {
         vr_row *r = &s->rows[i];
+        row_at at = {path, t.line[i], i + 1, 0, -1};
         r->line = t.line[i];
-        if ((rc = row_measured(&t, i, path, r, why, n)) == 0) rc = row_price(&t, i, kind, path, o, r, a, c, why, n);
+        if ((rc = row_measured(&t, i, &at, r, why, n)) == 0) rc = row_price(&t, i, kind, &at, o, r, a, c, why, n);
         s->n = i + 1;
     }
     if (!rc && t.n_rows == 0) rc = text_fail_at(why, n, path, 0, "no rows (valid: a header line, then one run per line)");

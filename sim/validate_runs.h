@@ -61,6 +61,18 @@ typedef struct vr_opts {
 int vr_load_with(const char *path, const vr_opts *o, vr_set *s, char *why, size_t why_len);
 void vr_free(vr_set *s);
 
+/* The checks vr_load applies to row i of a runs table before pricing it
+ * (its columns, its measured cells, its flags through the plan command's
+ * parser and context, one strategy), for a writer that must write only rows
+ * vr_load accepts (`ulysim runs from-megatron`). path is the runs file the
+ * row goes to (vr_load finds the row's model and cluster files beside it).
+ * Returns 0; or 2 with the reason in why, without the file, line and row
+ * (the caller knows where the row's values came from), and in *col the
+ * column at fault, -1 when no one column is (flags that do not go
+ * together); or 1 internal. */
+struct runs_table;
+int vr_check_row(const struct runs_table *t, int i, const char *path, int *col, char *why, size_t why_len);
+
 /* predicted / measured - 1, or NAN when either is missing. */
 double vr_err(const vr_row *r, int q);
 

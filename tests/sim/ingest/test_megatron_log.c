@@ -197,11 +197,165 @@ static void test_bad(void)
           "NUL byte: %s", why);
 }
 
+/* A log of parse()'s block with `extra` arguments and `tail` refused, the
+ * message holding want; one line. */
+static void expect_bad_parse(const char *extra, const char *tail, const char *want)
+{
+    int rc = parse(extra, tail);
+    CHECK(rc == 2 && strstr(why, want) && !strchr(why, '\n'), "[%s%s]: want rc 2 and '%s', got %d: %s", extra, tail,
+          want, rc, why);
+}
+
+#define R2 " iteration        2/      10 | elapsed time per iteration (ms): 900.0 |\n"
+#define R4 " iteration        4/      10 | elapsed time per iteration (ms): 800.0 |\n"
+
+/* Every number read is its whole token: strtod and strtoll stop at the
+ * first character that is not part of a number, so "99999x" was read as
+ * 99999 and "4\xff0" as 4. parse() puts `extra` from line 12 on, then the
+ * block's end, then the tail (line 13 with no extra). */
+static void test_whole_numbers(void)
+{
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 4\xff" "0 |\n",
+                     "t.log:13: iteration 2: 'elapsed time per iteration (ms):' is not a positive number: '4?0'");
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 900.0x |\n",
+                     "t.log:13: iteration 2: 'elapsed time per iteration (ms):' is not a positive number: '900.0x'");
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 900.0 5 |\n",
+                     "t.log:13: iteration 2: 'elapsed time per iteration (ms):' is not a positive number: '900.0 5'");
+    /* hex, which strtod reads and Megatron-LM never prints; an underflow */
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 0x10 |\n",
+                     "t.log:13: iteration 2: 'elapsed time per iteration (ms):' is not a positive number: '0x10'");
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 1e-400 |\n",
+                     "is not a positive number: '1e-400'");
+    expect_bad_parse("", " iteration        2/      10 | elapsed time per iteration (ms): 900.0 | throughput per GPU "
+                         "(TFLOP/s/GPU): 135.2e |\n",
+                     "t.log:13: iteration 2: 'throughput per GPU (TFLOP/s/GPU):' is not a number: '135.2e'");
+    expect_bad_parse("", R2 "[Rank 1] (after 2 iterations) memory (MB) | allocated: 1.0 | max allocated: 2.0 | "
+                             "reserved: 3.0 | max reserved: 99999x\n",
+                     "t.log:14: memory report: 'max reserved:' is not a number: '99999x'");
+    expect_bad_parse("", R2 "[Rank 1] (after 2 iterations) memory (MB) | max allocated: 2.0\xff\n",
+                     "t.log:14: memory report: 'max allocated:' is not a number: '2.0?'");
+    expect_bad_parse("", " > padded vocab (size: 50257) with 47 dummy tokens (new size: 50304x)\n" R2,
+                     "t.log:13: padded vocab: not a vocabulary size: new size '50304x'");
+    expect_bad_parse("  context_parallel_size ........................... 4\n"
+                     "  hierarchical_context_parallel_sizes ............. [2, 2x]\n", R2,
+                     "t.log:13: hierarchical_context_parallel_sizes '[2, 2x]': not two degrees");
+    expect_bad_parse("  hierarchical_context_parallel_sizes ............. [2, 2\n", R2,
+                     "t.log:12: hierarchical_context_parallel_sizes '[2, 2': not two degrees");
+    expect_bad_parse("  hidden_dropout .................................. 0x1p-3\n", R2,
+                     "t.log:12: hidden_dropout '0x1p-3': not a probability");
+    expect_bad_parse("", "using world size: 8, data-parallel size: 8, tensor-model-parallel size: 1x, "
+                         "pipeline-model-parallel size: 1\n" R2,
+                     "t.log:13: 'tensor-model-parallel size:' '1x': not a positive integer");
+    /* vocab_size was read only when it was a number: "-5" was dropped, not refused */
+    expect_bad_parse("  vocab_size ...................................... -5\n", R2,
+                     "t.log:12: vocab_size '-5': not a positive integer");
+    /* whole numbers still read, with a launcher's prefix and a timestamp */
+    CHECK(parse("", "0:  [2024-06-01 10:00:10] iteration        2/      10 | elapsed time per iteration (ms): "
+                    "4012.5 | throughput per GPU (TFLOP/s/GPU): 1.35e2 |\n"
+                    "0: [Rank 0] (after 2 iterations) memory (MB) | max reserved: 61440.0\n") == 0 &&
+              run.reports[0].iter_ms == 4012.5 && run.reports[0].tflops == 135.0 && run.mem_peak_mb == 61440.0,
+          "whole numbers: %s", why);
+}
+
+/* An argument given twice, or said twice in other words, must agree: the
+ * last one used to win. Naming both lines. */
+static void test_conflicts(void)
+{
+    expect_bad_parse("  seq_length ...................................... 8192\n", R2,
+                     "t.log:12: seq_length '8192' contradicts seq_length '4096' on line 10");
+    expect_bad_parse("  tensor_model_parallel_size ...................... 8\n"
+                     "  tensor_model_parallel_size ...................... 2\n", R2,
+                     "t.log:13: tensor_model_parallel_size '2' contradicts tensor_model_parallel_size '8' on line 12");
+    expect_bad_parse("  swiglu .......................................... True\n"
+                     "  swiglu .......................................... False\n", R2,
+                     "t.log:13: swiglu 'False' contradicts swiglu 'True' on line 12");
+    expect_bad_parse("  recompute_granularity ........................... full\n"
+                     "  recompute_granularity ........................... None\n", R2,
+                     "t.log:13: recompute_granularity 'None' contradicts recompute_granularity 'full' on line 12");
+    /* the same value twice is one value */
+    CHECK(parse("  seq_length ...................................... 4096\n"
+                "  tensor_model_parallel_size ...................... 2\n"
+                "  tensor_model_parallel_size ...................... 2\n", R2) == 0 && run.seq == 4096 && run.tp == 2,
+          "a repeat with the same value: %s", why);
+    /* the start-up line says the sizes again: it must agree with the block */
+    expect_bad_parse("  tensor_model_parallel_size ...................... 2\n",
+                     "using world size: 8, data-parallel size: 1, context-parallel size: 1, tensor-model-parallel "
+                     "size: 8, pipeline-model-parallel size: 1\n" R2,
+                     "t.log:12: tensor_model_parallel_size 2 contradicts 'tensor-model-parallel size: 8' on line 14");
+    expect_bad_parse("", "using world size: 16, data-parallel size: 2\n" R2,
+                     "t.log:11: world_size 8 contradicts 'world size: 16' on line 13");
+    /* a size the block does not give is its default, 1 */
+    expect_bad_parse("", "using world size: 8, pipeline-model-parallel size: 2\n" R2,
+                     "pipeline_model_parallel_size 1 (its default: the block does not give it) contradicts "
+                     "'pipeline-model-parallel size: 2' on line 13");
+    /* newer Megatron-LM's line: the encoder's sizes are other sizes, and
+     * no separator after the hierarchical sizes */
+#define NEWER(T) "using world size: 8, data-parallel size: 4, context-parallel size: 1, hierarchical context-parallel " \
+                 "sizes: Nonetensor-model-parallel size: " T ", encoder-tensor-model-parallel size: 0, "            \
+                 "pipeline-model-parallel size: 1, encoder-pipeline-model-parallel size: 0\n"
+    CHECK(parse("  tensor_model_parallel_size ...................... 2\n", NEWER("2") R2) == 0,
+          "the start-up line agreeing: %s", why);
+    expect_bad_parse("  tensor_model_parallel_size ...................... 2\n", NEWER("4") R2,
+                     "t.log:12: tensor_model_parallel_size 2 contradicts 'tensor-model-parallel size: 4' on line 14");
+#undef NEWER
+    expect_bad_parse("", " > padded vocab (size: 50257) with 47 dummy tokens (new size: 50304)\n"
+                         " > padded vocab (size: 50257) with 175 dummy tokens (new size: 50432)\n" R2,
+                     "t.log:14: padded vocab new size 50432 contradicts new size 50304 on line 13");
+    expect_bad_parse("  padded_vocab_size ............................... 51200\n",
+                     " > padded vocab (size: 50257) with 47 dummy tokens (new size: 50304)\n" R2,
+                     "t.log:14: padded vocab new size 50304 contradicts padded_vocab_size 51200 on line 12");
+    expect_bad_parse("  vocab_size ...................................... 60000\n",
+                     " > padded vocab (size: 50257) with 47 dummy tokens (new size: 50304)\n" R2,
+                     "t.log:14: padded vocabulary 50304 is smaller than vocab_size 60000 on line 12");
+    /* 32 layers over 2 stages of 4 layers per virtual stage: 4 virtual stages, not 2 */
+    expect_bad_parse("  pipeline_model_parallel_size .................... 2\n"
+                     "  virtual_pipeline_model_parallel_size ............ 2\n"
+                     "  num_layers_per_virtual_pipeline_stage ........... 4\n", R2,
+                     "t.log:13: virtual_pipeline_model_parallel_size 2 contradicts num_layers_per_virtual_pipeline_"
+                     "stage 4 on line 14");
+    CHECK(parse("  pipeline_model_parallel_size .................... 2\n"
+                "  virtual_pipeline_model_parallel_size ............ 4\n"
+                "  num_layers_per_virtual_pipeline_stage ........... 4\n", R2) == 0,
+          "virtual stages agreeing: %s", why);
+}
+
+/* Iteration numbers: positive integers, increasing, at most the run's
+ * length; a header whose number is not one is refused, not skipped. */
+static void test_iterations(void)
+{
+    const char *bad_numbers[] = {"1.5", "Infinity", "-9223372036854775808", "0", "2x", "99999999999999999999"};
+    char tail[512];
+    for (size_t i = 0; i < sizeof bad_numbers / sizeof bad_numbers[0]; i++) {
+        char want[128];
+        snprintf(tail, sizeof tail, R2 " iteration %s/      10 | elapsed time per iteration (ms): 800.0 |\n",
+                 bad_numbers[i]);
+        snprintf(want, sizeof want, "t.log:14: iteration '%s': not a positive integer", bad_numbers[i]);
+        expect_bad_parse("", tail, want);
+    }
+    expect_bad_parse("", R4 R2, "t.log:14: iteration 2 after iteration 4 on line 13");
+    expect_bad_parse("", R2 R2, "t.log:14: iteration 2 after iteration 2 on line 13");
+    expect_bad_parse("", " iteration      200/     100 | elapsed time per iteration (ms): 900.0 |\n",
+                     "t.log:13: iteration 200/ 100: past the run's length");
+    expect_bad_parse("", R2 " iteration        4/      20 | elapsed time per iteration (ms): 800.0 |\n",
+                     "t.log:14: iteration 4/ 20 contradicts the run's length 10 on line 13");
+    expect_bad_parse("", R2 " iteration        4/     1e3 | elapsed time per iteration (ms): 800.0 |\n",
+                     "t.log:14: iteration 4/ '1e3': the run's length is not a positive integer");
+    expect_bad_parse("", R2 " iter        4/      10 | elapsed time per iteration (ms): 800.0 |\n",
+                     "t.log:14: 'elapsed time per iteration (ms):' without 'iteration N/ TOTAL'");
+    /* other lines that say "iteration" are not reports */
+    CHECK(parse("", R2 "saving checkpoint at iteration       2 to /ckpt/x in torch format\n" R4) == 0 &&
+              run.n_reports == 2,
+          "a checkpoint line: %d reports, %s", run.n_reports, why);
+}
+
 int main(void)
 {
     test_arguments();
     test_median();
     test_layout();
     test_bad();
+    test_whole_numbers();
+    test_conflicts();
+    test_iterations();
     FX_DONE();
 }
