@@ -23,7 +23,7 @@ uly_status uly_size_parse(const char *s, int64_t *out, char *why, size_t n)
     const char *valid = "must be a positive integer like 131072, 128K, 1M, 1e6 or 2^20";
     if (!s || !*s) return bad(s ? s : "", "empty size: must be a positive integer like 131072, 128K, 1M, 1e6", why, n);
     const char *p = s;
-    if (*p == '-') return bad(s, "negative size: must be positive", why, n);
+    if (*p == '-') return bad(s, "negative or -0: must be a positive integer", why, n);
     if (*p == '+') p++;
     if (!isdigit((unsigned char)*p)) return bad(s, valid, why, n);
 
@@ -63,7 +63,8 @@ uly_status uly_size_parse(const char *s, int64_t *out, char *why, size_t n)
         long e = 0;
         for (; isdigit((unsigned char)*p); p++) {
             e = e * 10 + (*p - '0');
-            if (e > 100) return bad(s, "too large: at most 2^62", why, n);
+            /* 1e-400 is a fraction, not a large size */
+            if (e > 100) return bad(s, neg ? "not an integer: sizes are whole numbers" : "too large: at most 2^62", why, n);
         }
         if (neg) e = -e;
         e -= frac_digits;

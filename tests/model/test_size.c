@@ -24,5 +24,15 @@ int main(void)
         CHECK(st == ULY_EINVAL && why[0], "'%s' should be rejected with a reason (st %d, v %lld)", bad[i], st,
               (long long)v);
     }
+    /* the reason names what is wrong: a tiny value is a fraction, not a large size; -0 is not positive */
+    static const struct { const char *s, *why; } said[] = {
+        {"1e-400", "not an integer"}, {"1e400", "too large"}, {"-0", "negative or -0"}, {"-5", "negative"}};
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++) {
+        int64_t v = 0;
+        why[0] = 0;
+        uly_status st = uly_size_parse(said[i].s, &v, why, sizeof why);
+        CHECK(st == ULY_EINVAL && strstr(why, said[i].why), "'%s': '%s', want it to say '%s'", said[i].s, why,
+              said[i].why);
+    }
     FX_DONE();
 }
