@@ -372,26 +372,48 @@ static int compare_header_plan(rd *r, const cJSON *pl, const uly_plan *p)
     int i = 0;
     for (const cJSON *o = ops->child; o; o = o->next, i++) {
         const uly_op *q = &p->ops[i];
-        char b[64];
+        char b[64], said[96] = "", want[96] = "";
         const char *bad = NULL;
         const cJSON *id = get(o, "id");
-        if (!cJSON_IsObject(o)) bad = "is not an object";
-        else if (!cJSON_IsNumber(id) || id->valuedouble != i) bad = "has an id that is not its index";
-        else if (!str_of(o, "name") || strcmp(str_of(o, "name"), uly_op_type_name(q->type))) bad = "name";
-        else if (!str_of(o, "phase") || strcmp(str_of(o, "phase"), uly_phase_name(q->phase))) bad = "phase";
-        else if (!str_of(o, "kind") || strcmp(str_of(o, "kind"), uly_op_kind_name(q->kind))) bad = "kind";
-        else if (!str_of(o, "coll") || strcmp(str_of(o, "coll"), uly_coll_name(q->coll))) bad = "coll";
-        else if (!str_of(o, "group") || strcmp(str_of(o, "group"), uly_group_name(q->group))) bad = "group";
-        else if (!cJSON_IsNumber(get(o, "group_size")) || get(o, "group_size")->valuedouble != q->group_size) bad = "group_size";
-        else if (!cJSON_IsNumber(get(o, "steps")) || get(o, "steps")->valuedouble != q->steps) bad = "steps";
-        else if (!cJSON_IsNumber(get(o, "overlaps")) || get(o, "overlaps")->valuedouble != q->overlaps) bad = "overlaps";
-        else if (!cJSON_IsNumber(get(o, "bytes_sent")) || get(o, "bytes_sent")->valuedouble != (double)q->bytes_sent) bad = "bytes_sent";
-        else if (!cJSON_IsNumber(get(o, "flops")) || !same_num(get(o, "flops")->valuedouble, q->flops)) bad = "flops";
-        else if (cJSON_IsTrue(get(o, "per_step")) != !!q->per_step) bad = "per_step";
-        else if (cJSON_IsTrue(get(o, "per_model")) != !!q->per_model) bad = "per_model";
+        if (!cJSON_IsObject(o))
+            return fail(r, 1, "header plan op %d is not an object (valid: one object per op, in plan order)", i);
+        if (!cJSON_IsNumber(id) || id->valuedouble != i)
+            return fail(r, 1, "header plan op %d (%s): its id is not %d, its place in the list (valid: the ops in plan "
+                        "order, id = index)", i, shown(str_of(o, "name"), b, sizeof b), i);
+        /* the first field that differs, with what the header says and what
+         * libulysim rebuilds */
+        const char *const sv[5] = {uly_op_type_name(q->type), uly_phase_name(q->phase), uly_op_kind_name(q->kind),
+                                   uly_coll_name(q->coll), uly_group_name(q->group)};
+        static const char *const sk[5] = {"name", "phase", "kind", "coll", "group"};
+        for (int k = 0; k < 5 && !bad; k++) {
+            const char *v = str_of(o, sk[k]);
+            if (v && !strcmp(v, sv[k])) continue;
+            bad = sk[k];
+            snprintf(said, sizeof said, "%s", v ? shown(v, b, sizeof b) : "(none)");
+            snprintf(want, sizeof want, "%s", sv[k]);
+        }
+        const double nv[5] = {(double)q->group_size, (double)q->steps, (double)q->overlaps, (double)q->bytes_sent,
+                              q->flops};
+        static const char *const nk[5] = {"group_size", "steps", "overlaps", "bytes_sent", "flops"};
+        for (int k = 0; k < 5 && !bad; k++) {
+            const cJSON *v = get(o, nk[k]);
+            if (cJSON_IsNumber(v) && (k == 4 ? same_num(v->valuedouble, nv[k]) : v->valuedouble == nv[k])) continue;
+            bad = nk[k];
+            if (cJSON_IsNumber(v)) snprintf(said, sizeof said, "%.17g", v->valuedouble);
+            else snprintf(said, sizeof said, "(no number)");
+            snprintf(want, sizeof want, "%.17g", nv[k]);
+        }
+        static const char *const bk[2] = {"per_step", "per_model"};
+        const int bv[2] = {!!q->per_step, !!q->per_model};
+        for (int k = 0; k < 2 && !bad; k++) {
+            if (cJSON_IsTrue(get(o, bk[k])) == bv[k]) continue;
+            bad = bk[k];
+            snprintf(said, sizeof said, "%s", bv[k] ? "not true" : "true");
+            snprintf(want, sizeof want, "%s", bv[k] ? "true" : "false");
+        }
         if (bad)
-            return fail(r, 1, "header plan op %d (%s) %s%s differs from the plan libulysim rebuilds from the header",
-                        i, shown(str_of(o, "name"), b, sizeof b), strchr(bad, ' ') ? "" : "field ", bad);
+            return fail(r, 1, "header plan op %d (%s): field %s %s differs from the plan libulysim rebuilds from the "
+                        "header (%s)", i, sv[0], bad, said, want);
     }
     return 0;
 }
