@@ -43,4 +43,7 @@ if(EXISTS ${MB})
   get_filename_component(mb_name ${MB} NAME)
   expect(2 "${mb_name}:1: a microbench trace" validate ${MB})
   expect(2 "${mb_name}:1: a microbench trace has no plan" trace export ${MB} -o ${OUT}/x.json)
+  # one run given twice, by two names, would count twice in the medians
+  get_filename_component(mb_dir ${MB} DIRECTORY)
+  expect(2 "are the same trace [(]valid: each run once[)]" validate ${MB} ${mb_dir}/./${mb_name})
 endif()
