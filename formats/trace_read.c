@@ -658,6 +658,13 @@ static int parse_point(rd *r, const cJSON *x, trace_run *run, int cap)
     if (get_int(r, x, "microbench line", "bytes_sent", 0, INT64_C(1) << 50, &pt->bytes_sent)) return 2;
     if (get(x, "count") && get_int(r, x, "microbench line", "count", 0, INT64_C(1) << 50, &pt->count)) return 2;
     if (get_time(r, x, &pt->t, &pt->reps)) return 2;
+    /* a point twice would count twice in calibrate's fit */
+    for (int i = 0; i < run->n_points; i++) {
+        const trace_point *q = &run->points[i];
+        if (!strcmp(q->coll_name, pt->coll_name) && q->group_size == pt->group_size && q->size_bytes == pt->size_bytes)
+            return fail(r, r->line, "microbench point (%s, %lld bytes, %d ranks) appears twice (first at line %d)",
+                        pt->coll_name, (long long)pt->size_bytes, pt->group_size, q->line);
+    }
     run->n_points++;
     return 0;
 }

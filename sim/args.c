@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,6 +115,18 @@ void sim_join(char *buf, size_t n, const char *sep, const char *item)
 {
     size_t l = strlen(buf);
     if (l < n) snprintf(buf + l, n - l, "%s%s", l ? sep : "", item);
+}
+
+int sim_files_distinct(const char *const *files, int n, char *why, size_t why_len)
+{
+    for (int f = 1; f < n; f++) {
+        struct stat sf, sg;
+        if (stat(files[f], &sf) != 0) continue;
+        for (int g = 0; g < f; g++)
+            if (stat(files[g], &sg) == 0 && sf.st_dev == sg.st_dev && sf.st_ino == sg.st_ino)
+                return sim_fail(why, why_len, "%s and %s are the same file (valid: each run once)", files[g], files[f]);
+    }
+    return 0;
 }
 
 double sim_strtod_dec(const char *v, char **end)

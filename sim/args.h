@@ -131,6 +131,11 @@ double sim_strtod_dec(const char *v, char **end);
 void sim_join(char *buf, size_t n, const char *sep, const char *item);
 /* Flattens a message to one line. */
 void sim_one_line(char *s);
+/* The n files named are n different files (by device and inode, whatever
+ * their names): 0, or 2 with "A and B are the same file" in why. One run
+ * given twice would count twice (validate's medians, calibrate's fit). A
+ * file that cannot be stat'ed passes: its reader says what is wrong. */
+int sim_files_distinct(const char *const *files, int n, char *why, size_t why_len);
 /* A value as a message may quote it: 'value', escaped (sim_escape), at most 60 bytes of it. */
 const char *sim_quote(const char *v, char *buf, size_t n);
 

@@ -26,7 +26,8 @@ typedef struct cal_links {
         double pred;
     } *pts;
     calib_link_pt *lp;
-    int n, n_skip;
+    int n, n_skip;    /* points fitted; allreduce_mpi points left out */
+    int n_skip_empty; /* points left out with no time or no bytes to fit */
     calib_links F;
     uly_cluster cal;  /* the base with the fitted links */
     double med_res;   /* median |residual| through uly_cost_collective */

@@ -138,6 +138,12 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
         }
     }
     char why[1200];
+    /* a micro-benchmark (or kernel) trace given twice would count twice in the fit */
+    if (sim_files_distinct(a->mb_files, a->n_mb, why, sizeof why) ||
+        sim_files_distinct(a->k_files, a->n_k, why, sizeof why)) {
+        sim_err_as("ulysim calibrate", "%s", why);
+        return 2;
+    }
     for (int i = 0; i < a->n_mb; i++) out_file_input_note(a->mb_files[i], NULL); /* -o may not replace them */
     for (int i = 0; i < a->n_k; i++) out_file_input_note(a->k_files[i], NULL);
     if (out_file_check(a->out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
@@ -221,8 +227,12 @@ static int links_read(const cal_args *a, const uly_cluster *bc, cal_links *L)
     for (int f = 0; f < a->n_mb; f++)
         for (int i = 0; i < L->mb[f].n_points; i++) {
             const trace_point *p = &L->mb[f].points[i];
-            if (p->coll == ULY_COLL_NONE || !(p->t.median > 0) || p->bytes_sent <= 0) {
+            if (p->coll == ULY_COLL_NONE) { /* allreduce_mpi */
                 L->n_skip++;
+                continue;
+            }
+            if (!(p->t.median > 0) || p->bytes_sent <= 0) {
+                L->n_skip_empty++;
                 continue;
             }
             const int j = L->n++;
@@ -277,10 +287,13 @@ static void links_print_fit(const cal_links *L)
 {
     const calib_links *F = &L->F;
     const int n = L->n;
+    char empty[96] = "";
+    if (L->n_skip_empty)
+        snprintf(empty, sizeof empty, "; %d left out with a time of 0 or no bytes (nothing to fit)", L->n_skip_empty);
     printf("# ulysim calibrate: %d micro-benchmark point%s from %d trace%s (%d ranks%s); %d left out "
-           "(allreduce_mpi: the library's algorithm, not the harness's)\n",
+           "(allreduce_mpi: the library's algorithm, not the harness's)%s\n",
            n, n == 1 ? "" : "s", L->n_mb, L->n_mb == 1 ? "" : "s", L->ranks, L->mixed ? ", mixed rank counts" : "",
-           L->n_skip);
+           L->n_skip, empty);
     printf("# model: uly_cost_collective (alltoall, allgather, reduce_scatter: (p-1) alpha + sent beta; allreduce: "
            "2(p-1) alpha + sent beta; sendrecv: alpha + sent beta); weighted least squares, weights 1/t^2 "
            "(relative residuals); standard errors scaled by chi^2/(n-k)\n");

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "preset.h"
 #include "trace_join.h"
@@ -245,16 +244,10 @@ int sim_cmd_validate(int argc, char **argv)
     }
 
     /* one run given twice (by any name) would count twice in the medians */
-    for (int f = 1; f < n_files; f++) {
-        struct stat sf, sg;
-        if (stat(files[f], &sf) != 0) continue; /* the reader names what is wrong */
-        for (int g = 0; g < f; g++)
-            if (stat(files[g], &sg) == 0 && sf.st_dev == sg.st_dev && sf.st_ino == sg.st_ino) {
-                sim_err_as("ulysim validate", "%s and %s are the same trace (valid: each run once)", files[g],
-                           files[f]);
-                free(files);
-                return 2;
-            }
+    if (sim_files_distinct(files, n_files, why, sizeof why)) {
+        sim_err_as("ulysim validate", "%s", why);
+        free(files);
+        return 2;
     }
 
     trace_run *runs = calloc((size_t)n_files, sizeof *runs);

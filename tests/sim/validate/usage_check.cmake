@@ -45,5 +45,15 @@ if(EXISTS ${MB})
   expect(2 "${mb_name}:1: a microbench trace has no plan" trace export ${MB} -o ${OUT}/x.json)
   # one run given twice, by two names, would count twice in the medians
   get_filename_component(mb_dir ${MB} DIRECTORY)
-  expect(2 "are the same trace [(]valid: each run once[)]" validate ${MB} ${mb_dir}/./${mb_name})
+  expect(2 "are the same file [(]valid: each run once[)]" validate ${MB} ${mb_dir}/./${mb_name})
+  expect(2 "are the same file [(]valid: each run once[)]" calibrate ${MB} ${mb_dir}/./${mb_name} -o ${OUT}/twice.json)
+  # a micro-benchmark point twice in one trace: refused by the reader, naming both lines
+  file(STRINGS ${MB} mb_lines)
+  list(GET mb_lines 0 first)
+  list(GET mb_lines 1 second)
+  list(SUBLIST mb_lines 1 -1 rest)
+  string(JOIN "\n" rest_text ${rest})
+  file(WRITE ${OUT}/point-twice.trace "${first}\n${second}\n${rest_text}\n")
+  expect(2 "point-twice.trace:3: microbench point [(].*[)] appears twice [(]first at line 2[)]"
+    calibrate ${OUT}/point-twice.trace -o ${OUT}/twice.json)
 endif()
