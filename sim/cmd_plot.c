@@ -177,6 +177,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     sim_ctx *c = NULL;
     plot_run *run = NULL;
     out_file *of = calloc(2, sizeof *of); /* the CSV, the image */
+    char *csv = NULL;                      /* the CSV's path: the image's, ending .csv */
     if (of) of[0].slot = of[1].slot = -1;
     if (!user || !positional || !of) {
         sim_err("out of memory");
@@ -324,16 +325,23 @@ int sim_cmd_plot_main(int argc, char **argv)
         /* before the work: gnuplot writes the image by name, and the data
          * goes to the CSV beside it; neither may replace an input, which is
          * read only later (out_file.h) */
-        char why[4400], csv_path[4200];
+        char why[4400];
         if (runs_path) out_file_input_note(runs_path, NULL);
         for (int k = 0; k < npos; k++) out_file_input_note(positional[k], NULL);
-        snprintf(csv_path, sizeof csv_path, "%.*s.csv", (int)(ext - out), out);
+        const size_t base = (size_t)(ext - out);
+        if (!(csv = malloc(base + 5))) {
+            sim_err("out of memory");
+            rc = SIM_EXIT_INTERNAL;
+            goto done;
+        }
+        memcpy(csv, out, base);
+        strcpy(csv + base, ".csv");
         if (out_file_check(out, data_only ? OUT_FILE_STREAM : OUT_FILE_BY_NAME, why, sizeof why)) {
             sim_err("plot: -o %s", why);
             rc = SIM_EXIT_USAGE;
             goto done;
         }
-        if (out_file_check(csv_path, OUT_FILE_STREAM, why, sizeof why)) {
+        if (out_file_check(csv, OUT_FILE_STREAM, why, sizeof why)) {
             sim_err("plot: -o %s writes its data to %s", out, why);
             rc = SIM_EXIT_USAGE;
             goto done;
@@ -447,19 +455,10 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
 
     /* the CSV beside the image */
-    size_t ol = strlen(out), base = (size_t)(ext - out);
-    char *csv = malloc(ol + 8);
-    if (!csv) {
-        sim_err("out of memory");
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
-    }
-    memcpy(csv, out, base);
-    strcpy(csv + base, ".csv");
+    const size_t ol = strlen(out);
     rc = out_file_open(&of[0], csv, OUT_FILE_STREAM, why, sizeof why);
     if (rc) {
         sim_err("plot: %s", why);
-        free(csv);
         goto done;
     }
     rc = fig->data(run, of[0].fp);
@@ -468,13 +467,9 @@ int sim_cmd_plot_main(int argc, char **argv)
         sim_err("plot: %s", why);
         rc = SIM_EXIT_INTERNAL;
     }
-    if (rc) {
-        free(csv);
-        goto done;
-    }
+    if (rc) goto done;
     if (data_only) {
         printf("%s\n", csv);
-        free(csv);
         goto done;
     }
 
@@ -484,7 +479,6 @@ int sim_cmd_plot_main(int argc, char **argv)
     if (fs == 2) {
         sim_err("plot: %s: no such script (valid: --scripts or $ULYSIM_PLOTS naming a directory with %s.gp); the data is in %s",
                 script, fig->name, csv);
-        free(csv);
         rc = SIM_EXIT_USAGE;
         goto done;
     }
@@ -493,14 +487,12 @@ int sim_cmd_plot_main(int argc, char **argv)
         sim_gnuplot_script_dirs(dirs, sizeof dirs);
         sim_err("plot: cannot find %s.gp in %s (set $ULYSIM_PLOTS or --scripts); the data is in %s", fig->name, dirs,
                 csv);
-        free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
     rc = out_file_open(&of[1], out, OUT_FILE_BY_NAME, why, sizeof why);
     if (rc) {
         sim_err("plot: %s; the data is in %s", why, csv);
-        free(csv);
         goto done;
     }
     size_t vn = 3 * (ol + strlen(csv)) + 2048;
@@ -562,7 +554,6 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
     if (bad) {
         free(vars);
-        free(csv);
         sim_err("out of memory");
         rc = SIM_EXIT_INTERNAL;
         goto done;
@@ -570,7 +561,6 @@ int sim_cmd_plot_main(int argc, char **argv)
     if (sim_gnuplot_run("plot", vars, script) != 0) {
         fprintf(stderr, "ulysim: plot: the data is in %s\n", csv);
         free(vars);
-        free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
@@ -578,19 +568,17 @@ int sim_cmd_plot_main(int argc, char **argv)
     if (!sim_image_whole(of[1].tmp, term)) { /* a full disk cuts it short, and gnuplot still exits 0 */
         sim_err("plot: gnuplot wrote no whole %s image with %s (a full disk?); the data is in %s", term, script,
                 csv);
-        free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
     if (out_file_commit(&of[1], "", why, sizeof why)) {
         sim_err("plot: %s; the data is in %s", why, csv);
-        free(csv);
         rc = SIM_EXIT_INTERNAL;
         goto done;
     }
     printf("%s\n%s\n", out, csv);
-    free(csv);
 done:
+    free(csv);
     if (of) {
         out_file_discard(&of[0]);
         out_file_discard(&of[1]);
