@@ -262,6 +262,25 @@ static int parse_point(rd *r, const cJSON *x, trace_run *run, int cap)
     if (get_int(r, x, "microbench line", "bytes_sent", 0, INT64_C(1) << 50, &pt->bytes_sent)) return 2;
     if (get(x, "count") && get_int(r, x, "microbench line", "count", 0, INT64_C(1) << 50, &pt->count)) return 2;
     if (get_time(r, x, &pt->t, &pt->reps)) return 2;
+    /* bytes_sent is what the collective's algorithm sends per rank for
+     * size_bytes (traces/FORMAT.md): (p-1)/p of it for alltoall, allgather
+     * and reduce_scatter, 2(p-1)/p for the all-reduces, all of it for
+     * sendrecv; the harness rounds each rank's block down to whole elements,
+     * at most 2(p-1) elements of at most 8 bytes off. A point that says
+     * otherwise would fit calibrate's bandwidth to a volume never sent. */
+    {
+        const double p = (double)pt->group_size, size = (double)pt->size_bytes;
+        const double f = pt->coll == ULY_COLL_SENDRECV ? 1.0
+                       : pt->coll == ULY_COLL_ALLREDUCE || pt->coll == ULY_COLL_NONE ? 2.0 * (p - 1.0) / p
+                                                                                      : (p - 1.0) / p;
+        const double want = f * size, slack = 16.0 * (p - 1.0);
+        if (fabs((double)pt->bytes_sent - want) > slack)
+            return fail(r, r->line,
+                        "microbench \"bytes_sent\" = %lld for %s of %lld bytes over %d ranks: want %.0f (%s of "
+                        "size_bytes, give or take whole elements)",
+                        (long long)pt->bytes_sent, pt->coll_name, (long long)pt->size_bytes, pt->group_size, want,
+                        pt->coll == ULY_COLL_SENDRECV ? "all" : f > (p - 1.0) / p ? "2(p-1)/p" : "(p-1)/p");
+    }
     /* a point twice would count twice in calibrate's fit */
     for (int i = 0; i < run->n_points; i++) {
         const trace_point *q = &run->points[i];

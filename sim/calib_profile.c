@@ -314,8 +314,12 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     cJSON_Delete(root);
     if (!text) return 1;
     uly_cluster chk;
-    if (sim_cluster_parse(text, strlen(text), a->out, &chk, why, sizeof why)) {
-        sim_err_as("ulysim calibrate", "the profile would not load: %s", why);
+    /* the fit's values within what a cluster profile may hold: a link of
+     * millions of GB/s comes from points whose times or volumes are not a
+     * real link's, and the profile would be refused on every later run */
+    if (sim_cluster_parse(text, strlen(text), "the fitted profile", &chk, why, sizeof why)) {
+        sim_err_as("ulysim calibrate", "nothing written to %s: %s (the traces' times and bytes_sent do not describe a "
+                   "link or GPU ulysim can price; see the residuals above)", a->out, why);
         free(text);
         return 1;
     }

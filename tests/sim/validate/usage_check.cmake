@@ -56,4 +56,29 @@ if(EXISTS ${MB})
   file(WRITE ${OUT}/point-twice.trace "${first}\n${second}\n${rest_text}\n")
   expect(2 "point-twice.trace:3: microbench point [(].*[)] appears twice [(]first at line 2[)]"
     calibrate ${OUT}/point-twice.trace -o ${OUT}/twice.json)
+  # a point's bytes_sent against its size: the first point (an alltoall over p ranks sends (p-1)/p of
+  # size_bytes) claims a million times that; calibrate fitted a bandwidth to it and then refused
+  # its own profile
+  string(REGEX MATCH "\"bytes_sent\":([0-9]+)" bs "${second}")
+  set(sent ${CMAKE_MATCH_1})
+  string(REPLACE "\"bytes_sent\":${sent}," "\"bytes_sent\":${sent}000000," second_big "${second}")
+  file(WRITE ${OUT}/bytes-off.trace "${first}\n${second_big}\n${rest_text}\n")
+  expect(2 "bytes-off.trace:2: microbench \"bytes_sent\" = ${sent}000000 for alltoall of [0-9]+ bytes over [0-9]+ ranks: want ${sent} "
+    calibrate ${OUT}/bytes-off.trace -o ${OUT}/off.json)
+  # times a million times shorter: read (the bytes agree), but the fitted link is beyond what a
+  # profile holds: exit 1 naming the field, nothing written
+  set(fast_lines "")
+  foreach(l ${rest})
+    if(l MATCHES "\"type\":\"microbench\"")
+      string(REGEX REPLACE "\"time_s\":{[^}]*}" "\"time_s\":{\"median\":1e-12,\"min\":1e-12,\"max\":1e-12}" l "${l}")
+    endif()
+    string(APPEND fast_lines "${l}\n")
+  endforeach()
+  file(WRITE ${OUT}/too-fast.trace "${first}\n${fast_lines}")
+  file(REMOVE ${OUT}/fast.json)
+  expect(1 "nothing written to .*fast[.]json: the fitted profile: field \"intra[.]bw_GBps_per_dir\" = [0-9.e+]+: must be"
+    calibrate ${OUT}/too-fast.trace -o ${OUT}/fast.json)
+  if(EXISTS ${OUT}/fast.json)
+    message(FATAL_ERROR "calibrate wrote ${OUT}/fast.json from a fit it refused")
+  endif()
 endif()
