@@ -52,6 +52,7 @@
 #include "calib_fit.h"
 #include "json_strict.h"
 #include "out_file.h"
+#include "output.h"
 #include "preset.h"
 #include "trace_read.h"
 
@@ -318,7 +319,8 @@ static void links_print_fit(const cal_links *L)
                    PARAM_NAME[k], 1e9 * F->val[k], 1e9 * F->se[k], bw / 1e9, lo / 1e9, hi / 1e9);
         }
     }
-    printf("# rms relative residual %.1f%%\n", 100 * sqrt(F->chisq / (F->n > 0 ? F->n : 1)));
+    char v[32];
+    printf("# rms relative residual %s%%\n", sim_fixed_str(100 * sqrt(F->chisq / (F->n > 0 ? F->n : 1)), 1, 0, v, sizeof v));
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -349,16 +351,18 @@ static void links_print_points(cal_links *L)
         lin_dev = d > lin_dev ? d : lin_dev;
         const double r = pred / p->t.median - 1.0;
         if (res) res[i] = fabs(r);
-        printf("  %-40s %-14s %3d %10lld %10lld %12.2f %12.2f %+7.1f%%\n", calib_base_name(L->pts[i].run->path),
+        char v[32];
+        printf("  %-40s %-14s %3d %10lld %10lld %12.2f %12.2f %7s%%\n", calib_base_name(L->pts[i].run->path),
                p->coll_name, p->group_size, (long long)p->size_bytes, (long long)p->bytes_sent, 1e6 * p->t.median,
-               1e6 * pred, 100 * r);
+               1e6 * pred, sim_fixed_str(100 * r, 1, 1, v, sizeof v));
     }
     L->med_res = NAN;
     if (res) {
         qsort(res, (size_t)n, sizeof *res, cmp_dbl);
         L->med_res = n % 2 ? res[n / 2] : 0.5 * (res[n / 2 - 1] + res[n / 2]);
-        printf("# residuals through uly_cost_collective with the written profile: median |resid| %.1f%%, max %.1f%%\n",
-               100 * L->med_res, 100 * res[n - 1]);
+        char v1[32], v2[32];
+        printf("# residuals through uly_cost_collective with the written profile: median |resid| %s%%, max %s%%\n",
+               sim_fixed_str(100 * L->med_res, 1, 0, v1, sizeof v1), sim_fixed_str(100 * res[n - 1], 1, 0, v2, sizeof v2));
         free(res);
     }
     if (lin_dev > 1e-6)
@@ -475,8 +479,11 @@ static void compute_fit(cal_compute *C, const cal_links *L)
 static void print_bins(const char *name, const calib_bin *b, int n, double peak)
 {
     for (int i = 0; i < n; i++)
-        printf("  %-10s %12.1f %6d %14.3f %14.3f %8.3f %11.1f%%\n", name, b[i].x, b[i].n, b[i].rate / 1e9,
-               b[i].rate_se / 1e9, b[i].rate / peak, 100 * b[i].resid_med);
+    {
+        char v[32];
+        printf("  %-10s %12.1f %6d %14.3f %14.3f %8.3f %11s%%\n", name, b[i].x, b[i].n, b[i].rate / 1e9,
+               b[i].rate_se / 1e9, b[i].rate / peak, sim_fixed_str(100 * b[i].resid_med, 1, 0, v, sizeof v));
+    }
 }
 
 static void compute_print(const cal_compute *C, const cal_links *L)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output.h"
 #include "preset.h"
 #include "trace_join.h"
 #include "trace_torch.h"
@@ -596,7 +597,8 @@ int sim_cmd_validate(int argc, char **argv)
             for (int k = 0; k < j->n; k++) {
                 const trace_jop *x = &j->ops[k];
                 char e[16];
-                if (isfinite(x->err)) snprintf(e, sizeof e, "%+7.1f%%", 100 * x->err);
+                char v[32];
+                if (isfinite(x->err)) snprintf(e, sizeof e, "%7s%%", sim_fixed_str(100 * x->err, 1, 1, v, sizeof v));
                 else snprintf(e, sizeof e, "%8s", "-");
                 printf("  %3d %-16s %-5s %-4s %-14s %12lld %12lld %5s %10.3f %10.3f %8s %s\n", x->id, uly_op_type_name(x->op->type),
                        uly_phase_name(x->op->phase), uly_op_kind_name(x->op->kind), uly_coll_name(x->op->coll),
@@ -605,9 +607,11 @@ int sim_cmd_validate(int argc, char **argv)
                        !x->layer ? (x->op->per_step ? "per-step, not in step" : "per-model, not in step")
                        : x->hidden ? "exposed part (overlaps attention)" : "");
             }
-            printf("# step %.3f ms predicted, %.3f ms measured: %+.1f%%;  compute %.3f / %.3f ms;  exposed comm "
+            char se[32];
+            printf("# step %.3f ms predicted, %.3f ms measured: %s%%;  compute %.3f / %.3f ms;  exposed comm "
                    "%.3f / %.3f ms\n",
-                   1e3 * j->pred_step_s, 1e3 * j->meas_step_s, 100 * j->step_err, 1e3 * j->pred_compute_s,
+                   1e3 * j->pred_step_s, 1e3 * j->meas_step_s, sim_fixed_str(100 * j->step_err, 1, 1, se, sizeof se),
+                   1e3 * j->pred_compute_s,
                    1e3 * j->meas_compute_s, 1e3 * j->pred_comm_exposed_s, 1e3 * j->meas_comm_exposed_s);
             if (j->pred_hidden_total_s > 0)
                 printf("# overlap: ring transfers %.3f ms (predicted), hidden %.3f ms predicted (%.0f%%), %.3f ms "
@@ -628,24 +632,29 @@ int sim_cmd_validate(int argc, char **argv)
             layout_label(&runs[f], lab, sizeof lab);
             const char *base = strrchr(runs[f].path, '/');
             base = base ? base + 1 : runs[f].path;
-            printf("  %-40s %-16s %5d %7lld %10.3f %10.3f %+7.1f%% %10.3f %10.3f %6s\n", base, lab, runs[f].ranks,
+            char se[32];
+            printf("  %-40s %-16s %5d %7lld %10.3f %10.3f %7s%% %10.3f %10.3f %6s\n", base, lab, runs[f].ranks,
                    (long long)runs[f].workload.seq, 1e3 * joins[f].pred_step_s, 1e3 * joins[f].meas_step_s,
-                   100 * joins[f].step_err, 1e3 * joins[f].pred_comm_exposed_s, 1e3 * joins[f].meas_comm_exposed_s,
+                   sim_fixed_str(100 * joins[f].step_err, 1, 1, se, sizeof se), 1e3 * joins[f].pred_comm_exposed_s, 1e3 * joins[f].meas_comm_exposed_s,
                    joins[f].n_bytes_bad ? "DIFF" : "ok");
         }
         printf("\n## summary\n");
         printf("# bytes: %s (%d ops of %d runs)\n",
                n_bytes_bad ? "DIFFER" : "planned = measured for every op", n_ops_total, n_files);
-        printf("# step-time error: median |err| %.1f%%, max |err| %.1f%% (%s)\n", 100 * med_step, 100 * max_step,
+        char p1[32], p2[32];
+        printf("# step-time error: median |err| %s%%, max |err| %s%% (%s)\n",
+               sim_fixed_str(100 * med_step, 1, 0, p1, sizeof p1), sim_fixed_str(100 * max_step, 1, 0, p2, sizeof p2),
                runs[worst_run].path);
-        printf("# per-op error (per-layer ops): median |err| %.1f%%, max |err| %.1f%%\n", 100 * med_op, 100 * max_op);
+        printf("# per-op error (per-layer ops): median |err| %s%%, max |err| %s%%\n",
+               sim_fixed_str(100 * med_op, 1, 0, p1, sizeof p1), sim_fixed_str(100 * max_op, 1, 0, p2, sizeof p2));
         printf("# worst ops by |predicted - measured|:\n");
         for (int k = 0; k < n_worst; k++) {
             const trace_jop *x = &joins[worst[k].f].ops[worst[k].k];
             const char *base = strrchr(runs[worst[k].f].path, '/');
             base = base ? base + 1 : runs[worst[k].f].path;
-            printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%+.0f%%)\n", base, x->id, uly_op_type_name(x->op->type),
-                   uly_phase_name(x->op->phase), 1e3 * x->pred_s, 1e3 * x->meas_s, 100 * (isfinite(x->err) ? x->err : 0));
+            printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%s%%)\n", base, x->id, uly_op_type_name(x->op->type),
+                   uly_phase_name(x->op->phase), 1e3 * x->pred_s, 1e3 * x->meas_s,
+                   sim_fixed_str(100 * (isfinite(x->err) ? x->err : 0), 0, 1, p1, sizeof p1));
         }
         if (n_pairs) {
             printf("# ranking: %d of %d strategy pairs at the same size ordered as measured (%.0f%%); fastest "
@@ -655,16 +664,18 @@ int sim_cmd_validate(int argc, char **argv)
                 char la[64], lb[64];
                 layout_label(&runs[pairs[k].a], la, sizeof la);
                 layout_label(&runs[pairs[k].b], lb, sizeof lb);
-                printf("#   P %d seq %-7lld %-14s / %-14s predicted %.2f, measured %.2f  %s\n", runs[pairs[k].a].ranks,
+                printf("#   P %d seq %-7lld %-14s / %-14s predicted %s, measured %s  %s\n", runs[pairs[k].a].ranks,
                        (long long)runs[pairs[k].a].workload.seq, la, lb,
-                       joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s,
-                       joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s, pairs[k].agree ? "agree" : "DISAGREE");
+                       sim_fixed_str(joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s, 2, 0, p1, sizeof p1),
+                       sim_fixed_str(joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s, 2, 0, p2, sizeof p2),
+                       pairs[k].agree ? "agree" : "DISAGREE");
             }
         } else {
             printf("# ranking: no two runs of different strategies at the same size\n");
         }
         if (isfinite(max_err))
-            printf("# check: median |step err| %.1f%% <= %.1f%%%s: %s\n", 100 * med_step, 100 * max_err,
+            printf("# check: median |step err| %s%% <= %.1f%%%s: %s\n", sim_fixed_str(100 * med_step, 1, 0, p1, sizeof p1),
+                   100 * max_err,
                    default_limit ? " (the default; --max-error F to set another)" : "", fail_med ? "FAIL" : "pass");
         if (isfinite(max_run_err))
             printf("# check: every run's |step err| <= %.1f%%: %s\n", 100 * max_run_err, fail_run ? "FAIL" : "pass");

@@ -305,6 +305,13 @@ void sim_size_str(int64_t v, char *buf, size_t n)
     else snprintf(buf, n, "%lld", (long long)v);
 }
 
+const char *sim_fixed_str(double v, int decimals, int sign, char *buf, size_t n)
+{
+    if (fabs(v) < 1e6 || !isfinite(v)) snprintf(buf, n, sign ? "%+.*f" : "%.*f", decimals, v);
+    else snprintf(buf, n, sign ? "%+.*e" : "%.*e", decimals > 0 ? decimals : 1, v);
+    return buf;
+}
+
 void sim_size_approx(int64_t v, char *buf, size_t n)
 {
     const int64_t K = 1024, M = K * K, G = M * K;

@@ -70,6 +70,10 @@ void sim_print_note(FILE *f, const char *first, const char *cont, const char *te
 void sim_size_str(int64_t v, char *buf, size_t n);
 /* The same, rounded when not a whole multiple: 2.41M. */
 void sim_size_approx(int64_t v, char *buf, size_t n);
+/* v with `decimals` decimals (a sign when `sign`), in exponent form from
+ * 1e6 on: an error against a measured time near 0, or a ratio of two, has
+ * no bound, and "%.1f" would print hundreds of digits. Returns buf. */
+const char *sim_fixed_str(double v, int decimals, int sign, char *buf, size_t n);
 
 /* ------------------------------------------------------------------- rows */
 

@@ -171,8 +171,8 @@ static void check(const char *name, mut_kind k, int at, const char *a, const cha
     else failures++;
 }
 
-/* Writes line to fp with every "median", "min" and "max" number made 0. */
-static void times_zeroed(const char *line, FILE *fp)
+/* Writes line to fp with every "median", "min" and "max" number made `to`. */
+static void times_set(const char *line, FILE *fp, const char *to)
 {
     static const char *const keys[] = {"\"median\":", "\"min\":", "\"max\":"};
     for (const char *p = line; *p;) {
@@ -181,7 +181,7 @@ static void times_zeroed(const char *line, FILE *fp)
             const size_t kl = strlen(keys[k]);
             if (strncmp(p, keys[k], kl)) continue;
             fputs(keys[k], fp);
-            fputc('0', fp);
+            fputs(to, fp);
             p += kl;
             while (*p && strchr("0123456789.eE+-", *p)) p++;
             hit = 1;
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
         FILE *fp = fopen(path, "wb");
         if (!fp) return 2;
         for (int i = 0; i < n_lines; i++) {
-            if (strstr(lines[i], "\"type\":\"op\"")) times_zeroed(lines[i], fp);
+            if (strstr(lines[i], "\"type\":\"op\"")) times_set(lines[i], fp, "0");
             else fprintf(fp, "%s\n", lines[i]);
         }
         fclose(fp);
@@ -307,6 +307,37 @@ int main(int argc, char **argv)
             failures++;
         } else {
             printf("ok   %-22s %s", "all_times_zero", err);
+        }
+    }
+    {
+        /* every measured time 1e-300 s: read, and validate's errors (against
+         * nearly nothing) have no bound; printed as "%.1f" they ran to 300
+         * digits a number: none longer than 20 digits */
+        char path[4096], out[4200], cmd[16384];
+        snprintf(path, sizeof path, "%s/all_times_tiny.trace", outdir);
+        snprintf(out, sizeof out, "%s.stdout", path);
+        FILE *fp = fopen(path, "wb");
+        if (!fp) return 2;
+        for (int i = 0; i < n_lines; i++) {
+            if (strstr(lines[i], "\"type\":\"op\"")) times_set(lines[i], fp, "1e-300");
+            else fprintf(fp, "%s\n", lines[i]);
+        }
+        fclose(fp);
+        snprintf(cmd, sizeof cmd, "'%s' validate '%s' --max-error none > '%s' 2>&1", ulysim, path, out);
+        const int st = system(cmd);
+        int longest = 0, run = 0;
+        fp = fopen(out, "r");
+        for (int ch; fp && (ch = fgetc(fp)) != EOF;) {
+            run = ch >= '0' && ch <= '9' ? run + 1 : 0;
+            if (run > longest) longest = run;
+        }
+        if (fp) fclose(fp);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || longest > 20) {
+            printf("FAIL all_times_tiny: validate exit %d (want 0), longest run of digits %d (want <= 20): %s\n",
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1, longest, out);
+            failures++;
+        } else {
+            printf("ok   %-22s read and validated; longest number %d digits\n", "all_times_tiny", longest);
         }
     }
     if (failures) printf("%d case(s) failed\n", failures);
