@@ -120,6 +120,26 @@ static int parse_line(rd *r, char *s, size_t n, cJSON **out)
     if (!j) {
         const char *e = cJSON_GetErrorPtr();
         long col = e && e >= s && e <= s + n ? (long)(e - s) + 1 : 0;
+        /* cJSON stops at CJSON_NESTING_LIMIT levels, a limit and not a
+         * syntax error: say so (the depth counted outside strings) */
+        int depth = 0, in_str = 0;
+        for (size_t k = 0; k < n && depth < CJSON_NESTING_LIMIT; k++) {
+            const char ch = s[k];
+            if (in_str) {
+                if (ch == '\\') k++;
+                else if (ch == '"') in_str = 0;
+            } else if (ch == '"') {
+                in_str = 1;
+            } else if (ch == '{' || ch == '[') {
+                if (++depth == CJSON_NESTING_LIMIT) col = (long)k + 1;
+            } else if (ch == '}' || ch == ']') {
+                depth--;
+            }
+        }
+        if (depth >= CJSON_NESTING_LIMIT)
+            return fail(r, r->line, "nesting %d levels deep at column %ld: a trace line's objects and arrays are a "
+                                    "few levels deep (at most %d read)",
+                        CJSON_NESTING_LIMIT, col, CJSON_NESTING_LIMIT - 1);
         return fail(r, r->line, "malformed JSON (column %ld): every line of a trace is one JSON object", col);
     }
     if (end) {
@@ -339,9 +359,16 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
         size_t n = nl ? (size_t)(nl - s) : len - pos;
         pos += n + 1;
         if (!nl) {
-            /* a last line without its newline: the writer stopped mid-line */
-            rc = fail(&r, ln, "truncated: the last line has no newline (the trace was cut short%s)",
-                      seen_summary ? "" : " before its summary line");
+            /* a last line without its newline: the writer stopped mid-line;
+             * unless its lines end in CR alone (a classic Mac OS text file,
+             * or a CR-only conversion): then they all run together here */
+            const char *cr = memchr(s, '\r', n);
+            if (cr && cr + 1 < s + n)
+                rc = fail(&r, ln, "line ends of CR alone (column %ld): a trace's lines end in LF or CR LF",
+                          (long)(cr - s) + 1);
+            else
+                rc = fail(&r, ln, "truncated: the last line has no newline (the trace was cut short%s)",
+                          seen_summary ? "" : " before its summary line");
             break;
         }
         if (seen_summary) {

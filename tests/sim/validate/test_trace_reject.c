@@ -8,9 +8,11 @@
  * another format, malformed JSON, an unknown op id, a duplicate op line, an
  * op line without id, an op line whose name or collective is not the plan's,
  * bytes that are not UTF-8 (an op line, the header), a key given twice,
- * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently; then a
+ * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently,
+ * arrays nested past cJSON's limit, lines ending in CR alone; then a
  * trace whose measured bytes differ (read fine; validate exits 1), and the
- * good trace itself (read fine). */
+ * good trace itself (read fine), and its copies with every time 0 (validate
+ * exits 2: nothing to compare) and 1e-300 s (no number of hundreds of digits). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +285,38 @@ int main(int argc, char **argv)
         big[huge] = 0;
         check("huge_line", M_SET, op2, big, NULL, op2, "a trace line may be at most", 2);
         free(big);
+    }
+    {
+        /* nested past cJSON's limit: refused as too deep, not as a syntax error */
+        char *deep = malloc(20000);
+        if (!deep) return 2;
+        int k = sprintf(deep, "{\"type\":\"op\",\"x\":");
+        for (int i = 0; i < 2000; i++) deep[k++] = '[';
+        for (int i = 0; i < 2000; i++) deep[k++] = ']';
+        strcpy(deep + k, "}");
+        check("nesting_too_deep", M_SET, op2, deep, NULL, op2, "nesting 1000 levels deep at column", 2);
+        free(deep);
+    }
+    {
+        /* lines ending in CR alone all run together: said so, not "truncated" */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/cr_line_ends.trace", outdir);
+        FILE *fp = fopen(path, "wb");
+        if (!fp) return 2;
+        for (int i = 0; i < n_lines; i++) fprintf(fp, "%s\r", lines[i]);
+        fclose(fp);
+        static trace_run crun;
+        char why[2048];
+        const int rrc = trace_read(path, &crun, why, sizeof why);
+        trace_free(&crun);
+        char want[4200];
+        snprintf(want, sizeof want, "%s:1: line ends of CR alone (column %zu)", path, strlen(lines[0]) + 1);
+        if (rrc != 2 || !strstr(why, want)) {
+            printf("FAIL cr_line_ends: reader %d (want 2), \"%s\" (want \"%s\")\n", rrc, why, want);
+            failures++;
+        } else {
+            printf("ok   %-22s %s\n", "cr_line_ends", why);
+        }
     }
     check("bad_time", M_REPLACE, op2, "\"median\":", "\"median\":-1,\"x\":", op2, "time_s.median", 2);
     {
