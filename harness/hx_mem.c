@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "host_mem.h"
 #include "hx.h"
 
 /* Under AddressSanitizer a host slab keeps what separate allocations gave:
@@ -355,61 +356,6 @@ int hx_buffers_setup(hx_ctx *c)
 
 /* ------------------------------------------------- the up-front check */
 
-/* A "Key: N kB" line of /proc/meminfo in bytes; -1 when absent. */
-static double meminfo_bytes(const char *key)
-{
-    FILE *fp = fopen("/proc/meminfo", "r");
-    if (!fp) return -1;
-    char line[256];
-    double v = -1;
-    const size_t n = strlen(key);
-    while (fgets(line, sizeof line, fp))
-        if (!strncmp(line, key, n) && line[n] == ':') {
-            v = strtod(line + n + 1, NULL) * 1024.0;
-            break;
-        }
-    fclose(fp);
-    return v;
-}
-
-/* A number in a cgroup file; -1 when absent or "max". */
-static double cgroup_value(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    if (!fp) return -1;
-    char buf[64] = "";
-    const int ok = fgets(buf, sizeof buf, fp) != NULL;
-    fclose(fp);
-    char *end = NULL;
-    const double v = ok ? strtod(buf, &end) : -1;
-    return ok && end != buf ? v : -1;
-}
-
-/* The memory this node can give: MemAvailable, or the room left under this
- * process's cgroup limit (v2 memory.max, v1 memory.limit_in_bytes) when a
- * limit is set and it is smaller; *src names which. -1: unknown. */
-static double mem_available(const char **src)
-{
-    double avail = meminfo_bytes("MemAvailable");
-    *src = "MemAvailable (/proc/meminfo)";
-    static const char *const lim[2][2] = {{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-                                          {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                           "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
-    for (int v = 0; v < 2; v++) {
-        const double limit = cgroup_value(lim[v][0]);
-        if (limit < 0 || limit >= 0x1p60) continue; /* "max", or v1's "no limit" */
-        const double used = cgroup_value(lim[v][1]);
-        const double room = limit - (used > 0 ? used : 0);
-        if (avail < 0 || room < avail) {
-            avail = room > 0 ? room : 0;
-            *src = v == 0 ? "the cgroup limit's room (memory.max - memory.current)"
-                          : "the cgroup limit's room (memory.limit_in_bytes - memory.usage_in_bytes)";
-        }
-        break;
-    }
-    return avail;
-}
-
 static double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
 /* What a node needs against what it has: every rank allocates own bytes,
@@ -438,7 +384,7 @@ static int room_judge(double own, double check, node_room *out)
     HX_TRY(rc);
     HX_TRY(rc_free);
     const char *src = "";
-    const double avail = node_rank == 0 ? mem_available(&src) : -1;
+    const double avail = node_rank == 0 ? host_mem_available(&src) : -1;
     const double need = sum[0] + sum[1];
     struct {
         double over;
