@@ -190,6 +190,7 @@ static int parse(int argc, char **argv, rp_ctx *c, const char **fmt, const char 
 static int run(rp_ctx *c, const char *fmt, const char *dir)
 {
     if (load_all(c)) return SIM_EXIT_USAGE;
+    if (dir && rp_plot_dir_ready(dir)) return SIM_EXIT_USAGE;
     if ((c->run[RP_PAPER_ULYSSES] && rp_ulysses_run(c)) || (c->run[RP_PAPER_RSA] && rp_rsa_run(c)) || c->r.oom) {
         if (c->exit_rc) return c->exit_rc;
         sim_err("reproduce: out of memory");

@@ -178,7 +178,11 @@ int rp_rsa_run(rp_ctx *c);
 int rp_print_table(const rp_ctx *c, FILE *f);
 int rp_print_csv(const rp_ctx *c, FILE *f);
 int rp_print_json(const rp_ctx *c, FILE *f);
-/* Data files and their gnuplot renderings in dir (created if missing). */
+/* dir made ready for the figures (created if missing): 0, or 2 after a
+ * one-line message (missing parent, not a directory). Called before the
+ * work, so that a bad -o prints nothing else. */
+int rp_plot_dir_ready(const char *dir);
+/* Data files and their gnuplot renderings in dir (rp_plot_dir_ready first). */
 int rp_plots(const rp_ctx *c, const char *dir);
 
 /* The published tables: path of file in $ULYSIM_PUBLISHED, else the source

@@ -185,11 +185,10 @@ static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, F
     return 0;
 }
 
-int rp_plots(const rp_ctx *c, const char *dir)
+int rp_plot_dir_ready(const char *dir)
 {
     struct stat st;
-    /* a bad -o is bad usage (2); the first figure that fails ends the run
-     * with its status, one message */
+    /* a bad -o is bad usage (2), found before any work or output */
     if (stat(dir, &st) != 0) {
         if (mkdir(dir, 0777) != 0) {
             sim_err("reproduce: cannot create -o directory '%s': %s (valid: a directory, or a new one's path in an "
@@ -201,6 +200,12 @@ int rp_plots(const rp_ctx *c, const char *dir)
                 "writable directory)", dir);
         return 2;
     }
+    return 0;
+}
+
+int rp_plots(const rp_ctx *c, const char *dir)
+{
+    /* the first figure that fails ends the run with its status, one message */
     int rc = 0;
     if (c->run[RP_PAPER_ULYSSES]) rc = render(dir, "reproduce_ulysses", dat_ulysses, c);
     if (!rc && c->run[RP_PAPER_RSA]) rc = render(dir, "reproduce_rsa", dat_rsa, c);

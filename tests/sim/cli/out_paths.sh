@@ -137,7 +137,11 @@ GNUPLOT=$W/cut-gnuplot run 1 "gnuplot wrote no whole png image" "$U" plot throug
 [ ! -e "$W/cut.png" ] || bad "plot left a cut image $W/cut.png"
 GNUPLOT=$W/cut-gnuplot run 1 "gnuplot wrote no whole $W/rep/reproduce_ulysses.png" "$U" reproduce ulysses -o "$W/rep"
 ! ls "$W"/rep/*.png "$W"/rep/*.tmp.* >/dev/null 2>&1 || bad "reproduce left $(ls "$W"/rep)"
+# a bad -o is found before the work: nothing on stdout (the report came first)
 run 2 "reproduce: -o '/dev/null' is not a directory" "$U" reproduce ulysses -o /dev/null
+[ ! -s "$W/out" ] || bad "reproduce -o /dev/null printed $(wc -l <"$W/out") lines before refusing -o"
+run 2 "reproduce: cannot create -o directory '$W/no/such': No such file or directory" "$U" reproduce rsa -o "$W/no/such"
+[ ! -s "$W/out" ] || bad "reproduce -o $W/no/such printed $(wc -l <"$W/out") lines before refusing -o"
 
 # interrupted: SIGTERM while a stand-in gnuplot holds the image's temporary;
 # the run says so, removes the temporary and exits 1
