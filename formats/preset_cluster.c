@@ -11,14 +11,14 @@
 #include "preset_internal.h"
 
 /* A curve: [[x, eff], ...], 1..ULY_CURVE_MAX points, x strictly increasing
- * in (0, 1e9], eff in (0, 1]. */
+ * in (0, 1e9], eff in [0.001, 1]. */
 static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_unit, uly_curve *out)
 {
     char p[200];
     memset(out, 0, sizeof *out);
     int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
     if (n < 1 || n > ULY_CURVE_MAX)
-        return js_bad_value(d, path, v, "must be an array of 1..%d points [x, eff] (x: %s, strictly increasing; eff: fraction of peak in (0, 1])",
+        return js_bad_value(d, path, v, "must be an array of 1..%d points [x, eff] (x: %s, strictly increasing; eff: fraction of peak in [0.001, 1])",
                             ULY_CURVE_MAX, x_unit);
     int i = 0;
     for (const cJSON *pt = v->child; pt; pt = pt->next, i++) {
@@ -33,8 +33,10 @@ static int get_curve(js_doc *d, const cJSON *v, const char *path, const char *x_
             return js_bad_value(d, p, x, "must be greater than the previous point's x (%.15g): x strictly increases",
                                 out->x[i - 1]);
         snprintf(p, sizeof p, "%s[%d][1]", path, i);
-        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble <= 0 || e->valuedouble > 1)
-            return js_bad_value(d, p, e, "must be a number in (0, 1] (a fraction of the dense peak)");
+        /* from 0.1% of peak (the presets' lowest is 14%): an efficiency of
+         * 1e-300 priced ops at hundreds of digits of seconds */
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0.001 || e->valuedouble > 1)
+            return js_bad_value(d, p, e, "must be a number in [0.001, 1] (a fraction of the dense peak)");
         out->x[i] = x->valuedouble;
         out->eff[i] = e->valuedouble;
     }
@@ -94,14 +96,16 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
      * and is priced at the fp32 rate (storage in the type, arithmetic in
      * fp32, as PyTorch emulates bf16 before Ampere and CPU kernels do). */
     double fp32;
-    if (js_get_num(d, o, "gpu.peak_tflops", "fp32", 0, 1, 100000, "(dense TFLOP/s)", &fp32)) return 2;
+    /* from a GFLOP/s (a CPU core's single-precision rate is tens of them):
+     * a denormal peak priced every op at infinity */
+    if (js_get_num(d, o, "gpu.peak_tflops", "fp32", 0.001, 0, 100000, "(dense TFLOP/s)", &fp32)) return 2;
     gpu->peak_flops[ULY_FP32] = fp32 * 1e12;
     static const uly_dtype half[2] = {ULY_BF16, ULY_FP16};
     for (int i = 0; i < 2; i++) {
         const char *k = PEAK_KEYS[i];
         const cJSON *v;
         if (js_get_field(d, o, "gpu.peak_tflops", k,
-                         "a number in (0, 100000] (dense TFLOP/s), or null when the GPU has no native unit for the type",
+                         "a number in [0.001, 100000] (dense TFLOP/s), or null when the GPU has no native unit for the type",
                          &v))
             return 2;
         if (cJSON_IsNull(v)) {
@@ -109,7 +113,7 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
             continue;
         }
         double x;
-        if (js_get_num(d, o, "gpu.peak_tflops", k, 0, 1, 100000,
+        if (js_get_num(d, o, "gpu.peak_tflops", k, 0.001, 0, 100000,
                        "(dense TFLOP/s; null when the GPU has no native unit for the type)", &x))
             return 2;
         gpu->peak_flops[half[i]] = x * 1e12;
@@ -140,7 +144,7 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     }
     gpu->attn_bwd_rel = 1.0;
     if (cJSON_GetObjectItemCaseSensitive(g, "attn_bwd_rel") &&
-        js_get_num(d, g, "gpu", "attn_bwd_rel", 0, 1, 4, "(backward flash attention's efficiency over forward's; absent: 1)",
+        js_get_num(d, g, "gpu", "attn_bwd_rel", 0.01, 0, 4, "(backward flash attention's efficiency over forward's; absent: 1)",
                    &gpu->attn_bwd_rel))
         return 2;
     gpu->comm_slowdown = 0;

@@ -5,7 +5,14 @@
 
 #include "ulysim.h"
 
-static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+/* bytes as GiB with one decimal, in exponent form from a million GiB (a
+ * model far beyond any cluster reaches 10^20) */
+static const char *gib_str(double b, char *buf, size_t n)
+{
+    const double g = b / (1024.0 * 1024.0 * 1024.0);
+    snprintf(buf, n, g < 1e6 ? "%.1f" : "%.4g", g);
+    return buf;
+}
 
 size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, size_t n)
 {
@@ -61,8 +68,10 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
     }
     case ULY_R_OUT_OF_MEMORY: {
         int t = (int)v[2];
-        k = snprintf(buf, n, "out of memory: needs %.1f GiB of %.1f GiB (%.1f GiB over; largest term %s)", gib(v[0]),
-                     gib(v[1]), gib(v[0] - v[1]), uly_mem_term_name((uly_mem_term)t));
+        char g[3][24];
+        k = snprintf(buf, n, "out of memory: needs %s GiB of %s GiB (%s GiB over; largest term %s)",
+                     gib_str(v[0], g[0], sizeof g[0]), gib_str(v[1], g[1], sizeof g[1]),
+                     gib_str(v[0] - v[1], g[2], sizeof g[2]), uly_mem_term_name((uly_mem_term)t));
         break;
     }
     case ULY_R_BATCH_NOT_DIVISIBLE:

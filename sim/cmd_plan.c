@@ -182,7 +182,6 @@ static int pure_strategy(const sim_ctx *c)
 
 #define WIDTH 120
 
-static void gib(char *b, size_t n, double v) { snprintf(b, n, "%.2f", v / 1073741824.0); }
 
 static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int rec, const char *why, const char *note, const uly_plan *plan, const uly_result *pres)
 {
@@ -262,13 +261,12 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         }
         sim_table_cell(&t, "%lld", (long long)s->micro_batch);
         sim_table_cell(&t, "%s", sim_fit_tag(s));
-        gib(b1, sizeof b1, s->mem.total_bytes);
-        sim_table_cell(&t, "%s", b1);
+        sim_cell_gib(&t, s->mem.total_bytes);
         sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
         sim_table_cell(&t, "%.1f", (double)s->comm_fwd / 1048576.0);
         sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
         sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
-        sim_table_cell(&t, s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
+        sim_cell_seconds(&t, s->time.step_s);
         if (sim_shows_throughput(s)) {
             sim_table_cell(&t, "%.0f", s->time.tokens_per_s);
             sim_table_cell(&t, "%.1f", s->time.tflops_per_gpu);
@@ -391,10 +389,12 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     }
     bad |= sim_table_print(&t, f);
     sim_table_free(&t);
-    fprintf(f, "# per layer: fwd %.3f ms, bwd %.3f ms (compute %.3f ms, comm exposed %.3f ms, hidden %.3f ms); per step: %lld micro-step(s), %.4g s\n",
-            pres->time.layer_fwd_s * 1e3, pres->time.layer_bwd_s * 1e3, pres->time.compute_s * 1e3,
-            pres->time.comm_exposed_s * 1e3, pres->time.comm_overlapped_s * 1e3, (long long)pres->time.micro_steps,
-            pres->time.step_s);
+    char ms[5][32];
+    const double ms_v[5] = {pres->time.layer_fwd_s, pres->time.layer_bwd_s, pres->time.compute_s,
+                            pres->time.comm_exposed_s, pres->time.comm_overlapped_s};
+    for (int k = 0; k < 5; k++) sim_fixed_str(ms_v[k] * 1e3, 3, 0, ms[k], sizeof ms[k]);
+    fprintf(f, "# per layer: fwd %s ms, bwd %s ms (compute %s ms, comm exposed %s ms, hidden %s ms); per step: %lld micro-step(s), %.4g s\n",
+            ms[0], ms[1], ms[2], ms[3], ms[4], (long long)pres->time.micro_steps, pres->time.step_s);
     return bad;
 }
 
@@ -423,8 +423,8 @@ static int print_csv(const sim_ctx *c, const sim_summary *rows, int nrows, int r
         sim_table_cell(&t, "%d", usable(s));
         sim_table_cell(&t, "%s", sim_fit_tag(s));
         if (sim_has_numbers(s)) {
-            sim_table_cell(&t, "%.0f", s->mem.total_bytes);
-            sim_table_cell(&t, "%.0f", s->mem.capacity_bytes);
+            sim_table_cell(&t, "%.17g", s->mem.total_bytes);
+            sim_table_cell(&t, "%.17g", s->mem.capacity_bytes);
             sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
             sim_table_cell(&t, "%lld", (long long)s->comm_fwd);
             sim_table_cell(&t, "%lld", (long long)s->comm_bwd);

@@ -305,6 +305,17 @@ void sim_size_str(int64_t v, char *buf, size_t n)
     else snprintf(buf, n, "%lld", (long long)v);
 }
 
+void sim_cell_seconds(sim_table *t, double s)
+{
+    sim_table_cell(t, s >= 1000 && s < 1e9 ? "%.0f" : "%.4g", s);
+}
+
+void sim_cell_gib(sim_table *t, double bytes)
+{
+    const double g = bytes / 1073741824.0;
+    sim_table_cell(t, g < 1e6 ? "%.2f" : "%.4g", g);
+}
+
 const char *sim_fixed_str(double v, int decimals, int sign, char *buf, size_t n)
 {
     if (fabs(v) < 1e6 || !isfinite(v)) snprintf(buf, n, sign ? "%+.*f" : "%.*f", decimals, v);
@@ -407,8 +418,9 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
         if (csv) sim_table_cell(&t, "%d", feasible);
         sim_table_cell(&t, "%s", kind != SIM_ROWS_SWEEP && !found ? "no" : sim_fit_tag(s));
         if (have) {
-            if (csv) sim_table_cell(&t, "%.0f", s->mem.total_bytes);
-            else sim_table_cell(&t, "%.2f", s->mem.total_bytes / 1073741824.0);
+            /* whole bytes below 1e17 (%.17g), exponent form above */
+            if (csv) sim_table_cell(&t, "%.17g", s->mem.total_bytes);
+            else sim_cell_gib(&t, s->mem.total_bytes);
             sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
             if (csv) {
                 sim_table_cell(&t, "%lld", (long long)s->comm_fwd);
@@ -418,7 +430,8 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
                 sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
             }
             sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
-            sim_table_cell(&t, csv ? "%.9g" : s->time.step_s >= 1000 ? "%.0f" : "%.4g", s->time.step_s);
+            if (csv) sim_table_cell(&t, "%.9g", s->time.step_s);
+            else sim_cell_seconds(&t, s->time.step_s);
             if (sim_shows_throughput(s)) {
                 sim_table_cell(&t, csv ? "%.9g" : "%.0f", s->time.tokens_per_s);
                 sim_table_cell(&t, csv ? "%.9g" : "%.1f", s->time.tflops_per_gpu);

@@ -75,6 +75,12 @@ void sim_size_approx(int64_t v, char *buf, size_t n);
  * no bound, and "%.1f" would print hundreds of digits. Returns buf. */
 const char *sim_fixed_str(double v, int decimals, int sign, char *buf, size_t n);
 
+/* Table cells a person reads: seconds ("%.4g", whole seconds from 1000 s to
+ * 1e9 s) and bytes in GiB (two decimals, exponent form from a million GiB;
+ * a model far too large for any cluster reaches 10^20). */
+void sim_cell_seconds(sim_table *t, double s);
+void sim_cell_gib(sim_table *t, double bytes);
+
 /* ------------------------------------------------------------------- rows */
 
 /* Rows of summaries, the output of max-seq, min-gpus and sweep. */
