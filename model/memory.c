@@ -196,8 +196,12 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     const double grads_live = backward_peak(&full, m, plan->act_sp, (double)plan->act_tp, beta);
     tb[ULY_MEM_COMM] = plan->comm_buf_bytes;
     if (w->zero_stage >= 3 && G > 1) {
-        /* the layer being computed and those prefetched, or the embedding */
-        const double layer = (double)(1 + uly_zero_prefetch_layers(w)) * plan->layer_params_rank;
+        /* the layer being computed and those prefetched, or the embedding;
+         * at most the stage's layers: a deeper prefetch has no further
+         * layer to fetch */
+        double held = (double)(1 + uly_zero_prefetch_layers(w));
+        if (held > (double)plan->stage_layers) held = (double)plan->stage_layers;
+        const double layer = held * plan->layer_params_rank;
         const double emb = (double)m->vocab * (double)m->hidden / tsplit;
         tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);
     }

@@ -172,11 +172,13 @@ int main(void)
               "no prefetch: the step grew %.6g s, want %.6g s", sparse.time.step_s - dense.time.step_s, per_step - tf);
         CHECK(fabs(sparse.time.zero_gather_exposed_s / per_step - 1) < 1e-12, "no prefetch: exposed %.6g of %.6g s",
               sparse.time.zero_gather_exposed_s, per_step);
-        /* memory: 1 + D layers of gathered weights, 2 bytes per parameter */
+        /* memory: 1 + D layers of gathered weights, 2 bytes per parameter,
+         * at most the 32 the stage has (a prefetch of 1024 layers counted
+         * 1025, far past the model's own weights) */
         const double layer = uly_layer_params(&zm);
-        const int pf[] = {-1, 0, 3};
-        const double layers[] = {1, 2, 4};
-        for (int k = 0; k < 3; k++) {
+        const int pf[] = {-1, 0, 3, 30, 31, 1024};
+        const double layers[] = {1, 2, 4, 31, 32, 32};
+        for (int k = 0; k < 6; k++) {
             w.zero_prefetch = pf[k];
             CHECK(uly_evaluate(&zm, &w, &c, &l, &plan, &sparse) == ULY_OK, "prefetch %d", pf[k]);
             CHECK(fabs(sparse.mem.term_bytes[ULY_MEM_ZERO_GATHER] / (2.0 * layers[k] * layer) - 1) < 1e-12,
