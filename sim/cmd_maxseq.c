@@ -26,6 +26,16 @@ static void one(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq_h
         out->value = best;
         sim_summary_from_result(out, at);
         out->seq = best;
+        /* the search stops at the bound, not at memory, when the layout's
+         * next length (it steps by its plan's granule) is past the bound */
+        uly_plan *p = malloc(sizeof *p);
+        uly_reason rs[ULY_MAX_REASONS];
+        int nr = 0;
+        uly_workload w = c->w;
+        w.seq = best;
+        if (p && uly_plan_build(&c->model, &w, &c->cluster, &at->layout, p, rs, &nr) == ULY_OK)
+            out->at_bound = best > seq_hi - (p->seq_granule > 1 ? p->seq_granule : 1);
+        free(p);
     } else if (st == ULY_OK) {
         /* fits no length: say why at a short sequence every layout divides */
         int64_t probe = gpus <= seq_hi / 2 ? 2 * gpus : seq_hi;
@@ -113,7 +123,7 @@ int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind 
     if (a->format == SIM_FMT_TABLE) {
         for (int i = 0; i < n; i++) {
             if (items[i].value > 0 && items[i].status == SIM_ROW_OK) {
-                if (maxseq && items[i].value == bound)
+                if (maxseq && items[i].at_bound)
                     fprintf(f, "#   %s: fits at the upper bound; raise --seq to search further\n", sim_strategy_name(items[i].strategy));
                 continue;
             }

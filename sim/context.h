@@ -64,6 +64,7 @@ typedef struct sim_summary {
     uly_memory mem;
     uly_timing time;
     uint64_t evaluated;
+    int32_t at_bound;      /* max-seq: the layout's next length (value + its granule) is past the bound searched */
     char note[160];        /* why no reasons could be had (library message), or empty */
 } sim_summary;
 
