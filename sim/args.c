@@ -419,7 +419,7 @@ void sim_args_help(FILE *f)
     fprintf(f,
 "\n"
 "options (sizes accept 131072, 128K, 1M, 1G, 1T, 1e6, 2^20; K, M, G, T are powers of 1024):\n"
-"  --gpus N             GPUs in total [count; default %d]\n"
+"  --gpus N             GPUs in total [count; default %d, or one node where %d GPUs are not whole nodes]\n"
 "  --seq N              sequence length [tokens; default 128K]\n"
 "  --model NAME|FILE    model preset or JSON file [default %s]\n"
 "  --cluster NAME|FILE  cluster preset or JSON file [default %s]\n"
@@ -499,7 +499,7 @@ void sim_args_help(FILE *f)
 "share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
 "source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
 "scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
-        SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
 }
 
 /* The two values of an option given both as ulysim's flag and as

@@ -218,8 +218,8 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         if (wi[0]) fprintf(f, "#           what-if, changed from the preset: %s\n", wi + 2);
     }
     if (c->preset_nodes)
-        fprintf(f, "#           (the preset has %lld nodes; nodes of the same kind were added for --gpus)\n",
-                (long long)c->preset_nodes);
+        fprintf(f, "#           (the preset has %lld node%s; nodes of the same kind were added for %lld GPUs)\n",
+                (long long)c->preset_nodes, sim_plural_s(c->preset_nodes), (long long)c->gpus[0]);
     char wl[400];
     sim_workload_str(w, wl, sizeof wl);
     fprintf(f, "# workload  %s\n", wl);

@@ -44,7 +44,9 @@ static void lists_resolve(const sim_args *a, sim_ctx *c)
     c->n_gpus = a->n_gpus;
     memcpy(c->gpus, a->gpus, (size_t)a->n_gpus * sizeof c->gpus[0]);
     if (!c->n_gpus) {
-        int64_t g = SIM_DEFAULT_GPUS;
+        /* 8, or one node where 8 GPUs are not whole nodes (7-GPU nodes) */
+        const int64_t gpn = c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1;
+        int64_t g = SIM_DEFAULT_GPUS <= gpn || SIM_DEFAULT_GPUS % gpn == 0 ? SIM_DEFAULT_GPUS : gpn;
         if (a->cmd == SIM_CMD_MINGPUS) { /* the bound: every GPU of the cluster */
             g = c->cluster.nodes * c->cluster.gpus_per_node;
             if (g <= 0) g = c->cluster.gpus_per_node > 0 ? c->cluster.gpus_per_node : 1;
@@ -101,17 +103,18 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     lib[0] = 0;
     if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
         return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");
-    /* A preset's node count is a planning default, not a limit: --gpus beyond
-     * it adds nodes of the same kind (a torus keeps its shape). */
+    lists_resolve(a, c);
+    /* A preset's node count is a planning default, not a limit: GPUs beyond
+     * it (given, or the default 8 on a smaller cluster) add nodes of the
+     * same kind (a torus keeps its shape). */
     int64_t want = 0;
-    for (int i = 0; i < a->n_gpus; i++)
-        if (a->gpus[i] > want) want = a->gpus[i];
+    for (int i = 0; i < c->n_gpus; i++)
+        if (c->gpus[i] > want) want = c->gpus[i];
     const int64_t gpn = c->cluster.gpus_per_node;
     if (c->cluster.topo != ULY_TOPO_TORUS && want > c->cluster.nodes * gpn) {
         c->preset_nodes = c->cluster.nodes;
         c->cluster.nodes = (want + gpn - 1) / gpn;
     }
-    lists_resolve(a, c);
 
     uly_workload *w = &c->w;
     *w = (uly_workload){.seq = c->seq[0], .micro_batch = a->batch, .global_batch = a->global_batch,
