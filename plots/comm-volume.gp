@@ -66,8 +66,9 @@ sidx(s) = sum [sj=1:64] (NAME[sj] eq s ? sj : 0)
 label(s) = sidx(s) > 0 ? LBL[sidx(s)] : s
 if (!exists("strategies")) { strategies = ""; do for [sj=1:64] { if (NAME[sj] ne "") { strategies = strategies . " " . NAME[sj] } } }
 ycol = "comm_" . phase . "_bytes"
-# the value of strategy s in panel p, in GiB; NaN elsewhere
-sel(p, s) = (strcol("panel") eq p && strcol("strategy") eq s) ? column(ycol) / 2.0**30 : NaN
+# the value of strategy s in panel p, in GiB; NaN elsewhere, and where
+# nothing is sent (1 GPU), which a log axis cannot show
+sel(p, s) = (strcol("panel") eq p && strcol("strategy") eq s && column(ycol) > 0) ? column(ycol) / 2.0**30 : NaN
 # 1048576 -> "1M", 131072 -> "128K"
 tok(n) = n >= 2**30 && n % 2**30 == 0 ? sprintf("%dG", n / 2**30) : \
          n >= 2**20 && n % 2**20 == 0 ? sprintf("%dM", n / 2**20) : \
@@ -76,10 +77,10 @@ stats data using (strcol("panel") eq "fixed" ? column("seq") : NaN) nooutput
 n_fixed = int(STATS_max)
 stats data using (strcol("panel") eq "scaled" ? column("seq") / column("gpus") : NaN) nooutput
 n_per_gpu = int(STATS_max)
-stats data using (strcol("panel") eq "fixed" ? column(ycol) / 2.0**30 : NaN) nooutput
+stats data using (strcol("panel") eq "fixed" && column(ycol) > 0 ? column(ycol) / 2.0**30 : NaN) nooutput
 ya = STATS_min / 2.5
 yb = STATS_max * 2.5
-stats data using (strcol("panel") eq "scaled" ? column(ycol) / 2.0**30 : NaN) nooutput
+stats data using (strcol("panel") eq "scaled" && column(ycol) > 0 ? column(ycol) / 2.0**30 : NaN) nooutput
 yc = STATS_min / 2.5
 yd = STATS_max * 2.5
 stats data using "gpus" nooutput

@@ -400,6 +400,7 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     run->spread_all = spread >= 0 ? spread : fig->def_spread > 0;
+    run->data_only = data_only;
     /* breakdown of best layouts: the same tokens in every strategy's step,
      * the recommendation's own global batch (plot_breakdown_batch) */
     if (fig->data == fig_breakdown && !run->spread_all && !a->global_batch) {

@@ -45,6 +45,7 @@ struct plot_run {
     plot_trace **traces; /* the trace figures' TRACE arguments, loaded */
     const char *runs_path; /* validation --runs FILE (plot_fig_validation.c) */
     int spread_all;      /* 1: each strategy over all GPUs; 0: its best layout */
+    int data_only;       /* --data-only: the CSV alone, no gnuplot */
     char command[1024];  /* the ulysim command line, for the CSV header */
     char notes[8192];    /* '#' notes after the rows: points left out and why */
     size_t notes_len;

@@ -63,7 +63,9 @@ static void cv_point_eval(const sim_ctx *c, uly_strategy_id s, int64_t P, int64_
     pt->seq = N;
     pt->why[0] = 0;
     layout_str(&l, pt->ls, sizeof pt->ls);
-    if (st != ULY_OK || !shapes_valid(res->reasons, res->n_reasons)) {
+    /* a layout the library would not price (a GPU count that is not whole
+     * nodes) has no byte totals: a note, never a row of zeros */
+    if (st != ULY_OK || !shapes_valid(res->reasons, res->n_reasons) || !uly_result_priced(res)) {
         pt->state = CV_NOTE;
         if (st == ULY_OK) {
             sim_summary sm;
@@ -162,6 +164,29 @@ int fig_comm_volume(plot_run *r, FILE *f)
     }
     c->n_strat = n_drawn;
     static const char *const panels[2] = {"fixed", "scaled"};
+    /* each panel's log axis needs a point with bytes sent (at 1 GPU nothing
+     * is): without one gnuplot fails on its own terms; say why here */
+    for (int pi = 0; pi < 2 && !r->data_only; pi++) {
+        const cv_point *first_note = NULL;
+        int drawn = 0;
+        for (int si = 0; si < c->n_strat; si++)
+            for (int gi = 0; gi < a->n_gpus; gi++) {
+                const cv_point *pt = &pts[si * per_strat + pi * a->n_gpus + gi];
+                drawn |= pt->state == CV_ROW && pt->fwd + pt->bwd > 0;
+                if (pt->state == CV_NOTE && !first_note) first_note = pt;
+            }
+        if (drawn) continue;
+        char gl[64];
+        if (a->n_gpus > 1) snprintf(gl, sizeof gl, "%lld..%lld", (long long)a->gpus[0], (long long)a->gpus[a->n_gpus - 1]);
+        else snprintf(gl, sizeof gl, "%lld", (long long)a->gpus[0]);
+        sim_err("plot comm-volume: nothing to draw in the %s panel: no strategy sends bytes on --gpus %s%s%s "
+                "(valid: GPU counts above 1 that each strategy's degrees divide, e.g. powers of 2; --data-only "
+                "writes the CSV alone)",
+                panels[pi], gl, first_note ? ": " : "",
+                first_note ? first_note->why : "");
+        free(pts);
+        return SIM_EXIT_USAGE;
+    }
     for (int pi = 0; pi < 2; pi++)
         for (int si = 0; si < c->n_strat; si++)
             for (int gi = 0; gi < a->n_gpus; gi++) {
