@@ -312,9 +312,17 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     }
     fprintf(f, "#\n");
     if (rec < 0) {
+        /* more GPUs help only where memory stopped a strategy; shapes that
+         * do not divide (sequence, heads, global batch) need other sizes */
+        int oom = 0;
+        for (int i = 0; i < nrows && !oom; i++)
+            for (int k = 0; k < rows[i].n_reasons && k < ULY_MAX_REASONS; k++)
+                oom |= rows[i].reasons[k].code == ULY_R_OUT_OF_MEMORY;
         char none[300];
-        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPU%s at %lld tokens (see the reasons above; try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`)",
-                 (long long)gpus, sim_plural_s(gpus), (long long)w->seq);
+        snprintf(none, sizeof none, "recommended: none: no strategy fits %lld GPU%s at %lld tokens (see the reasons "
+                 "above; %s)", (long long)gpus, sim_plural_s(gpus), (long long)w->seq,
+                 oom ? "try more GPUs, `ulysim min-gpus`, or `ulysim max-seq`"
+                     : "no layout's degrees divide these sizes: choose a sequence length, GPU count or global batch they divide");
         sim_print_note(f, "# ", "#   ", none, WIDTH);
         return bad;
     }
