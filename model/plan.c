@@ -151,7 +151,7 @@ typedef struct layer_shape {
     int64_t act_elems;
 } layer_shape;
 
-static void layer_shape_init(const uly_bctx *x, const uly_layer_hooks *h, layer_shape *s)
+static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape *s)
 {
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
@@ -167,7 +167,16 @@ static void layer_shape_init(const uly_bctx *x, const uly_layer_hooks *h, layer_
     s->ln_bytes[1] = 6.0 * beta * b * tn * hid;
     s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
-    s->act_elems = (int64_t)(b * tg * f / t);
+    /* an element count past int64 cannot be cast (undefined; x86 gives
+     * INT64_MIN, a negative cost): the plan's sizes overflow, as the
+     * integer products' do */
+    const double act_elems = b * tg * f / t;
+    if (__builtin_expect(!(act_elems < 0x1p63), 0)) {
+        x->overflow = 1;
+        s->act_elems = 0;
+    } else {
+        s->act_elems = (int64_t)act_elems;
+    }
 }
 
 static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval)
 out=build-fuzz; mkdir -p "$out"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim"
 model_src=$(ls model/*.c model/strategy/*.c)
@@ -19,7 +19,7 @@ build() { # name sources...
 total=0; bad=0
 for t in "${targets[@]}"; do
   case $t in
-    size)   build size fuzz/fuzz_size.c $model_src ;;
+    size|eval) build "$t" "fuzz/fuzz_$t.c" $model_src ;;
     preset|trace) build "$t" "fuzz/fuzz_$t.c" "${formats[@]}" $model_src ;;
     *) [ -f "fuzz/fuzz_$t.c" ] && [ -f "fuzz/$t.sources" ] || { echo "fuzz: no target '$t' yet, skipped"; continue; }
        build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") "${formats[@]}" $model_src ;;

@@ -96,6 +96,20 @@ int main(void)
     CHECK(build_tp(&wide, &w, &c, ULY_STRAT_RING, 1, 2, 4, &fatal) == ULY_OK && fatal,
           "ring 2 x tp 4 > 2 heads: fatal, no overflow");
 
+    /* the MLP activation's element count, b x N x f = 2^10 2^40 14336, is
+     * past 2^63 while every transfer of plain TP 1 is empty: the build
+     * overflows (a double cast to int64 there was undefined, INT64_MIN on
+     * x86, a negative activation cost) */
+    {
+        uly_model big = fx_model("ffn", 2, 4096, 32, 8, 14336, 1000, 1);
+        uly_workload wb = fx_work((int64_t)1 << 40);
+        wb.micro_batch = 1024;
+        CHECK(build_tp(&big, &wb, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 1, &fatal) == ULY_EOVERFLOW,
+              "megatron-tp t 1: the activation's 1.5e19 elements overflow");
+        wb.micro_batch = 512; /* 7.9e18 elements: fits */
+        CHECK(build_tp(&big, &wb, &c, ULY_STRAT_MEGATRON_TP, 1, 1, 1, &fatal) == ULY_OK, "b 512: fits");
+    }
+
     /* ring 4 inside TP 2 inside DP 2, Ulysses 1 (USP), 2 pipeline stages, 8
      * GPUs a node: Ulysses (placed between the ring and DP) is 8 ranks
      * apart, the pipeline 16 */
