@@ -286,8 +286,8 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
         if (rows[i].status == SIM_ROW_OK && sim_is_plain_dp(&rows[i].layout)) {
             /* a strategy's degrees all 1: its name would claim a scheme that does not run */
             char dp[200];
-            snprintf(dp, sizeof dp, "degrees 1: plain data parallelism, no %s (every strategy reduces to it)",
-                     uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+            snprintf(dp, sizeof dp, "degrees 1: %s, no %s (every strategy reduces to it)",
+                     sim_plain_dp_words(&rows[i].layout), uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
             sim_join(r, sizeof r, "; ", dp);
         } else if (rows[i].status == SIM_ROW_OK && sequence_degree_one(&rows[i])) {
             /* TP alone under a context-parallel name: the row is Megatron-SP's layout */
@@ -331,7 +331,7 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
     char line[1200];
     char as[120] = "";
     if (sim_is_plain_dp(&rows[rec].layout))
-        snprintf(as, sizeof as, "plain data parallelism, as ");
+        snprintf(as, sizeof as, "%s, as ", sim_plain_dp_words(&rows[rec].layout));
     else if (sequence_degree_one(&rows[rec]))
         snprintf(as, sizeof as, "%s's layout, as ", uly_strategy_get(ULY_STRAT_MEGATRON_SP)->label);
     snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", as,

@@ -244,6 +244,11 @@ int sim_has_numbers(const sim_summary *s)
 
 int sim_is_plain_dp(const uly_layout *l) { return l->tp <= 1 && l->ulysses <= 1 && l->ring <= 1; }
 
+const char *sim_plain_dp_words(const uly_layout *l)
+{
+    return l->pp > 1 ? "pipeline and data parallelism" : "plain data parallelism";
+}
+
 const char *sim_plural_s(long long n) { return n == 1 ? "" : "s"; }
 
 int sim_shows_throughput(const sim_summary *s) { return sim_has_numbers(s) && s->feasible; }

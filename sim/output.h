@@ -59,6 +59,9 @@ int sim_has_numbers(const sim_summary *s);
 int sim_shows_throughput(const sim_summary *s);
 /* 1 when every degree but data parallelism is 1 (no TP, no sequence split). */
 int sim_is_plain_dp(const uly_layout *l);
+/* What such a layout runs: "plain data parallelism", or "pipeline and data
+ * parallelism" when it has pipeline stages. */
+const char *sim_plain_dp_words(const uly_layout *l);
 /* "s" unless n is 1: "1 GPU", "2 GPUs". */
 const char *sim_plural_s(long long n);
 /* Short infeasibility tag for a table column: "yes", or "no:oom", "no:heads", ... */
