@@ -281,7 +281,9 @@ int64_t uly_kv_heads_spread(int64_t k, int64_t a, int64_t u)
 
 int64_t uly_kv_eff(uly_bctx *x, int64_t k, int64_t a, int64_t u)
 {
-    if (u > 1 && k % u != 0) {
+    /* a degree past the query heads is fatal (uly_check_heads says so):
+     * no KV note beside it, which would count ranks that cannot exist */
+    if (u > 1 && u <= a && k % u != 0) {
         if (u % k == 0) uly_reason_add(x, ULY_R_KV_REPLICATED, 0, (double)k, (double)u, (double)u);
         else uly_reason_add(x, ULY_R_KV_EXPANDED, 0, (double)k, (double)a, (double)u);
     }
