@@ -58,6 +58,13 @@ int trace_group_parse(const char *s, uly_group *g)
 
 const char *trace_coll_name(uly_coll c) { return uly_coll_name(c); }
 
+double trace_coll_volume_factor(uly_coll c, int p)
+{
+    if (c == ULY_COLL_SENDRECV) return 1.0;
+    if (c == ULY_COLL_ALLREDUCE || c == ULY_COLL_NONE) return 2.0 * (p - 1) / p;
+    return (double)(p - 1) / p;
+}
+
 static int coll_parse(const char *s, uly_coll *c)
 {
     for (int i = 0; s && i < ULY_COLL_COUNT; i++)
@@ -290,9 +297,7 @@ static int parse_point(rd *r, const cJSON *x, trace_run *run, int cap)
      * otherwise would fit calibrate's bandwidth to a volume never sent. */
     {
         const double p = (double)pt->group_size, size = (double)pt->size_bytes;
-        const double f = pt->coll == ULY_COLL_SENDRECV ? 1.0
-                       : pt->coll == ULY_COLL_ALLREDUCE || pt->coll == ULY_COLL_NONE ? 2.0 * (p - 1.0) / p
-                                                                                      : (p - 1.0) / p;
+        const double f = trace_coll_volume_factor(pt->coll, pt->group_size);
         const double want = f * size, slack = 16.0 * (p - 1.0);
         if (fabs((double)pt->bytes_sent - want) > slack)
             return fail(r, r->line,

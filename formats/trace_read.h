@@ -122,5 +122,10 @@ int trace_cluster_for(const trace_run *run, const char *profile, uly_cluster *ou
 /* Names used in the trace for groups, phases, kinds, collectives. */
 int trace_group_parse(const char *s, uly_group *g);
 const char *trace_coll_name(uly_coll c); /* "reduce_scatter" etc., as the harness writes them */
+/* A micro-benchmark collective's bytes sent per rank over its size_bytes
+ * (traces/FORMAT.md; nccl-tests' busbw factor): (p-1)/p for alltoall,
+ * allgather and reduce_scatter, 2(p-1)/p for the all-reduces (ULY_COLL_NONE
+ * stands for allreduce_mpi), 1 for sendrecv. */
+double trace_coll_volume_factor(uly_coll c, int p);
 
 #endif

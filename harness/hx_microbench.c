@@ -18,20 +18,18 @@
 
 #include "hx.h"
 #include "hx_trace.h"
+#include "trace_read.h"
 
 typedef enum { MB_A2A, MB_AG, MB_RS, MB_AR, MB_AR_MPI, MB_SR, MB_N } mb_kind;
 static const char *const mb_name[MB_N] = {"alltoall", "allgather", "reduce_scatter", "allreduce", "allreduce_mpi",
                                           "sendrecv"};
 
-static double busbw_factor(mb_kind k, int p)
-{
-    switch (k) {
-    case MB_AR:
-    case MB_AR_MPI: return 2.0 * (p - 1) / p;
-    case MB_SR: return 1.0;
-    default: return (double)(p - 1) / p;
-    }
-}
+/* each kind as the trace reader names its collective (allreduce_mpi: none) */
+static const uly_coll mb_coll[MB_N] = {ULY_COLL_ALLTOALL, ULY_COLL_ALLGATHER, ULY_COLL_REDUCE_SCATTER,
+                                       ULY_COLL_ALLREDUCE, ULY_COLL_NONE,      ULY_COLL_SENDRECV};
+
+/* nccl-tests' busbw factor: the bytes sent per rank over size */
+static double busbw_factor(mb_kind k, int p) { return trace_coll_volume_factor(mb_coll[k], p); }
 
 /* elements per rank of the "count" nccl-tests reports, from size in bytes */
 static int64_t count_for(mb_kind k, int64_t size, int p)

@@ -478,12 +478,10 @@ static void compute_fit(cal_compute *C, const cal_links *L)
 
 static void print_bins(const char *name, const calib_bin *b, int n, double peak)
 {
+    char v[32];
     for (int i = 0; i < n; i++)
-    {
-        char v[32];
         printf("  %-10s %12.1f %6d %14.3f %14.3f %8.3f %11s%%\n", name, b[i].x, b[i].n, b[i].rate / 1e9,
                b[i].rate_se / 1e9, b[i].rate / peak, sim_fixed_str(100 * b[i].resid_med, 1, 0, v, sizeof v));
-    }
 }
 
 static void compute_print(const cal_compute *C, const cal_links *L)

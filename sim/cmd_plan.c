@@ -182,7 +182,6 @@ static int pure_strategy(const sim_ctx *c)
 
 #define WIDTH 120
 
-
 static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int rec, const char *why, const char *note, const uly_plan *plan, const uly_result *pres)
 {
     const uly_model *m = &c->model;
