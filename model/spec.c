@@ -239,7 +239,7 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t n)
 uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
 {
     if (!w) return fail(why, n, "workload is missing");
-    RANGE_I(w, seq, 1, (int64_t)1 << 40);
+    RANGE_I(w, seq, 1, ULY_SEQ_MAX);
     RANGE_I(w, micro_batch, 1, 1 << 20);
     RANGE_I(w, global_batch, 0, (int64_t)1 << 40);
     if ((unsigned)w->dtype >= ULY_DTYPE_COUNT) return fail(why, n, "dtype = %d: must be bf16, fp16 or fp32", w->dtype);

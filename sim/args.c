@@ -148,8 +148,8 @@ double sim_strtod_dec(const char *v, char **end)
 
 /* A size; part of a list or range (what: "upper bound", ...) when whole is
  * not v: the message names the whole value as typed, then the part. */
-static int parse_size_of(const char *flag, const char *whole, const char *what, const char *v, int64_t *out,
-                         char *why, size_t n)
+static int parse_size_of(const char *flag, const char *whole, const char *what, const char *v, int64_t hi,
+                         int64_t *out, char *why, size_t n)
 {
     char lib[160] = "", qb[80], qw[80];
     uly_status st = uly_size_parse(v, out, lib, sizeof lib);
@@ -162,6 +162,15 @@ static int parse_size_of(const char *flag, const char *whole, const char *what, 
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
+    /* past what any size holds (2^62): the flag's own bound is the one to
+     * state, where it has one (--seq: 1T), as a value past it but in range
+     * is told */
+    if (hi < INT64_MAX && strncmp(msg, "too large", 9) == 0) {
+        if (whole != v)
+            return sim_fail(why, n, "%s %s: %s %s: too large (valid: at most %lld)", flag,
+                            sim_quote(whole, qw, sizeof qw), what, qb, (long long)hi);
+        return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, qb, (long long)hi);
+    }
     if (whole != v)
         return sim_fail(why, n, "%s %s: %s %s: %s (valid: positive integers, e.g. 131072, 128K, 1M, 1e6, 2^20, in a "
                         "list A,B,C or ranges LO..HI; K, M, G, T are powers of 1024)",
@@ -170,9 +179,11 @@ static int parse_size_of(const char *flag, const char *whole, const char *what, 
                 flag, qb, msg);
 }
 
-static int parse_size(const char *flag, const char *v, int64_t *out, char *why, size_t n)
+/* hi: the flag's largest value, stated when a size is past what any size
+ * holds; INT64_MAX where the flag's bound is checked later */
+static int parse_size(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
 {
-    return parse_size_of(flag, v, NULL, v, out, why, n);
+    return parse_size_of(flag, v, NULL, v, hi, out, why, n);
 }
 
 /* A count in 1..hi, hi being libulysim's bound on the field
@@ -182,7 +193,7 @@ static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out
 {
     char qb[80];
     int64_t x = 0;
-    int rc = parse_size(flag, v, &x, why, n);
+    int rc = parse_size(flag, v, hi, &x, why, n);
     if (rc) return rc;
     if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, sim_quote(v, qb, sizeof qb), (long long)hi);
     *out = x;
@@ -196,7 +207,7 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
     char qb[80];
     int count = 0;
     size_t len = strlen(v);
-    if (len == 0) return parse_size(flag, v, &out[0], why, n);
+    if (len == 0) return parse_size(flag, v, hi_limit, &out[0], why, n);
     if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
         return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
                     flag, sim_quote(v, qb, sizeof qb));
@@ -222,15 +233,15 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
         }
         if (dots) {
             *dots = 0;
-            if ((rc = parse_size_of(flag, v, "lower bound", p, &lo, why, n)) != 0) break;
-            if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, &hi, why, n)) != 0) break;
+            if ((rc = parse_size_of(flag, v, "lower bound", p, hi_limit, &lo, why, n)) != 0) break;
+            if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, hi_limit, &hi, why, n)) != 0) break;
             if (lo > hi) {
                 rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
                           flag, sim_quote(v, qb, sizeof qb));
                 break;
             }
         } else {
-            if ((rc = one_item ? parse_size(flag, v, &lo, why, n) : parse_size_of(flag, v, "item", p, &lo, why, n)) != 0)
+            if ((rc = one_item ? parse_size(flag, v, hi_limit, &lo, why, n) : parse_size_of(flag, v, "item", p, hi_limit, &lo, why, n)) != 0)
                 break;
             hi = lo;
         }
@@ -642,7 +653,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_SEQ:
             seq_arg = val;
             seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
-            rc = parse_list(name, val, 1, INT64_MAX, a->seq, &a->n_seq, why, n);
+            rc = parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
             break;
         case O_MODEL:
             if (!val[0]) return sim_fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
@@ -662,7 +673,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                 a->pin_pp = ULY_PP_SEARCH;
                 break;
             }
-            if ((rc = parse_size(typed, val, &x, why, n)) != 0) {
+            if ((rc = parse_size(typed, val, SIM_GPUS_MAX, &x, why, n)) != 0) {
                 if (which == O_PP) {
                     size_t l = strlen(why);
                     if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
@@ -703,7 +714,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         }
         case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;
         case O_GPUS_PER_NODE:
-            if ((rc = parse_size(name, val, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
+            if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
                 rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, sim_quote(val, qb, sizeof qb));
             break;
         case O_OVERSUB: {
@@ -766,7 +777,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (rc) return rc;
     }
     if (seq_arg) {
-        int rc = parse_list(seq_flag, seq_arg, lists, INT64_MAX, a->seq, &a->n_seq, why, n);
+        int rc = parse_list(seq_flag, seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
         if (rc) return rc;
     }
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;

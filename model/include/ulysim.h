@@ -113,8 +113,12 @@ typedef enum uly_framework {
 } uly_framework;
 const char *uly_framework_name(uly_framework f);
 
+/* The longest sequence uly_workload_check accepts (1T tokens): the
+ * command line checks its --seq values, a sweep's every one, against it. */
+#define ULY_SEQ_MAX ((int64_t)1 << 40)
+
 typedef struct uly_workload {
-    int64_t seq;          /* N, tokens per sequence */
+    int64_t seq;          /* N, tokens per sequence; 1..ULY_SEQ_MAX */
     int64_t micro_batch;  /* b, sequences per model replica per micro-step */
     int64_t global_batch; /* sequences per optimizer step; 0 = micro_batch * dp */
     uly_dtype dtype;
