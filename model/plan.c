@@ -304,23 +304,13 @@ void uly_check_heads(uly_bctx *x, int64_t a, int64_t degree)
     }
 }
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        const int64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
-
 void uly_check_seq(uly_bctx *x, int64_t cp, int64_t t, int zig)
 {
     const int64_t div = (zig ? 2 : 1) * cp * t;
     /* the granule of lengths the layout accepts: every check's divisor
      * (a search for the longest sequence steps by it) */
     int64_t *g = &x->p->seq_granule;
-    if (div > 1) *g = *g > 1 ? *g / gcd64(*g, div) * div : div;
+    if (div > 1) *g = *g > 1 ? *g / uly_gcd(*g, div) * div : div;
     if (div > 1 && x->w->seq % div != 0)
         uly_reason_add(x, ULY_R_SEQ_NOT_DIVISIBLE, 1, (double)x->w->seq, (double)div, (double)(2 * t + (zig != 0)));
 }
