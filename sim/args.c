@@ -348,6 +348,14 @@ static const char *const valued[O_COUNT] = {
     "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline",
 };
 
+int sim_args_takes_value(const char *name)
+{
+    const char *canon = sim_alias_canonical(name);
+    for (int k = 0; k < O_COUNT; k++)
+        if (strcmp(canon, valued[k]) == 0) return 1;
+    return 0;
+}
+
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
  * 400Gb/s, 50GB/s, 25 GB/s, 800Mb/s, 1.6Tb/s ("bps"/"Bps" too); bytes/s out. */
 static int parse_bw(const char *flag, const char *v, double *out, char *why, size_t n)
@@ -636,6 +644,18 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (!val) {
             if (i + 1 >= argc)
                 return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
+            /* the value left out: the next option is not taken for it (a
+             * file named --gpus written for `--timeline --gpus`) */
+            const char *next = argv[i + 1];
+            if (next[0] == '-' && next[1] == '-' && next[2]) {
+                char nn[64];
+                snprintf(nn, sizeof nn, "%.*s", (int)strcspn(next, "="), next);
+                int known = sim_args_takes_value(nn);
+                for (size_t k = 0; !known && k < sizeof bools / sizeof bools[0]; k++) known = !strcmp(nn, bools[k].flag);
+                if (known)
+                    return sim_fail(why, n, "%s needs a value (got the option %s next; valid: %s VALUE, see ulysim --help)",
+                                    name, nn, name);
+            }
             val = argv[++i];
         }
         const int form = strcmp(name, valued[which]) != 0;

@@ -94,6 +94,11 @@ int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n);
 int sim_megatron_resolve(sim_args *a, char *why, size_t n);
 const char *sim_nearest_option(const char *name, const char *const *known, int n_known);
 
+/* 1 when NAME (no "=value"; ulysim's flag or Megatron-LM's name for one)
+ * is a planning option that takes a value: `plot` passes these on with
+ * the argument after them */
+int sim_args_takes_value(const char *name);
+
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);
 void sim_args_help(FILE *f);

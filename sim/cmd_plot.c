@@ -243,18 +243,16 @@ int sim_cmd_plot_main(int argc, char **argv)
             if (fig_name) positional[npos++] = argv[i];
             else fig_name = s;
         } else {
-            /* a planning flag, with its value when it takes one */
-            static const char *const valued[] = {"--gpus", "--seq", "--model", "--cluster", "--strategy",
-                                                 "--ulysses", "--ring", "--tp", "--pp", "--batch",
-                                                 "--global-batch", "--dtype", "--recompute", "--zero", "--split"};
+            /* a planning flag, with its value when it takes one (the
+             * planning parser's table says which: any of them, the
+             * Megatron-LM names too) */
             if (FLAG("--cluster")) cluster_arg = has_eq ? s + nl + 1 : i + 1 < argc ? argv[i + 1] : NULL;
             else if (!model_flag) model_flag = s;
             user[nu++] = argv[i];
-            for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-                if (strcmp(s, valued[k]) == 0 && i + 1 < argc) {
-                    user[nu++] = argv[++i];
-                    break;
-                }
+            /* not an option after it: a value left out is the planning
+             * parser's to report (`--framework --seq 512K`) */
+            if (!has_eq && sim_args_takes_value(s) && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+                user[nu++] = argv[++i];
         }
 #undef FLAG
 #undef TAKE

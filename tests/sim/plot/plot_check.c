@@ -43,6 +43,8 @@
 /* The model/cluster flags of the figure's arguments, for the plan commands. */
 typedef struct figargs {
     const char *model, *cluster, *seq, *strategy;
+    const char *extra[16]; /* workload flags given to the figure, each with its value: the plans are priced with them */
+    int n_extra;
     int spread_best, spread_all;
     int exhaustive; /* the PNG variant: also the checks that run a command per layout */
 } figargs;
@@ -51,6 +53,7 @@ static void add_common(args *a, const figargs *fa)
 {
     if (fa->model) addf(a, "--model=%s", fa->model);
     if (fa->cluster) addf(a, "--cluster=%s", fa->cluster);
+    for (int k = 0; k + 1 < fa->n_extra; k += 2) addf(a, "%s=%s", fa->extra[k], fa->extra[k + 1]);
 }
 
 static int check_comm_volume(const char *ulysim, const csv *c, const figargs *fa)
@@ -601,6 +604,13 @@ static int mode_render(int argc, char **argv)
         if (i + 1 < argc && strcmp(argv[i], "--cluster") == 0) fa.cluster = argv[i + 1];
         if (i + 1 < argc && strcmp(argv[i], "--seq") == 0) fa.seq = argv[i + 1];
         if (i + 1 < argc && strcmp(argv[i], "--strategy") == 0) fa.strategy = argv[i + 1];
+        static const char *const workload[] = {"--framework", "--tensor-model-parallel-size", "--attn-kernel",
+                                               "--zero", "--dtype", "--recompute"};
+        for (size_t k = 0; k < sizeof workload / sizeof workload[0]; k++)
+            if (i + 1 < argc && strcmp(argv[i], workload[k]) == 0 && fa.n_extra + 2 <= 16) {
+                fa.extra[fa.n_extra++] = argv[i];
+                fa.extra[fa.n_extra++] = argv[i + 1];
+            }
         if (i + 1 < argc && strcmp(argv[i], "--spread") == 0) {
             fa.spread_best = strcmp(argv[i + 1], "best") == 0;
             fa.spread_all = strcmp(argv[i + 1], "all") == 0;
