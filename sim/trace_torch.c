@@ -197,15 +197,20 @@ int sim_validate_torch(int argc, char **argv)
     if (!pargv) return SIM_EXIT_INTERNAL;
     pargv[pargc++] = "ulysim";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--torch-trace")) {
-            path = i + 1 < argc ? argv[++i] : NULL;
-            if (!path || !*path) {
+        const int eq = !strncmp(argv[i], "--torch-trace=", 14);
+        if (eq || !strcmp(argv[i], "--torch-trace")) {
+            const char *p = eq ? argv[i] + 14 : i + 1 < argc ? argv[++i] : NULL;
+            if (!p || !*p) {
                 free(pargv);
                 sim_err_as("ulysim validate", "--torch-trace needs a FILE.json (a torch.profiler trace)");
                 return SIM_EXIT_USAGE;
             }
-        } else if (!strncmp(argv[i], "--torch-trace=", 14)) {
-            path = argv[i] + 14;
+            if (path) { /* one trace is compared with one plan: a second would drop the first */
+                free(pargv);
+                sim_err_as("ulysim validate", "--torch-trace given twice (%s, then %s; valid: one trace per run)", path, p);
+                return SIM_EXIT_USAGE;
+            }
+            path = p;
         } else {
             pargv[pargc++] = argv[i];
         }
@@ -225,6 +230,11 @@ int sim_validate_torch(int argc, char **argv)
     if (a->cmd != SIM_CMD_PLAN) {
         rc = sim_fail(why, sizeof why, "validate --torch-trace takes the plan command's flags, not '%s'",
                       sim_cmd_name(a->cmd));
+        goto fail;
+    }
+    if (a->timeline) {
+        rc = sim_fail(why, sizeof why, "--timeline %s: validate --torch-trace writes no timeline (valid: ulysim plan "
+                      "with the same flags and --timeline FILE)", a->timeline);
         goto fail;
     }
     if ((rc = sim_ctx_resolve(a, c, why, sizeof why)) != 0) goto fail;

@@ -41,5 +41,8 @@ expect_bad("nonexistent.json: cannot open" validate --torch-trace ${OUT}/nonexis
 expect_bad("--torch-trace needs a FILE" validate --torch-trace)
 expect_bad("--gpus 'x'" validate --torch-trace ${TRACE} --gpus x)
 expect_bad("unknown option '--bogus'" validate --torch-trace ${TRACE} --bogus)
+# what the command does not do is refused, not dropped: a timeline (plan writes it), a second trace
+expect_bad("--timeline .*writes no timeline" validate --torch-trace ${TRACE} ${FLAGS} --timeline ${OUT}/t.json)
+expect_bad("--torch-trace given twice" validate --torch-trace ${TRACE} --torch-trace=${TRACE} ${FLAGS})
 file(WRITE ${OUT}/cpu-only.json "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"ts\": 1, \"dur\": 5}]}\n")
 expect_bad("cpu-only.json: no GPU kernel" validate --torch-trace ${OUT}/cpu-only.json)
