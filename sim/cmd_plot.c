@@ -269,9 +269,19 @@ int sim_cmd_plot_main(int argc, char **argv)
         goto done;
     }
     if (runs_path) { /* the runs of a runs file, not traces: plot_fig_validation.c */
-        if (fig->data != fig_validation || npos || model_flag) {
-            sim_err("plot %s: --runs %s: only `plot validation --runs FILE` takes a runs file, alone (valid: the "
-                    "configuration is the file's)", fig->name, runs_path);
+        if (fig->data != fig_validation) {
+            sim_err("plot %s: --runs %s: only `plot validation --runs FILE` takes a runs file (valid: plot validation "
+                    "--runs FILE)", fig->name, runs_path);
+            rc = SIM_EXIT_USAGE;
+            goto done;
+        }
+        /* each run is priced on its own row's model and cluster: a flag
+         * would be ignored (a --cluster too) */
+        const char *extra = npos ? positional[0] : model_flag ? model_flag : cluster_arg ? "--cluster" : NULL;
+        if (extra) {
+            sim_err("plot validation --runs %s: %s: the runs file gives each run's configuration, cluster included "
+                    "(valid: plot validation --runs FILE with -o, --size, --no-title, --data-only, --scripts)",
+                    runs_path, extra);
             rc = SIM_EXIT_USAGE;
             goto done;
         }

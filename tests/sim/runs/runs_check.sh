@@ -151,6 +151,11 @@ if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$W/fig.png" ] || fail "plot validation --runs: no image"
 fi
 expect_rc 2 "$U" plot memory --runs "$SEL"
+# the runs file gives each run's cluster: a --cluster (which changed nothing) and other plan flags are refused, named
+expect_rc 2 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only --cluster dgx-h100
+grep -q -- "--runs .*: --cluster: the runs file gives" "$W/err" || fail "plot validation --runs --cluster: $(cat "$W/err")"
+expect_rc 2 "$U" plot validation --runs "$SEL" -o "$W/fig.png" --data-only --no-causal
+grep -q -- ": --no-causal: the runs file gives" "$W/err" || fail "plot validation --runs --no-causal: $(cat "$W/err")"
 
 # validate on a harness trace: without a limit given, the default holds
 # (median |step err| <= 20%), and the output says which profile priced it and
