@@ -179,6 +179,21 @@ static int parse(int argc, char **argv, rp_ctx *c, const char **fmt, const char 
         sim_err("reproduce: --format '%s' (valid: table, csv, json)", *fmt);
         return SIM_EXIT_USAGE;
     }
+    /* what the set asked for would not use: said, not dropped */
+    int papers = 0;
+    for (int p = 0; p < RP_PAPER_COUNT; p++) {
+        papers |= c->run[p];
+        if (c->cluster_arg[p] && !c->run[p]) {
+            sim_err("reproduce %s: %s %s: the %s experiments are not run (valid: reproduce %s or all with it)",
+                    which, rp_papers[p].flag, c->cluster_arg[p], rp_papers[p].id, rp_papers[p].id);
+            return SIM_EXIT_USAGE;
+        }
+    }
+    if (*dir && !papers) { /* Selene's runs alone: its figure is plot validation's */
+        sim_err("reproduce %s: -o %s: this set has no reproduce figure (valid: ulysim plot validation --runs "
+                "traces/published/korthikanti_table5_selene.csv -o FILE.png draws its runs)", which, *dir);
+        return SIM_EXIT_USAGE;
+    }
     if (*dir && (!(*dir)[0] || strpbrk(*dir, "'\n\r"))) {
         sim_err("reproduce: -o '%s': give a directory name without quotes or line breaks", *dir);
         return SIM_EXIT_USAGE;

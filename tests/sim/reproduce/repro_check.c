@@ -557,6 +557,10 @@ static int cli(const char *exe)
         {"all -o \"\"", "-o"},      {"--ulysses-cluster nosuch", "'nosuch'"},
         {"rsa --rsa-cluster", "--rsa-cluster"},
         {"rsa --rsa-cluster=/nonexistent/p100.json", "/nonexistent/p100.json"},
+        /* asked for, but nothing would use it: a figure korthikanti has not (gnuplot failed on an empty
+         * claims figure), another set's cluster (dropped without a word) */
+        {"korthikanti -o /nonexistent/rk", "no reproduce figure"},
+        {"rsa --ulysses-cluster dgx-h100", "--ulysses-cluster dgx-h100: the ulysses experiments are not run"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(cmd, sizeof cmd, "'%s' reproduce %s", exe, cases[i].args);
