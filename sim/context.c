@@ -251,6 +251,30 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
             return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks (valid: V "
                             "with %lld x V dividing %lld)", (long long)c->opts.pin_vpp, (long long)L,
                             (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp, (long long)L);
+        /* searched stages: some P >= 2 must have P x V dividing the layers
+         * (on plan's and max-seq's one GPU count, P dividing it too), or
+         * no layout is left to search */
+        if (a->pin_pp == ULY_PP_SEARCH) {
+            const int64_t V = c->opts.pin_vpp, G = a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ ? c->gpus[0] : 0;
+            int any = 0;
+            for (int64_t pp = 2; !any && pp * V <= L; pp++) any = L % (pp * V) == 0 && (!G || G % pp == 0);
+            if (!any) {
+                char valid[200] = "";
+                for (int64_t v = 2; 2 * v <= L; v++) {
+                    int ok = 0;
+                    for (int64_t pp = 2; !ok && pp * v <= L; pp++) ok = L % (pp * v) == 0 && (!G || G % pp == 0);
+                    if (ok) {
+                        size_t l = strlen(valid);
+                        snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)v);
+                    }
+                }
+                char on[64] = "";
+                if (G) snprintf(on, sizeof on, " and P dividing %lld GPUs", (long long)G);
+                return sim_fail(why, n, "--virtual-stages %lld with --pp auto: no stage count P >= 2 has P x %lld "
+                                "dividing the %lld layers of %s%s (valid: %s)", (long long)V, (long long)V, (long long)L,
+                                c->model.name, on, valid[0] ? valid : "no interleaving here: leave --virtual-stages out");
+            }
+        }
     }
     /* plan and max-seq run on one GPU count: it must hold the layout */
     if (a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ) {
