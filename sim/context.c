@@ -187,6 +187,11 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                                 degree_flag(k), (long long)pins[k], s->name, names);
                 }
             }
+            /* Megatron's --sequence-parallel is TP with SP: asked for
+             * together with the TP that has none, one of them would be dropped */
+            if (a->sequence_parallel && s->exec == ULY_EXEC_TP_ALLREDUCE)
+                return sim_fail(why, n, "--sequence-parallel: strategy '%s' is tensor parallelism without sequence "
+                                "parallelism (valid: drop one of them; TP with SP is --strategy megatron-sp)", s->name);
             c->strat[c->n_strat++] = s->id;
         }
     } else {
