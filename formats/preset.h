@@ -38,6 +38,8 @@ int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_clust
 typedef void (*sim_preset_fn)(const char *name, const char *description, const char *source, void *ctx);
 int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx);
 
+/* 1 when s names a file (a '/' in it, or ending .json), not a preset */
+int sim_preset_is_path(const char *s);
 /* The file of a preset name (a model or a cluster) or path, and its kind
  * ("models" or "clusters"): 0, or 2 with the valid names in why. */
 int sim_preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len);

@@ -165,11 +165,12 @@ const char *sim_preset_dir(void)
     return ULY_PRESET_DIR_INSTALLED;
 }
 
-static int is_path(const char *s)
+int sim_preset_is_path(const char *s)
 {
     size_t n = strlen(s);
     return strchr(s, '/') != NULL || (n >= 5 && !strcmp(s + n - 5, ".json"));
 }
+#define is_path sim_preset_is_path
 
 static int valid_preset_name(const char *s)
 {

@@ -620,6 +620,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             if (strcmp(name, bools[k].flag) == 0) {
                 if (val) return sim_fail(why, n, "%s takes no value (got %s)", bools[k].flag, sim_quote(val, qb, sizeof qb));
                 *bools[k].dst = bools[k].v;
+                if (!a->plan_flag && bools[k].dst != &a->help && bools[k].dst != &a->version && bools[k].dst != &a->progress)
+                    a->plan_flag = bools[k].flag;
                 matched = 1;
                 break;
             }
@@ -659,6 +661,10 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             val = argv[++i];
         }
         const int form = strcmp(name, valued[which]) != 0;
+        if (!a->plan_flag && which != O_FORMAT) {
+            const char *mf = form ? sim_alias_megatron(valued[which]) : NULL;
+            a->plan_flag = mf ? mf : valued[which];
+        }
         form_val[which][form] = val;
         form_pos[which][form] = i;
         int rc = 0, c = 0;
@@ -777,6 +783,13 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     if (a->framework == ULY_FW_MEGATRON && !a->zero_set) a->zero = 1;
     if (a->presets_show && !a->show_name)
         return sim_fail(why, n, "presets show: which preset? (valid: presets show NAME, a name from 'ulysim presets')");
+    /* presets lists files: a planning flag there would be read and dropped */
+    if (a->cmd == SIM_CMD_PRESETS && a->plan_flag)
+        return sim_fail(why, n, "presets: %s is not used by presets (valid: presets [--format table|csv|json], or "
+                        "presets show NAME)", a->plan_flag);
+    if (a->presets_show && a->format_set)
+        return sim_fail(why, n, "presets show %s: --format: the preset's file is printed as it is, JSON (valid: "
+                        "presets show NAME)", a->show_name);
     for (int k = 0; k < O_COUNT; k++) {
         if (!form_val[k][0] || !form_val[k][1] || alias_values_agree(k, form_val[k][0], form_val[k][1])) continue;
         const int f = form_pos[k][0] < form_pos[k][1] ? 0 : 1; /* the one typed first, named first */

@@ -80,6 +80,8 @@ typedef struct sim_args {
     double oversub;
     const char *timeline;                /* plan: --timeline FILE, the predicted schedule; NULL: none */
     int presets_show;                    /* `presets show NAME` */
+    const char *plan_flag;               /* the first planning flag given (not --format, --help, --version,
+                                          * --progress), as ulysim or Megatron-LM names it; NULL: none */
     const char *show_name;
 } sim_args;
 

@@ -41,6 +41,13 @@ static int show(const char *name)
 {
     char path[1024], why[2048] = "";
     const char *kind = NULL;
+    /* a preset's file, by its name: any other file the user has already
+     * (shown unread, /etc/passwd was printed as if a preset) */
+    if (sim_preset_is_path(name)) {
+        sim_err("presets show %s: a file, not a preset's name (valid: a name from 'ulysim presets'; --model FILE and "
+                "--cluster FILE read a file of the same schema)", name);
+        return SIM_EXIT_USAGE;
+    }
     if (sim_preset_path(name, path, sizeof path, &kind, why, sizeof why) != 0) {
         sim_err("presets show %s", why);
         return SIM_EXIT_USAGE;
