@@ -736,6 +736,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             static const char *const kernels[ULY_AK_COUNT] = {"flash2", "flash3", "triton", "sdpa"};
             rc = parse_choice(name, val, kernels, ULY_AK_COUNT, &c, why, n);
             a->attn_kernel = (uly_attn_kernel)c;
+            a->attn_kernel_set = 1;
             break;
         }
         case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;

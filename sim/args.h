@@ -56,6 +56,7 @@ typedef struct sim_args {
     uly_recompute recompute;
     int zero;
     int zero_set;                        /* --zero given (megatron's default is 1, the others' 3) */
+    int attn_kernel_set;                 /* --attn-kernel given */
     int causal, flash;
     uly_split split;
     int progress;                        /* sweep: 1 auto (tty), 0 never */

@@ -132,6 +132,14 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return sim_fail(why, n, "--attn-kernel flash3: FlashAttention-3 runs on Hopper GPUs, and cluster %s's %s is %s "
                         "(valid: flash2, triton or sdpa here)", c->cluster.name, c->cluster.gpu.name,
                         c->cluster.gpu.arch[0] ? c->cluster.gpu.arch : "of unknown architecture (gpu.arch)");
+    /* settings of what the workload does not run: refused, not dropped */
+    if (a->attn_kernel_set && !a->flash)
+        return sim_fail(why, n, "--attn-kernel %s: a flash attention kernel, and --no-flash materialises the scores "
+                        "(valid: one of them)", uly_attn_kernel_name(a->attn_kernel));
+    if (a->zero_prefetch > 0 && w->zero_stage < 3) /* none (no prefetch) holds on any stage */
+        return sim_fail(why, n, "--zero-prefetch: prefetching gathers ZeRO-3's sharded weights, and the ZeRO stage is "
+                        "%d%s (valid: with --zero 3, or leave it out)", w->zero_stage,
+                        a->zero_set ? "" : a->framework == ULY_FW_MEGATRON ? " (Megatron-LM's default)" : "");
     if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
         return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
                     (long long)a->global_batch, (long long)a->batch);
