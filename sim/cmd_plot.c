@@ -396,9 +396,10 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_USAGE;
         goto done;
     }
-    if (fig->data == fig_max_batch && a->global_batch) {
-        sim_err("plot max-batch: --global-batch %lld: the figure searches the batch itself (valid: leave it out)",
-                (long long)a->global_batch);
+    if (fig->data == fig_max_batch && (a->global_batch || a->batch_set)) {
+        /* a --batch changed the header and the left-out notes' pricing, not the data */
+        sim_err("plot max-batch: --%s %lld: the figure searches the batch itself (valid: leave it out)",
+                a->global_batch ? "global-batch" : "batch", (long long)(a->global_batch ? a->global_batch : a->batch));
         rc = SIM_EXIT_USAGE;
         goto done;
     }
