@@ -304,9 +304,10 @@ uly_status uly_search_min_gpus(const uly_model *m, const uly_workload *w, const 
             *at = r;
             return ULY_OK;
         }
-        /* within a node: powers of two; past it: whole nodes, then doubling
-         * once the node count is large enough that single steps cost too much */
-        if (g < gpn) g *= 2;
+        /* within a node: powers of two, then the whole node (72 on GB200
+         * NVL72, past 64); past it: whole nodes, then doubling once the node
+         * count is large enough that single steps cost too much */
+        if (g < gpn) g = 2 * g < gpn ? 2 * g : gpn;
         else if (g / gpn < 512) g += gpn;
         else g *= 2;
         if (g > gpn && g % gpn) g = (g / gpn + 1) * gpn;

@@ -50,8 +50,9 @@ uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const u
                               int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                               int64_t seq_hi, int64_t *max_seq, uly_result *at);
 
-/* Fewest GPUs (a multiple of gpus_per_node once past one node, at most
- * gpus_hi) on which the strategy fits the workload; 0 when none. */
+/* Fewest GPUs (tried: powers of two inside a node, the whole node, then
+ * multiples of gpus_per_node; at most gpus_hi) on which the strategy fits
+ * the workload; 0 when none. */
 uly_status uly_search_min_gpus(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                                uly_strategy_id s, const uly_search_opts *o,
                                int64_t gpus_hi, int64_t *min_gpus, uly_result *at);

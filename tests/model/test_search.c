@@ -6,7 +6,7 @@
  * does when the sequence group is better off across nodes. uly_search_max_seq
  * returns a length that fits while no layout fits any longer one up to the
  * bound; uly_search_min_gpus the fewest GPUs (powers of two inside a node,
- * whole nodes past it) on which a layout fits. Tiny model and round-rate
+ * the whole node, whole nodes past it) on which a layout fits. Tiny model and round-rate
  * cluster of fixtures.h, so every evaluation is cheap. */
 #include "fixtures.h"
 
@@ -335,6 +335,19 @@ static void min_gpus(void)
     /* a bound below it: 0 */
     CHECK(uly_search_min_gpus(&m, &w, &c, ULY_STRAT_RING, NULL, 16, &got, &at) == ULY_OK && got == 0,
           "bound 16: min-gpus %lld, want 0", (long long)got);
+
+    /* a node of 6 GPUs (72 on GB200 NVL72): after 1, 2, 4 the whole node is
+     * tried, not 8 rounded up to 12 nodes' worth; the capacity lies between
+     * what 6 and 4 GPUs need at the least */
+    uly_cluster c6 = fx_unit(4);
+    c6.gpus_per_node = 6;
+    c6.gpu.hbm_bytes = 1; /* nothing fits: each count's least need, relative to 1 byte */
+    const double need6 = run_brute(&m, &w, &c6, ULY_STRAT_RING, 6, 0, NULL).least_over;
+    const double need4 = run_brute(&m, &w, &c6, ULY_STRAT_RING, 4, 0, NULL).least_over;
+    CHECK(need6 > 0 && need6 < need4, "6 GPUs need %.6g bytes, 4 need %.6g: want fewer on 6", need6, need4);
+    c6.gpu.hbm_bytes = (need6 + need4) / 2;
+    CHECK(uly_search_min_gpus(&m, &w, &c6, ULY_STRAT_RING, NULL, 24, &got, &at) == ULY_OK && got == 6 && at.feasible,
+          "6-GPU nodes: min-gpus %lld, want 6 (one whole node)", (long long)got);
 }
 
 int main(void)
