@@ -302,6 +302,7 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
         char *comma = strchr(p, ',');
         if (comma) *comma = 0;
         if (strcmp(p, "all") == 0) {
+            a->strategies_all = 1;
             for (int i = 0; i < ULY_STRAT_COUNT; i++) {
                 int seen = 0;
                 for (int j = 0; j < a->n_strategies; j++) seen |= a->strategies[j] == (uly_strategy_id)i;

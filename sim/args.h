@@ -56,6 +56,8 @@ typedef struct sim_args {
     uly_recompute recompute;
     int zero;
     int zero_set;                        /* --zero given (megatron's default is 1, the others' 3) */
+    int strategies_all;                  /* --strategy all (in a list too): as without --strategy, the
+                                          * strategies that can take the pinned degrees */
     int attn_kernel_set;                 /* --attn-kernel given */
     int causal, flash;
     uly_split split;

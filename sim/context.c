@@ -177,7 +177,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
 
     int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
-    if (a->n_strategies) {
+    if (a->n_strategies && !a->strategies_all) {
         c->strat_explicit = 1;
         for (int i = 0; i < a->n_strategies; i++) {
             const uly_strategy *s = uly_strategy_get(a->strategies[i]);
