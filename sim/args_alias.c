@@ -76,11 +76,25 @@ static int pin(int64_t *slot, int64_t v, const char *flag, const char *from, cha
 int sim_megatron_resolve(sim_args *a, char *why, size_t n)
 {
     if (a->cp_comm < 0 && !a->cp && !a->hcp_u) return 0;
+    /* a context-parallel size of 1 is no context parallelism (Megatron's
+     * default): nothing to say against strategies that split no sequence */
+    if (a->cp_comm < 0 && a->cp == 1 && !a->hcp_u && a->n_strategies > 0) {
+        int cp_any = 0;
+        for (int i = 0; i < a->n_strategies; i++) {
+            const uly_strategy *g = uly_strategy_get(a->strategies[i]);
+            cp_any |= g && (g->uses_ulysses || g->uses_ring);
+        }
+        if (!cp_any) return 0;
+    }
     const uly_strategy *s = a->cp_comm >= 0 ? uly_strategy_get((uly_strategy_id)a->cp_comm) : cp_comm_default();
     if (!s) return sim_fail(why, n, "internal: no strategy for --cp-comm-type");
     if (a->n_strategies == 0) {
         a->strategies[a->n_strategies++] = s->id;
     } else if (a->n_strategies != 1 || a->strategies[0] != s->id) {
+        if (a->cp_comm < 0) /* the default communication named as such, not as a flag given */
+            return sim_fail(why, n, "--context-parallel-size %lld is --strategy %s (Megatron's default --cp-comm-type "
+                            "%s) (valid: drop --strategy, ask for %s alone, or give --cp-comm-type)",
+                            (long long)a->cp, s->name, s->megatron_cp_comm, s->name);
         return sim_fail(why, n, "--cp-comm-type %s is --strategy %s (valid: drop --strategy, or ask for %s alone)",
                         s->megatron_cp_comm, s->name, s->name);
     }

@@ -295,6 +295,17 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         if (!rc) rc = check_gpus_nodes(c, c->gpus[0], why, n);
         if (rc) return rc;
     }
+    /* min-gpus searches up to its bound: the pinned layout must fit under it
+     * (rows of "no" without a reason, else) */
+    if (a->cmd == SIM_CMD_MINGPUS) {
+        const int64_t deg[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
+        int64_t prod = 1;
+        for (int k = 0; k < 4; k++)
+            if (deg[k] > 1 && prod <= SIM_GPUS_MAX) prod *= deg[k];
+        if (prod > c->gpus[0])
+            return sim_fail(why, n, "the pinned degrees need %lld GPUs, more than the bound --gpus %lld (valid: a bound "
+                            "of at least %lld, or smaller degrees)", (long long)prod, (long long)c->gpus[0], (long long)prod);
+    }
     return 0;
 }
 
