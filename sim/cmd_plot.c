@@ -235,6 +235,11 @@ int sim_cmd_plot_main(int argc, char **argv)
             title = 0;
         } else if (strcmp(s, "--data-only") == 0) {
             data_only = 1;
+        } else if (FLAG("--timeline")) {
+            sim_err("plot: --timeline is the plan command's (valid: ulysim plan ... --timeline FILE; plot timeline "
+                    "TRACE draws a harness run's schedule)");
+            rc = SIM_EXIT_USAGE;
+            goto done;
         } else if (FLAG("--format")) {
             sim_err("plot: --format is not used by plot (valid: -o FILE.png|FILE.svg|FILE.pdf picks the image format; the data is always CSV)");
             rc = SIM_EXIT_USAGE;
