@@ -203,6 +203,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
             c->strat[c->n_strat++] = s->id;
         }
     } else {
+        c->strat_explicit = a->strategies_all; /* named, all of them: a plot draws each */
         for (int i = 0; i < ULY_STRAT_COUNT; i++) {
             const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
             if (s && strategy_accepts(s, a)) c->strat[c->n_strat++] = s->id;
