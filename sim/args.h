@@ -108,6 +108,28 @@ int sim_args_takes_value(const char *name);
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);
 void sim_args_help(FILE *f);
 
+/* The options of the subcommands that read their own command line
+ * (validate, calibrate, trace, runs; args_opt.c), read one way by all, so
+ * that each takes `NAME VALUE` and `NAME=VALUE` alike and says the same
+ * thing when one is misused. Messages are one line prefixed by who (the
+ * command as typed, "ulysim trace export"), which --help they point to.
+ *
+ * sim_opt_value: argv[*i] is one of names (NULL-terminated; names[0] the one
+ * messages use, the others its other spellings), typed NAME VALUE or
+ * NAME=VALUE: 1 with *v its value and *i on the last argument taken; 0 when
+ * argv[*i] is another argument; -1 after the message when the value is
+ * missing ("NAME needs a value"), or when seen is not NULL and *seen is
+ * already set: the option given twice, naming both values, as the last
+ * would win in silence (*seen is set to the value otherwise; seen NULL: an
+ * option that may be repeated).
+ * sim_opt_switch: 1 when a is the switch name; 0 when another argument; -1
+ * after the message when it is given as name=VALUE (a switch takes none).
+ * sim_opt_help: sim_opt_switch for --help or -h. */
+int sim_opt_value(const char *who, int argc, char **argv, int *i, const char *const *names, const char **seen,
+                  const char **v);
+int sim_opt_switch(const char *who, const char *a, const char *name);
+int sim_opt_help(const char *who, const char *a);
+
 /* Error message on stderr, rank 0 only, prefixed "ulysim: ", on one line
  * with raw bytes escaped (sim_escape). */
 void sim_err(const char *fmt, ...)

@@ -76,7 +76,8 @@ static void usage(FILE *f)
             "  --kernels T...  plan traces (not the runs to validate) whose compute ops set the compute rates:\n"
             "                  peak and GEMM curve, flash-attention curve, elementwise rate; every argument\n"
             "                  after --kernels up to the next option is a kernel trace\n"
-            "  -o FILE         the profile to write (required)\n"
+            "  -o FILE         the profile to write (required; also --output FILE)\n"
+            "Options take their value as --opt VALUE or --opt=VALUE.\n"
             "Exit: 0 written; 2 bad usage or bad traces; 1 the fit failed.\n");
 }
 
@@ -85,26 +86,39 @@ static void usage(FILE *f)
 /* 0, or the exit status after a message; *done after --help. */
 static int parse_args(int argc, char **argv, cal_args *a, int *done)
 {
-    int in_kernels = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+    static const char *const WHO = "ulysim calibrate";
+    static const char *const OUT[] = {"-o", "--output", "--out", NULL}, *const BASE[] = {"--base", NULL},
+                             *const NAME[] = {"--name", NULL};
+    const char *base = NULL;
+    /* in_kernels: the arguments go to --kernels (k_at: the first, at its
+     * position in argv), which must be given one */
+    int in_kernels = 0, k_at = 0;
+    for (int i = 1; i <= argc; i++) {
+        const char *s = i < argc ? argv[i] : NULL, *v = NULL;
+        int r = 0;
+        if (in_kernels && a->n_k == k_at && (!s || (s[0] == '-' && s[1] && strcmp(s, "--help") && strcmp(s, "-h")))) {
+            char qb[80];
+            sim_err_as(WHO, "--kernels needs a plan trace after it (got %s%s; valid: --kernels "
+                       "PLAN.trace..., every argument up to the next option; see ulysim calibrate --help)",
+                       s ? "the option " : "nothing", s ? sim_quote(s, qb, sizeof qb) : "");
+            return 2;
+        }
+        if (!s) break;
+        if ((r = sim_opt_help(WHO, s))) {
+            if (r < 0) return 2;
             usage(stdout);
             *done = 1;
             return 0;
-        } else if (!strcmp(s, "-o") || !strcmp(s, "--out") || !strcmp(s, "--base") || !strcmp(s, "--name")) {
-            if (i + 1 >= argc) {
-                sim_err_as("ulysim calibrate", "%s needs a value; see ulysim calibrate --help", s);
-                return 2;
-            }
-            if (!strcmp(s, "--base")) a->base = argv[++i];
-            else if (!strcmp(s, "--name")) a->name = argv[++i];
-            else a->out = argv[++i];
+        } else if ((r = sim_opt_value(WHO, argc, argv, &i, OUT, &a->out, &v)) ||
+                   (r = sim_opt_value(WHO, argc, argv, &i, BASE, &base, &v)) ||
+                   (r = sim_opt_value(WHO, argc, argv, &i, NAME, &a->name, &v))) {
+            if (r < 0) return 2;
             in_kernels = 0;
-        } else if (!strcmp(s, "--kernels")) {
-            in_kernels = 1;
+        } else if (!strcmp(s, "--kernels") || !strncmp(s, "--kernels=", 10)) {
+            in_kernels = 1, k_at = a->n_k;
+            if (s[9] == '=' && s[10]) a->k_files[a->n_k++] = s + 10; /* --kernels=PLAN.trace: the first of them */
         } else if (s[0] == '-' && s[1]) {
-            sim_err_as("ulysim calibrate", "unknown option %s; see ulysim calibrate --help", s);
+            sim_err_as(WHO, "unknown option %s; see ulysim calibrate --help", s);
             return 2;
         } else if (in_kernels) {
             a->k_files[a->n_k++] = s;
@@ -112,8 +126,9 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
             a->mb_files[a->n_mb++] = s;
         }
     }
+    if (base) a->base = base;
     if (!a->out || a->n_mb == 0) {
-        sim_err_as("ulysim calibrate", "%s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json",
+        sim_err_as(WHO, "%s; usage: ulysim calibrate MICROBENCH.trace... -o cluster.json",
                    !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
         return 2;
     }
@@ -133,7 +148,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
             else if ((unsigned char)a->name[bad] < 0x20 || (unsigned char)a->name[bad] >= 0x7f)
                 snprintf(what, sizeof what, "byte 0x%02x at %zu not allowed", (unsigned char)a->name[bad], bad + 1);
             else snprintf(what, sizeof what, "'%c' at %zu not allowed", a->name[bad], bad + 1);
-            sim_err_as("ulysim calibrate", "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
+            sim_err_as(WHO, "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
                        sim_quote(a->name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
             return 2;
         }
@@ -142,13 +157,13 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
     /* a micro-benchmark (or kernel) trace given twice would count twice in the fit */
     if (sim_files_distinct(a->mb_files, a->n_mb, why, sizeof why) ||
         sim_files_distinct(a->k_files, a->n_k, why, sizeof why)) {
-        sim_err_as("ulysim calibrate", "%s", why);
+        sim_err_as(WHO, "%s", why);
         return 2;
     }
     for (int i = 0; i < a->n_mb; i++) out_file_input_note(a->mb_files[i], NULL); /* -o may not replace them */
     for (int i = 0; i < a->n_k; i++) out_file_input_note(a->k_files[i], NULL);
     if (out_file_check(a->out, OUT_FILE_STREAM, why, sizeof why)) { /* before the work */
-        sim_err_as("ulysim calibrate", "%s", why);
+        sim_err_as(WHO, "%s", why);
         return 2;
     }
     return 0;

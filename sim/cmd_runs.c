@@ -41,12 +41,13 @@ static void usage(FILE *f)
             "the argument block Megatron-LM prints at start gives the model, parallel layout and workload; the\n"
             "iteration reports give step_s and tflops_per_gpu (flop_convention megatron-lm), the median over\n"
             "the reports after the warm-up; the memory reports give mem_gib (the largest max reserved).\n"
-            "  -o FILE           write FILE (whole, or not at all) instead of standard output\n"
+            "  -o FILE           write FILE (whole, or not at all) instead of standard output (also --output)\n"
             "  --warmup N        iterations of warm-up left out [default %d]: a report counts when every\n"
             "                    iteration it averages (log_interval of them) comes after these\n"
             "  --cluster P       the cluster column of every row (a preset name or file; the log does not\n"
             "                    say which GPUs ran it) [default: empty, ulysim's default cluster]\n"
             "Every row is checked as `ulysim validate --runs` checks the rows it reads before it is written.\n"
+            "Options take their value as --opt VALUE or --opt=VALUE; each is given once, each log once.\n"
             "Exit: 0 written; 2 bad usage, a bad log, or a row validate --runs would refuse (one line naming the\n"
             "file and line); 1 internal.\n",
             DEFAULT_WARMUP);
@@ -386,29 +387,32 @@ int sim_cmd_runs(int argc, char **argv)
     const char **logs = calloc((size_t)argc, sizeof *logs);
     int n_logs = 0, rc = 0;
     if (!logs) return SIM_EXIT_INTERNAL;
+    static const char *const WHO = "ulysim runs";
+    static const char *const OUT[] = {"-o", "--output", NULL}, *const WARMUP[] = {"--warmup", NULL},
+                             *const CLUSTER[] = {"--cluster", NULL};
+    const char *warmup_v = NULL;
     for (int i = 2; i < argc && !rc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i], *v = NULL;
         char qb[80];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        int r = sim_opt_help(WHO, a); /* r < 0: the option was misused, the message is out */
+        if (r > 0) {
             usage(stdout);
             free(logs);
             return SIM_EXIT_OK;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--warmup") || !strcmp(a, "--cluster")) {
-            if (!v || (!*v && strcmp(a, "-o"))) { /* an empty -o: the writer says why */
-                rc = sim_fail(why, sizeof why, "%s needs a value (see ulysim runs --help)", a);
-                break;
-            }
-            i++;
-            if (!strcmp(a, "-o")) out = v;
-            else if (!strcmp(a, "--cluster")) cluster = v;
-            else {
-                char *end;
-                long long x = strtoll(v, &end, 10);
-                if (*end || x < 0 || x > 1000000000)
-                    rc = sim_fail(why, sizeof why, "--warmup %s: not a count of iterations (valid: 0 or more)",
-                                  sim_quote(v, qb, sizeof qb));
-                warmup = x;
-            }
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, OUT, &out, &v)) > 0) {
+            /* an empty -o: the writer says why */
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, CLUSTER, &cluster, &v)) > 0) {
+            if (!*v) rc = sim_fail(why, sizeof why, "--cluster needs a value (see %s --help)", WHO);
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, WARMUP, &warmup_v, &v)) > 0) {
+            char *end;
+            const long long x = strtoll(v, &end, 10);
+            if (!*v || *end || x < 0 || x > 1000000000)
+                rc = sim_fail(why, sizeof why, "--warmup %s: not a count of iterations (valid: 0 or more)",
+                              sim_quote(v, qb, sizeof qb));
+            warmup = x;
+        } else if (r) {
+            free(logs);
+            return SIM_EXIT_USAGE;
         } else if (a[0] == '-' && a[1]) {
             rc = sim_fail(why, sizeof why, "unknown option %s (valid: -o, --warmup, --cluster; see ulysim runs "
                           "--help)", sim_quote(a, qb, sizeof qb));
@@ -417,6 +421,8 @@ int sim_cmd_runs(int argc, char **argv)
         }
     }
     if (!rc && n_logs == 0) rc = sim_fail(why, sizeof why, "no log given (usage: ulysim runs from-megatron LOG...)");
+    /* one log given twice (by any name) would be two rows of one run */
+    if (!rc) rc = sim_files_distinct(logs, n_logs, why, sizeof why);
     for (int i = 0; i < n_logs; i++) out_file_input_note(logs[i], NULL); /* -o may not replace them */
     if (!rc && out) rc = out_file_check(out, OUT_FILE_STREAM, why, sizeof why); /* before the work */
     mlog_run *r = rc ? NULL : malloc(sizeof *r);

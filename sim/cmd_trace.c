@@ -14,7 +14,8 @@
  *       predicted one lasts the transfer's priced time.
  *   ulysim trace check RUN.trace...
  *       Reads each trace with the validating reader and prints one line per
- *       file; exit 2 with the reader's message at the first bad one. */
+ *       file: "FILE: ok: ..." on stdout, or the reader's message on stderr;
+ *       every file is read, the exit status is the worst of them. */
 #define _POSIX_C_SOURCE 200809L
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -42,8 +43,11 @@ static void usage(FILE *f)
                "  --cluster) as two processes on one timeline; ops back to back in execution order, ring\n"
                "  transfers on their own thread overlapping the attention op they hide under.\n"
                "check: read traces with the validating reader (format, version, truncation, ops against the\n"
-               "  plan libulysim rebuilds); one line per file.\n"
-               "Exit: 0 ok, 2 bad usage or a bad trace (one line naming the file and line), 1 internal failure.\n");
+               "  plan libulysim rebuilds); one line per file, every file: FILE: ok on stdout, or on stderr the\n"
+               "  reason naming the file and line.\n"
+               "Options take their value as --opt VALUE or --opt=VALUE (-o: also --output).\n"
+               "Exit: 0 ok; 2 bad usage (one line, nothing checked) or a bad trace (check: any of them);\n"
+               "1 internal failure (check: a file that could not be read for want of memory, over 2).\n");
 }
 
 /* One process: measured (pred = 0) or predicted (pred = 1). */
@@ -111,31 +115,31 @@ static void lay_out(cJSON *ev, const trace_join *j, int pid, int pred)
 
 static int do_export(int argc, char **argv)
 {
+    static const char *const WHO = "ulysim trace export";
+    static const char *const OUT[] = {"-o", "--output", "--out", NULL}, *const CLUSTER[] = {"--cluster", NULL};
     const char *in = NULL, *out = NULL, *profile = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *a = argv[i], *v;
+        int r;
+        if ((r = sim_opt_help(WHO, a)) != 0) {
+            if (r < 0) return 2;
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--cluster")) {
-            if (i + 1 >= argc) {
-                sim_err_as("ulysim trace export", "%s needs a value", a);
-                return 2;
-            }
-            if (!strcmp(a, "--cluster")) profile = argv[++i];
-            else out = argv[++i];
+        } else if ((r = sim_opt_value(WHO, argc, argv, &i, OUT, &out, &v)) ||
+                   (r = sim_opt_value(WHO, argc, argv, &i, CLUSTER, &profile, &v))) {
+            if (r < 0) return 2;
         } else if (a[0] == '-' && a[1]) {
-            sim_err_as("ulysim trace export", "unknown option %s; see ulysim trace --help", a);
+            sim_err_as(WHO, "unknown option %s; see ulysim trace --help", a);
             return 2;
         } else if (!in) {
             in = a;
         } else {
-            sim_err_as("ulysim trace export", "one trace at a time (got %s and %s)", in, a);
+            sim_err_as(WHO, "one trace at a time (got %s and %s)", in, a);
             return 2;
         }
     }
     if (!in || !out) {
-        sim_err_as("ulysim trace export", "usage: ulysim trace export RUN.trace -o OUT.json");
+        sim_err_as(WHO, "usage: ulysim trace export RUN.trace -o OUT.json");
         return 2;
     }
     static trace_run run;
@@ -190,25 +194,40 @@ static int do_export(int argc, char **argv)
     return 0;
 }
 
+/* Every option before any file (a bad one is bad usage, before any
+ * output); then one line per file, the good on stdout, the bad on stderr
+ * (the reader's message, naming the file and line), every file read
+ * whatever the others gave; the exit status the worst of them: 1 (a file
+ * could not be checked: out of memory) over 2 (a bad trace) over 0. */
 static int do_check(int argc, char **argv)
 {
-    int n = 0;
+    static const char *const WHO = "ulysim trace check";
+    int n = 0, worst = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        const int r = sim_opt_help(WHO, argv[i]);
+        if (r < 0) return 2;
+        if (r) {
             usage(stdout);
             return 0;
         }
+    }
+    for (int i = 1; i < argc; i++)
         if (argv[i][0] == '-' && argv[i][1]) {
-            sim_err_as("ulysim trace check", "unknown option %s", argv[i]);
+            sim_err_as(WHO, "unknown option %s (valid: --help; see ulysim trace --help)", argv[i]);
             return 2;
         }
+    for (int i = 1; i < argc; i++) {
         static trace_run run;
         char why[1024];
+        n++;
         int rc = trace_read(argv[i], &run, why, sizeof why);
         if (rc) {
-            sim_err_as("ulysim trace check", "%s", rc == 2 ? why : "out of memory");
+            fflush(stdout); /* the lines in the order of the files, stdout and stderr on one terminal or file */
+            if (rc == 2) sim_err_as(WHO, "%s", why);
+            else sim_err_as(WHO, "%s: out of memory", argv[i]);
             trace_free(&run);
-            return rc;
+            if (rc == 1 || worst == 0) worst = rc;
+            continue;
         }
         if (run.kind == TRACE_PLAN)
             printf("%s: ok: plan trace, %s on %d rank%s, %d ops, one line each%s\n", argv[i],
@@ -218,13 +237,12 @@ static int do_check(int argc, char **argv)
             printf("%s: ok: microbench trace, %d rank%s, %d points\n", argv[i], run.ranks, sim_plural_s(run.ranks),
                    run.n_points);
         trace_free(&run);
-        n++;
     }
     if (!n) {
-        sim_err_as("ulysim trace check", "no trace given");
+        sim_err_as(WHO, "no trace given (usage: ulysim trace check RUN.trace...)");
         return 2;
     }
-    return 0;
+    return worst;
 }
 
 int sim_cmd_trace(int argc, char **argv)

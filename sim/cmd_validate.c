@@ -49,7 +49,7 @@ static void usage(FILE *f)
             "                       [--min-agreement F] [--format table|json] [--brief]\n"
             "       ulysim validate --runs FILE [--format table|csv|json] [--max-median-err PCT] [--max-err PCT]\n"
             "       ulysim validate --torch-trace FILE.json [plan flags: --model, --cluster, --gpus, --seq, ...]\n"
-            "Prediction against measurement, for three kinds of measured run:\n"
+            "Prediction against measurement, for three kinds of measured run (one kind at a time):\n"
             "  RUN.trace           ulyharness plan traces (traces/FORMAT.md): bytes, per-op and step times,\n"
             "                      overlap, ranking; the options below\n"
             "  --runs FILE         a runs file (docs/runs.md: CSV or JSON Lines, one measured run per row, its\n"
@@ -73,6 +73,7 @@ static void usage(FILE *f)
             "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
             "                    ranked (faster/slower) by the model as by the measurement [default: none]\n"
             "  --format table|json   (default table)   --brief: no per-op lines in the table\n"
+            "Options take their value as --opt VALUE or --opt=VALUE, each once (--cluster: once per profile).\n"
             "The step is one layer of one micro-batch, forward and backward, as the harness executed it: the\n"
             "sum of the per-layer ops' times (ring transfers: the exposed wait after the attention compute).\n"
             "Exit: 0 bytes equal and errors within the limits; 1 bytes differ or a limit is exceeded;\n"
@@ -86,10 +87,6 @@ static void usage(FILE *f)
 static int parse_frac(const char *flag, const char *v, double hi, double *out)
 {
     char qb[80], *end = NULL;
-    if (!v) {
-        sim_err_as("ulysim validate", "%s needs a value; see ulysim validate --help", flag);
-        return 2;
-    }
     const double x = sim_strtod_dec(v, &end);
     if (!*v || *end || !(x >= 0 && x <= hi)) {
         if (hi > 1)
@@ -154,68 +151,132 @@ typedef struct pair_res {
     int agree;
 } pair_res;
 
+/* A flag of the plan command that takes no value (--causal, --help): what
+ * the plan parser reads alone, next to --help (which ends its checks). */
+static int plan_switch(const char *a)
+{
+    sim_args pa;
+    char why[256];
+    char *v[] = {"ulysim", (char *)a, "--help", NULL};
+    return sim_args_parse(3, v, &pa, why, sizeof why) == 0;
+}
+
+/* validate --torch-trace takes the plan command's flags (trace_torch.c): an
+ * argument that is neither one of them, a value of one, nor the plan
+ * command's name is a harness trace given with --torch-trace, refused as
+ * that (the plan parser would call it an unknown command). An option the
+ * plan parser does not know ends the look: that parser names it. 0, or 2
+ * after the message. */
+static int torch_stray(int argc, char **argv)
+{
+    for (int i = 1, first = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--torch-trace")) {
+            i++;
+            continue;
+        }
+        if (a[0] == '-' && a[1]) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+            if (sim_args_takes_value(name)) {
+                if (strchr(a, '=')) continue;
+                if (i + 1 < argc && argv[i + 1][0] == '-') return 0; /* the value left out: the parser says so */
+                i++;
+                continue;
+            }
+            if (!strncmp(a, "--torch-trace=", 14) || plan_switch(a)) continue;
+            return 0;
+        }
+        if (first && !strcmp(a, sim_cmd_name(SIM_CMD_PLAN))) { /* `plan`: its flags follow */
+            first = 0;
+            continue;
+        }
+        for (int c = SIM_CMD_PLAN; c <= SIM_CMD_PRESETS; c++)
+            if (!strcmp(a, sim_cmd_name((sim_cmd)c))) return 0; /* a command: the parser or the torch path names it */
+        char qb[80];
+        sim_err_as("ulysim validate", "%s: a harness trace and --torch-trace cannot be combined (valid: ulysim "
+                   "validate RUN.trace... for ulyharness traces, or ulysim validate --torch-trace FILE.json with plan "
+                   "flags; see ulysim validate --help)", sim_quote(a, qb, sizeof qb));
+        return 2;
+    }
+    return 0;
+}
+
 int sim_cmd_validate(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) /* a torch.profiler trace: trace_torch.c */
-        if (!strcmp(argv[i], "--torch-trace") || !strncmp(argv[i], "--torch-trace=", 14)) return sim_validate_torch(argc, argv);
+    /* three modes, one at a time: harness traces, --runs FILE, --torch-trace FILE */
+    int torch = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--torch-trace") || !strncmp(argv[i], "--torch-trace=", 14)) torch = 1;
+    if (torch && sim_validate_is_runs(argc, argv)) {
+        sim_err_as("ulysim validate", "--runs and --torch-trace cannot be combined: one kind of measured run at a "
+                   "time (valid: ulysim validate RUN.trace..., ulysim validate --runs FILE, or ulysim validate "
+                   "--torch-trace FILE.json; see ulysim validate --help)");
+        return 2;
+    }
+    if (torch) /* a torch.profiler trace: trace_torch.c */
+        return torch_stray(argc, argv) ? 2 : sim_validate_torch(argc, argv);
+    if (sim_validate_is_runs(argc, argv)) /* measured runs of a runs file: validate_runs_out.c */
+        return sim_validate_runs(argc, argv);
     const char *profiles[MAX_PROFILES];
     int n_prof = 0;
     double max_err = NAN, max_run_err = NAN, min_agree = NAN;
     int json = 0, brief = 0;
+    static const char *const WHO = "ulysim validate";
+    /* each limit: its option, where it goes, the largest value, its value as typed */
+    static const char *const LIMIT[3][2] = {
+        {"--max-error", NULL}, {"--max-run-error", NULL}, {"--min-agreement", NULL}};
+    static const char *const CLUSTER[] = {"--cluster", NULL}, *const FORMAT[] = {"--format", NULL};
+    double *const limit_dst[3] = {&max_err, &max_run_err, &min_agree};
+    const double limit_hi[3] = {100, 100, 1};
+    const char *limit_seen[3] = {NULL, NULL, NULL}, *format_seen = NULL;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     int n_files = 0;
     if (!files) return 1;
-    if (sim_validate_is_runs(argc, argv)) { /* measured runs of a runs file: validate_runs_out.c */
-        free(files);
-        return sim_validate_runs(argc, argv);
-    }
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *a = argv[i], *v = NULL;
+        int lim = -1, r = 0; /* r < 0: an option misused, the message is out */
+        for (int k = 0; k < 3 && !r; k++)
+            if ((r = sim_opt_value(WHO, argc, argv, &i, LIMIT[k], &limit_seen[k], &v)) > 0) lim = k;
+        if (r < 0) goto bad;
+        if (lim >= 0) {
+            if (!strcmp(v, "none") && lim != 2) {
+                *limit_dst[lim] = INFINITY; /* no limit on the times, on purpose: bytes only */
+            } else if (parse_frac(LIMIT[lim][0], v, limit_hi[lim], limit_dst[lim])) {
+                goto bad;
+            }
+        } else if ((r = sim_opt_help(WHO, a))) {
+            if (r < 0) goto bad;
             usage(stdout);
             free(files);
             return 0;
-        } else if (!strcmp(a, "--cluster")) {
-            if (!v) goto missing;
+        } else if ((r = sim_opt_value(WHO, argc, argv, &i, CLUSTER, NULL, &v))) { /* repeatable: a profile each */
+            if (r < 0) goto bad;
             if (n_prof == MAX_PROFILES) {
-                sim_err_as("ulysim validate", "at most %d --cluster profiles", MAX_PROFILES);
-                free(files);
-                return 2;
+                sim_err_as(WHO, "at most %d --cluster profiles", MAX_PROFILES);
+                goto bad;
             }
             profiles[n_prof++] = v;
-            i++;
-        } else if (!strcmp(a, "--max-error") || !strcmp(a, "--max-run-error") || !strcmp(a, "--min-agreement")) {
-            double *dst = !strcmp(a, "--max-error") ? &max_err : !strcmp(a, "--max-run-error") ? &max_run_err : &min_agree;
-            if (v && !strcmp(v, "none") && dst != &min_agree) {
-                *dst = INFINITY; /* no limit on the times, on purpose: bytes only */
-            } else if (parse_frac(a, v, dst == &min_agree ? 1 : 100, dst)) {
-                free(files);
-                return 2;
-            }
-            i++;
-        } else if (!strcmp(a, "--format")) {
-            if (!v) goto missing;
+        } else if ((r = sim_opt_value(WHO, argc, argv, &i, FORMAT, &format_seen, &v))) {
+            if (r < 0) goto bad;
             if (!strcmp(v, "json")) json = 1;
             else if (!strcmp(v, "table")) json = 0;
             else {
-                sim_err_as("ulysim validate", "--format %s: must be table or json", v);
-                free(files);
-                return 2;
+                char qb[80];
+                sim_err_as(WHO, "--format %s: must be table or json", sim_quote(v, qb, sizeof qb));
+                goto bad;
             }
-            i++;
-        } else if (!strcmp(a, "--brief")) {
+        } else if ((r = sim_opt_switch(WHO, a, "--brief"))) {
+            if (r < 0) goto bad;
             brief = 1;
         } else if (a[0] == '-' && a[1]) {
-            sim_err_as("ulysim validate", "unknown option %s; see ulysim validate --help", a);
-            free(files);
-            return 2;
+            sim_err_as(WHO, "unknown option %s; see ulysim validate --help", a);
+            goto bad;
         } else {
             files[n_files++] = a;
         }
         continue;
-    missing:
-        sim_err_as("ulysim validate", "%s needs a value; see ulysim validate --help", a);
+    bad:
         free(files);
         return 2;
     }

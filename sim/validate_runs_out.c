@@ -265,13 +265,16 @@ int sim_validate_is_runs(int argc, char **argv)
     return 0;
 }
 
+/* The prefix of bad usage, as validate's other modes have it (cmd_validate.c). */
+static const char *const WHO = "ulysim validate";
+
 static int parse_pct(const char *flag, const char *v, double *out)
 {
     char *end = NULL, qb[80];
     const double x = v ? strtod(v, &end) : NAN;
     if (!v || !v[0] || !end || *end || !(x >= 0) || !(x <= 1e6)) {
-        sim_err("validate: %s %s: not a percentage (valid: a number >= 0, e.g. 10 for 10%%)", flag,
-                v ? sim_quote(v, qb, sizeof qb) : "(missing)");
+        sim_err_as(WHO, "%s %s: not a percentage (valid: a number >= 0, e.g. 10 for 10%%)", flag,
+                   v ? sim_quote(v, qb, sizeof qb) : "(missing)");
         return SIM_EXIT_USAGE;
     }
     *out = x;
@@ -280,62 +283,55 @@ static int parse_pct(const char *flag, const char *v, double *out)
 
 int sim_validate_runs(int argc, char **argv)
 {
-    const char *path = NULL;
+    static const char *const RUNS[] = {"--runs", NULL}, *const FORMAT[] = {"--format", NULL},
+                             *const MEDIAN[] = {"--max-median-err", NULL}, *const MAX[] = {"--max-err", NULL};
+    const char *path = NULL, *format = NULL, *median_v = NULL, *max_v = NULL;
     double max_median = NAN, max_err = NAN;
     sim_format fmt = SIM_FMT_TABLE;
     char qb[80];
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *eq = strchr(a, '=');
-        char name[32];
-        snprintf(name, sizeof name, "%.*s", eq && a[0] == '-' ? (int)(eq - a) : (int)strlen(a), a);
-        const char *v = eq && a[0] == '-' ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
-        const int takes = !strcmp(name, "--runs") || !strcmp(name, "--format") || !strcmp(name, "--max-median-err") ||
-                          !strcmp(name, "--max-err");
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        const char *a = argv[i], *v = NULL;
+        int rc = 0, r = sim_opt_help(WHO, a); /* r < 0: an option misused, the message is out */
+        if (r > 0) {
             usage(stdout);
             return 0;
-        }
-        if (!takes) {
-            sim_err("validate: %s: not an option of validate --runs (valid: --runs FILE, --format table|csv|json, "
-                    "--max-median-err PCT, --max-err PCT)", sim_quote(a, qb, sizeof qb));
-            return SIM_EXIT_USAGE;
-        }
-        if (!v) {
-            sim_err("validate: %s needs a value", name);
-            return SIM_EXIT_USAGE;
-        }
-        if (!eq) i++;
-        int rc = 0;
-        if (!strcmp(name, "--runs")) {
-            if (path) {
-                sim_err("validate: --runs given twice (valid: one runs file)");
-                return SIM_EXIT_USAGE;
-            }
-            path = v;
-        } else if (!strcmp(name, "--format")) {
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, RUNS, &path, &v)) > 0) {
+            /* an empty one: refused below */
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, FORMAT, &format, &v)) > 0) {
             if (!strcmp(v, "table")) fmt = SIM_FMT_TABLE;
             else if (!strcmp(v, "csv")) fmt = SIM_FMT_CSV;
             else if (!strcmp(v, "json")) fmt = SIM_FMT_JSON;
             else {
-                sim_err("validate: --format %s: unknown (valid: table, csv, json)", sim_quote(v, qb, sizeof qb));
+                sim_err_as(WHO, "--format %s: unknown (valid: table, csv, json)", sim_quote(v, qb, sizeof qb));
                 return SIM_EXIT_USAGE;
             }
-        } else if (!strcmp(name, "--max-median-err")) {
-            rc = parse_pct(name, v, &max_median);
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, MEDIAN, &median_v, &v)) > 0) {
+            rc = parse_pct(MEDIAN[0], v, &max_median);
+        } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, MAX, &max_v, &v)) > 0) {
+            rc = parse_pct(MAX[0], v, &max_err);
+        } else if (r) {
+            return SIM_EXIT_USAGE;
+        } else if (a[0] != '-' || !a[1]) {
+            sim_err_as(WHO, "%s: a harness trace and --runs cannot be combined (valid: ulysim validate "
+                       "RUN.trace... for ulyharness traces, or ulysim validate --runs FILE; see ulysim validate "
+                       "--help)", sim_quote(a, qb, sizeof qb));
+            return SIM_EXIT_USAGE;
         } else {
-            rc = parse_pct(name, v, &max_err);
+            sim_err_as(WHO, "%s: not an option of validate --runs (valid: --runs FILE, --format table|csv|json, "
+                       "--max-median-err PCT, --max-err PCT)", sim_quote(a, qb, sizeof qb));
+            return SIM_EXIT_USAGE;
         }
         if (rc) return rc;
     }
     if (!path || !path[0]) {
-        sim_err("validate: --runs needs a file (valid: --runs FILE.csv or FILE.jsonl)");
+        sim_err_as(WHO, "--runs needs a file (valid: --runs FILE.csv or FILE.jsonl)");
         return SIM_EXIT_USAGE;
     }
     vr_set s;
     char why[1024];
     int rc = vr_load(path, &s, why, sizeof why);
     if (rc) {
-        sim_err("validate: %s", why);
+        sim_err_as(WHO, "%s", why);
         return rc;
     }
     rc = vr_print(&s, fmt, max_median, max_err, stdout);

@@ -55,3 +55,44 @@ expect_bad("not-a-log.log" runs from-megatron ${DATA}/gpt7b-tp8-sp.log ${OUT}/no
 if(EXISTS ${OUT}/partial.csv)
   message(FATAL_ERROR "a failed from-megatron left ${OUT}/partial.csv")
 endif()
+
+# --- the options: one case a line, "regex of the one stderr line|arguments" (%LOG% the GPT
+# log, %DATA% the data directory, %OUT% the output directory): exit 2
+set(BAD_OPTIONS
+  # one log given twice, by its name or another, would be two rows of one run
+  "gpt7b-tp8-sp[.]log and .*gpt7b-tp8-sp[.]log are the same file [(]valid: each run once[)]|runs from-megatron %LOG% %LOG%"
+  "are the same file|runs from-megatron %LOG% %DATA%/../data/gpt7b-tp8-sp.log"
+  # an option given twice: refused naming both values, not the last taken in silence
+  "--warmup given twice [(]'1', then '2'. valid: one value[)]|runs from-megatron %LOG% --warmup 1 --warmup=2"
+  "--cluster given twice [(]'dgx-h100', then 'dgx-a100-80g'|runs from-megatron %LOG% --cluster=dgx-h100 --cluster dgx-a100-80g"
+  "-o given twice [(]'.*/a[.]csv', then '.*/b[.]csv'|runs from-megatron %LOG% -o %OUT%/a.csv --output=%OUT%/b.csv"
+  "--warmup '': not a count|runs from-megatron %LOG% --warmup="
+  "--help takes no value|runs from-megatron %LOG% --help=1"
+)
+foreach(case IN LISTS BAD_OPTIONS)
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 regex)
+  list(GET parts 1 args)
+  string(REPLACE "%LOG%" "${DATA}/gpt7b-tp8-sp.log" args "${args}")
+  string(REPLACE "%DATA%" "${DATA}" args "${args}")
+  string(REPLACE "%OUT%" "${OUT}" args "${args}")
+  string(REPLACE " " ";" args "${args}")
+  expect_bad("${regex}" ${args})
+endforeach()
+if(EXISTS ${OUT}/a.csv OR EXISTS ${OUT}/b.csv)
+  message(FATAL_ERROR "-o given twice wrote a file")
+endif()
+
+# --opt=VALUE is --opt VALUE: the same rows
+execute_process(COMMAND ${EXE} runs from-megatron ${LOGS} --warmup 0 --cluster dgx-h100 -o ${OUT}/spaced.csv
+  RESULT_VARIABLE rc1 ERROR_VARIABLE err1)
+execute_process(COMMAND ${EXE} runs from-megatron ${LOGS} --warmup=0 --cluster=dgx-h100 --output=${OUT}/equals.csv
+  RESULT_VARIABLE rc2 ERROR_VARIABLE err2)
+if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "--opt VALUE: exit ${rc1} ${err1}; --opt=VALUE: exit ${rc2} ${err2}; want 0")
+endif()
+file(READ ${OUT}/spaced.csv spaced)
+file(READ ${OUT}/equals.csv equals)
+if(NOT spaced STREQUAL equals OR NOT equals MATCHES ",dgx-h100,")
+  message(FATAL_ERROR "--opt=VALUE wrote:\n${equals}\n--opt VALUE wrote:\n${spaced}")
+endif()

@@ -82,3 +82,108 @@ if(EXISTS ${MB})
     message(FATAL_ERROR "calibrate wrote ${OUT}/fast.json from a fit it refused")
   endif()
 endif()
+
+# --- options of validate, calibrate and trace (TRACE: a plan trace, MB: a micro-benchmark).
+# Bad usage, one case a line: "name|regex of the one stderr line|arguments" (%T% the plan
+# trace, %MB% the micro-benchmark, %OUT% the output directory); exit 2, nothing on stdout.
+if(EXISTS ${TRACE} AND EXISTS ${MB})
+  set(BAD_OPTIONS
+    # a single-valued option given twice: refused naming both values, not the last taken in silence
+    "validate_max_error_twice|--max-error given twice [(]'5', then '50'|validate %T% --max-error 5 --max-error 50"
+    "validate_max_run_error_twice|--max-run-error given twice [(]'0.1', then '0.2'|validate %T% --max-run-error=0.1 --max-run-error 0.2"
+    "validate_min_agreement_twice|--min-agreement given twice|validate %T% --min-agreement 0.5 --min-agreement 0.9"
+    "validate_format_twice|--format given twice [(]'json', then 'table'|validate %T% --format json --format=table"
+    "validate_runs_format_twice|--format given twice [(]'csv', then 'json'|validate --runs %OUT%/r.csv --format csv --format json"
+    "validate_runs_max_err_twice|--max-err given twice [(]'5', then '10'|validate --runs=%OUT%/r.csv --max-err=5 --max-err 10"
+    "export_cluster_twice|--cluster given twice [(]'cpu-local', then 'dgx-h100'|trace export %T% -o %OUT%/t.json --cluster cpu-local --cluster dgx-h100"
+    "export_out_twice|-o given twice [(]'.*/a.json', then '.*/b.json'|trace export %T% -o %OUT%/a.json --output=%OUT%/b.json"
+    "calibrate_out_twice|-o given twice|calibrate %MB% -o %OUT%/a.json -o %OUT%/b.json"
+    "calibrate_base_twice|--base given twice [(]'cpu-local', then 'dgx-h100'|calibrate %MB% -o %OUT%/a.json --base=cpu-local --base dgx-h100"
+    "calibrate_name_twice|--name given twice [(]'a', then 'b'|calibrate %MB% -o %OUT%/a.json --name a --name=b"
+    # a switch given a value: refused naming it
+    "validate_brief_value|--brief takes no value [(]got '1'|validate %T% --brief=1"
+    "check_help_value|--help takes no value|trace check --help=1 %T%"
+    # validate's three modes, one at a time: the message says so, not "unknown option" or "unknown command"
+    "validate_runs_and_torch|--runs and --torch-trace cannot be combined|validate --runs %OUT%/r.csv --torch-trace %OUT%/t.json"
+    "validate_trace_and_torch|'.*[.]trace': a harness trace and --torch-trace cannot be combined|validate %T% --torch-trace %OUT%/t.json"
+    "validate_torch_and_trace|'.*[.]trace': a harness trace and --torch-trace cannot be combined|validate --torch-trace %OUT%/t.json --gpus 1 --causal %T%"
+    "validate_trace_and_runs|'.*[.]trace': a harness trace and --runs cannot be combined|validate %T% --runs %OUT%/r.csv"
+    # --kernels with no trace after it would skip the compute fit in silence
+    "calibrate_kernels_empty|--kernels needs a plan trace after it [(]got nothing|calibrate %MB% -o %OUT%/k.json --kernels"
+    "calibrate_kernels_then_option|--kernels needs a plan trace after it [(]got the option '-o'|calibrate %MB% --kernels -o %OUT%/k.json"
+    # trace check: every option before any file is read or any line printed
+    "check_option_after_file|unknown option -o|trace check %T% -o %OUT%/te.json"
+  )
+  foreach(case IN LISTS BAD_OPTIONS)
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 1 regex)
+    list(GET parts 2 args)
+    string(REPLACE "%T%" "${TRACE}" args "${args}")
+    string(REPLACE "%MB%" "${MB}" args "${args}")
+    string(REPLACE "%OUT%" "${OUT}" args "${args}")
+    string(REPLACE " " ";" args "${args}")
+    expect(2 "${regex}" ${args})
+  endforeach()
+  foreach(f k.json a.json b.json)
+    if(EXISTS ${OUT}/${f})
+      message(FATAL_ERROR "bad usage wrote ${OUT}/${f}")
+    endif()
+  endforeach()
+
+  # --opt=VALUE is --opt VALUE: the same output from both forms (and the value used: the name written)
+  function(same_both what)
+    cmake_parse_arguments(S "" "" "SPACED;EQUALS;FILES" ${ARGN})
+    execute_process(COMMAND ${EXE} ${S_SPACED} RESULT_VARIABLE rc1 OUTPUT_VARIABLE out1 ERROR_VARIABLE err1)
+    execute_process(COMMAND ${EXE} ${S_EQUALS} RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2)
+    # the same status, not bad usage (validate may exit 1: --min-agreement with no pairs to rank)
+    if(NOT rc1 EQUAL rc2 OR rc1 EQUAL 2 OR NOT rc1 MATCHES "^[01]$")
+      message(FATAL_ERROR "${what}: exit ${rc1} (${S_SPACED}: ${err1}) and ${rc2} (${S_EQUALS}: ${err2}), "
+        "want the same, 0 or 1")
+    endif()
+    if(S_FILES)
+      list(GET S_FILES 0 f1)
+      list(GET S_FILES 1 f2)
+      file(READ ${f1} out1)
+      file(READ ${f2} out2)
+    endif()
+    if(NOT out1 STREQUAL out2)
+      message(FATAL_ERROR "${what}: --opt=VALUE gave other output than --opt VALUE")
+    endif()
+    message(STATUS "ok: ${what}: --opt=VALUE as --opt VALUE")
+  endfunction()
+  same_both("validate"
+    SPACED validate ${TRACE} --cluster cpu-local --max-error none --max-run-error none --min-agreement 0 --format json
+    EQUALS validate ${TRACE} --cluster=cpu-local --max-error=none --max-run-error=none --min-agreement=0 --format=json)
+  file(REMOVE ${OUT}/eq1.json ${OUT}/eq2.json)
+  same_both("trace export"
+    SPACED trace export ${TRACE} -o ${OUT}/eq1.json --cluster cpu-local
+    EQUALS trace export ${TRACE} --output=${OUT}/eq2.json --cluster=cpu-local FILES ${OUT}/eq1.json ${OUT}/eq2.json)
+  same_both("calibrate"
+    SPACED calibrate ${MB} -o ${OUT}/eq1.json --base dgx-h100 --name eqname
+    EQUALS calibrate ${MB} --output=${OUT}/eq2.json --base=dgx-h100 --name=eqname FILES ${OUT}/eq1.json ${OUT}/eq2.json)
+  file(READ ${OUT}/eq2.json prof)
+  if(NOT prof MATCHES "\"name\":[ \t]*\"eqname\"")
+    message(FATAL_ERROR "calibrate --name=eqname: the profile is not named eqname")
+  endif()
+
+  # trace check: one line per file, every file (a missing one its own line on stderr); the
+  # exit status the worst of them
+  execute_process(COMMAND ${EXE} trace check ${OUT}/missing-1.trace ${TRACE} ${OUT}/missing-2.trace
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" nl_out "${out}")
+  string(REGEX MATCHALL "\n" nl_err "${err}")
+  list(LENGTH nl_out n_out)
+  list(LENGTH nl_err n_err)
+  if(NOT rc EQUAL 2 OR NOT n_out EQUAL 1 OR NOT out MATCHES ": ok: plan trace" OR NOT n_err EQUAL 2
+     OR NOT err MATCHES "missing-1[.]trace: cannot open.*\nulysim trace check: .*missing-2[.]trace: cannot open")
+    message(FATAL_ERROR "trace check of a missing, a good and a missing trace: exit ${rc} (want 2), stdout:\n"
+      "${out}(want one ok line), stderr:\n${err}(want one line for each missing file)")
+  endif()
+  execute_process(COMMAND ${EXE} trace check ${TRACE} ${MB} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" nl_out "${out}")
+  list(LENGTH nl_out n_out)
+  if(NOT rc EQUAL 0 OR NOT n_out EQUAL 2 OR NOT err STREQUAL "")
+    message(FATAL_ERROR "trace check of two good traces: exit ${rc}, stdout:\n${out}stderr:\n${err}")
+  endif()
+  message(STATUS "ok: trace check reports every file")
+endif()
