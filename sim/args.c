@@ -666,6 +666,13 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             const char *mf = form ? sim_alias_megatron(valued[which]) : NULL;
             a->plan_flag = mf ? mf : valued[which];
         }
+        /* one value per option, as the subcommands hold theirs
+         * (sim_opt_value): the last would win in silence; --strategy adds up */
+        if (form_val[which][form] && which != O_STRATEGY) {
+            char q1[80];
+            return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", typed,
+                            sim_quote(form_val[which][form], q1, sizeof q1), sim_quote(val, qb, sizeof qb));
+        }
         form_val[which][form] = val;
         form_pos[which][form] = i;
         int rc = 0, c = 0;

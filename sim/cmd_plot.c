@@ -363,10 +363,24 @@ int sim_cmd_plot_main(int argc, char **argv)
 
     pass[np++] = argv[0];
     pass[np++] = (char *)"sweep";
-    pass[np++] = (char *)"--gpus";
-    pass[np++] = (char *)fig->def_gpus;
-    pass[np++] = (char *)"--seq";
-    pass[np++] = (char *)fig->def_seq;
+    /* the figure's GPUs and lengths, where the user gave none (an option
+     * is given once: the parser refuses a second) */
+    int user_gpus = 0, user_seq = 0;
+    for (int i = 0; i < nu; i++) {
+        char nm[64];
+        if (user[i][0] != '-' || user[i][1] != '-') continue;
+        snprintf(nm, sizeof nm, "%.*s", (int)strcspn(user[i], "="), user[i]);
+        user_gpus |= !strcmp(sim_alias_canonical(nm), "--gpus");
+        user_seq |= !strcmp(sim_alias_canonical(nm), "--seq");
+    }
+    if (!user_gpus) {
+        pass[np++] = (char *)"--gpus";
+        pass[np++] = (char *)fig->def_gpus;
+    }
+    if (!user_seq) {
+        pass[np++] = (char *)"--seq";
+        pass[np++] = (char *)fig->def_seq;
+    }
     for (int i = 0; i < nu; i++) pass[np++] = user[i];
     a = malloc(sizeof *a);
     c = malloc(sizeof *c);
