@@ -65,7 +65,7 @@ set(BAD_OPTIONS
   # an option given twice: refused naming both values, not the last taken in silence
   "--warmup given twice [(]'1', then '2'. valid: one value[)]|runs from-megatron %LOG% --warmup 1 --warmup=2"
   "--cluster given twice [(]'dgx-h100', then 'dgx-a100-80g'|runs from-megatron %LOG% --cluster=dgx-h100 --cluster dgx-a100-80g"
-  "-o given twice [(]'.*/a[.]csv', then '.*/b[.]csv'|runs from-megatron %LOG% -o %OUT%/a.csv --output=%OUT%/b.csv"
+  "-o given twice [(]'[^']+', then '[^']+'|runs from-megatron %LOG% -o %OUT%/a.csv --output=%OUT%/b.csv"
   "--warmup '': not a count|runs from-megatron %LOG% --warmup="
   "--help takes no value|runs from-megatron %LOG% --help=1"
 )
