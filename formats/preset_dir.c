@@ -170,7 +170,6 @@ int sim_preset_is_path(const char *s)
     size_t n = strlen(s);
     return strchr(s, '/') != NULL || (n >= 5 && !strcmp(s + n - 5, ".json"));
 }
-#define is_path sim_preset_is_path
 
 static int valid_preset_name(const char *s)
 {
@@ -257,7 +256,7 @@ static int resolve(const char *kind, const char *name_or_path, char *path, size_
     if (strlen(name_or_path) >= path_len)
         return js_fail(why, why_len, NULL, "%s path is too long (%zu bytes; at most %zu)", what,
                        strlen(name_or_path), path_len - 1);
-    if (is_path(name_or_path)) {
+    if (sim_preset_is_path(name_or_path)) {
         snprintf(path, path_len, "%s", name_or_path);
         snprintf(shown, shown_len, "%s", name_or_path);
         return 0;
@@ -289,7 +288,7 @@ int sim_preset_path(const char *name, char *path, size_t path_len, const char **
             *kind = kinds[k];
             return 0;
         }
-        if (is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
+        if (sim_preset_is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
     }
     char models[1024], clusters[1024], shown_name[80];
     names_of("models", models, sizeof models);

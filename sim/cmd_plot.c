@@ -173,6 +173,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     int nu = 0, npos = 0;
     const char *cluster_arg = NULL, *model_flag = NULL; /* --cluster's value; another planning flag */
     const char *runs_path = NULL;                       /* validation --runs FILE */
+    int user_gpus = 0, user_seq = 0;                    /* --gpus, --seq (or its Megatron name) given */
     sim_args *a = NULL;
     sim_ctx *c = NULL;
     plot_run *run = NULL;
@@ -253,6 +254,12 @@ int sim_cmd_plot_main(int argc, char **argv)
              * Megatron-LM names too) */
             if (FLAG("--cluster")) cluster_arg = has_eq ? s + nl + 1 : i + 1 < argc ? argv[i + 1] : NULL;
             else if (!model_flag) model_flag = s;
+            {
+                char nm[64];
+                snprintf(nm, sizeof nm, "%.*s", (int)nl, s);
+                user_gpus |= !strcmp(sim_alias_canonical(nm), "--gpus");
+                user_seq |= !strcmp(sim_alias_canonical(nm), "--seq");
+            }
             user[nu++] = argv[i];
             /* not an option after it: a value left out is the planning
              * parser's to report (`--framework --seq 512K`) */
@@ -365,14 +372,6 @@ int sim_cmd_plot_main(int argc, char **argv)
     pass[np++] = (char *)"sweep";
     /* the figure's GPUs and lengths, where the user gave none (an option
      * is given once: the parser refuses a second) */
-    int user_gpus = 0, user_seq = 0;
-    for (int i = 0; i < nu; i++) {
-        char nm[64];
-        if (user[i][0] != '-' || user[i][1] != '-') continue;
-        snprintf(nm, sizeof nm, "%.*s", (int)strcspn(user[i], "="), user[i]);
-        user_gpus |= !strcmp(sim_alias_canonical(nm), "--gpus");
-        user_seq |= !strcmp(sim_alias_canonical(nm), "--seq");
-    }
     if (!user_gpus) {
         pass[np++] = (char *)"--gpus";
         pass[np++] = (char *)fig->def_gpus;

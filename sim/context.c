@@ -16,6 +16,32 @@ static const char *degree_flag(int which)
     return which == 0 ? "--ulysses" : which == 1 ? "--ring" : "--tp";
 }
 
+/* Interleaving over V virtual stages can be searched: some P >= 2 stages
+ * have P x V dividing the L layers (and P dividing G GPUs, where G > 0). */
+static int vstages_searchable(int64_t L, int64_t V, int64_t G)
+{
+    for (int64_t pp = 2; pp * V <= L; pp++)
+        if (L % (pp * V) == 0 && (!G || G % pp == 0)) return 1;
+    return 0;
+}
+
+/* The GPUs the pinned degrees (--ulysses, --ring, --tp, --pp) take
+ * together, capped past SIM_GPUS_MAX; desc: the pins as typed, "--tp 4 --pp 2". */
+static int64_t pins_gpus(const sim_args *a, char *desc, size_t n)
+{
+    const int64_t pins[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
+    int64_t prod = 1;
+    desc[0] = 0;
+    for (int k = 0; k < 4; k++) {
+        if (pins[k] <= 0) continue;
+        size_t l = strlen(desc);
+        snprintf(desc + l, n - l, "%s%s %lld", l ? " " : "", k == 3 ? "--pp" : degree_flag(k), (long long)pins[k]);
+        if (prod > SIM_GPUS_MAX) continue;
+        prod *= pins[k];
+    }
+    return prod;
+}
+
 static int strategy_accepts(const uly_strategy *s, const sim_args *a)
 {
     if (a->pin_u > 1 && !s->uses_ulysses) return 0;
@@ -270,18 +296,13 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
          * no layout is left to search */
         if (a->pin_pp == ULY_PP_SEARCH) {
             const int64_t V = c->opts.pin_vpp, G = a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ ? c->gpus[0] : 0;
-            int any = 0;
-            for (int64_t pp = 2; !any && pp * V <= L; pp++) any = L % (pp * V) == 0 && (!G || G % pp == 0);
-            if (!any) {
+            if (!vstages_searchable(L, V, G)) {
                 char valid[200] = "";
-                for (int64_t v = 2; 2 * v <= L; v++) {
-                    int ok = 0;
-                    for (int64_t pp = 2; !ok && pp * v <= L; pp++) ok = L % (pp * v) == 0 && (!G || G % pp == 0);
-                    if (ok) {
+                for (int64_t v = 2; 2 * v <= L; v++)
+                    if (vstages_searchable(L, v, G)) {
                         size_t l = strlen(valid);
                         snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)v);
                     }
-                }
                 char on[64] = "";
                 if (G) snprintf(on, sizeof on, " and P dividing %lld GPUs", (long long)G);
                 return sim_fail(why, n, "--virtual-stages %lld with --pp auto: no stage count P >= 2 has P x %lld "
@@ -299,31 +320,20 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     /* min-gpus searches up to its bound: the pinned layout must fit under it
      * (rows of "no" without a reason, else) */
     if (a->cmd == SIM_CMD_MINGPUS) {
-        const int64_t deg[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
-        int64_t prod = 1;
-        for (int k = 0; k < 4; k++)
-            if (deg[k] > 1 && prod <= SIM_GPUS_MAX) prod *= deg[k];
+        char desc[120];
+        const int64_t prod = pins_gpus(a, desc, sizeof desc);
         if (prod > c->gpus[0])
-            return sim_fail(why, n, "the pinned degrees need %lld GPUs, more than the bound --gpus %lld (valid: a bound "
-                            "of at least %lld, or smaller degrees)", (long long)prod, (long long)c->gpus[0], (long long)prod);
+            return sim_fail(why, n, "%s: the pinned degrees need %lld GPUs, more than the bound --gpus %lld (valid: a "
+                            "bound of at least %lld, or smaller degrees)", desc, (long long)prod, (long long)c->gpus[0],
+                            (long long)prod);
     }
     return 0;
 }
 
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
 {
-    const sim_args *a = c->a;
-    int64_t pins[4] = {a->pin_u, a->pin_r, a->pin_t, a->pin_pp};
-    int64_t prod = 1;
-    char desc[120] = "";
-    for (int k = 0; k < 4; k++) {
-        if (pins[k] <= 0) continue;
-        size_t l = strlen(desc);
-        snprintf(desc + l, sizeof desc - l, "%s%s %lld", l ? " " : "", k == 3 ? "--pp" : degree_flag(k),
-                 (long long)pins[k]);
-        if (prod > SIM_GPUS_MAX) continue;
-        prod *= pins[k];
-    }
+    char desc[120];
+    const int64_t prod = pins_gpus(c->a, desc, sizeof desc);
     if (prod > 1 && (prod > gpus || gpus % prod != 0))
         return sim_fail(why, n, "%s: the pinned degrees (product %lld) do not divide --gpus %lld (valid: degrees whose product divides %lld)",
                     desc, (long long)prod, (long long)gpus, (long long)gpus);
