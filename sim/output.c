@@ -636,34 +636,41 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     }
     ADD(p, "reasons", rs);
 
+    /* a plan refused on its shapes (or whose sizes overflow) was never
+     * priced: its memory, traffic and times are unknown, null here as the
+     * table's "-" and the CSV's empty cells, not 0, which a script taking
+     * the smallest memory or step time would pick */
+    const int priced = sim_has_numbers(s);
+#define NUM(v) (priced ? sim_json_num(v) : cJSON_CreateNull())
+#define INT(v) (priced ? sim_json_int(v) : cJSON_CreateNull())
     cJSON *mem = cJSON_CreateObject();
-    ADD(mem, "total_bytes", sim_json_num(s->mem.total_bytes));
-    ADD(mem, "capacity_bytes", sim_json_num(s->mem.capacity_bytes));
+    ADD(mem, "total_bytes", NUM(s->mem.total_bytes));
+    ADD(mem, "capacity_bytes", NUM(s->mem.capacity_bytes));
     cJSON *terms = cJSON_CreateObject();
     for (int t = 0; t < ULY_MEM_TERM_COUNT; t++)
-        ADD(terms, uly_mem_term_name((uly_mem_term)t), sim_json_num(s->mem.term_bytes[t]));
+        ADD(terms, uly_mem_term_name((uly_mem_term)t), NUM(s->mem.term_bytes[t]));
     ADD(mem, "terms", terms);
     int lg = s->mem.largest >= 0 && s->mem.largest < ULY_MEM_TERM_COUNT ? s->mem.largest : 0;
-    ADD(mem, "largest", cJSON_CreateString(uly_mem_term_name((uly_mem_term)lg)));
+    ADD(mem, "largest", priced ? cJSON_CreateString(uly_mem_term_name((uly_mem_term)lg)) : cJSON_CreateNull());
     ADD(p, "memory", mem);
 
     cJSON *per = cJSON_CreateObject();
     cJSON *cb = cJSON_CreateObject();
-    ADD(cb, "fwd", sim_json_int(s->comm_fwd));
-    ADD(cb, "bwd", sim_json_int(s->comm_bwd));
-    ADD(cb, "recompute", sim_json_int(s->comm_recompute));
+    ADD(cb, "fwd", INT(s->comm_fwd));
+    ADD(cb, "bwd", INT(s->comm_bwd));
+    ADD(cb, "recompute", INT(s->comm_recompute));
     ADD(per, "comm_bytes_per_rank", cb);
-    ADD(per, "zero_bytes_per_rank", sim_json_int(s->zero_bytes));
-    ADD(per, "tiers", tiers_json(s->tiers));
-    ADD(per, "fwd_s", sim_json_num(s->time.layer_fwd_s));
-    ADD(per, "bwd_s", sim_json_num(s->time.layer_bwd_s));
-    ADD(per, "compute_s", sim_json_num(s->time.compute_s));
-    ADD(per, "comm_exposed_s", sim_json_num(s->time.comm_exposed_s));
-    ADD(per, "comm_overlapped_s", sim_json_num(s->time.comm_overlapped_s));
+    ADD(per, "zero_bytes_per_rank", INT(s->zero_bytes));
+    ADD(per, "tiers", priced ? tiers_json(s->tiers) : cJSON_CreateNull());
+    ADD(per, "fwd_s", NUM(s->time.layer_fwd_s));
+    ADD(per, "bwd_s", NUM(s->time.layer_bwd_s));
+    ADD(per, "compute_s", NUM(s->time.compute_s));
+    ADD(per, "comm_exposed_s", NUM(s->time.comm_exposed_s));
+    ADD(per, "comm_overlapped_s", NUM(s->time.comm_overlapped_s));
     ADD(p, "per_layer", per);
 
     cJSON *st = cJSON_CreateObject();
-    ADD(st, "time_s", sim_json_num(s->time.step_s));
+    ADD(st, "time_s", NUM(s->time.step_s));
     /* null where the plan does not fit: it cannot run at any rate; what it
      * would reach if it fitted (the throughput figure's open markers) is
      * kept apart, under "if_it_fit" */
@@ -672,7 +679,7 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(st, "tflops_per_gpu", runs ? sim_json_num(s->time.tflops_per_gpu) : cJSON_CreateNull());
     ADD(st, "mfu", runs ? sim_json_num(s->time.mfu) : cJSON_CreateNull());
     ADD(st, "hfu", runs ? sim_json_num(s->time.hfu) : cJSON_CreateNull());
-    if (!runs && sim_has_numbers(s)) {
+    if (!runs && priced) {
         cJSON *w = cJSON_CreateObject();
         ADD(w, "tokens_per_s", sim_json_num(s->time.tokens_per_s));
         ADD(w, "tflops_per_gpu", sim_json_num(s->time.tflops_per_gpu));
@@ -680,16 +687,18 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
         ADD(w, "hfu", sim_json_num(s->time.hfu));
         ADD(st, "if_it_fit", w);
     }
-    ADD(st, "micro_batch", sim_json_int(s->micro_batch));
-    ADD(st, "micro_steps", sim_json_int(s->time.micro_steps));
-    ADD(st, "stage_layers", sim_json_int(s->time.stage_layers));
-    ADD(st, "pp_bubble", sim_json_num(s->time.pp_bubble));
-    ADD(st, "model_s", sim_json_num(s->time.model_s));
-    ADD(st, "step_fixed_s", sim_json_num(s->time.step_fixed_s));
-    ADD(st, "model_flops", sim_json_num(s->time.model_flops));
-    ADD(st, "hw_flops", sim_json_num(s->time.hw_flops));
-    ADD(st, "zero_gather_s", sim_json_num(s->time.zero_gather_s));
-    ADD(st, "zero_gather_exposed_s", sim_json_num(s->time.zero_gather_exposed_s));
+    ADD(st, "micro_batch", INT(s->micro_batch));
+    ADD(st, "micro_steps", INT(s->time.micro_steps));
+    ADD(st, "stage_layers", INT(s->time.stage_layers));
+    ADD(st, "pp_bubble", NUM(s->time.pp_bubble));
+    ADD(st, "model_s", NUM(s->time.model_s));
+    ADD(st, "step_fixed_s", NUM(s->time.step_fixed_s));
+    ADD(st, "model_flops", NUM(s->time.model_flops));
+    ADD(st, "hw_flops", NUM(s->time.hw_flops));
+    ADD(st, "zero_gather_s", NUM(s->time.zero_gather_s));
+    ADD(st, "zero_gather_exposed_s", NUM(s->time.zero_gather_exposed_s));
+#undef NUM
+#undef INT
     ADD(p, "step", st);
     ADD(p, "layouts_evaluated", sim_json_int((int64_t)s->evaluated));
     if (bad) {

@@ -2,7 +2,7 @@
  * docs/model.md, "Strategies" (bytes sent per rank, one layer, one
  * micro-batch), computed here from the model dimensions, not from ulysim.
  *
- *   contract_bytes ULYSIM CASE     CASE: ulysses ring rsa megatron-sp megatron-tp allgather-cp usp gqa json-ints
+ *   contract_bytes ULYSIM CASE     CASE: ulysses ring rsa megatron-sp megatron-tp allgather-cp usp gqa json-ints json-unpriced
  *
  * Model dimensions (docs/design.md, "Presets and defaults"): gpt-7b L 32, h 4096, a = k = 32,
  * d 128; llama3-8b h 4096, a 32, k 8, d 128. b = 1, bf16 (beta 2) unless
@@ -335,6 +335,54 @@ int main(int argc, char **argv)
             }
             cJSON_Delete(d2);
         }
+    } else if (!strcmp(c, "json-unpriced")) {
+        /* a global batch of 3 sequences does not split over the data-parallel
+         * degree of the plain layouts (no:batch): those plans are never
+         * priced, and their memory, traffic and times are null (the table's
+         * "-"), not 0, while the plans that were priced carry numbers */
+        const char *args[] = {"--gpus", "64", "--seq", "1M", "--global-batch", "3", NULL};
+        cJSON *doc;
+        plan0(&doc, NULL, args);
+        int n_unpriced = 0, n_priced = 0;
+        cJSON *pl;
+        cJSON_ArrayForEach(pl, cJSON_GetObjectItemCaseSensitive(doc, "plans"))
+        {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(pl, "step");
+            const cJSON *mem = cJSON_GetObjectItemCaseSensitive(pl, "memory");
+            const cJSON *per = cJSON_GetObjectItemCaseSensitive(pl, "per_layer");
+            const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(st, "time_s"),
+                                   cJSON_GetObjectItemCaseSensitive(st, "micro_batch"),
+                                   cJSON_GetObjectItemCaseSensitive(mem, "total_bytes"),
+                                   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mem, "terms"), "weights"),
+                                   cJSON_GetObjectItemCaseSensitive(per, "fwd_s"),
+                                   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(per, "comm_bytes_per_rank"), "fwd")};
+            const int n_vals = (int)(sizeof vals / sizeof vals[0]);
+            int nulls = 0, positive = 0;
+            for (int i = 0; i < n_vals; i++) {
+                nulls += cJSON_IsNull(vals[i]);
+                positive += cJSON_IsNumber(vals[i]) && vals[i]->valuedouble > 0;
+            }
+            const cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
+            const char *name = cJSON_IsString(s) ? s->valuestring : "?";
+            if (nulls == n_vals && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"))) {
+                n_unpriced++;
+                printf("ok   %s: not priced, memory, traffic and times null\n", name);
+            } else if (positive == n_vals) {
+                n_priced++;
+                printf("ok   %s: priced, memory, traffic and times numbers\n", name);
+            } else {
+                fprintf(stderr, "FAIL %s: %d of %d of step.time_s, step.micro_batch, memory.total_bytes, "
+                                "memory.terms.weights, per_layer.fwd_s, per_layer.comm_bytes_per_rank.fwd null, "
+                                "%d positive: want all null (not priced) or all positive\n",
+                        name, nulls, n_vals, positive);
+                failures++;
+            }
+        }
+        if (n_unpriced < 1 || n_priced < 1) {
+            fprintf(stderr, "FAIL want plans of both kinds, got %d not priced and %d priced\n", n_unpriced, n_priced);
+            failures++;
+        }
+        cJSON_Delete(doc);
     } else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
