@@ -177,11 +177,12 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     const double tsplit = (double)plan->weight_split;
     const double G = (double)plan->dims.zero_group;
     const double params = plan->model_params_rank;
+    const double shard = plan->model_params_shard; /* padded */
     uly_state_bytes sb;
-    uly_state_bytes_get(w, G, &sb);
-    tb[ULY_MEM_WEIGHTS] = sb.weights * params;
-    tb[ULY_MEM_GRADS] = sb.grads * params;
-    tb[ULY_MEM_OPTIM] = sb.optim * params;
+    uly_state_bytes_get(w, &sb);
+    tb[ULY_MEM_WEIGHTS] = sb.weights_whole * params + sb.weights_shard * shard;
+    tb[ULY_MEM_GRADS] = sb.grads_whole * params + sb.grads_shard * shard;
+    tb[ULY_MEM_OPTIM] = sb.optim_whole * params + sb.optim_shard * shard;
 
     uly_act_terms full;
     act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);

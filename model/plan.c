@@ -465,9 +465,8 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
     const int64_t beta = x->beta;
     const int64_t gw = sb->grad_wire; /* gradients travel in the framework's reduction type */
     const int64_t layer = (int64_t)ceil(p->layer_params_rank);
-    const int64_t model = (int64_t)ceil(p->model_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
-    const int64_t model_sh = (model + g - 1) / g;
+    const int64_t model_sh = (int64_t)p->model_params_shard;
     uly_op *o;
     if (w->zero_stage >= 3) {
         /* gather each layer's weights before its forward and again before its
@@ -523,11 +522,11 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_plan *p = x->p;
     const uly_workload *w = x->w;
-    double params = p->model_params_rank;
-    if (w->zero_stage >= 1) params /= (double)p->dims.zero_group;
+    const double all = p->model_params_rank, shard = p->model_params_shard;
+    const double params = w->zero_stage >= 1 ? shard : all;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads * p->model_params_rank;
+    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads_whole * all + sb->grads_shard * shard;
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);
     o->per_step = 1;
     o->per_model = 1;
@@ -634,8 +633,9 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
 
     emit_model_ops(&x);
     emit_pipeline_ops(&x);
-    uly_state_bytes sb; /* per parameter, sharded over the ZeRO group: both of these read it */
-    uly_state_bytes_get(w, (double)plan->dims.zero_group, &sb);
+    plan->model_params_shard = uly_shard_params(plan->model_params_rank, (double)plan->dims.zero_group);
+    uly_state_bytes sb; /* per parameter, whole and sharded: both of these read it */
+    uly_state_bytes_get(w, &sb);
     emit_zero_ops(&x, &sb);
     emit_optimizer(&x, &sb);
     if (x.overflow) return ULY_EOVERFLOW;

@@ -106,35 +106,48 @@ const char *uly_framework_name(uly_framework f)
     return (unsigned)f < ULY_FW_COUNT ? n[f] : "?";
 }
 
-void uly_state_bytes_get(const uly_workload *w, double g, uly_state_bytes *o)
+void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), fp32 = w->dtype == ULY_FP32;
     const int z = w->zero_stage;
-    const double s1 = z >= 1 ? g : 1.0, s2 = z >= 2 ? g : 1.0, s3 = z >= 3 ? g : 1.0;
+    const double adam = fp32 ? 8.0 : 12.0;
+    /* each term: its bytes per parameter, and whether the stage shards it */
+    double wb, gb, ob;
+    int ws, gs, os;
     switch (w->framework) {
     case ULY_FW_MEGATRON:
-        o->weights = beta;
-        o->grads = 4.0;
-        o->optim = (fp32 ? 8.0 : 12.0) / s1;
+        wb = beta, ws = 0;
+        gb = 4.0, gs = 0;
+        ob = adam, os = z >= 1;
         o->grad_wire = 4;
         break;
     case ULY_FW_FSDP:
-        /* the fp32 flat parameter is the master copy; half precision is
-         * gathered per unit (ZeRO-3's gathered layer) or, under
-         * SHARD_GRAD_OP and NO_SHARD, kept whole */
-        o->weights = 4.0 / (z >= 2 ? g : 1.0) + (fp32 || z >= 3 ? 0.0 : beta);
-        o->grads = 4.0 / (z >= 2 ? g : 1.0);
-        o->optim = 8.0 / (z >= 2 ? g : 1.0);
+        /* the fp32 flat parameter is the master copy, sharded with the rest;
+         * half precision is gathered per unit (ZeRO-3's gathered layer) or,
+         * under SHARD_GRAD_OP and NO_SHARD, kept whole beside it */
+        wb = 4.0, ws = z >= 2;
+        gb = 4.0, gs = z >= 2;
+        ob = 8.0, os = z >= 2;
         o->grad_wire = (int64_t)beta;
         break;
     default:
-        o->weights = beta / s3;
-        o->grads = beta / s2;
-        o->optim = (fp32 ? 8.0 : 12.0) / s1;
+        wb = beta, ws = z >= 3;
+        gb = beta, gs = z >= 2;
+        ob = adam, os = z >= 1;
         o->grad_wire = (int64_t)beta;
         break;
     }
+    const double half = w->framework == ULY_FW_FSDP && !fp32 && z < 3 ? beta : 0.0; /* FSDP's kept half copy */
+    o->weights_whole = (ws ? 0.0 : wb) + half, o->weights_shard = ws ? wb : 0.0;
+    o->grads_whole = gs ? 0.0 : gb, o->grads_shard = gs ? gb : 0.0;
+    o->optim_whole = os ? 0.0 : ob, o->optim_shard = os ? ob : 0.0;
 }
+
+double uly_shard_params(double params, double g)
+{
+    return g > 1 ? ceil(ceil(params) / g) : params;
+}
+
 
 const char *uly_exec_mode_name(uly_exec_mode m)
 {

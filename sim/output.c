@@ -157,13 +157,14 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     if (w->global_batch) snprintf(gb, sizeof gb, "global batch %lld", (long long)w->global_batch);
     else snprintf(gb, sizeof gb, "global batch micro-batch x dp");
     uly_state_bytes sb;
-    uly_state_bytes_get(w, 1.0, &sb);
+    uly_state_bytes_get(w, &sb);
     int k = snprintf(buf, n, "micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split; %s model states "
                      "(%g + %g + %g bytes per parameter)",
                      (long long)w->micro_batch, gb, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
                      w->flash ? "flash attention" : "materialised scores", rec[w->recompute <= 2 ? w->recompute : 0],
                      w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag",
-                     uly_framework_name(w->framework), sb.weights, sb.grads, sb.optim);
+                     uly_framework_name(w->framework), sb.weights_whole + sb.weights_shard,
+                     sb.grads_whole + sb.grads_shard, sb.optim_whole + sb.optim_shard);
     /* what departs from the defaults, said only when it does */
     if (k > 0 && (size_t)k < n && w->recompute == ULY_RECOMPUTE_SELECTIVE && w->flash)
         k += snprintf(buf + k, n - (size_t)k, "; selective recompute is the same as none here: it re-creates the attention "

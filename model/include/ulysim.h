@@ -173,14 +173,23 @@ int uly_grad_reduce_overlaps(const uly_workload *w);
 double uly_attn_density(const uly_workload *w);
 
 /* Bytes per parameter of one rank's model states under the workload's
- * framework and ZeRO stage, sharded over g ranks: weights (what forward
- * reads, plus any fp32 copy the framework calls its parameters), gradients,
- * optimizer states. grad_wire: bytes per gradient element on the wire. */
+ * framework and ZeRO stage: weights (what forward reads, plus any fp32 copy
+ * the framework calls its parameters), gradients, optimizer states. The
+ * *_whole part a rank holds for each of its P parameters; the *_shard part,
+ * which the stage shards over the ZeRO group of g ranks, only for each of
+ * its shard's uly_shard_params(P, g). Unsharded, a term is whole + shard
+ * bytes per parameter. grad_wire: bytes per gradient element on the wire. */
 typedef struct uly_state_bytes {
-    double weights, grads, optim;
+    double weights_whole, grads_whole, optim_whole;
+    double weights_shard, grads_shard, optim_shard;
     int64_t grad_wire;
 } uly_state_bytes;
-void uly_state_bytes_get(const uly_workload *w, double g, uly_state_bytes *out);
+void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *out);
+/* The parameters of one rank's shard of `params` over g ranks: padded to
+ * whole parameters, ceil(ceil(params) / g), as ZeRO, Megatron's distributed
+ * optimizer and FSDP pad their flat buffers to divide by g (and as the ZeRO
+ * traffic counts them); params itself when g <= 1. */
+double uly_shard_params(double params, double g);
 
 /* An efficiency curve: fraction of peak as a function of a size x,
  * interpolated linearly in log2(x), clamped at the ends. n == 0 means
@@ -463,6 +472,7 @@ typedef struct uly_plan {
     int64_t vpp;             /* virtual stages per pipeline rank (1: plain 1F1B) */
     double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
+    double model_params_shard; /* its padded ZeRO shard over dims.zero_group (uly_shard_params) */
     int64_t seq_granule;     /* the sequence lengths the layout accepts are its multiples (the strategy's checks; 0 or 1: any) */
     uly_group_place place[ULY_GROUP_COUNT]; /* each group's placement on the cluster */
     /* full recompute: ops [recompute_at, recompute_at + recompute_ops) are

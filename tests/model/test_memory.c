@@ -84,6 +84,59 @@ static void model_states(void)
     }
 }
 
+/* A group that does not divide the parameters: ZeRO, Megatron's
+ * distributed optimizer and FSDP pad their flat buffers to a multiple of G,
+ * so a rank holds ceil(P/G) parameters of each sharded term, whole bytes, as
+ * the ZeRO traffic counts them. P = 226,624 over G = 3 (dp 3):
+ * ceil(75,541.33) = 75,542. Also the optimizer step's passes, over the
+ * same padded shard. */
+static void padded_shards(void)
+{
+    const uly_model m = fx_tiny();
+    const uly_cluster c = fx_unit(1);
+    uly_workload w = fx_work(1024);
+    const double sh = 75542;
+    static const struct {
+        uly_framework fw;
+        int zero;
+        double want[3]; /* weights, gradients, optimizer */
+    } cases[] = {
+        {ULY_FW_DEEPSPEED, 3, {2 * 75542, 2 * 75542, 12 * 75542}},
+        {ULY_FW_DEEPSPEED, 1, {2 * P_TINY, 2 * P_TINY, 12 * 75542}},
+        {ULY_FW_MEGATRON, 1, {2 * P_TINY, 4 * P_TINY, 12 * 75542}},
+        /* SHARD_GRAD_OP: the fp32 flat parameter sharded, its bf16 copy whole */
+        {ULY_FW_FSDP, 2, {4 * 75542 + 2 * P_TINY, 4 * 75542, 8 * 75542}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        w.framework = cases[i].fw;
+        w.zero_stage = cases[i].zero;
+        uly_result r;
+        if (eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 3, &r)) return;
+        for (int k = 0; k < 3; k++)
+            EQ(r.mem.term_bytes[ULY_MEM_WEIGHTS + k], cases[i].want[k], "%s ZeRO-%d over dp 3: %s (padded shard)",
+               uly_framework_name(cases[i].fw), cases[i].zero,
+               uly_mem_term_name((uly_mem_term)(ULY_MEM_WEIGHTS + k)));
+    }
+    /* DeepSpeed bf16, ZeRO-3: the optimizer's passes over the shard, 4 + 28
+     * + (4 + 2) bytes per parameter, and the zeroing of the 2-byte gradients
+     * the rank holds, its shard: 40 x 75,542 (docs/model.md) */
+    w.framework = ULY_FW_DEEPSPEED;
+    w.zero_stage = 3;
+    static uly_plan plan;
+    uly_reason reasons[ULY_MAX_REASONS];
+    int n_reasons = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 3);
+    CHECK(uly_plan_build(&m, &w, &c, &l, &plan, reasons, &n_reasons) == ULY_OK, "build dp 3");
+    int found = 0;
+    for (int i = 0; i < plan.n_ops; i++)
+        if (plan.ops[i].type == ULY_OPT_OPTIMIZER) {
+            found = 1;
+            EQ(plan.ops[i].bytes_touched, 38 * sh + 2 * sh, "optimizer step over the padded shard of dp 3");
+        }
+    CHECK(found, "dp 3 plan has an optimizer op");
+}
+
 /* Every term of one plan: Ulysses u 2 x dp 2 at N 1024, bf16, flash, full
  * recompute, ZeRO-3, a 1,000,000-byte reserve. T = N/u = 512 tokens. */
 static void plan_terms(void)
@@ -223,6 +276,7 @@ static void degenerate_layouts(void)
 int main(void)
 {
     model_states();
+    padded_shards();
     plan_terms();
     korthikanti_families();
     degenerate_layouts();
