@@ -73,7 +73,7 @@ static const char usage[] =
     "  --microbench        collective micro-benchmark instead of a plan\n"
     "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling)\n"
     "  --print-plan        print the plan and exit\n"
-    "  --quiet             only errors and the one-line result\n"
+    "  --quiet             no op table: only errors, the check's line and the one-line result\n"
     "  -V, --version       print the version and exit\n"
     "  -h, --help          print this help and exit\n";
 

@@ -153,6 +153,14 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
         p = comma + 1;
     }
     free(copy);
+    /* a value listed twice would be priced twice, its rows repeated */
+    for (int i = 1; !rc && i < count; i++)
+        for (int j = 0; j < i; j++)
+            if (out[i] == out[j]) {
+                rc = sim_fail(why, n, "%s %s: %lld is listed twice (valid: each value once)", flag,
+                              sim_quote(v, qb, sizeof qb), (long long)out[i]);
+                break;
+            }
     if (rc) return rc;
     *n_out = count;
     return 0;
@@ -371,8 +379,8 @@ void sim_args_help(FILE *f)
 "  --gpus-per-node G    what-if: GPUs per node [count; default: preset's]\n"
 "  --oversub X          what-if: leaf uplink oversubscription of a fat tree or rail\n"
 "                       [ratio >= 1; default: preset's]\n"
-"  --tp-comm-overlap    TP all-gathers/reduce-scatters run under their GEMMs\n"
-"                       (TransformerEngine userbuffers) [default: exposed]\n"
+"  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
+"                       GEMMs (TransformerEngine userbuffers), or not [default: not]\n"
 "  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
 "                       under backward on its own stream, or after it [default: the\n"
 "                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
@@ -390,8 +398,9 @@ void sim_args_help(FILE *f)
 "                       default none] as Chrome trace events (Perfetto), as trace export\n"
 "                       does: one layer and one step, compute, transfers in flight,\n"
 "                       exposed time\n"
-"  --no-progress        sweep: no progress bar on stderr [default: shown on a tty\n"
-"                       when the sweep runs longer than a second]\n"
+"  --progress, --no-progress  sweep: a progress bar on stderr, or none [default: shown\n"
+"                       on a tty when the sweep runs longer than a second]; the other\n"
+"                       commands draw none and accept either\n"
 "  -h, --help           this help\n"
 "  -V, --version        version\n"
 "\n"

@@ -607,21 +607,22 @@ int sim_cmd_plan(const sim_ctx *c)
     const uly_plan *pp = rec >= 0 ? &plans[rec] : NULL;
     const uly_result *pres = rec >= 0 ? &results[rec] : NULL;
     /* the timeline first: a file that cannot be written is bad input, said
-     * before any output */
-    if (a->timeline) {
-        if (!pp) {
-            sim_err("--timeline %s: no plan fits, so there is no schedule to write", a->timeline);
-            rc = SIM_EXIT_USAGE;
-        } else {
-            int w = sim_timeline_write(a->timeline, c, &items[rec], pp, pres);
-            rc = w == 2 ? SIM_EXIT_USAGE : w ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
-        }
+     * before any output. When no plan fits there is no schedule: the plans
+     * are printed (they say why), then that, exit 2 */
+    if (a->timeline && pp) {
+        int w = sim_timeline_write(a->timeline, c, &items[rec], pp, pres);
+        rc = w == 2 ? SIM_EXIT_USAGE : w ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
         if (rc) goto out;
     }
     switch (a->format) {
     case SIM_FMT_JSON: rc = print_json(c, items, nrows, pure, rec, whytxt, note, pp, pres); break;
     case SIM_FMT_CSV: rc = print_csv(c, items, nrows, rec) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
     default: rc = print_table(c, items, nrows, rec, whytxt, note, pp, pres) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK; break;
+    }
+    if (a->timeline && !pp && rc == SIM_EXIT_OK) {
+        fflush(stdout);
+        sim_err("--timeline %s: no plan fits, so no schedule was written (the plans above say why)", a->timeline);
+        rc = SIM_EXIT_USAGE;
     }
 out:
     free(items);

@@ -404,6 +404,18 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = SIM_EXIT_USAGE;
         goto done;
     }
+    if (a->pin_vpp > 1 || a->layers_per_vstage > 0) {
+        if (a->pin_vpp > 1)
+            sim_err("plot %s: --virtual-stages %lld: figures are drawn without a pipeline, so without interleaving "
+                    "(valid: leave it out; ulysim --pp P --virtual-stages V plans with one)", fig->name,
+                    (long long)a->pin_vpp);
+        else
+            sim_err("plot %s: --num-layers-per-virtual-pipeline-stage %lld: figures are drawn without a pipeline, so "
+                    "without interleaving (valid: leave it out; ulysim --pp P --virtual-stages V plans with one)",
+                    fig->name, (long long)a->layers_per_vstage);
+        rc = SIM_EXIT_USAGE;
+        goto done;
+    }
     if (!fig->gpus_list && a->n_gpus != 1) {
         sim_err("plot %s: --gpus takes one GPU count here, got %d values (valid: %s)", fig->name, a->n_gpus, fig->x_what);
         rc = SIM_EXIT_USAGE;

@@ -1,5 +1,6 @@
-/* cmd_reproduce.c: `ulysim reproduce ulysses|rsa|all`: re-creates the
- * experiments of the two seed papers from the presets and prints what the
+/* cmd_reproduce.c: `ulysim reproduce ulysses|rsa|korthikanti|all`: re-creates
+ * the experiments of the two seed papers (and Korthikanti et al.'s Table 5)
+ * from the presets and prints what the
  * model predicts beside what the papers published, with the error and the
  * acceptance check each number is held to.
  *
@@ -40,9 +41,9 @@ static void usage(FILE *f)
             "usage: ulysim reproduce [ulysses|rsa|korthikanti|all] [--format table|csv|json] [-o DIR]\n"
             "                        [--ulysses-cluster NAME|FILE] [--rsa-cluster NAME|FILE]\n"
             "\n"
-            "Re-creates the experiments of the two seed papers from the presets and prints\n"
-            "the model's prediction beside the published number, with the error and the\n"
-            "tolerance each is held to:\n"
+            "Re-creates the experiments of the two seed papers, and a table of Megatron-LM\n"
+            "runs, from the presets and prints the model's prediction beside the published\n"
+            "number, with the error and the tolerance each is held to:\n"
             "  ulysses  DeepSpeed-Ulysses (arXiv 2309.14509): Tables 2-3 (GPT-7B iteration\n"
             "           time, TFLOP/s per GPU on A100 40GB) and the headline claims\n"
             "  rsa      Sequence Parallelism / RSA (arXiv 2105.13120): Table 4 weak scaling\n"
@@ -69,8 +70,9 @@ static void usage(FILE *f)
             "                 or on PATH)\n"
             "  -h, --help     this help\n"
             "\n"
-            "Presets: gpt-7b, gpt-30b, gpt-1.2b, bert-base; dgx-a100-40g, piz-daint-p100\n"
-            "(their sources say where each number comes from). Published numbers:\n"
+            "Presets: gpt-7b, gpt-30b, gpt-1.2b, bert-base; dgx-a100-40g, piz-daint-p100,\n"
+            "dgx-a100-80g (korthikanti: the models are the runs file's own shapes); their\n"
+            "sources say where each number comes from. Published numbers:\n"
             "traces/published/. Exit status: 0 (the report printed, whether or not the\n"
             "numbers agree), 2 bad usage, 1 internal failure or a plot that could not be made.\n");
 }

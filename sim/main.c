@@ -12,6 +12,12 @@
 #include "out_file.h"
 #include "par.h"
 
+/* -V, --version: one line, for every command */
+static void version_print(void)
+{
+    printf("ulysim %s (libulysim %s, %s build)\n", ULY_VERSION, ULY_VERSION, sim_par_kind());
+}
+
 /* The planning commands that run on a resolved context, by sim_cmd. */
 static int (*const planning[])(const sim_ctx *c) = {
     [SIM_CMD_PLAN] = sim_cmd_plan,
@@ -41,8 +47,7 @@ static int run(int argc, char **argv)
         goto out;
     }
     if (a->version) {
-        if (sim_par_rank() == 0)
-            printf("ulysim %s (libulysim %s, %s build)\n", ULY_VERSION, ULY_VERSION, sim_par_kind());
+        if (sim_par_rank() == 0) version_print();
         goto out;
     }
     if (a->cmd == SIM_CMD_PRESETS) { /* no model or cluster to resolve */
@@ -68,7 +73,10 @@ int main(int argc, char **argv)
     /* commands with arguments of their own run without MPI */
     const sim_command *cmd = argc > 1 ? sim_command_find(argv[1]) : NULL;
     if (cmd) {
-        int rc = cmd->run(argc - 1, argv + 1);
+        /* `ulysim COMMAND -V` as the planning commands take it */
+        const int version = argc == 3 && (!strcmp(argv[2], "-V") || !strcmp(argv[2], "--version"));
+        if (version) version_print();
+        int rc = version ? 0 : cmd->run(argc - 1, argv + 1);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "ulysim: cannot write the output: %s\n", strerror(errno));
             rc = SIM_EXIT_INTERNAL;

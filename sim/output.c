@@ -180,7 +180,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch < 0)
         k += snprintf(buf + k, n - (size_t)k, "; no ZeRO-3 prefetch");
     else if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)
-        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layers", (long long)uly_zero_prefetch_layers(w));
+        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 prefetch %lld layer%s", (long long)uly_zero_prefetch_layers(w),
+                      sim_plural_s(uly_zero_prefetch_layers(w)));
     if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
         k += snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
     if (k > 0 && (size_t)k < n && w->overlap_grad_reduce)

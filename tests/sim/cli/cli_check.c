@@ -232,6 +232,22 @@ static int check_help(char *ulysim)
     char *argv2[] = {ulysim, (char *)"--version", NULL};
     if (run_cmd(argv2, TIMEOUT_S, &o) != 0) return 1;
     if (o.rc != 0 || strncmp(o.out, "ulysim ", 7) != 0 || count_lines(o.out) != 1) { show("FAIL: --version", &o); bad = 1; }
+    /* every command takes -V and --version alone, printing the same line */
+    static const char *const cmds[] = {"plan", "max-seq", "min-gpus", "sweep", "presets", "plot", "validate",
+                                       "trace", "calibrate", "runs", "reproduce"};
+    for (size_t i = 0; o.out && i < sizeof cmds / sizeof cmds[0]; i++)
+        for (int k = 0; k < 2; k++) {
+            char *argv3[] = {ulysim, (char *)cmds[i], (char *)(k ? "--version" : "-V"), NULL};
+            run_out v;
+            if (run_cmd(argv3, TIMEOUT_S, &v) != 0) return 1;
+            if (v.rc != 0 || !v.out || strcmp(v.out, o.out) != 0) {
+                fprintf(stderr, "FAIL: ulysim %s %s: want exit 0 and \"%.*s\"\n", cmds[i], argv3[2],
+                        (int)strcspn(o.out, "\n"), o.out);
+                show("  got", &v);
+                bad = 1;
+            }
+            run_free(&v);
+        }
     run_free(&o);
     return bad;
 }
