@@ -15,27 +15,6 @@
 #include "plot_gnuplot.h"
 #include "repro.h"
 
-/* Writes path through out_file (a temporary renamed when complete); fn
- * fills the file. */
-static int write_file(const char *path, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
-{
-    out_file f;
-    char why[4400];
-    int rc = out_file_open(&f, path, OUT_FILE_STREAM, why, sizeof why);
-    if (rc) {
-        sim_err("reproduce: %s", why);
-        return rc;
-    }
-    if (fn(c, f.fp)) {
-        out_file_discard(&f);
-        sim_err("reproduce: cannot write %s", path);
-        return 1;
-    }
-    rc = out_file_commit(&f, "", why, sizeof why);
-    if (rc) sim_err("reproduce: %s", why);
-    return rc;
-}
-
 /* One data line: the quoted label, then the numbers (NaN: none), then,
  * when why is given, the missing bar's slot offset and why it is missing. */
 static void dat_line(FILE *f, const char *label, const double *v, int n, double why_x, const char *why)
@@ -141,41 +120,66 @@ static int dat_claims(const rp_ctx *c, FILE *f)
     return ferror(f) ? 1 : 0;
 }
 
+/* The data and its image, as a pair: the data goes to a temporary that
+ * gnuplot reads, and both are renamed into place only once the image is
+ * whole, so a failed rendering leaves an earlier pair as it was rather
+ * than new data beside an old image. */
 static int render(const char *dir, const char *name, int (*fn)(const rp_ctx *, FILE *), const rp_ctx *c)
 {
     char dat[4200], png[4200], script[4200], vars[9000];
     snprintf(dat, sizeof dat, "%s/%s.dat", dir, name);
     snprintf(png, sizeof png, "%s/%s.png", dir, name);
-    if (write_file(dat, fn, c)) return 1;
     if (sim_gnuplot_script_find(NULL, name, script, sizeof script)) {
         char dirs[9000];
         sim_gnuplot_script_dirs(dirs, sizeof dirs);
-        sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s); the data is in %s", name, dirs,
-                dat);
+        sim_err("reproduce: no gnuplot script %s.gp (looked in $ULYSIM_PLOTS, %s); %s and %s not written", name, dirs,
+                dat, png);
         return 1;
     }
-    /* gnuplot writes a temporary, renamed once whole: never half an image
-     * under the final name */
-    out_file img;
+    out_file data, img;
     char why[4400];
-    int rc = out_file_open(&img, png, OUT_FILE_BY_NAME, why, sizeof why);
+    int rc = out_file_open(&data, dat, OUT_FILE_STREAM, why, sizeof why);
     if (rc) {
         sim_err("reproduce: %s", why);
         return rc;
     }
+    if (fn(c, data.fp) || fflush(data.fp) != 0) {
+        out_file_discard(&data);
+        sim_err("reproduce: cannot write %s: %s", dat, strerror(errno));
+        return 1;
+    }
+    rc = out_file_open(&img, png, OUT_FILE_BY_NAME, why, sizeof why);
+    if (rc) {
+        out_file_discard(&data);
+        sim_err("reproduce: %s", why);
+        return rc;
+    }
+    /* gnuplot reads the data's temporary (or the path, written in place)
+     * and writes the image's temporary: never half an image under the
+     * final name */
     vars[0] = 0;
-    if (sim_gnuplot_assign(vars, sizeof vars, "datafile", dat) || sim_gnuplot_assign(vars, sizeof vars, "outfile", img.tmp)) {
+    if (sim_gnuplot_assign(vars, sizeof vars, "datafile", data.tmp[0] ? data.tmp : dat) ||
+        sim_gnuplot_assign(vars, sizeof vars, "outfile", img.tmp)) {
         out_file_discard(&img);
+        out_file_discard(&data);
         sim_err("reproduce: path too long: %s", dat);
         return 1;
     }
     if (sim_gnuplot_run("reproduce", vars, script)) {
         out_file_discard(&img);
+        out_file_discard(&data);
+        sim_err("reproduce: %s and %s not written (any earlier pair is left as it was)", dat, png);
         return 1;
     }
     if (!sim_image_whole(img.tmp, "png")) {
         out_file_discard(&img);
-        sim_err("reproduce: gnuplot wrote no whole %s (a full disk?); the data is in %s", png, dat);
+        out_file_discard(&data);
+        sim_err("reproduce: gnuplot wrote no whole %s (a full disk?); %s not written either", png, dat);
+        return 1;
+    }
+    if (out_file_commit(&data, "", why, sizeof why)) {
+        out_file_discard(&img);
+        sim_err("reproduce: %s", why);
         return 1;
     }
     if (out_file_commit(&img, "", why, sizeof why)) {
