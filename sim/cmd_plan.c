@@ -207,14 +207,20 @@ static int print_table(const sim_ctx *c, const sim_summary *rows, int nrows, int
             uly_topo_name(cl->topo));
     {
         const sim_args *a = c->a;
-        char wi[240] = "";
-        if (a->nic_bw_Bps > 0) snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; NIC %.4g GB/s", a->nic_bw_Bps / 1e9);
-        if (a->intra_bw_Bps > 0)
-            snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; in-node %.4g GB/s", a->intra_bw_Bps / 1e9);
-        if (a->gpus_per_node > 0)
-            snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; %lld GPUs per node", (long long)a->gpus_per_node);
-        if (a->oversub > 0) snprintf(wi + strlen(wi), sizeof wi - strlen(wi), "; oversubscription %g", a->oversub);
-        if (wi[0]) fprintf(f, "#           what-if, changed from the preset: %s\n", wi + 2);
+        /* [0]: changed from the preset; [1]: what-if flags that restate it */
+        char wi[2][240] = {"", ""};
+#define WI(bit, ...)                                                                                                   \
+    do {                                                                                                               \
+        char *w_ = wi[(c->whatif_same & (bit)) != 0];                                                                  \
+        snprintf(w_ + strlen(w_), sizeof wi[0] - strlen(w_), __VA_ARGS__);                                            \
+    } while (0)
+        if (a->nic_bw_Bps > 0) WI(SIM_WHATIF_NIC, "; NIC %.4g GB/s", a->nic_bw_Bps / 1e9);
+        if (a->intra_bw_Bps > 0) WI(SIM_WHATIF_INTRA, "; in-node %.4g GB/s", a->intra_bw_Bps / 1e9);
+        if (a->gpus_per_node > 0) WI(SIM_WHATIF_GPN, "; %lld GPUs per node", (long long)a->gpus_per_node);
+        if (a->oversub > 0) WI(SIM_WHATIF_OVERSUB, "; oversubscription %g", a->oversub);
+#undef WI
+        if (wi[0][0]) fprintf(f, "#           what-if, changed from the preset: %s\n", wi[0] + 2);
+        if (wi[1][0]) fprintf(f, "#           what-if flags equal to the preset's values (nothing changed): %s\n", wi[1] + 2);
     }
     if (c->preset_nodes)
         fprintf(f, "#           (the preset has %lld node%s; nodes of the same kind were added for %lld GPUs)\n",

@@ -113,6 +113,11 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return load_fail(why, n, "--cluster", a->cluster, lib, cant);
     /* what-if: the preset with its links or node size changed */
     uly_cluster *cl = &c->cluster;
+    /* a what-if that restates the preset changes nothing: the plan says so */
+    c->whatif_same = (a->nic_bw_Bps > 0 && a->nic_bw_Bps == cl->nic_bw_Bps ? SIM_WHATIF_NIC : 0) |
+                     (a->intra_bw_Bps > 0 && a->intra_bw_Bps == cl->intra_bw_Bps ? SIM_WHATIF_INTRA : 0) |
+                     (a->gpus_per_node > 0 && a->gpus_per_node == cl->gpus_per_node ? SIM_WHATIF_GPN : 0) |
+                     (a->oversub > 0 && a->oversub == cl->oversub ? SIM_WHATIF_OVERSUB : 0);
     if (a->nic_bw_Bps > 0) cl->nic_bw_Bps = a->nic_bw_Bps;
     if (a->intra_bw_Bps > 0) cl->intra_bw_Bps = a->intra_bw_Bps;
     if (a->oversub > 0) {

@@ -12,6 +12,9 @@
 #include "args.h"
 #include "ulysim.h"
 
+/* the what-if flags, as bits of sim_ctx.whatif_same */
+enum { SIM_WHATIF_NIC = 1, SIM_WHATIF_INTRA = 2, SIM_WHATIF_GPN = 4, SIM_WHATIF_OVERSUB = 8 };
+
 typedef struct sim_ctx {
     const sim_args *a;
     uly_model model;
@@ -23,6 +26,7 @@ typedef struct sim_ctx {
     int strat_explicit;      /* --strategy given */
     int pinned;              /* any of --ulysses/--ring/--tp/--pp given */
     int64_t preset_nodes;    /* the preset's node count, when --gpus needed more */
+    unsigned whatif_same;    /* SIM_WHATIF_* bits: what-if flags that equal the preset's value */
     /* GPU counts: --gpus, else 8; min-gpus: the upper bound, else the
      * cluster's GPUs. plan and max-seq take one, a whole number of nodes
      * that the pinned degrees divide. */
