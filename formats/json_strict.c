@@ -290,6 +290,52 @@ static int is_hex(char ch)
 
 static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
+size_t js_number_bad(const char *s, size_t n, size_t *tok_len)
+{
+    for (size_t i = 0; i < n;) {
+        const char ch = s[i];
+        if (ch == '"') { /* a string: skipped, escapes and all */
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\') i++;
+            i++;
+            continue;
+        }
+        if (ch != '-' && !is_digit(ch)) {
+            i++;
+            continue;
+        }
+        /* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? and no
+         * number character right after it */
+        const size_t st = i;
+        int ok = 1;
+        if (s[i] == '-') i++;
+        if (i < n && s[i] == '0') i++;
+        else if (i < n && is_digit(s[i])) while (i < n && is_digit(s[i])) i++;
+        else ok = 0;
+        if (ok && i < n && s[i] == '.') {
+            i++;
+            if (i >= n || !is_digit(s[i])) ok = 0;
+            while (i < n && is_digit(s[i])) i++;
+        }
+        if (ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
+            i++;
+            if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+            if (i >= n || !is_digit(s[i])) ok = 0;
+            while (i < n && is_digit(s[i])) i++;
+        }
+        if (ok && i < n && (is_digit(s[i]) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' || s[i] == '-'))
+            ok = 0;
+        if (!ok) {
+            size_t k = st;
+            while (k < n && strchr("0123456789+-.eE", s[k]) && s[k]) k++;
+            if (tok_len) *tok_len = k - st;
+            return st;
+        }
+    }
+    if (tok_len) *tok_len = 0;
+    return n;
+}
+
 /* Depth, number grammar and string contents, before cJSON sees the text. */
 static int prescan(js_doc *d, const char *s, size_t n)
 {

@@ -67,6 +67,14 @@ __attribute__((format(printf, 2, 3))) int js_doc_fail(js_doc *d, const char *fmt
  * the first bad byte, or len when all are good. */
 size_t js_utf8_bad(const char *text, size_t len);
 
+/* Where the first number of a JSON text (outside strings) that is not
+ * JSON's number grammar starts ("05", "1.", "-.5", "1e"): its offset, or
+ * len when every number is good; *tok_len (when not NULL) gets the length
+ * of the bad token. cJSON alone reads "05" as 5 and "1." as 1. For text
+ * cJSON has already parsed whole (a trace line): its other gates are
+ * cJSON's. */
+size_t js_number_bad(const char *text, size_t len, size_t *tok_len);
+
 /* Whether an object inside v (v itself included) repeats a key: 1 with its
  * path ("gpu.hbm_gib", "traceEvents[3].args.x", below prefix) in path,
  * else 0. cJSON keeps both and its lookups find the first. */

@@ -5,6 +5,7 @@
  * Lines may carry a launcher's prefix ("0: ", a timestamp): every pattern is
  * found inside the line, never anchored at its start. */
 #include "megatron_log.h"
+#include "runs_read.h"
 #include "text_file.h"
 
 #include <errno.h>
@@ -385,6 +386,11 @@ static int report_line(mlog_run *r, const char *s, int64_t it, int64_t total, in
         return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a positive number: %s (valid: "
                             "milliseconds, e.g. 4012.5)", (long long)it, TIME, bad);
     }
+    /* the row's step_s floor (runs_read.h: no step is shorter than a
+     * microsecond), in the log's milliseconds */
+    if (ms < RUNS_MIN_STEP_S * 1e3)
+        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' %g: below any step's time (valid: milliseconds "
+                            "of at least %g, e.g. 4012.5)", (long long)it, TIME, ms, RUNS_MIN_STEP_S * 1e3);
     if (last_unterminated)
         return text_fail_at(why, n, shown, line, "iteration %lld: the last line has no newline (the log is cut short)",
                     (long long)it);
@@ -392,6 +398,9 @@ static int report_line(mlog_run *r, const char *s, int64_t it, int64_t total, in
     if (st == 2)
         return text_fail_at(why, n, shown, line, "iteration %lld: '%s' is not a number: %s (valid: TFLOP/s, e.g. "
                             "135.2)", (long long)it, TPUT, bad);
+    if (st == 0 && tf < RUNS_MIN_TFLOPS) /* runs_read.h: no processor that trains a model is that slow */
+        return text_fail_at(why, n, shown, line, "iteration %lld: '%s' %g: below any GPU's throughput (valid: "
+                            "TFLOP/s of at least %g, e.g. 135.2)", (long long)it, TPUT, tf, RUNS_MIN_TFLOPS);
     r->last_iteration = it;
     r->last_iteration_line = line;
     if (!r->train_iters) {
@@ -420,6 +429,11 @@ static int memory_line(mlog_run *r, const char *s, const char *shown, int line, 
     if (st == 2)
         return text_fail_at(why, n, shown, line, "memory report: '%s' is not a number: %s (valid: MB, e.g. 61440.0)",
                             label, bad);
+    /* 0: nothing reserved yet, no peak; above 0, the row's mem_gib floor
+     * (runs_read.h: the allocator reserves 2 MiB blocks) */
+    if (x > 0 && x < RUNS_MIN_MEM_GIB * 1024)
+        return text_fail_at(why, n, shown, line, "memory report: '%s' %g: below any GPU process's memory (valid: 0, "
+                            "or MB of at least %g, e.g. 61440.0)", label, x, RUNS_MIN_MEM_GIB * 1024);
     if (x > r->mem_peak_mb) {
         r->mem_peak_mb = x;
         r->mem_line = line;

@@ -12,6 +12,25 @@
 #define RUNS_MAX_COLS 128
 #define RUNS_MAX_ROWS 100000
 
+/* The measured quantities a row may hold, in their valid ranges (docs/runs.md),
+ * shared with the Megatron-LM log reader that writes rows. The floors are
+ * physical: below them a number measured nothing, and predicted / measured
+ * would overflow to inf (1e-320 is a positive double).
+ *   step_s: a step launches kernels and collectives, and one launch alone
+ *     takes microseconds (any timer ticks in 1 ns or coarser): >= 1 us;
+ *   tokens_per_s: a run slower than one token in 1e6 s (11.6 days) trained
+ *     nothing measurable: >= 1e-6;
+ *   tflops_per_gpu: any processor that trains a model does more than 1
+ *     MFLOP/s: >= 1e-6 TFLOP/s;
+ *   mem_gib: a GPU process holds its CUDA context (hundreds of MiB), and
+ *     PyTorch's caching allocator reserves blocks of 2 MiB: >= 1 MiB.
+ * Every quantity is below RUNS_MAX_VALUE (sums and products stay finite). */
+#define RUNS_MIN_STEP_S 1e-6
+#define RUNS_MIN_TOKENS_PER_S 1e-6
+#define RUNS_MIN_TFLOPS 1e-6
+#define RUNS_MIN_MEM_GIB (1.0 / 1024)
+#define RUNS_MAX_VALUE 1e30
+
 typedef struct runs_table {
     int n_cols;
     char **cols;   /* column names, in order (JSON Lines: keys in order of first appearance) */

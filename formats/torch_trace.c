@@ -126,13 +126,60 @@ static tt_step *step_at(tt_trace *t, double ts)
     return NULL;
 }
 
-/* The ProfilerStep#N windows, GPU-side ones when there are any. */
+/* A step annotation as read: its number, window, event index and (GPU
+ * annotations) the stream it is on, as text. */
+typedef struct ann {
+    int64_t number;
+    double ts, end;
+    int event;
+    char tid[40];
+} ann;
+
+static int cmp_ann(const void *a, const void *b)
+{
+    const ann *x = a, *y = b;
+    if (x->number != y->number) return (x->number > y->number) - (x->number < y->number);
+    const int t = strcmp(x->tid, y->tid);
+    if (t) return t;
+    return (x->event > y->event) - (x->event < y->event);
+}
+
+#define TT_MAX_STEP_NUMBER 2147483647LL /* torch.profiler counts steps from 0 in an int */
+#define TT_MAX_GPU_ANN (16 * TT_MAX_STEPS) /* a GPU annotation per step and stream */
+
+/* N of "ProfilerStep#N": decimal digits only (strtoll alone takes " 3",
+ * "+3", "-3" and clamps 99999999999999999999999 to 2^63-1), in
+ * 0..TT_MAX_STEP_NUMBER. 0, or -1. */
+static int step_number(const char *s, int64_t *out)
+{
+    const size_t k = strspn(s, "0123456789");
+    if (k == 0 || s[k] || k > 10) return -1;
+    const long long v = strtoll(s, NULL, 10);
+    if (v > TT_MAX_STEP_NUMBER) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The ProfilerStep#N windows, GPU-side ones when there are any.
+ *   - N is a whole number in 0..2147483647 (torch.profiler counts prof.step()
+ *     calls from 0);
+ *   - one CPU annotation per step: prof.step() records each step once, so a
+ *     second ProfilerStep#N is a copy, which would count as another step;
+ *   - the GPU annotations (gpu_user_annotation) come one per step and CUDA
+ *     stream (the kernels of a step on each stream): those of one step are
+ *     its window together (from the first start to the last end), one per
+ *     stream;
+ *   - the windows, one per step, do not overlap: a kernel is in at most one
+ *     step (touching windows are fine). */
 static int read_steps(const cJSON *events, tt_trace *t, js_doc *d)
 {
-    int n_cpu = 0, idx = -1;
-    tt_step *gpu_list = t->steps;
-    tt_step *cpu_list = malloc(sizeof(tt_step) * TT_MAX_STEPS);
-    if (!cpu_list) return 1;
+    int n_cpu = 0, n_gpu = 0, idx = -1, rc = 0;
+    ann *cpu = malloc(sizeof(ann) * TT_MAX_STEPS), *gpu = malloc(sizeof(ann) * TT_MAX_GPU_ANN);
+    if (!cpu || !gpu) {
+        free(cpu);
+        free(gpu);
+        return 1;
+    }
     const cJSON *e;
     cJSON_ArrayForEach(e, events)
     {
@@ -140,38 +187,97 @@ static int read_steps(const cJSON *events, tt_trace *t, js_doc *d)
         const char *name = str_of(e, "name"), *cat = str_of(e, "cat");
         if (!name || strncmp(name, "ProfilerStep#", 13)) continue;
         const double ts = num_of(e, "ts"), dur = num_of(e, "dur");
-        char *end;
-        const long long number = strtoll(name + 13, &end, 10);
-        if (isnan(ts) || isnan(dur) || *end || end == name + 13) {
-            free(cpu_list);
-            return js_doc_fail(d, "event %d (%s): a step annotation needs ProfilerStep#N with a ts and dur in "
-                               "0..1e15 us", idx, name);
+        int64_t number = 0;
+        if (isnan(ts) || isnan(dur) || !name[13]) {
+            rc = js_doc_fail(d, "event %d (%.40s): a step annotation needs ProfilerStep#N with a ts and dur in "
+                                "0..1e15 us", idx, name);
+            goto out;
         }
-        const int gpu = cat && !strcmp(cat, "gpu_user_annotation");
-        tt_step *s = gpu ? (t->n_steps < TT_MAX_STEPS ? &gpu_list[t->n_steps++] : NULL)
-                         : (n_cpu < TT_MAX_STEPS ? &cpu_list[n_cpu++] : NULL);
-        if (!s) { /* its kernels would count as outside every step */
-            free(cpu_list);
-            return js_doc_fail(d, "event %d (%s): more than %d %s step annotations (valid: a trace of at most %d "
-                                  "steps: profile fewer, e.g. with torch.profiler's schedule)",
-                               idx, name, TT_MAX_STEPS, gpu ? "GPU" : "CPU", TT_MAX_STEPS);
+        if (step_number(name + 13, &number)) {
+            rc = js_doc_fail(d, "event %d (%.40s): the step number is not a whole number in 0..%lld (valid: "
+                                "ProfilerStep#N, N as prof.step() counts the steps, from 0)",
+                             idx, name, TT_MAX_STEP_NUMBER);
+            goto out;
         }
+        const int is_gpu = cat && !strcmp(cat, "gpu_user_annotation");
+        const int cap = is_gpu ? TT_MAX_GPU_ANN : TT_MAX_STEPS;
+        if ((is_gpu ? n_gpu : n_cpu) >= cap) { /* its kernels would count as outside every step */
+            rc = js_doc_fail(d, "event %d (%.40s): more than %d %s step annotations (valid: a trace of at most %d "
+                                "steps: profile fewer, e.g. with torch.profiler's schedule)",
+                             idx, name, cap, is_gpu ? "GPU" : "CPU", TT_MAX_STEPS);
+            goto out;
+        }
+        ann *a = is_gpu ? &gpu[n_gpu++] : &cpu[n_cpu++];
+        memset(a, 0, sizeof *a);
+        a->number = number;
+        a->ts = ts;
+        a->end = ts + dur;
+        a->event = idx;
+        if (is_gpu) { /* the stream: tid, a number or a name */
+            const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+            if (cJSON_IsNumber(tid)) snprintf(a->tid, sizeof a->tid, "%.17g", tid->valuedouble);
+            else if (cJSON_IsString(tid)) snprintf(a->tid, sizeof a->tid, "s:%.36s", tid->valuestring);
+        }
+    }
+    t->gpu_windows = n_gpu > 0;
+    ann *list = t->gpu_windows ? gpu : cpu;
+    const int n_list = t->gpu_windows ? n_gpu : n_cpu;
+    if (n_list == 0) {
+        rc = js_doc_fail(d, "no ProfilerStep#N annotation (valid: a trace of torch.profiler with prof.step() "
+                            "called once per training step)");
+        goto out;
+    }
+    /* by number (and stream): a step twice, or a step's windows on its streams */
+    qsort(list, (size_t)n_list, sizeof *list, cmp_ann);
+    t->n_steps = 0;
+    for (int i = 0; i < n_list; i++) {
+        const ann *a = &list[i];
+        if (i > 0 && a->number == list[i - 1].number) {
+            if (!strcmp(a->tid, list[i - 1].tid)) {
+                rc = js_doc_fail(d, "event %d (ProfilerStep#%lld): step %lld is annotated twice%s%s (first at event "
+                                    "%d) (valid: %s)",
+                                 a->event, (long long)a->number, (long long)a->number,
+                                 t->gpu_windows ? " on GPU stream " : "", t->gpu_windows ? a->tid : "",
+                                 list[i - 1].event,
+                                 t->gpu_windows ? "one gpu_user_annotation per step and stream"
+                                                : "one ProfilerStep#N per step, as prof.step() records them");
+                goto out;
+            }
+            tt_step *s = &t->steps[t->n_steps - 1]; /* the same step on another stream: one window */
+            const double end = fmax(s->ts_us + s->dur_us, a->end);
+            s->ts_us = fmin(s->ts_us, a->ts);
+            s->dur_us = end - s->ts_us;
+            continue;
+        }
+        if (t->n_steps >= TT_MAX_STEPS) {
+            rc = js_doc_fail(d, "event %d (ProfilerStep#%lld): more than %d steps (valid: a trace of at most %d "
+                                "steps: profile fewer, e.g. with torch.profiler's schedule)",
+                             a->event, (long long)a->number, TT_MAX_STEPS, TT_MAX_STEPS);
+            goto out;
+        }
+        tt_step *s = &t->steps[t->n_steps++];
         memset(s, 0, sizeof *s);
-        s->number = number;
-        s->ts_us = ts;
-        s->dur_us = dur;
+        s->number = a->number;
+        s->ts_us = a->ts;
+        s->dur_us = a->end - a->ts;
+        s->event = a->event;
     }
-    t->gpu_windows = t->n_steps > 0;
-    if (!t->gpu_windows) {
-        memcpy(t->steps, cpu_list, sizeof(tt_step) * (size_t)n_cpu);
-        t->n_steps = n_cpu;
-    }
-    free(cpu_list);
-    if (t->n_steps == 0)
-        return js_doc_fail(d, "no ProfilerStep#N annotation (valid: a trace of torch.profiler with prof.step() "
-                              "called once per training step)");
     qsort(t->steps, (size_t)t->n_steps, sizeof t->steps[0], cmp_step);
-    return 0;
+    for (int i = 1; i < t->n_steps; i++) {
+        const tt_step *p = &t->steps[i - 1], *s = &t->steps[i];
+        if (s->ts_us < p->ts_us + p->dur_us) {
+            rc = js_doc_fail(d, "event %d (ProfilerStep#%lld): its %s window %.3f..%.3f us overlaps step %lld's "
+                                "%.3f..%.3f us (event %d) (valid: steps one after another, each window ending "
+                                "before the next starts: a kernel belongs to one step)",
+                             s->event, (long long)s->number, t->gpu_windows ? "GPU" : "CPU", s->ts_us,
+                             s->ts_us + s->dur_us, (long long)p->number, p->ts_us, p->ts_us + p->dur_us, p->event);
+            goto out;
+        }
+    }
+out:
+    free(cpu);
+    free(gpu);
+    return rc;
 }
 
 int tt_read(const char *text, size_t len, const char *shown, tt_trace *t, char *why, size_t n)
@@ -214,6 +320,14 @@ int tt_read(const char *text, size_t len, const char *shown, tt_trace *t, char *
         const double ts = num_of(e, "ts"), dur = num_of(e, "dur");
         if (!name || isnan(ts) || isnan(dur)) {
             rc = js_doc_fail(&d, "event %d: a kernel needs a name and a ts and dur in 0..1e15 us", idx);
+            goto out;
+        }
+        /* CUPTI times kernels in ns, which the exporter writes as us with
+         * three decimals: a duration above 0 is at least 0.001 us (smaller,
+         * the per-step sums validate divides by are no measurement) */
+        if (dur > 0 && dur < TT_MIN_DUR_US) {
+            rc = js_doc_fail(&d, "event %d (%.40s): a kernel's dur %g us is above 0 but below CUPTI's 1 ns "
+                                 "resolution (valid: 0, or at least %g us)", idx, name, dur, TT_MIN_DUR_US);
             goto out;
         }
         const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");

@@ -36,13 +36,15 @@ const char *tt_cat_name(tt_cat c);
 tt_cat tt_classify(const char *name, const char *collective);
 
 typedef struct tt_step {
-    int64_t number;              /* N of ProfilerStep#N */
+    int64_t number;              /* N of ProfilerStep#N, 0..2147483647 */
+    int event;                   /* its annotation's index in traceEvents (the first, on several streams) */
     double ts_us, dur_us;        /* the step's window */
     int kernels;
     double cat_us[TT_CAT_COUNT]; /* summed kernel time per category */
 } tt_step;
 
 #define TT_MAX_STEPS 1024
+#define TT_MIN_DUR_US 1e-3 /* a kernel's dur: 0, or at least CUPTI's 1 ns */
 
 typedef struct tt_trace {
     int n_steps;
@@ -55,8 +57,11 @@ typedef struct tt_trace {
 
 /* Reads the trace text (len bytes, NUL-terminated). Returns 0, or 2 with a
  * reason (not JSON, no traceEvents array, a kernel without a name or a
- * finite non-negative ts and dur, no ProfilerStep#N annotation, no GPU
- * kernel), or 1 when out of memory. */
+ * finite non-negative ts and dur, a kernel dur above 0 but below
+ * TT_MIN_DUR_US, no ProfilerStep#N annotation, a step number that is not
+ * a whole number in 0..2147483647, a step annotated twice (on the GPU: twice
+ * on one stream; its annotations on several streams are one window), step
+ * windows that overlap, no GPU kernel), or 1 when out of memory. */
 int tt_read(const char *text, size_t len, const char *shown, tt_trace *out, char *why, size_t why_len);
 
 #endif

@@ -159,6 +159,15 @@ static int compare_header_plan(rd *r, const cJSON *pl, const uly_plan *p)
     if (n != p->n_ops)
         return fail(r, 1, "header plan has %d ops; libulysim rebuilds %d from the header's model, workload, layout and cluster",
                     n, p->n_ops);
+    /* the count beside the list (traces/FORMAT.md: plan.n_ops): one that
+     * disagrees with it is a header edited or cut, whichever it was */
+    const cJSON *nj = get(pl, "n_ops");
+    if (nj && (!js_is_int_in(nj, 0, ULY_PLAN_MAX_OPS) || nj->valuedouble != n)) {
+        char said[64];
+        js_describe(nj, said, sizeof said);
+        return fail(r, 1, "header plan.n_ops = %s, but plan.ops has %d ops (valid: n_ops = the length of plan.ops)",
+                    said, n);
+    }
     int i = 0;
     for (const cJSON *o = ops->child; o; o = o->next, i++) {
         const uly_op *q = &p->ops[i];

@@ -14,8 +14,24 @@
 #include "preset.h"
 #include "trace_internal.h"
 
-/* A time member (time_s, wait_s, transfer_s): {median, min, max}, finite,
- * >= 0, min <= median <= max. */
+/* A measured time in seconds: 0, or in [TRACE_MIN_TIME_S, TRACE_MAX_TIME_S]
+ * (trace_read.h says why the floor). 0 or 2 after the message naming the
+ * member (what: "time_s.median", after prefix: "" or "overlap line: "). */
+static int time_value(rd *r, const cJSON *y, const char *prefix, const char *what, double *out)
+{
+    if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > TRACE_MAX_TIME_S)
+        return fail(r, r->line, "%s\"%s\" must be a number of seconds in [0, %g]", prefix, what, TRACE_MAX_TIME_S);
+    const double v = y->valuedouble;
+    if (v > 0 && v < TRACE_MIN_TIME_S)
+        return fail(r, r->line, "%s\"%s\" = %g s: above 0 but below any clock's resolution, not a measured time "
+                                "(valid: 0, or seconds in [%g, %g])", prefix, what, v, TRACE_MIN_TIME_S,
+                    TRACE_MAX_TIME_S);
+    *out = v;
+    return 0;
+}
+
+/* A time member (time_s, wait_s, transfer_s): {median, min, max}, each a
+ * measured time (time_value), min <= median <= max. */
 static int get_stats(rd *r, const cJSON *o, const char *key, trace_time *t)
 {
     const cJSON *x = get(o, key);
@@ -23,10 +39,9 @@ static int get_stats(rd *r, const cJSON *o, const char *key, trace_time *t)
     double v[3];
     static const char *k[3] = {"median", "min", "max"};
     for (int i = 0; i < 3; i++) {
-        const cJSON *y = get(x, k[i]);
-        if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > 1e6)
-            return fail(r, r->line, "\"%s.%s\" must be a number of seconds in [0, 1e6]", key, k[i]);
-        v[i] = y->valuedouble;
+        char what[64];
+        snprintf(what, sizeof what, "%s.%s", key, k[i]);
+        if (time_value(r, get(x, k[i]), "", what, &v[i])) return 2;
     }
     if (v[1] > v[0] * (1 + 1e-9) + 1e-15 || v[0] > v[2] * (1 + 1e-9) + 1e-15)
         return fail(r, r->line, "\"%s\" must have min <= median <= max (%g, %g, %g)", key, v[1], v[0], v[2]);
@@ -162,6 +177,16 @@ static int parse_line(rd *r, char *s, size_t n, cJSON **out)
         cJSON_Delete(j);
         return fail(r, r->line, "not a JSON object: every line of a trace is one JSON object");
     }
+    /* cJSON reads "05" as 5 and "1." as 1: not JSON, so not a trace (a
+     * strict reader elsewhere would refuse the same file) */
+    size_t tok = 0;
+    const size_t badnum = js_number_bad(s, n, &tok);
+    if (badnum < n) {
+        cJSON_Delete(j);
+        return fail(r, r->line, "malformed number \"%.*s\" at column %zu (valid: a JSON number: no leading zero, "
+                                "digits after the point, e.g. 5, 0.5, 1e-3)",
+                    (int)(tok < 24 ? tok : 24), s + badnum, badnum + 1);
+    }
     char dup[300];
     if (js_dup_key(j, "", dup, sizeof dup)) { /* the reader would take the first and ignore the second */
         cJSON_Delete(j);
@@ -225,6 +250,26 @@ static int parse_op(rd *r, const cJSON *x, trace_run *run)
     if (run->version >= 2 && q->kind == ULY_OP_COMM) {
         if (get_stats(r, x, "wait_s", &o->wait) || get_stats(r, x, "transfer_s", &o->xfer)) return 2;
         o->has_split = 1;
+        /* both are parts of time_s, rep by rep on each rank (traces/FORMAT.md:
+         * "transfer_s = time - wait", the wait an MPI_Barrier inside the
+         * op's time), and a median, minimum or maximum of parts is at most
+         * the same statistic of the wholes: a part above its whole is no
+         * measurement (validate would count it in the step) */
+        static const char *const st[3] = {"median", "min", "max"};
+        static const char *const pk[2] = {"wait_s", "transfer_s"};
+        const trace_time *part[2] = {&o->wait, &o->xfer};
+        const double w3[3] = {o->t.median, o->t.min, o->t.max};
+        for (int p2 = 0; p2 < 2; p2++)
+            for (int i = 0; i < 3; i++) {
+                const double a3[3] = {part[p2]->median, part[p2]->min, part[p2]->max};
+                const double a = a3[i], w = w3[i];
+                if (a > w * (1 + 1e-9) + 1e-15)
+                    return fail(r, r->line, "op id %d (%s): %s.%s %g s exceeds time_s.%s %g s (valid: %s.%s <= "
+                                            "time_s.%s: %s is part of the op's time, transfer_s = time - wait, "
+                                            "traces/FORMAT.md)",
+                                id, uly_op_type_name(q->type), pk[p2], st[i], a, st[i], w, pk[p2], st[i], st[i],
+                                pk[p2]);
+            }
     }
     o->overlaps = -1;
     const char *ti = str_of(x, "time_is");
@@ -254,11 +299,18 @@ static int parse_overlap(rd *r, const cJSON *x, trace_run *run)
     double v[6];
     for (int i = 0; i < 6; i++) {
         const cJSON *y = get(x, k[i]);
-        const double hi = i < 2 ? 1 : 1e6;
-        if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > hi)
-            return fail(r, r->line, "overlap line: \"%s\" must be a number in [0, %g]", k[i], hi);
+        if (i >= 2) { /* the times: measured times, as an op's */
+            if (time_value(r, y, "overlap line: ", k[i], &v[i])) return 2;
+            continue;
+        }
+        if (!cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0 || y->valuedouble > 1)
+            return fail(r, r->line, "overlap line: \"%s\" must be a number in [0, 1]", k[i]);
         v[i] = y->valuedouble;
     }
+    /* the hop it measured: a hop of no bytes overlaps nothing, and its
+     * "overlap" would still go into a profile (calibrate) */
+    int64_t size;
+    if (get(x, "size_bytes") && get_int(r, x, "overlap line", "size_bytes", 1, INT64_C(1) << 50, &size)) return 2;
     run->has_overlap = 1;
     run->overlap = v[0];
     run->overlap_slowdown = v[1];
@@ -317,16 +369,45 @@ static int parse_point(rd *r, const cJSON *x, trace_run *run, int cap)
     return 0;
 }
 
+/* A summary boolean that may be absent: 0 (*v untouched when absent) or 2. */
+static int summary_bool(rd *r, const cJSON *o, const char *what, const char *k, int *v)
+{
+    const cJSON *b = get(o, k);
+    if (!b) return 0;
+    if (!cJSON_IsBool(b)) return fail(r, r->line, "summary \"%s\" must be true or false", what);
+    *v = cJSON_IsTrue(b);
+    return 0;
+}
+
 static int parse_summary(rd *r, const cJSON *x, trace_run *run)
 {
+    run->summary_line = r->line;
+    if (!cJSON_IsBool(get(x, "ok"))) return fail(r, r->line, "summary \"ok\" must be true or false");
     run->ok = cJSON_IsTrue(get(x, "ok"));
-    run->bytes_ok = get(x, "bytes_ok") ? cJSON_IsTrue(get(x, "bytes_ok")) : run->ok;
+    run->bytes_ok = run->check_ok = 1; /* absent: not said to have failed */
+    run->check_skipped = 0;
     const cJSON *ck = get(x, "check");
-    run->check_ok = ck ? cJSON_IsTrue(get(ck, "ok")) : 1;
-    run->check_skipped = ck ? cJSON_IsTrue(get(ck, "skipped")) : 0;
+    if (ck && !cJSON_IsObject(ck)) return fail(r, r->line, "summary \"check\" must be an object");
+    if (summary_bool(r, x, "bytes_ok", "bytes_ok", &run->bytes_ok) ||
+        (ck && (summary_bool(r, ck, "check.ok", "ok", &run->check_ok) ||
+                summary_bool(r, ck, "check.skipped", "skipped", &run->check_skipped))))
+        return 2;
+    /* traces/FORMAT.md: "ok is bytes_ok and check.ok" (a skipped check
+     * passes nothing and fails nothing): a summary that says otherwise
+     * contradicts itself, and which of its words is the run's is unknown */
+    const int want = run->bytes_ok && (run->check_skipped || run->check_ok);
+    if ((get(x, "bytes_ok") || (ck && get(ck, "ok"))) && run->ok != want)
+        return fail(r, r->line, "summary \"ok\" is %s but \"bytes_ok\" is %s and \"check\" %s (valid: ok = "
+                                "bytes_ok and check.ok, traces/FORMAT.md)",
+                    run->ok ? "true" : "false", run->bytes_ok ? "true" : "false",
+                    run->check_skipped ? "was skipped" : run->check_ok ? "passed" : "failed");
+    /* the op lines the run wrote (checked against them once the plan's
+     * own checks have named a missing line) */
+    if (run->kind == TRACE_PLAN && get(x, "ops") &&
+        get_int(r, x, "summary", "ops", 0, ULY_PLAN_MAX_OPS, &r->summary_ops))
+        return 2;
     const cJSON *w = get(x, "wall_s");
     run->wall_s = cJSON_IsNumber(w) ? w->valuedouble : 0;
-    if (!cJSON_IsBool(get(x, "ok"))) return fail(r, r->line, "summary \"ok\" must be true or false");
     return 0;
 }
 
@@ -337,7 +418,7 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
     memset(run, 0, sizeof *run);
     snprintf(run->path, sizeof run->path, "%s", path);
     if (why && why_len) why[0] = 0;
-    rd r = {.path = run->path, .why = why, .why_len = why_len, .line = 0};
+    rd r = {.path = run->path, .why = why, .why_len = why_len, .line = 0, .summary_ops = -1};
     char *text = NULL;
     size_t len = 0;
     int rc = read_file(&r, &text, &len);
@@ -430,10 +511,48 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
                             "(op lines come in execution order)", id, uly_op_type_name(run->plan.ops[id].type),
                             r.exec_order[k]);
             }
+        /* a summary that counts other op lines than the file has is not
+         * this file's: lines lost or added, by hand or by a tool */
+        if (r.summary_ops >= 0 && r.summary_ops != run->n_order)
+            return fail(&r, seen_summary, "summary \"ops\" = %lld, but the trace has %d op lines (valid: the number "
+                                          "of op lines, one per plan op)", (long long)r.summary_ops, run->n_order);
+        /* the measured step as validate works it out (sim/trace_join.c: per
+         * layer op, a transfer's transfer_s plus its wait_s, another op's
+         * time_s; the slowest rank's where the plan gives the ranks different
+         * work, else the median rank's): nothing timed, nothing to compare a
+         * prediction with; trace check says so as validate does */
+        double step = 0;
+        for (int k = 0; k < run->n_order; k++) {
+            const int id = run->order[k];
+            const uly_op *o = &run->plan.ops[id];
+            const trace_op *m = &run->ops[id];
+            if (o->per_model || o->per_step) continue;
+            const trace_time *mt = o->kind == ULY_OP_COMM ? &m->xfer : &m->t;
+            const int crit = o->crit_factor > 1.0 + 1e-9 && mt->max > 0;
+            step += crit ? mt->max : mt->median;
+            if (o->kind == ULY_OP_COMM) step += crit ? m->wait.max : m->wait.median;
+        }
+        if (!(step > 0))
+            return fail(&r, 0, "its layer ops' measured times add up to 0 s: nothing was timed, nothing to compare a "
+                               "prediction against (valid: the trace of a timed run)");
     } else if (run->n_points == 0) {
         return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
     }
     return 0;
+}
+
+int trace_require_passed(const trace_run *run, const char *use, char *why, size_t why_len)
+{
+    if (run->ok) return 0;
+    const int result = !run->check_skipped && !run->check_ok, bytes = !run->bytes_ok;
+    snprintf(why, why_len, "%s:%d: the summary says the run FAILED its checks (%s%s%s%s): the times of a wrong run "
+             "are no evidence for %s (valid: the trace of a run that passed its checks; ulysim trace check reads "
+             "this one)", run->path, run->summary_line, result ? "its result differs from the float64 reference" : "",
+             result && bytes ? "; " : "", bytes ? "its bytes differ from the plan" : "",
+             !result && !bytes ? "\"ok\": false" : "", use);
+    for (char *p = why; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = '?';
+    return 2;
 }
 
 void trace_free(trace_run *run)

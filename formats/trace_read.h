@@ -17,9 +17,20 @@
  *     collective, group or group size different from the plan's, a
  *     bytes_planned different from the plan's bytes, a plan op without a line,
  *     a line out of the header's harness.execution_order (when it has one);
- *   - times that are not finite, negative or not ordered min <= median <= max.
+ *   - times that are not finite, negative or not ordered min <= median <= max;
+ *     a time above 0 but below TRACE_MIN_TIME_S (no clock measures it); a
+ *     comm op's wait_s or transfer_s above its time_s (both are parts of it:
+ *     transfer_s = time - wait, traces/FORMAT.md);
+ *   - a plan trace whose layer ops' measured times add up to 0 s (nothing was
+ *     timed: no prediction can be compared with it);
+ *   - a number that is not JSON's grammar ("05", "1."), which cJSON reads;
+ *   - a header plan.n_ops or a summary "ops" other than the op count; a
+ *     summary whose "ok" is not bytes_ok and check.ok (or check.skipped).
  * The measured bytes_sent are data, not structure: a trace whose bytes differ
- * from the plan (a FILE.failed) is read, and validate reports the difference.
+ * from the plan is read, and validate reports the difference. A trace whose
+ * summary says the run failed its checks (a FILE.failed) is read too (trace
+ * check reports it); the commands that use its times refuse it with
+ * trace_require_passed.
  */
 #ifndef FORMATS_TRACE_READ_H
 #define FORMATS_TRACE_READ_H
@@ -34,6 +45,14 @@
 #define TRACE_MAX_BYTES (64L * 1024 * 1024) /* a plan trace is tens of KiB */
 #define TRACE_MAX_LINE (4L * 1024 * 1024)   /* the header: plan ops and the preset (at most 1 MiB) */
 #define TRACE_MAX_POINTS 4096               /* micro-benchmark lines */
+/* A measured time is 0 or at least this. The harness's clocks tick in 1 ns
+ * (clock_gettime behind MPI_Wtime; CUDA events in 0.5 us), so a difference
+ * of two readings is 0 or at least a tick, and a median of an even count of
+ * them (the mean of the middle two) at least half a tick: 0.5 ns. Below
+ * 0.1 ns no clock measured it, and its ratios (predicted / measured, bytes
+ * per second) would overflow to inf. */
+#define TRACE_MIN_TIME_S 1e-10
+#define TRACE_MAX_TIME_S 1e6
 
 typedef struct trace_time {
     double median, min, max;
@@ -104,6 +123,7 @@ typedef struct trace_run {
     double overlap, overlap_slowdown, overlap_transfer_s, overlap_compute_s;
 
     /* summary */
+    int summary_line;
     int ok, bytes_ok, check_ok, check_skipped;
     double wall_s;
 } trace_run;
@@ -113,6 +133,13 @@ typedef struct trace_run {
  * The run must be released with trace_free even on failure. */
 int trace_read(const char *path, trace_run *run, char *why, size_t why_len);
 void trace_free(trace_run *run);
+
+/* 0 when the run's summary says it passed its checks (ok); else 2 with
+ * "PATH:LINE: the summary says the run FAILED its checks (which): ..." in
+ * why: the times of a run whose result or bytes were wrong are not a
+ * measurement of the plan, for validate or calibrate. `use` says what they
+ * were wanted for ("validation", "calibration"). */
+int trace_require_passed(const trace_run *run, const char *use, char *why, size_t why_len);
 
 /* The cluster to price a run's plan on: the embedded preset (profile NULL) or
  * a profile (a preset name or a JSON file), with nodes and gpus_per_node of

@@ -180,6 +180,11 @@ static int read_traces(const char **files, int n, trace_kind kind, trace_run *ru
             sim_err_as("ulysim calibrate", "%s%s", flag, r == 2 ? why : "out of memory");
             return r;
         }
+        /* the times of a run whose result or bytes were wrong fit nothing */
+        if (trace_require_passed(&runs[f], "calibration", why, sizeof why)) {
+            sim_err_as("ulysim calibrate", "%s%s", flag, why);
+            return 2;
+        }
         if (runs[f].kind != kind) {
             if (kind == TRACE_MICROBENCH)
                 sim_err_as("ulysim calibrate", "%s:1: a plan trace, not a micro-benchmark; plan traces go after "
@@ -565,16 +570,22 @@ static void compute_print_ratios(const cal_compute *C)
         }
 }
 
-/* Reads the kernel runs and fits the compute. 0, or the exit status after a
- * message. */
-static int compute_run(const cal_args *a, const cal_links *L, cal_compute *C)
+/* Reads the kernel runs: before anything is printed, so that a bad one is
+ * the command's one line. 0, or the exit status after a message. */
+static int compute_read(const cal_args *a, cal_compute *C)
 {
     C->n_k = a->n_k;
     C->kr = calloc((size_t)(a->n_k ? a->n_k : 1), sizeof *C->kr);
     if (!C->kr) return 1;
     if (!a->n_k) return 0;
-    int rc = read_traces(a->k_files, a->n_k, TRACE_PLAN, C->kr, "--kernels ");
-    if (rc) return rc;
+    return read_traces(a->k_files, a->n_k, TRACE_PLAN, C->kr, "--kernels ");
+}
+
+/* Fits the compute of the kernel runs compute_read read. 0, or the exit
+ * status after a message. */
+static int compute_run(const cal_args *a, const cal_links *L, cal_compute *C)
+{
+    if (!a->n_k) return 0;
     int cap = 0;
     for (int f = 0; f < a->n_k; f++) {
         cap += C->kr[f].plan.n_ops;
@@ -631,7 +642,7 @@ int sim_cmd_calibrate(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if ((rc = links_read(&a, &bc, &L)) || (rc = links_fit(&bc, &L))) goto done;
+    if ((rc = links_read(&a, &bc, &L)) || (rc = compute_read(&a, &C)) || (rc = links_fit(&bc, &L))) goto done;
     links_print_fit(&L);
     links_print_points(&L);
     if ((rc = compute_run(&a, &L, &C))) goto done;

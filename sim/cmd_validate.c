@@ -71,13 +71,15 @@ static void usage(FILE *f)
             "  --max-run-error F fail when any run's absolute step-time error exceeds F (none: no limit)\n"
             "                    [default: none]\n"
             "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
-            "                    ranked (faster/slower) by the model as by the measurement [default: none]\n"
+            "                    ranked (faster/slower) by the model as by the measurement [default: none];\n"
+            "                    a pair whose steps tie (predicted or measured) orders nothing: not ranked\n"
             "  --format table|json   (default table)   --brief: no per-op lines in the table\n"
             "Options take their value as --opt VALUE or --opt=VALUE, each once (--cluster: once per profile).\n"
             "The step is one layer of one micro-batch, forward and backward, as the harness executed it: the\n"
             "sum of the per-layer ops' times (ring transfers: the exposed wait after the attention compute).\n"
             "Exit: 0 bytes equal and errors within the limits; 1 bytes differ or a limit is exceeded;\n"
-            "2 bad usage or a bad trace (a one-line reason naming the file and line).\n");
+            "2 bad usage or a bad trace (a one-line reason naming the file and line), a trace whose summary says\n"
+            "the run failed its checks (FILE.failed: a wrong run's times are no evidence) included.\n");
 }
 
 /* A limit: an error (a fraction of the measured time, 0.2 = 20%, in
@@ -114,24 +116,43 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* "usp u2 r2", "megatron-sp t4", "ring contiguous dp2": what tells the runs
- * of one size apart. A strategy with one sequence degree has it equal to
- * ranks / dp, so it goes unsaid; a hybrid's split between its Ulysses and
- * ring degrees is the layout's choice, and so is a TP degree: those are said. */
+#define LABEL_LEN 160 /* a layout label */
+
+/* "usp u2 r2 t1", "ring r1 t1 pp2", "megatron-sp t4", "ring r4 t1 contiguous
+ * dp2": what tells the runs of one size apart, and two different layouts
+ * never share one (the ranking pairs runs by it, and skips two runs of one
+ * label as repeats of one layout). Every degree the strategy has is said:
+ * with pp (or dp) the sequence degree is no longer ranks / dp; pp and dp
+ * when above 1, the group order when it is not the default (TP, Ulysses,
+ * ring, DP, innermost first). */
 static void layout_label(const trace_run *r, char *buf, size_t n)
 {
     const uly_layout *l = &r->layout;
     const uly_strategy *st = uly_strategy_get(l->strategy);
     size_t k = (size_t)snprintf(buf, n, "%s", st->name);
-    if (st->uses_ulysses && st->uses_ring && k < n)
-        k += (size_t)snprintf(buf + k, n - k, " u%lld r%lld", (long long)l->ulysses, (long long)l->ring);
+    if (st->uses_ulysses && k < n) k += (size_t)snprintf(buf + k, n - k, " u%lld", (long long)l->ulysses);
+    if (st->uses_ring && k < n) k += (size_t)snprintf(buf + k, n - k, " r%lld", (long long)l->ring);
     if (st->uses_tp && k < n) k += (size_t)snprintf(buf + k, n - k, " t%lld", (long long)l->tp);
+    if (l->pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " pp%lld", (long long)l->pp);
     /* a contiguous causal split is another layout of the same strategy (the
      * last rank does 2r-1 times the first's attention): ranked on its own */
     if (st->uses_ring && r->workload.causal && r->workload.split == ULY_SPLIT_CONTIGUOUS && l->ring > 1 && k < n)
         k += (size_t)snprintf(buf + k, n - k, " contiguous");
-    if (l->dp > 1 && k < n) snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
+    if (l->dp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
+    uly_layout d;
+    uly_layout_init(&d, l->strategy, l->ulysses, l->ring, l->tp, l->dp);
+    if (memcmp(d.order, l->order, sizeof d.order) && k < n) {
+        k += (size_t)snprintf(buf + k, n - k, " order");
+        for (int i = 0; i < 4 && k < n; i++)
+            k += (size_t)snprintf(buf + k, n - k, "%c%s", i ? ',' : '=', uly_group_name(l->order[i]));
+    }
 }
+
+/* Two step times the ranking cannot tell apart: equal to 1 part in 1e9 (the
+ * model's own rounding; a measured tie is two equal numbers). A tie orders
+ * nothing, so it is neither an agreement nor a disagreement: such a pair is
+ * not ranked, and is counted apart as a tie. */
+static int same_time(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
 
 /* Runs compared for the ranking: same model shape, workload, rank count and
  * threads; differ only in the strategy or its degrees. */
@@ -149,6 +170,7 @@ static int same_size(const trace_run *a, const trace_run *b)
 typedef struct pair_res {
     int a, b;
     int agree;
+    int tie; /* predicted or measured steps equal (same_time): not ranked */
 } pair_res;
 
 /* A flag of the plan command that takes no value (--causal, --help): what
@@ -334,6 +356,13 @@ int sim_cmd_validate(int argc, char **argv)
             rc = 2;
             goto done;
         }
+        /* a FILE.failed: the times of a run whose result or bytes were wrong
+         * are not a measurement of the plan (trace check reports it too) */
+        if (trace_require_passed(&runs[f], "validation", why, sizeof why)) {
+            sim_err_as("ulysim validate", "%s", why);
+            rc = 2;
+            goto done;
+        }
         const char *p = NULL;
         if (n_prof == 1) p = profiles[0];
         else if (n_prof > 1) {
@@ -406,7 +435,9 @@ int sim_cmd_validate(int argc, char **argv)
     for (int f = 0; f < n_files; f++)
         for (int k = 0; k < joins[f].n; k++) {
             const trace_jop *x = &joins[f].ops[k];
-            if (!x->layer) continue;
+            /* an op without an error (measured 0 s, or a hidden transfer
+             * too small to judge: '-' in its row) is not ranked worst at +0% */
+            if (!x->layer || !isfinite(x->err)) continue;
             double d = fabs(x->pred_s - x->meas_s);
             int pos = n_worst < N_WORST ? n_worst++ : N_WORST;
             if (pos == N_WORST) {
@@ -423,7 +454,7 @@ int sim_cmd_validate(int argc, char **argv)
         }
 
     /* ranking: pairs of runs at the same size with different layouts */
-    int n_pairs = 0, n_agree = 0, cap_pairs = n_files * n_files / 2 + 1;
+    int n_pairs = 0, n_ties = 0, n_agree = 0, cap_pairs = n_files * n_files / 2 + 1;
     pair_res *pairs = calloc((size_t)cap_pairs, sizeof *pairs);
     int *group = calloc((size_t)n_files, sizeof *group);
     int n_groups = 0, n_win = 0, n_win_agree = 0;
@@ -441,17 +472,24 @@ int sim_cmd_validate(int argc, char **argv)
         for (int b = a + 1; b < n_files; b++) {
             if (!same_size(&runs[a], &runs[b])) continue;
             group[b] = group[a];
-            char la[64], lb[64];
+            char la[LABEL_LEN], lb[LABEL_LEN];
             layout_label(&runs[a], la, sizeof la);
             layout_label(&runs[b], lb, sizeof lb);
             if (!strcmp(la, lb)) continue;
             const int pm = joins[a].pred_step_s < joins[b].pred_step_s;
             const int mm = joins[a].meas_step_s < joins[b].meas_step_s;
-            pairs[n_pairs].a = a;
-            pairs[n_pairs].b = b;
-            pairs[n_pairs].agree = pm == mm;
-            n_agree += pm == mm;
-            n_pairs++;
+            pair_res *pr = &pairs[n_pairs + n_ties];
+            pr->a = a;
+            pr->b = b;
+            pr->tie = same_time(joins[a].pred_step_s, joins[b].pred_step_s) ||
+                      same_time(joins[a].meas_step_s, joins[b].meas_step_s);
+            pr->agree = !pr->tie && pm == mm;
+            if (pr->tie) {
+                n_ties++;
+            } else {
+                n_agree += pr->agree;
+                n_pairs++;
+            }
         }
     }
     /* winners per group with at least two layouts */
@@ -470,10 +508,12 @@ int sim_cmd_validate(int argc, char **argv)
         for (int g = 0; g < n_groups; g++)
             if (gsize[g] > 1) {
                 n_win++;
-                char lp[64], lm[64];
+                char lp[LABEL_LEN], lm[LABEL_LEN];
                 layout_label(&runs[gwin_pred[g]], lp, sizeof lp);
                 layout_label(&runs[gwin_meas[g]], lm, sizeof lm);
-                n_win_agree += !strcmp(lp, lm);
+                /* the measured fastest is (one of) the predicted fastest */
+                n_win_agree += !strcmp(lp, lm) ||
+                               same_time(joins[gwin_meas[g]].pred_step_s, joins[gwin_pred[g]].pred_step_s);
             }
     }
     const double agree = n_pairs ? (double)n_agree / n_pairs : NAN;
@@ -495,7 +535,7 @@ int sim_cmd_validate(int argc, char **argv)
         for (int f = 0; f < n_files; f++) {
             const trace_run *r = &runs[f];
             const trace_join *j = &joins[f];
-            char lab[64];
+            char lab[LABEL_LEN];
             layout_label(r, lab, sizeof lab);
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "file", r->path);
@@ -586,20 +626,21 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON_AddStringToObject(q, "phase", uly_phase_name(x->op->phase));
             cJSON_AddNumberToObject(q, "predicted_s", x->pred_s);
             cJSON_AddNumberToObject(q, "measured_s", x->meas_s);
-            cJSON_AddNumberToObject(q, "error", isfinite(x->err) ? x->err : 0);
+            cJSON_AddNumberToObject(q, "error", x->err);
             cJSON_AddItemToArray(wa, q);
         }
         cJSON *rk = cJSON_AddObjectToObject(root, "ranking");
         cJSON_AddNumberToObject(rk, "pairs", n_pairs);
         cJSON_AddNumberToObject(rk, "pairs_agree", n_agree);
+        cJSON_AddNumberToObject(rk, "ties", n_ties); /* not in pairs: equal steps order nothing */
         if (n_pairs) cJSON_AddNumberToObject(rk, "agreement", agree);
         else cJSON_AddNullToObject(rk, "agreement");
         cJSON_AddNumberToObject(rk, "sizes", n_win);
         cJSON_AddNumberToObject(rk, "winner_agrees", n_win_agree);
         cJSON *pa = cJSON_AddArrayToObject(rk, "cases");
-        for (int k = 0; k < n_pairs; k++) {
+        for (int k = 0; k < n_pairs + n_ties; k++) {
             cJSON *q = cJSON_CreateObject();
-            char la[64], lb[64];
+            char la[LABEL_LEN], lb[LABEL_LEN];
             layout_label(&runs[pairs[k].a], la, sizeof la);
             layout_label(&runs[pairs[k].b], lb, sizeof lb);
             cJSON_AddStringToObject(q, "a", la);
@@ -610,7 +651,9 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON_AddNumberToObject(q, "ranks", runs[pairs[k].a].ranks);
             cJSON_AddNumberToObject(q, "predicted_ratio", joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s);
             cJSON_AddNumberToObject(q, "measured_ratio", joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s);
-            cJSON_AddBoolToObject(q, "agree", pairs[k].agree);
+            cJSON_AddBoolToObject(q, "tie", pairs[k].tie);
+            if (pairs[k].tie) cJSON_AddNullToObject(q, "agree");
+            else cJSON_AddBoolToObject(q, "agree", pairs[k].agree);
             cJSON_AddItemToArray(pa, q);
         }
         cJSON *ck = cJSON_AddObjectToObject(root, "checks");
@@ -639,7 +682,7 @@ int sim_cmd_validate(int argc, char **argv)
         for (int f = 0; f < n_files && !brief; f++) {
             const trace_run *r = &runs[f];
             const trace_join *j = &joins[f];
-            char lab[64];
+            char lab[LABEL_LEN];
             layout_label(r, lab, sizeof lab);
             printf("\n## %s: %s, %d ranks, seq %lld, batch %lld, %s, zero %d; priced on %s (%s)\n", r->path, lab,
                    r->ranks, (long long)r->workload.seq, (long long)r->workload.micro_batch,
@@ -686,15 +729,15 @@ int sim_cmd_validate(int argc, char **argv)
                    j->n_bytes_bad ? "DIFFER" : "equal for every op", (long long)j->bytes_plan_total,
                    (long long)j->bytes_meas_total);
         }
-        printf("\n## runs\n# %-40s %-16s %5s %7s %10s %10s %8s %10s %10s %6s\n", "file", "layout", "ranks", "seq",
+        printf("\n## runs\n# %-40s %-22s %5s %7s %10s %10s %8s %10s %10s %6s\n", "file", "layout", "ranks", "seq",
                "pred_ms", "meas_ms", "err", "comm_pred", "comm_meas", "bytes");
         for (int f = 0; f < n_files; f++) {
-            char lab[64];
+            char lab[LABEL_LEN];
             layout_label(&runs[f], lab, sizeof lab);
             const char *base = strrchr(runs[f].path, '/');
             base = base ? base + 1 : runs[f].path;
             char se[32];
-            printf("  %-40s %-16s %5d %7lld %10.3f %10.3f %7s%% %10.3f %10.3f %6s\n", base, lab, runs[f].ranks,
+            printf("  %-40s %-22s %5d %7lld %10.3f %10.3f %7s%% %10.3f %10.3f %6s\n", base, lab, runs[f].ranks,
                    (long long)runs[f].workload.seq, 1e3 * joins[f].pred_step_s, 1e3 * joins[f].meas_step_s,
                    sim_fixed_str(100 * joins[f].step_err, 1, 1, se, sizeof se), 1e3 * joins[f].pred_comm_exposed_s, 1e3 * joins[f].meas_comm_exposed_s,
                    joins[f].n_bytes_bad ? "DIFF" : "ok");
@@ -715,21 +758,29 @@ int sim_cmd_validate(int argc, char **argv)
             base = base ? base + 1 : runs[worst[k].f].path;
             printf("#   %-40s %3d %-14s %-4s pred %8.3f ms, meas %8.3f ms (%s%%)\n", base, x->id, uly_op_type_name(x->op->type),
                    uly_phase_name(x->op->phase), 1e3 * x->pred_s, 1e3 * x->meas_s,
-                   sim_fixed_str(100 * (isfinite(x->err) ? x->err : 0), 0, 1, p1, sizeof p1));
+                   sim_fixed_str(100 * x->err, 0, 1, p1, sizeof p1));
         }
-        if (n_pairs) {
-            printf("# ranking: %d of %d strategy pairs at the same size ordered as measured (%.0f%%); fastest "
-                   "agrees at %d of %d sizes\n",
-                   n_agree, n_pairs, 100 * agree, n_win_agree, n_win);
-            for (int k = 0; k < n_pairs; k++) {
-                char la[64], lb[64];
+        if (n_pairs + n_ties) {
+            char tie[160] = "";
+            if (n_ties)
+                snprintf(tie, sizeof tie, "; %d pair%s tied (equal predicted or measured steps: not ranked)", n_ties,
+                         n_ties == 1 ? "" : "s");
+            if (n_pairs)
+                printf("# ranking: %d of %d strategy pairs at the same size ordered as measured (%.0f%%); fastest "
+                       "agrees at %d of %d sizes%s\n",
+                       n_agree, n_pairs, 100 * agree, n_win_agree, n_win, tie);
+            else
+                printf("# ranking: no strategy pair at the same size to rank; fastest agrees at %d of %d sizes%s\n",
+                       n_win_agree, n_win, tie);
+            for (int k = 0; k < n_pairs + n_ties; k++) {
+                char la[LABEL_LEN], lb[LABEL_LEN];
                 layout_label(&runs[pairs[k].a], la, sizeof la);
                 layout_label(&runs[pairs[k].b], lb, sizeof lb);
-                printf("#   P %d seq %-7lld %-14s / %-14s predicted %s, measured %s  %s\n", runs[pairs[k].a].ranks,
+                printf("#   P %d seq %-7lld %-18s / %-18s predicted %s, measured %s  %s\n", runs[pairs[k].a].ranks,
                        (long long)runs[pairs[k].a].workload.seq, la, lb,
                        sim_fixed_str(joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s, 2, 0, p1, sizeof p1),
                        sim_fixed_str(joins[pairs[k].a].meas_step_s / joins[pairs[k].b].meas_step_s, 2, 0, p2, sizeof p2),
-                       pairs[k].agree ? "agree" : "DISAGREE");
+                       pairs[k].tie ? "tie: not ranked" : pairs[k].agree ? "agree" : "DISAGREE");
             }
         } else {
             printf("# ranking: no two runs of different strategies at the same size\n");

@@ -25,7 +25,8 @@ static const struct {
     const char *name;
     int q;
     double per;
-} UNIT_COLS[] = {{"step_ms", VR_STEP, 1e3}};
+    const char *unit, *example;
+} UNIT_COLS[] = {{"step_ms", VR_STEP, 1e3, "milliseconds per step", "1420"}};
 #define N_UNIT ((int)(sizeof UNIT_COLS / sizeof UNIT_COLS[0]))
 
 /* Columns that describe a row without configuring it. */
@@ -79,13 +80,29 @@ static void resolve_file_cell(const char *runs_path, const char *v, char *out, s
     else snprintf(out, n, "%.*s/%s", (int)(slash - runs_path), runs_path, v);
 }
 
-static int parse_positive(const char *v, double *out)
+/* A measured quantity's valid range (runs_read.h says why the floors), its
+ * unit and an example, for the messages. */
+static const struct {
+    double lo;
+    const char *unit, *example;
+} Q_RANGE[VR_Q_COUNT] = {[VR_STEP] = {RUNS_MIN_STEP_S, "seconds per step", "1.42"},
+                         [VR_TOKENS] = {RUNS_MIN_TOKENS_PER_S, "tokens per second", "11500"},
+                         [VR_TFLOPS] = {RUNS_MIN_TFLOPS, "TFLOP/s per GPU", "135.2"},
+                         [VR_MEM] = {RUNS_MIN_MEM_GIB, "GiB per GPU", "61.5"}};
+
+/* A measured cell: a decimal number, the whole cell (strtod alone reads
+ * "0x10" as 16 and " 2.5" as 2.5, and a prefix of "2.5x"), in
+ * [lo, RUNS_MAX_VALUE] once divided by per. 0; else what is wrong, in
+ * words, for the message. */
+static const char *parse_measured(const char *v, double lo, double per, double *out)
 {
     char *end = NULL;
-    double x = strtod(v, &end);
-    if (!v[0] || !end || *end || !(x > 0) || !(x < 1e30)) return 2;
+    const double x = sim_strtod_dec(v, &end);
+    if (!v[0] || end == v || *end || isnan(x)) return "not a decimal number";
+    if (!(x > 0)) return "not a positive number";
+    if (!(x / per >= lo && x / per <= RUNS_MAX_VALUE)) return "out of range";
     *out = x;
-    return 0;
+    return NULL;
 }
 
 static int parse_bool_cell(const char *v, int *out)
@@ -128,14 +145,14 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
 {
     char **cell = t->cells[i];
     char qb[80];
+    const char *bad;
     for (int q = 0; q < VR_Q_COUNT; q++) {
         r->meas[q] = r->pred[q] = NAN;
         int c = runs_col(t, vr_quantity_names[q]);
-        if (c >= 0 && cell[c][0] && parse_positive(cell[c], &r->meas[q]))
-            return row_fail(why, n, at, c, "%s %s: not a positive number (valid: %s)",
-                            vr_quantity_names[q], sim_quote(cell[c], qb, sizeof qb),
-                            q == VR_STEP ? "seconds per step, e.g. 1.42" : q == VR_MEM ? "GiB per GPU, e.g. 61.5"
-                            : "a positive number");
+        if (c >= 0 && cell[c][0] && (bad = parse_measured(cell[c], Q_RANGE[q].lo, 1, &r->meas[q])))
+            return row_fail(why, n, at, c, "%s %s: %s (valid: %s in [%g, %g], e.g. %s)", vr_quantity_names[q],
+                            sim_quote(cell[c], qb, sizeof qb), bad, Q_RANGE[q].unit, Q_RANGE[q].lo, RUNS_MAX_VALUE,
+                            Q_RANGE[q].example);
     }
     for (int k = 0; k < N_UNIT; k++) {
         const int c = runs_col(t, UNIT_COLS[k].name), q = UNIT_COLS[k].q;
@@ -143,10 +160,12 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
         if (!isnan(r->meas[q]))
             return row_fail(why, n, at, c, "%s and %s both given (valid: one of them)",
                             vr_quantity_names[q], UNIT_COLS[k].name);
-        if (parse_positive(cell[c], &r->meas[q]))
-            return row_fail(why, n, at, c, "%s %s: not a positive number (valid: e.g. 1420)",
-                            UNIT_COLS[k].name, sim_quote(cell[c], qb, sizeof qb));
-        r->meas[q] /= UNIT_COLS[k].per;
+        const double per = UNIT_COLS[k].per;
+        if ((bad = parse_measured(cell[c], Q_RANGE[q].lo, per, &r->meas[q])))
+            return row_fail(why, n, at, c, "%s %s: %s (valid: %s in [%g, %g], e.g. %s)", UNIT_COLS[k].name,
+                            sim_quote(cell[c], qb, sizeof qb), bad, UNIT_COLS[k].unit, Q_RANGE[q].lo * per,
+                            RUNS_MAX_VALUE * per, UNIT_COLS[k].example);
+        r->meas[q] /= per;
     }
     r->oom_meas = -1;
     int c = runs_col(t, "oom");
@@ -446,17 +465,27 @@ static int rank_quantity(const vr_row *x, const vr_row *y)
     return -1;
 }
 
-void vr_rank_counts(const vr_set *s, int *pairs, int *agree)
+/* Equal to 1 part in 1e9: the model's own rounding (a measured tie is two
+ * equal numbers). */
+static int same_value(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
+
+void vr_rank_counts(const vr_set *s, int *pairs, int *agree, int *ties)
 {
-    *pairs = *agree = 0;
+    *pairs = *agree = *ties = 0;
     for (int i = 0; i < s->n; i++)
         for (int j = i + 1; j < s->n; j++) {
             const vr_row *x = &s->rows[i], *y = &s->rows[j];
             if (!x->group[0] || strcmp(x->group, y->group) || x->oom_meas == 1 || y->oom_meas == 1) continue;
             const int q = rank_quantity(x, y);
-            if (q < 0 || x->meas[q] == y->meas[q]) continue;
+            if (q < 0) continue;
+            /* a tie, measured or predicted, orders nothing: neither an
+             * agreement nor a disagreement, not a pair to rank */
+            if (same_value(x->meas[q], y->meas[q]) || same_value(x->pred[q], y->pred[q])) {
+                (*ties)++;
+                continue;
+            }
             (*pairs)++;
             /* the same direction in either quantity: a longer step is a lower rate */
-            if ((x->meas[q] > y->meas[q]) == (x->pred[q] > y->pred[q]) && x->pred[q] != y->pred[q]) (*agree)++;
+            if ((x->meas[q] > y->meas[q]) == (x->pred[q] > y->pred[q])) (*agree)++;
         }
 }

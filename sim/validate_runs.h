@@ -87,9 +87,11 @@ void vr_stats_of(const vr_set *s, int q, vr_stats *out);
 void vr_oom_counts(const vr_set *s, int out[4]);
 
 /* Ranking agreement: pairs of rows of one group whose measured numbers order
- * them (step_s, else tokens_per_s, else tflops_per_gpu; ties skipped) and
- * how many of those the prediction orders the same way. */
-void vr_rank_counts(const vr_set *s, int *pairs, int *agree);
+ * them (step_s, else tokens_per_s, else tflops_per_gpu) and how many of
+ * those the prediction orders the same way. A tie, measured or predicted
+ * (equal to 1 part in 1e9), orders nothing: it is not a pair, and is counted
+ * in *ties. */
+void vr_rank_counts(const vr_set *s, int *pairs, int *agree, int *ties);
 
 /* Prints the rows and the summary; with limits (percent; NAN: none) says
  * whether they hold. Returns 0, or 1 when a limit is exceeded. */

@@ -123,13 +123,17 @@ static void print_table(const vr_set *s, FILE *f)
         if (st.count) fprintf(f, "  %-15s %5d %18.2f %18.2f\n", vr_quantity_names[q], st.count, st.median_abs * 100,
                               st.max_abs * 100);
     }
-    int oom[4], pairs, agree;
+    int oom[4], pairs, agree, ties;
     vr_oom_counts(s, oom);
     if (oom[0] + oom[1] + oom[2] + oom[3])
         fprintf(f, "# out of memory (measured / predicted): both %d, measured only %d, predicted only %d, neither %d\n",
                 oom[0], oom[1], oom[2], oom[3]);
-    vr_rank_counts(s, &pairs, &agree);
-    if (pairs) fprintf(f, "# ranking within groups: %d of %d pairs ordered as measured\n", agree, pairs);
+    vr_rank_counts(s, &pairs, &agree, &ties);
+    if (pairs || ties) {
+        fprintf(f, "# ranking within groups: %d of %d pairs ordered as measured", agree, pairs);
+        if (ties) fprintf(f, "; %d pair%s tied (equal predicted or measured numbers: not ranked)", ties, ties == 1 ? "" : "s");
+        fputc('\n', f);
+    }
 }
 
 static void print_csv(const vr_set *s, FILE *f)
@@ -212,17 +216,18 @@ static int print_json(const vr_set *s, double max_median_pct, double max_pct, in
         json_num(x, "median_abs_err_pct", st.median_abs * 100);
         json_num(x, "max_abs_err_pct", st.max_abs * 100);
     }
-    int oom[4], pairs, agree;
+    int oom[4], pairs, agree, ties;
     vr_oom_counts(s, oom);
     cJSON *o = cJSON_AddObjectToObject(root, "oom");
     cJSON_AddNumberToObject(o, "both", oom[0]);
     cJSON_AddNumberToObject(o, "measured_only", oom[1]);
     cJSON_AddNumberToObject(o, "predicted_only", oom[2]);
     cJSON_AddNumberToObject(o, "neither", oom[3]);
-    vr_rank_counts(s, &pairs, &agree);
+    vr_rank_counts(s, &pairs, &agree, &ties);
     cJSON *rk = cJSON_AddObjectToObject(root, "ranking");
     cJSON_AddNumberToObject(rk, "pairs", pairs);
     cJSON_AddNumberToObject(rk, "agree", agree);
+    cJSON_AddNumberToObject(rk, "ties", ties); /* not in pairs: a tie orders nothing */
     cJSON *lim = cJSON_AddObjectToObject(root, "limits");
     json_num(lim, "max_median_err_pct", max_median_pct);
     json_num(lim, "max_err_pct", max_pct);

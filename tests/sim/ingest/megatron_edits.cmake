@@ -10,6 +10,10 @@
 #               iterations going back or repeating were accepted
 #   rows        rows that `ulysim validate --runs` then refused were written
 #               (exit 0): each row now passes that command's row check first
+#   floors      tiny positive numbers (1e-305 ms, 1e-300 TFLOP/s, MB) were
+#               read and written as rows whose errors were inf: each report
+#               below the runs file's floor (formats/runs_read.h) is refused
+#               at its line
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 set(T ${DATA}/gpt7b-tp8-sp.log)
@@ -85,11 +89,11 @@ elseif(CASE STREQUAL "iterations")
 elseif(CASE STREQUAL "rows")
   # each of these was written with exit 0, then refused by validate --runs
   edit(time.log "per iteration \\(ms\\): [0-9.]*" "per iteration (ms): 1e300")
-  bad(time.log "8[1-9]: elapsed time per iteration \\(ms\\) 1e\\+300 \\(the median of the reports\\): its row would be refused by ulysim validate --runs: step_s '1e\\+297': not a positive number")
+  bad(time.log "8[1-9]: elapsed time per iteration \\(ms\\) 1e\\+300 \\(the median of the reports\\): its row would be refused by ulysim validate --runs: step_s '1e\\+297': out of range \\(valid: seconds per step in \\[1e-06, 1e\\+30\\]")
   edit(tflops.log "\\(TFLOP/s/GPU\\): [0-9.]*" "(TFLOP/s/GPU): 1e308")
-  bad(tflops.log "8[1-9]: throughput per GPU \\(TFLOP/s/GPU\\) 1e\\+308 .*: tflops_per_gpu '1e\\+308': not a positive number")
+  bad(tflops.log "8[1-9]: throughput per GPU \\(TFLOP/s/GPU\\) 1e\\+308 .*: tflops_per_gpu '1e\\+308': out of range \\(valid: TFLOP/s per GPU in")
   edit(mem.log "max reserved: [0-9.]*" "max reserved: 1e300")
-  bad(mem.log "79: memory report 1e\\+300 MB \\(the largest\\): .*: mem_gib '9.76563e\\+296': not a positive number")
+  bad(mem.log "79: memory report 1e\\+300 MB \\(the largest\\): .*: mem_gib '9.76563e\\+296': out of range \\(valid: GiB per GPU in")
   edit(recompute.log "(recompute_granularity [.]*) full" "\\1 sometimes")
   bad(recompute.log "50: recompute_granularity: its row would be refused by ulysim validate --runs: --recompute 'sometimes': unknown value \\(valid: none\\|selective\\|full\\)")
   edit(world.log "(world_size [.]*) 16" "\\1 1099511627776" "world size: 16" "world size: 1099511627776")
@@ -108,6 +112,26 @@ elseif(CASE STREQUAL "rows")
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "validate --runs on from-megatron's rows: exit ${rc}: ${err}")
   endif()
+elseif(CASE STREQUAL "floors")
+  # every report: the one edited is refused at its line, whatever the median
+  edit(tiny-time.log "(iteration       20/[^\n]*per iteration \\(ms\\)): 4012.5" "\\1: 1e-305")
+  bad(tiny-time.log "81: iteration 20: 'elapsed time per iteration \\(ms\\):' 1e-305: below any step's time \\(valid: milliseconds of at least 0.001")
+  edit(tiny-tflops.log "(iteration       20/[^\n]*\\(TFLOP/s/GPU\\)): 135.2" "\\1: 1e-300")
+  bad(tiny-tflops.log "81: iteration 20: 'throughput per GPU \\(TFLOP/s/GPU\\):' 1e-300: below any GPU's throughput \\(valid: TFLOP/s of at least 1e-06")
+  edit(zero-tflops.log "(iteration       20/[^\n]*\\(TFLOP/s/GPU\\)): 135.2" "\\1: 0.0")
+  bad(zero-tflops.log "81: iteration 20: 'throughput per GPU \\(TFLOP/s/GPU\\):' 0: below any GPU's throughput")
+  edit(tiny-mem.log "max reserved: 62464.0" "max reserved: 1e-300")
+  bad(tiny-mem.log "80: memory report: 'max reserved:' 1e-300: below any GPU process's memory \\(valid: 0, or MB of at least 1")
+  # at the floors: read, and the rows' errors finite
+  edit(floor.log "per iteration \\(ms\\): [0-9.]*" "per iteration (ms): 0.001")
+  execute_process(COMMAND ${EXE} runs from-megatron ${OUT}/floor.log -o ${OUT}/floor.csv RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "a log at the step floor (0.001 ms): exit ${rc}: ${err}")
+  endif()
+  execute_process(COMMAND ${EXE} validate --runs ${OUT}/floor.csv --format csv RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR out MATCHES ",[+-]?(inf|nan)")
+    message(FATAL_ERROR "validate --runs on a row at the floor: exit ${rc}: ${err}\n${out}")
+  endif()
 else()
-  message(FATAL_ERROR "CASE '${CASE}': not numbers, conflicts, iterations or rows")
+  message(FATAL_ERROR "CASE '${CASE}': not numbers, conflicts, iterations, rows or floors")
 endif()

@@ -90,6 +90,10 @@ static void test_steps(void)
           "GPU windows: step 1 %g, step 2 %g (want 0, 30)", trace.steps[0].cat_us[TT_GEMM], trace.steps[1].cat_us[TT_GEMM]);
 }
 
+/* A GPU-side step annotation on stream (tid) t, of duration d. */
+#define GSTEP(n, ts, d, t) "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"ProfilerStep#" #n "\",\"ts\":" #ts \
+    ",\"dur\":" #d ",\"tid\":" #t "},"
+
 static void expect_bad(const char *text, const char *want)
 {
     int rc = read_text(text);
@@ -132,10 +136,62 @@ static void test_bad(void)
                "event 0 (ProfilerStep#x)");
 }
 
+/* The step rules (docs/torch-traces.md): N a whole number in 0..2^31-1, one
+ * CPU annotation per step, a step's GPU annotations on several streams one
+ * window, windows that do not overlap; a kernel's dur 0 or at least 1 ns. */
+static void test_step_rules(void)
+{
+    /* a copy of a step's annotation was a 4th step, and moved the medians */
+    expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") STEP(2, 200, "user_annotation")
+               STEP(2, 200, "user_annotation") KERNEL(1, 150, 5, "gemm") END,
+               "event 2 (ProfilerStep#2): step 2 is annotated twice (first at event 1) (valid: one ProfilerStep#N per "
+               "step, as prof.step() records them)");
+    /* numbers strtoll took: clamped to 2^63-1, negative, signed, blank */
+    static const char *const nums[] = {"99999999999999999999999", "-3", "+3", " 3", "2147483648", "3x"};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        char text[512], want[160];
+        snprintf(text, sizeof text,
+                 "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%s\",\"ts\":100,"
+                 "\"dur\":100}," KERNEL(1, 150, 5, "gemm") END, nums[i]);
+        snprintf(want, sizeof want, "event 0 (ProfilerStep#%s): the step number is not a whole number in "
+                 "0..2147483647", nums[i]);
+        expect_bad(text, want);
+    }
+    CHECK(read_text("{\"traceEvents\":[" STEP(2147483647, 100, "user_annotation") KERNEL(1, 150, 5, "gemm") END) == 0 &&
+              trace.steps[0].number == 2147483647, "the largest step number: %s", why);
+    /* a window moved over another: its kernels were dropped as outside the steps */
+    expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") STEP(2, 150, "user_annotation")
+               KERNEL(1, 160, 5, "gemm") END,
+               "event 1 (ProfilerStep#2): its CPU window 150.000..250.000 us overlaps step 1's 100.000..200.000 us "
+               "(event 0) (valid: steps one after another");
+    /* a step on two GPU streams (Kineto writes one annotation per stream):
+     * one window, from the first start to the last end */
+    CHECK(read_text("{\"traceEvents\":[" STEP(1, 100, "user_annotation") GSTEP(1, 180, 50, 7) GSTEP(1, 200, 60, 13)
+                    GSTEP(2, 300, 50, 7) KERNEL(1, 255, 5, "gemm") KERNEL(2, 310, 5, "gemm") END) == 0,
+          "a step on two streams: %s", why);
+    CHECK(trace.n_steps == 2 && trace.steps[0].ts_us == 180 && trace.steps[0].dur_us == 80 &&
+              trace.steps[0].cat_us[TT_GEMM] == 5 && trace.steps[1].cat_us[TT_GEMM] == 5 && trace.n_outside == 0,
+          "two streams: %d steps, step 1 %g..+%g us, gemm %g and %g", trace.n_steps, trace.steps[0].ts_us,
+          trace.steps[0].dur_us, trace.steps[0].cat_us[TT_GEMM], trace.steps[1].cat_us[TT_GEMM]);
+    expect_bad("{\"traceEvents\":[" GSTEP(1, 180, 50, 7) GSTEP(1, 300, 50, 7) KERNEL(1, 190, 5, "gemm") END,
+               "event 1 (ProfilerStep#1): step 1 is annotated twice on GPU stream 7 (first at event 0)");
+    expect_bad("{\"traceEvents\":[" GSTEP(1, 180, 50, 7) GSTEP(2, 200, 50, 13) KERNEL(1, 190, 5, "gemm") END,
+               "event 1 (ProfilerStep#2): its GPU window 200.000..250.000 us overlaps step 1's");
+    /* a kernel's dur: 0, or at least CUPTI's 1 ns (1e-322 us made the step's
+     * sums denormal and predicted / measured inf) */
+    expect_bad("{\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 150, 1e-322, "gemm") END,
+               "event 1 (gemm): a kernel's dur 9.88131e-323 us is above 0 but below CUPTI's 1 ns resolution (valid: 0, "
+               "or at least 0.001 us)");
+    CHECK(read_text("{\"traceEvents\":[" STEP(1, 100, "user_annotation") KERNEL(1, 150, 0.001, "gemm")
+                    KERNEL(2, 160, 0, "gemm") END) == 0 && trace.steps[0].cat_us[TT_GEMM] == 0.001,
+          "kernels of 0.001 and 0 us: %s", why);
+}
+
 int main(void)
 {
     test_classify();
     test_steps();
     test_bad();
+    test_step_rules();
     FX_DONE();
 }

@@ -220,6 +220,41 @@ bad_file raw.csv 'gpus,seq,strategy,step_s,label\n8,8K,ulysses,1,r\377d\n' 'raw.
 bad_file esc.jsonl '{"gpus": 8, "seq": "8K", "strategy": "ulysses", "step_s": 1, "label": "a\\u001b[31m"}\n' \
     'esc.jsonl:1: column label: byte 0x1b at offset 1 is a control character'
 ! grep -q "$(printf '\033')" "$W/err" || fail "esc.jsonl: the escape reached stderr raw"
+# measured numbers: decimal, the whole cell, in their physical ranges
+# (formats/runs_read.h): a hex or space-padded number, or a tiny positive one
+# whose error would be inf, is refused naming the value and the range
+bad_file hex.csv 'gpus,seq,strategy,step_s\n8,32K,ulysses,0x10\n' \
+    "hex.csv:2: row 1: step_s '0x10': not a decimal number (valid: seconds per step in [1e-06, 1e+30], e.g. 1.42)"
+bad_file pad.csv 'gpus,seq,strategy,step_s\n8,32K,ulysses, 2.5\n' "pad.csv:2: row 1: step_s ' 2.5': not a decimal number"
+bad_file pad2.csv 'gpus,seq,strategy,step_s\n8,32K,ulysses,2.5 \n' "pad2.csv:2: row 1: step_s '2.5 ': not a decimal number"
+bad_file tiny_step.csv 'gpus,seq,strategy,step_s,tokens_per_s,mem_gib\n8,32K,ulysses,1e-320,1e-320,1e-320\n' \
+    "tiny_step.csv:2: row 1: step_s '1e-320': out of range (valid: seconds per step in [1e-06, 1e+30], e.g. 1.42)"
+bad_file tiny_tok.csv 'gpus,seq,strategy,step_s,tokens_per_s\n8,32K,ulysses,1,1e-320\n' \
+    "tiny_tok.csv:2: row 1: tokens_per_s '1e-320': out of range (valid: tokens per second in [1e-06, 1e+30]"
+bad_file tiny_mem.csv 'gpus,seq,strategy,mem_gib\n8,32K,ulysses,1e-320\n' \
+    "tiny_mem.csv:2: row 1: mem_gib '1e-320': out of range (valid: GiB per GPU in [0.000976562, 1e+30]"
+bad_file tiny_tf.csv 'gpus,seq,strategy,tflops_per_gpu,flop_convention\n8,32K,ulysses,1e-320,ulysim\n' \
+    "tiny_tf.csv:2: row 1: tflops_per_gpu '1e-320': out of range (valid: TFLOP/s per GPU in [1e-06, 1e+30]"
+bad_file tiny_ms.csv 'gpus,seq,strategy,step_ms\n8,32K,ulysses,1e-300\n' \
+    "tiny_ms.csv:2: row 1: step_ms '1e-300': out of range (valid: milliseconds per step in [0.001, 1e+33], e.g. 1420)"
+bad_file tiny.jsonl '{"gpus": 8, "seq": "32K", "strategy": "ulysses", "step_s": 1e-320}\n' \
+    "tiny.jsonl:1: row 1: step_s '9.99988867182683"
+# at the floors: read, and every error finite (no inf or nan in any output)
+printf 'gpus,seq,strategy,step_s,tokens_per_s,tflops_per_gpu,flop_convention,mem_gib\n8,32K,ulysses,1e-6,1e-6,1e-6,ulysim,0.0009765625\n' \
+    >"$W/floor.csv"
+for fmt in table csv json; do
+    expect_rc 0 "$U" validate --runs "$W/floor.csv" --format "$fmt"
+    ! grep -qiE '(^|[^a-z])[+-]?(inf|nan)([^a-z]|$)' "$W/out" || fail "floor.csv --format $fmt: inf or nan: $(grep -iE 'inf|nan' "$W/out" | head -2)"
+done
+# ranking: a tie orders nothing, so it is no disagreement: two rows priced
+# alike (the same flags) are not a pair to rank, counted apart as a tie
+printf 'label,group,strategy,gpus,seq,step_s\na,g,ulysses,8,32K,2.0\nb,g,ulysses,8,32K,2.5\nc,g,ulysses,16,32K,1.0\n' >"$W/tie.csv"
+expect_rc 0 "$U" validate --runs "$W/tie.csv" --format json
+tr -d ' \t\n' <"$W/out" | grep -q '"ranking":{"pairs":2,"agree":0,"ties":1}' ||
+    fail "tie.csv: ranking $(tr -d ' \t\n' <"$W/out" | grep -o '"ranking":{[^}]*}')"
+expect_rc 0 "$U" validate --runs "$W/tie.csv"
+grep -q '^# ranking within groups: 0 of 2 pairs ordered as measured; 1 pair tied' "$W/out" ||
+    fail "tie.csv: $(grep ranking "$W/out")"
 # a spreadsheet's byte order mark before the header is not part of the first name
 printf '\357\273\277gpus,seq,strategy,step_s\n8,8K,ulysses,1\n' >"$W/bom.csv"
 expect_rc 0 "$U" validate --runs "$W/bom.csv"

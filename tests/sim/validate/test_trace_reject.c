@@ -9,10 +9,16 @@
  * op line without id, an op line whose name or collective is not the plan's,
  * bytes that are not UTF-8 (an op line, the header), a key given twice,
  * a missing op line, two op lines out of execution order, a header plan libulysim rebuilds differently,
- * arrays nested past cJSON's limit, lines ending in CR alone; then a
- * trace whose measured bytes differ (read fine; validate exits 1), and the
- * good trace itself (read fine), and its copies with every time 0 (validate
- * exits 2: nothing to compare) and 1e-300 s (no number of hundreds of digits). */
+ * arrays nested past cJSON's limit, lines ending in CR alone, a number
+ * that is not JSON's ("05", "1."), a transfer_s or wait_s above its
+ * time_s, a summary whose ok contradicts bytes_ok, a summary "ops" or a
+ * header plan.n_ops other than the op count; then a trace whose measured
+ * bytes differ (read fine; validate exits 1), the good trace itself (read
+ * fine), a copy whose summary says the run failed its checks (read, trace
+ * check says so; validate exits 2), and copies with every time 0 and
+ * 1e-300 s (refused by the reader, trace check and validate alike: nothing
+ * timed, or a time no clock measures) and at the 1e-10 s floor (read;
+ * validate's output has no inf or nan). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +179,42 @@ static void check(const char *name, mut_kind k, int at, const char *a, const cha
     else failures++;
 }
 
+/* s with the object value of member key ("transfer_s") replaced by obj (new string). */
+static char *set_member(const char *s, const char *key, const char *obj)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\":{", key);
+    const char *p = strstr(s, k);
+    if (!p) {
+        fprintf(stderr, "test setup: %s not found\n", k);
+        exit(2);
+    }
+    const char *e = strchr(p, '}');
+    char *r = malloc(strlen(s) + strlen(obj) + 64);
+    sprintf(r, "%.*s\"%s\":%s%s", (int)(p - s), s, key, obj, e + 1);
+    return r;
+}
+
+/* Runs `ulysim ARGS 'path'` (stdout to path.out, stderr to err); the exit status. */
+static int run_ulysim(const char *args, const char *path, char *err, size_t n)
+{
+    char cmd[16384], errf[4200];
+    snprintf(errf, sizeof errf, "%s.stderr", path);
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' > '%s.out' 2> '%s'", ulysim, args, path, path, errf);
+    int st = system(cmd);
+    err[0] = 0;
+    FILE *fp = fopen(errf, "r");
+    if (fp) {
+        size_t got = fread(err, 1, n - 1, fp);
+        err[got] = 0;
+        fclose(fp);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Writes OUTDIR/NAME.trace with every op line's times made `to`; the path. */
+static void write_times(const char *name, const char *to, char *path, size_t n);
+
 /* Writes line to fp with every "median", "min" and "max" number made `to`. */
 static void times_set(const char *line, FILE *fp, const char *to)
 {
@@ -191,6 +233,38 @@ static void times_set(const char *line, FILE *fp, const char *to)
         if (!hit) fputc(*p++, fp);
     }
     fputc('\n', fp);
+}
+
+static void write_times(const char *name, const char *to, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s.trace", outdir, name);
+    FILE *fp = fopen(path, "wb");
+    if (!fp) exit(2);
+    for (int i = 0; i < n_lines; i++) {
+        if (strstr(lines[i], "\"type\":\"op\"")) times_set(lines[i], fp, to);
+        else fprintf(fp, "%s\n", lines[i]);
+    }
+    fclose(fp);
+}
+
+/* A file the reader, `ulysim trace check` and `ulysim validate` all refuse
+ * (exit 2) with one line containing want (and the path). */
+static void refused_by_all(const char *name, const char *path, const char *want)
+{
+    static trace_run run;
+    char why[2048], err1[8192], err2[8192];
+    const int rrc = trace_read(path, &run, why, sizeof why);
+    trace_free(&run);
+    const int crc = run_ulysim("trace check", path, err1, sizeof err1);
+    const int vrc = run_validate(path, err2, sizeof err2);
+    if (rrc != 2 || !strstr(why, want) || !strstr(why, path) || crc != 2 || !strstr(err1, want) || vrc != 2 ||
+        !strstr(err2, want)) {
+        printf("FAIL %s: reader %d (%s), trace check %d (%s), validate %d (%s); want 2 and \"%s\" from each\n", name,
+               rrc, why, crc, err1, vrc, err2, want);
+        failures++;
+    } else {
+        printf("ok   %-22s %s\n", name, why);
+    }
 }
 
 int main(int argc, char **argv)
@@ -320,58 +394,114 @@ int main(int argc, char **argv)
     }
     check("bad_time", M_REPLACE, op2, "\"median\":", "\"median\":-1,\"x\":", op2, "time_s.median", 2);
     {
-        /* every measured time 0: read (an op may time at 0 on a coarse
-         * clock), but validate has nothing to compare with (it printed nan) */
+        /* every measured time 0: nothing was timed (validate printed nan, and
+         * trace check said ok where validate refused): refused by all three */
+        char path[4096];
+        write_times("all_times_zero", "0", path, sizeof path);
+        refused_by_all("all_times_zero", path, "measured times add up to 0 s");
+    }
+    {
+        /* every measured time 1e-300 s (and 1e-322, a denormal): no clock
+         * measures it, and predicted / measured overflowed to inf ("+inf%",
+         * "result: PASS"): refused naming the value and the valid range */
+        char path[4096];
+        write_times("all_times_tiny", "1e-300", path, sizeof path);
+        refused_by_all("all_times_tiny", path,
+                       "\"time_s.median\" = 1e-300 s: above 0 but below any clock's resolution, not a measured time "
+                       "(valid: 0, or seconds in [1e-10, 1e+06])");
+        write_times("all_times_denormal", "1e-322", path, sizeof path);
+        refused_by_all("all_times_denormal", path, "below any clock's resolution");
+    }
+    {
+        /* at the floor, 1e-10 s: read and validated, every ratio finite: no
+         * inf or nan in the table or the JSON */
         char path[4096], err[8192];
-        snprintf(path, sizeof path, "%s/all_times_zero.trace", outdir);
-        FILE *fp = fopen(path, "wb");
-        if (!fp) return 2;
-        for (int i = 0; i < n_lines; i++) {
-            if (strstr(lines[i], "\"type\":\"op\"")) times_set(lines[i], fp, "0");
-            else fprintf(fp, "%s\n", lines[i]);
-        }
-        fclose(fp);
-        static trace_run zrun;
-        char why[2048];
-        const int rrc = trace_read(path, &zrun, why, sizeof why);
-        trace_free(&zrun);
-        const int vrc = run_validate(path, err, sizeof err);
-        if (rrc != 0 || vrc != 2 || !strstr(err, "measured times add up to 0 s")) {
-            printf("FAIL all_times_zero: reader %d (want 0: %s), validate %d (want 2): %s\n", rrc, why, vrc, err);
-            failures++;
-        } else {
-            printf("ok   %-22s %s", "all_times_zero", err);
+        write_times("all_times_floor", "1e-10", path, sizeof path);
+        for (int json = 0; json < 2; json++) {
+            const int vrc = run_ulysim(json ? "validate --max-error none --format json" : "validate --max-error none",
+                                       path, err, sizeof err);
+            char outp[4200];
+            snprintf(outp, sizeof outp, "%s.out", path);
+            FILE *fp = fopen(outp, "r");
+            char line[65536];
+            int bad = 0;
+            while (fp && fgets(line, sizeof line, fp))
+                if (strstr(line, "inf") || strstr(line, "nan")) {
+                    /* the words of the step definition are no numbers */
+                    for (char *p = line; (p = strpbrk(p, "in")); p++)
+                        if ((!strncmp(p, "inf", 3) || !strncmp(p, "nan", 3)) && (p == line || !strchr("abcdefghijklmnopqrstuvwxyz", p[-1])) &&
+                            !strchr("abcdefghijklmnopqrstuvwxyz", p[3]))
+                            bad = 1;
+                }
+            if (fp) fclose(fp);
+            if (vrc != 0 || bad) {
+                printf("FAIL all_times_floor%s: validate %d (want 0), inf or nan in %s: %s\n", json ? " (json)" : "", vrc,
+                       outp, err);
+                failures++;
+            } else {
+                printf("ok   %-22s read and validated, no inf or nan%s\n", "all_times_floor", json ? " (json)" : "");
+            }
         }
     }
     {
-        /* every measured time 1e-300 s: read, and validate's errors (against
-         * nearly nothing) have no bound; printed as "%.1f" they ran to 300
-         * digits a number: none longer than 20 digits */
-        char path[4096], out[4200], cmd[16384];
-        snprintf(path, sizeof path, "%s/all_times_tiny.trace", outdir);
-        snprintf(out, sizeof out, "%s.stdout", path);
-        FILE *fp = fopen(path, "wb");
-        if (!fp) return 2;
-        for (int i = 0; i < n_lines; i++) {
-            if (strstr(lines[i], "\"type\":\"op\"")) times_set(lines[i], fp, "1e-300");
-            else fprintf(fp, "%s\n", lines[i]);
+        /* a JSON number cJSON reads but JSON has not: refused */
+        check("leading_zero", M_REPLACE, op2, "\"reps\":", "\"reps\":0", op2, "malformed number \"0", 2);
+        check("bare_point", M_REPLACE, op2, "\"bytes_sent\":", "\"x\":1.,\"bytes_sent\":", op2,
+              "malformed number \"1.\"", 2);
+        /* the summary against itself and the file (traces/FORMAT.md: ok is
+         * bytes_ok and check.ok; ops the op lines) */
+        check("ok_but_bytes_not", M_REPLACE, last, "\"bytes_ok\":true", "\"bytes_ok\":false", last,
+              "summary \"ok\" is true but \"bytes_ok\" is false", 2);
+        check("summary_ops", M_REPLACE, last, "\"ops\":", "\"ops\":7,\"x\":", last,
+              "summary \"ops\" = 7, but the trace has", 2);
+        check("header_n_ops", M_REPLACE, 1, "\"n_ops\":", "\"n_ops\":5,\"x\":", 1,
+              "header plan.n_ops = 5, but plan.ops has", 2);
+    }
+    if (comm) {
+        /* a part of a comm op's time above the whole (FORMAT.md: transfer_s
+         * = time - wait): refused, naming both values */
+        const int w = find_op("\"transfer_s\":");
+        if (w) {
+            char *a = set_member(lines[w - 1], "transfer_s", "{\"median\":10,\"min\":10,\"max\":10}");
+            check("transfer_above_time", M_SET, w, a, NULL, w, "transfer_s.median 10 s exceeds time_s.median", 2);
+            free(a);
+            a = set_member(lines[w - 1], "wait_s", "{\"median\":10,\"min\":10,\"max\":10}");
+            check("wait_above_time", M_SET, w, a, NULL, w, "wait_s.median 10 s exceeds time_s.median", 2);
+            free(a);
         }
-        fclose(fp);
-        snprintf(cmd, sizeof cmd, "'%s' validate '%s' --max-error none > '%s' 2>&1", ulysim, path, out);
-        const int st = system(cmd);
-        int longest = 0, run = 0;
-        fp = fopen(out, "r");
-        for (int ch; fp && (ch = fgetc(fp)) != EOF;) {
-            run = ch >= '0' && ch <= '9' ? run + 1 : 0;
-            if (run > longest) longest = run;
+    }
+    {
+        /* a run that failed its checks (a FILE.failed): read, trace check
+         * says so (exit 0), validate refuses it (exit 2) naming the file,
+         * its summary line and the failure */
+        char path[4096], err[8192];
+        snprintf(path, sizeof path, "%s/failed_run.trace", outdir);
+        char *a = replace(lines[last - 1], "\"ok\":true,\"bytes_ok\":true,\"check\":{\"ok\":true",
+                          "\"ok\":false,\"bytes_ok\":true,\"check\":{\"ok\":false");
+        write_case(path, M_SET, last, a, NULL);
+        free(a);
+        static trace_run frun;
+        char why[2048], want[4200];
+        const int rrc = trace_read(path, &frun, why, sizeof why);
+        trace_free(&frun);
+        const int crc = run_ulysim("trace check", path, err, sizeof err);
+        char out[4200], cout[8192] = "";
+        snprintf(out, sizeof out, "%s.out", path);
+        FILE *fp = fopen(out, "r");
+        if (fp) {
+            size_t got = fread(cout, 1, sizeof cout - 1, fp);
+            cout[got] = 0;
+            fclose(fp);
         }
-        if (fp) fclose(fp);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || longest > 20) {
-            printf("FAIL all_times_tiny: validate exit %d (want 0), longest run of digits %d (want <= 20): %s\n",
-                   WIFEXITED(st) ? WEXITSTATUS(st) : -1, longest, out);
+        const int vrc = run_validate(path, err, sizeof err);
+        snprintf(want, sizeof want, "%s:%d: the summary says the run FAILED its checks (its result differs", path, last);
+        if (rrc != 0 || crc != 0 || !strstr(cout, "FAILED its checks") || vrc != 2 || !strstr(err, want) ||
+            strchr(err, '\n') != strrchr(err, '\n')) {
+            printf("FAIL failed_run: reader %d (want 0: %s), trace check %d (want 0, saying FAILED: %s), validate %d "
+                   "(want 2, one line \"%s\"): %s\n", rrc, why, crc, cout, vrc, want, err);
             failures++;
         } else {
-            printf("ok   %-22s read and validated; longest number %d digits\n", "all_times_tiny", longest);
+            printf("ok   %-22s %s", "failed_run", err);
         }
     }
     if (failures) printf("%d case(s) failed\n", failures);

@@ -65,22 +65,72 @@ if(EXISTS ${MB})
   file(WRITE ${OUT}/bytes-off.trace "${first}\n${second_big}\n${rest_text}\n")
   expect(2 "bytes-off.trace:2: microbench \"bytes_sent\" = ${sent}000000 for alltoall of [0-9]+ bytes over [0-9]+ ranks: want ${sent} "
     calibrate ${OUT}/bytes-off.trace -o ${OUT}/off.json)
-  # times a million times shorter: read (the bytes agree), but the fitted link is beyond what a
-  # profile holds: exit 1 naming the field, nothing written
-  set(fast_lines "")
-  foreach(l ${rest})
-    if(l MATCHES "\"type\":\"microbench\"")
-      string(REGEX REPLACE "\"time_s\":{[^}]*}" "\"time_s\":{\"median\":1e-12,\"min\":1e-12,\"max\":1e-12}" l "${l}")
-    endif()
-    string(APPEND fast_lines "${l}\n")
+  # every time at the clock floor (1e-10 s, formats/trace_read.h): read (the bytes agree), but the
+  # fitted link is beyond what a profile holds: exit 1 naming the field, nothing written
+  # (and below the floor, 1e-12 s or the denormal 1e-322 s that made the fit's weights 1/t^2
+  # infinite and printed "-nan": refused by the reader, naming the value and the range)
+  foreach(t 1e-10 1e-12 1e-322)
+    set(fast_lines "")
+    foreach(l ${rest})
+      if(l MATCHES "\"type\":\"microbench\"")
+        string(REGEX REPLACE "\"time_s\":{[^}]*}" "\"time_s\":{\"median\":${t},\"min\":${t},\"max\":${t}}" l "${l}")
+      endif()
+      string(APPEND fast_lines "${l}\n")
+    endforeach()
+    file(WRITE ${OUT}/too-fast-${t}.trace "${first}\n${fast_lines}")
   endforeach()
-  file(WRITE ${OUT}/too-fast.trace "${first}\n${fast_lines}")
   file(REMOVE ${OUT}/fast.json)
   expect(1 "nothing written to .*fast[.]json: the fitted profile: field \"intra[.]bw_GBps_per_dir\" = [0-9.e+]+: must be"
-    calibrate ${OUT}/too-fast.trace -o ${OUT}/fast.json)
+    calibrate ${OUT}/too-fast-1e-10.trace -o ${OUT}/fast.json)
   if(EXISTS ${OUT}/fast.json)
     message(FATAL_ERROR "calibrate wrote ${OUT}/fast.json from a fit it refused")
   endif()
+  expect(2 "too-fast-1e-12.trace:2: \"time_s[.]median\" = 1e-12 s: above 0 but below any clock's resolution, not a measured time [(]valid: 0, or seconds in \\[1e-10, 1e[+]06\\][)]"
+    calibrate ${OUT}/too-fast-1e-12.trace -o ${OUT}/fast.json)
+  expect(2 "too-fast-1e-322.trace:2: \"time_s[.]median\" = 9.88131e-323 s: above 0 but below any clock's resolution"
+    calibrate ${OUT}/too-fast-1e-322.trace -o ${OUT}/fast.json)
+  # the overlap line of a hop of no bytes (ulyharness --mb-min 3 wrote one): it measured no
+  # overlap, and calibrate wrote it into the profile
+  set(zero_lines "")
+  set(n_overlap 0)
+  foreach(l ${rest})
+    if(l MATCHES "\"type\":\"overlap\"")
+      string(REGEX REPLACE "\"size_bytes\":[0-9]+" "\"size_bytes\":0" l "${l}")
+      math(EXPR n_overlap "${n_overlap} + 1")
+    endif()
+    string(APPEND zero_lines "${l}\n")
+  endforeach()
+  if(n_overlap EQUAL 1)
+    file(WRITE ${OUT}/overlap-0.trace "${first}\n${zero_lines}")
+    expect(2 "overlap-0.trace:[0-9]+: overlap line \"size_bytes\" must be an integer in \\[1, "
+      calibrate ${OUT}/overlap-0.trace -o ${OUT}/fast.json)
+  endif()
+  # a run whose summary says it failed (a FILE.failed): its times fit nothing; trace check
+  # reads it and says so, calibrate refuses it naming the file and the summary line
+  file(READ ${MB} mb_text)
+  string(REGEX MATCHALL "\n" mb_nl "${mb_text}")
+  list(LENGTH mb_nl n_mb_lines)
+  string(REPLACE "{\"type\":\"summary\",\"ok\":true}" "{\"type\":\"summary\",\"ok\":false}" mb_failed "${mb_text}")
+  file(WRITE ${OUT}/mb-failed.trace "${mb_failed}")
+  expect(2 "mb-failed.trace:${n_mb_lines}: the summary says the run FAILED its checks [(]\"ok\": false[)]: the times of a wrong run are no evidence for calibration"
+    calibrate ${OUT}/mb-failed.trace -o ${OUT}/fast.json)
+  execute_process(COMMAND ${EXE} trace check ${OUT}/mb-failed.trace RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "trace check of a failed run's trace: exit ${rc} (want 0: it is a well-formed trace)")
+  endif()
+endif()
+# the same for a plan trace given to validate and to calibrate --kernels
+if(EXISTS ${TRACE} AND EXISTS ${MB})
+  file(READ ${TRACE} t_text)
+  string(REGEX MATCHALL "\n" t_nl "${t_text}")
+  list(LENGTH t_nl n_t_lines)
+  string(REPLACE "\"ok\":true,\"bytes_ok\":true,\"check\":{\"ok\":true" "\"ok\":false,\"bytes_ok\":true,\"check\":{\"ok\":false"
+    t_failed "${t_text}")
+  file(WRITE ${OUT}/plan.trace.failed "${t_failed}")
+  expect(2 "plan.trace.failed:${n_t_lines}: the summary says the run FAILED its checks [(]its result differs from the float64 reference[)]: the times of a wrong run are no evidence for validation"
+    validate ${OUT}/plan.trace.failed --max-error none)
+  expect(2 "--kernels .*plan.trace.failed:${n_t_lines}: the summary says the run FAILED its checks [(]its result differs from the float64 reference[)]: the times of a wrong run are no evidence for calibration"
+    calibrate ${MB} --kernels ${OUT}/plan.trace.failed -o ${OUT}/fast.json)
 endif()
 
 # --- options of validate, calibrate and trace (TRACE: a plan trace, MB: a micro-benchmark).
