@@ -448,7 +448,14 @@ void hx_params_size(hx_ctx *c);
 /* bytes a host slab carved by carve needs (a sizing run of it) */
 size_t hx_slab_need(hx_ctx *c, hx_carve_fn carve);
 struct hx_trace;
-int hx_microbench(const hx_opts *o, struct hx_trace *trace); /* the table; its lines also to the trace */
+/* what --microbench measured, for its one-line result (rank 0) */
+typedef struct hx_mb_result {
+    int points, collectives;      /* points written, collectives measured */
+    int64_t min_bytes, max_bytes; /* the smallest and largest size of a point */
+    double overlap;               /* the ring hop's overlap with compute */
+} hx_mb_result;
+/* the table (not with --quiet); its lines also to the trace */
+int hx_microbench(const hx_opts *o, struct hx_trace *trace, hx_mb_result *res);
 void hx_print_plan(const hx_ctx *c, FILE *fp);
 
 /* seeded inputs */

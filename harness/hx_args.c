@@ -6,6 +6,7 @@
 #include "hx.h"
 #include "out_file.h"
 #include "preset.h"
+#include "text_quote.h"
 
 static const char usage[] =
     "usage: mpirun -np P ulyharness --strategy S [options]\n"
@@ -71,9 +72,11 @@ static const char usage[] =
     "                      time outside MPI, or a wait in MPI longer than this plus\n"
     "                      twice the longest op (default 20)\n"
     "  --microbench        collective micro-benchmark instead of a plan\n"
-    "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling)\n"
+    "  --mb-min B --mb-max B   its message sizes (default 1K .. 16M, doubling; at\n"
+    "                      least 4, one float32; rounded to whole elements per rank)\n"
     "  --print-plan        print the plan and exit\n"
-    "  --quiet             no op table: only errors, the check's line and the one-line result\n"
+    "  --quiet             no table (a plan's ops, --microbench's sizes): only errors,\n"
+    "                      the check's line and the one-line result\n"
     "  -V, --version       print the version and exit\n"
     "  -h, --help          print this help and exit\n";
 
@@ -156,18 +159,129 @@ static int parse_inject(const char *flag, const char *s, int *rank_out, int *op_
     return 0;
 }
 
+/* What the command line gave, beyond the values in hx_opts: every option
+ * that takes a value, once each, as ulysim holds its own (the last would
+ * win in silence); and the first option of a plan run and of
+ * --microbench, which the other mode would ignore. canon: the option it
+ * is (--cluster-file is --cluster, --no-check is --check none); val NULL:
+ * a switch. */
+typedef struct {
+    const char *canon, *typed, *val;
+} hx_given;
+typedef struct {
+    hx_given v[64];
+    int n;
+    hx_given plan, mb; /* canon NULL: none given */
+} hx_givens;
+
+/* the options a plan run reads and --microbench does not (the inputs, the
+ * check, the timing's barriers, the hidden injections) */
+static int plan_only(const char *canon)
+{
+    static const char *const plan[] = {
+        "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--seq", "--heads", "--kv-heads", "--head-dim", "--ffn",
+        "--batch", "--vocab", "--layers", "--swiglu", "--causal", "--no-causal", "--split", "--recompute", "--zero",
+        "--kernel", "--sync", "--seed", "--check", "--no-check", "--check-seed", "--print-plan", "--inject-error",
+        "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill"};
+    for (size_t k = 0; k < sizeof plan / sizeof plan[0]; k++)
+        if (!strcmp(canon, plan[k])) return 1;
+    return 0;
+}
+
+/* an option as a message names it: NAME 'VALUE', or NAME for a switch */
+static const char *given_str(const hx_given *g, int with_name, char *buf, size_t n)
+{
+    char q[80];
+    if (!g->val) snprintf(buf, n, "%s", g->typed);
+    else if (with_name) snprintf(buf, n, "%s %s", g->typed, text_quote(g->val, q, sizeof q));
+    else snprintf(buf, n, "%s", text_quote(g->val, q, sizeof q));
+    return buf;
+}
+
+/* Notes option typed (val: its value, NULL for a switch); 2 (said on rank
+ * 0) when it takes a value and was given before. */
+static int given(hx_givens *g, const char *typed, const char *val, int rank)
+{
+    const char *canon = !strcmp(typed, "--cluster-file") ? "--cluster" : !strcmp(typed, "--no-check") ? "--check" : typed;
+    const hx_given now = {canon, typed, val};
+    if (val || !strcmp(typed, "--no-check")) {
+        for (int k = 0; k < g->n; k++) {
+            const hx_given *was = &g->v[k];
+            if (strcmp(was->canon, canon)) continue;
+            if (!val && !was->val) return 0; /* --no-check again: the same */
+            char b1[200], b2[200];
+            const int names = strcmp(was->typed, typed) != 0;
+            return hx_args_reject(rank, "%s given twice (%s, then %s; valid: one value)", canon,
+                                  given_str(was, names, b1, sizeof b1), given_str(&now, names, b2, sizeof b2));
+        }
+        if (g->n < (int)(sizeof g->v / sizeof g->v[0])) g->v[g->n++] = now;
+    }
+    if (!g->plan.canon && plan_only(canon)) g->plan = now;
+    if (!g->mb.canon && (!strcmp(canon, "--mb-min") || !strcmp(canon, "--mb-max"))) g->mb = now;
+    return 0;
+}
+
+static const hx_given *given_find(const hx_givens *g, const char *canon)
+{
+    for (int k = 0; k < g->n; k++)
+        if (!strcmp(g->v[k].canon, canon)) return &g->v[k];
+    return NULL;
+}
+
+/* The checks between options, once all are read: what one mode would
+ * ignore, a seed for no sample, message sizes no float32 message has. */
+static int args_cross_check(const hx_opts *o, const hx_givens *g, int rank)
+{
+    char b[200];
+    if (o->microbench && g->plan.canon)
+        return hx_args_reject(rank, "%s with --microbench: the micro-benchmark runs no plan, so it would be ignored "
+                              "(valid: one of them)", given_str(&g->plan, 1, b, sizeof b));
+    if (!o->microbench && !o->strategy) return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
+    if (!o->microbench && g->mb.canon)
+        return hx_args_reject(rank, "%s without --microbench: it sizes the micro-benchmark's messages, and a plan run "
+                              "has none (valid: add --microbench, or leave it out)", given_str(&g->mb, 1, b, sizeof b));
+    const hx_given *seed = given_find(g, "--check-seed"), *check = given_find(g, "--check");
+    if (seed && check && o->check != HX_CHECK_SAMPLED && o->check != HX_CHECK_AUTO) {
+        char b2[200];
+        return hx_args_reject(rank, "%s with %s: only a sampled check draws a sample to seed (valid: --check sampled, "
+                              "or --check auto where it samples)", given_str(seed, 1, b, sizeof b),
+                              given_str(check, 1, b2, sizeof b2));
+    }
+    if (o->microbench) {
+        /* a float32 element at least, so that no point is 0 bytes: each
+         * collective rounds its size to whole elements per rank */
+        const char *const flag[2] = {"--mb-min", "--mb-max"};
+        const int64_t v[2] = {o->mb_min, o->mb_max};
+        for (int k = 0; k < 2; k++)
+            if (v[k] < (int64_t)sizeof(float))
+                return hx_args_reject(rank, "%s %lld: below one float32 element (valid: %zu or more bytes)", flag[k],
+                                      (long long)v[k], sizeof(float));
+        if (o->mb_min > o->mb_max)
+            return hx_args_reject(rank, "--mb-min %lld%s exceeds --mb-max %lld%s (valid: --mb-min at most --mb-max)",
+                                  (long long)o->mb_min, given_find(g, "--mb-min") ? "" : " (the default)",
+                                  (long long)o->mb_max, given_find(g, "--mb-max") ? "" : " (the default)");
+    }
+    return 0;
+}
+
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
 {
     hx_args_defaults(o);
+    hx_givens g;
+    memset(&g, 0, sizeof g);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t x = 0;
+        /* a value, taken once */
 #define NEED()                                                              \
     do {                                                                    \
         if (!v) return hx_args_reject(rank, "%s: needs a value", a);        \
         i++;                                                                \
+        if (given(&g, a, v, rank)) return 2;                                \
     } while (0)
+        /* a switch */
+#define SWITCH() given(&g, a, NULL, rank)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             if (rank == 0) fputs(usage, stdout);
             return 1;
@@ -218,10 +332,13 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (parse_int(a, v, 1, 1000, &o->layers, rank)) return 2;
         } else if (!strcmp(a, "--swiglu")) {
+            (void)SWITCH();
             o->swiglu = 1;
         } else if (!strcmp(a, "--causal")) {
+            (void)SWITCH();
             o->causal = 1;
         } else if (!strcmp(a, "--no-causal")) {
+            (void)SWITCH();
             o->causal = 0;
         } else if (!strcmp(a, "--split")) {
             NEED();
@@ -274,6 +391,10 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             o->reps = (int)x;
         } else if (!strcmp(a, "--out")) {
             NEED();
+            /* the trace is a file: stdout carries the table and the result line */
+            if (!strcmp(v, "-"))
+                return hx_args_reject(rank, "--out -: the trace is written to a file, not to standard output, which "
+                                      "carries the table and the result (valid: a file path; ./- for a file named -)");
             o->out = v;
         } else if (!strcmp(a, "--cluster") || !strcmp(a, "--cluster-file")) {
             NEED();
@@ -298,10 +419,12 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             NEED();
             if (parse_size(a, v, &o->mb_max, rank)) return 2;
         } else if (!strcmp(a, "--print-plan")) {
+            (void)SWITCH();
             o->print_plan = 1;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (!strcmp(a, "--no-check")) {
+            if (SWITCH()) return 2;
             o->check = HX_CHECK_NONE;
         } else if (!strcmp(a, "--check")) {
             NEED();
@@ -315,8 +438,10 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             if (parse_int(a, v, 1, (int64_t)1 << 53, &x, rank)) return 2;
             o->check_seed = (uint64_t)x;
         } else if (!strcmp(a, "--inject-error-row")) {
+            (void)SWITCH();
             o->inject_error_row = 1;
         } else if (!strcmp(a, "--inject-error")) {
+            (void)SWITCH();
             o->inject_error = 1;
         } else if (!strcmp(a, "--inject-fail")) {
             NEED();
@@ -331,11 +456,10 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             return hx_args_reject(rank, "%s: unknown option (see --help)", a);
         }
 #undef NEED
+#undef SWITCH
     }
-    if (!o->microbench && !o->strategy)
-        return hx_args_reject(rank, "--strategy is required (or --microbench); see --help");
+    if (args_cross_check(o, &g, rank)) return 2;
     o->no_check = o->check == HX_CHECK_NONE;
-    if (o->mb_min > o->mb_max) return hx_args_reject(rank, "--mb-min must not exceed --mb-max");
     return 0;
 }
 

@@ -76,7 +76,8 @@ static int run_one(mb_kind k, const hx_group *g, float *s, float *r, float *tmp,
  *              compute ran per second of transfer hidden under it (1: the
  *              rank's own core moved the bytes; 0: something else did).
  * The compute is sized to about twice the transfer alone. */
-static int overlap_bench(const hx_opts *o, hx_trace *trace, const hx_group *g, float *s, float *r, double *tr)
+static int overlap_bench(const hx_opts *o, hx_trace *trace, const hx_group *g, float *s, float *r, double *tr,
+                         hx_mb_result *res)
 {
     const int64_t cnt = o->mb_max / (int64_t)sizeof(float), n = 128;
     const int reps = o->reps, nt = 4 * reps;
@@ -137,10 +138,12 @@ static int overlap_bench(const hx_opts *o, hx_trace *trace, const hx_group *g, f
     ov = ov < 0 ? 0 : ov > 1 ? 1 : ov;
     double sl = ov * mn > 0 ? (med[2] - tc) / (ov * mn) : 0;
     sl = sl < 0 ? 0 : sl > 1 ? 1 : sl;
+    res->overlap = ov;
     if (g->rank == 0) {
-        printf("# overlap: %lld B ring hop alone %.1f us, %d GEMM chunks alone %.1f us, both: compute %.1f us + wait "
-               "%.1f us: overlap %.3f, compute slowdown %.3f\n",
-               (long long)(cnt * 4), tx * 1e6, chunks, tc * 1e6, med[2] * 1e6, med[3] * 1e6, ov, sl);
+        if (!o->quiet)
+            printf("# overlap: %lld B ring hop alone %.1f us, %d GEMM chunks alone %.1f us, both: compute %.1f us + "
+                   "wait %.1f us: overlap %.3f, compute slowdown %.3f\n",
+                   (long long)(cnt * 4), tx * 1e6, chunks, tc * 1e6, med[2] * 1e6, med[3] * 1e6, ov, sl);
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "type", "overlap");
         cJSON_AddNumberToObject(x, "group_size", g->size);
@@ -162,14 +165,18 @@ out:
     return rc;
 }
 
-/* every collective at every size: the table and the trace lines */
-static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s, float *r, float *tmp, double *tr)
+/* every collective at every size: the table and the trace lines. A size of
+ * the ladder that rounds (to whole float32 elements per rank) to the size
+ * its predecessor gave is measured once: a point appears once per
+ * collective, as the trace reader requires. */
+static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s, float *r, float *tmp, double *tr,
+                 hx_mb_result *res)
 {
     const hx_group g = *gp;
     const int p = g.size;
     const int64_t maxn = o->mb_max / (int64_t)sizeof(float) + p;
     for (int64_t i = 0; i < maxn; i++) s[i] = (float)(i % 97) * 0.01f;
-    if (g.rank == 0) {
+    if (g.rank == 0 && !o->quiet) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
         int len = 0;
         MPI_Get_library_version(lib, &len);
@@ -184,11 +191,22 @@ static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s
         printf("# %-14s %12s %10s %14s %12s %12s %12s %12s\n", "collective", "size(B)", "count", "bytes_sent(B)",
                "time(us)", "min(us)", "algbw(GB/s)", "busbw(GB/s)");
     }
+    int merged = 0;
+    res->collectives = MB_N;
     for (int k = 0; k < MB_N; k++) {
         /* the all-reduces work in place: zeros stay finite however many reps */
         if (k == MB_AR || k == MB_AR_MPI) memset(s, 0, sizeof(float) * (size_t)maxn);
+        int64_t prev = -1; /* the size of this collective's last point */
         for (int64_t size = o->mb_min; size <= o->mb_max; size *= 2) {
+            const int top = size > o->mb_max / 2; /* no overflow past the top */
             const int64_t cnt = count_for((mb_kind)k, size, p);
+            const int64_t sz = k == MB_A2A || k == MB_AG || k == MB_RS ? cnt * p * 4 : cnt * 4;
+            if (sz == prev) { /* every rank alike: the sizes are the same everywhere */
+                merged++;
+                if (top) break;
+                continue;
+            }
+            prev = sz;
             int64_t bytes = 0, junk = 0;
             hx_beat(-1, mb_name[k]);
             for (int w = 0; w < o->warmup; w++) {
@@ -211,11 +229,14 @@ static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s
                 mx = tr[i] > mx ? tr[i] : mx;
             }
             const double med = hx_median(tr, o->reps);
-            const int64_t sz = k == MB_A2A || k == MB_AG || k == MB_RS ? cnt * p * 4 : cnt * 4;
             const double alg = med > 0 ? (double)sz / med / 1e9 : 0, bus = alg * busbw_factor((mb_kind)k, p);
+            res->points++;
+            if (res->points == 1 || sz < res->min_bytes) res->min_bytes = sz;
+            if (sz > res->max_bytes) res->max_bytes = sz;
             if (g.rank == 0) {
-                printf("  %-14s %12lld %10lld %14lld %12.2f %12.2f %12.3f %12.3f\n", mb_name[k], (long long)sz,
-                       (long long)cnt, (long long)bytes, med * 1e6, mn * 1e6, alg, bus);
+                if (!o->quiet)
+                    printf("  %-14s %12lld %10lld %14lld %12.2f %12.2f %12.3f %12.3f\n", mb_name[k], (long long)sz,
+                           (long long)cnt, (long long)bytes, med * 1e6, mn * 1e6, alg, bus);
                 cJSON *x = cJSON_CreateObject();
                 cJSON_AddStringToObject(x, "type", "microbench");
                 cJSON_AddStringToObject(x, "kind", "microbench");
@@ -234,10 +255,13 @@ static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s
                 cJSON_AddNumberToObject(x, "reps", o->reps);
                 HX_TRY(hx_trace_line(trace, x));
             }
-            if (size > o->mb_max / 2) break; /* no overflow past the top */
+            if (top) break;
         }
     }
-    HX_TRY(overlap_bench(o, trace, gp, s, r, tr));
+    if (g.rank == 0 && merged && !o->quiet)
+        printf("# %d size%s of the ladder measured once: rounded to whole float32 elements per rank, each gave the "
+               "size before it\n", merged, merged == 1 ? "" : "s");
+    HX_TRY(overlap_bench(o, trace, gp, s, r, tr, res));
     if (g.rank == 0) {
         cJSON *sm = cJSON_CreateObject();
         cJSON_AddStringToObject(sm, "type", "summary");
@@ -247,8 +271,9 @@ static int sweep(const hx_opts *o, hx_trace *trace, const hx_group *gp, float *s
     return HX_OK;
 }
 
-int hx_microbench(const hx_opts *o, hx_trace *trace)
+int hx_microbench(const hx_opts *o, hx_trace *trace, hx_mb_result *res)
 {
+    memset(res, 0, sizeof *res);
     hx_group g;
     g.comm = MPI_COMM_WORLD;
     g.size = hx_world_size();
@@ -266,7 +291,7 @@ int hx_microbench(const hx_opts *o, hx_trace *trace)
     float *r = hx_falloc(maxn + 64, "receive buffer");
     float *tmp = hx_falloc(maxn / p + 64, "block");
     double *tr = hx_alloc(sizeof(double) * (size_t)o->reps, "times");
-    const int rc = s && r && tmp && tr ? sweep(o, trace, &g, s, r, tmp, tr) : HX_FAIL;
+    const int rc = s && r && tmp && tr ? sweep(o, trace, &g, s, r, tmp, tr, res) : HX_FAIL;
     free(s);
     free(r);
     free(tmp);

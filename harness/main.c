@@ -59,8 +59,17 @@ static int run_microbench(const hx_opts *o, hx_trace *trace, int argc, char **ar
     const int have_cl = sim_cluster_load(o->cluster, &cl, why, sizeof why) == 0;
     if (o->out) HX_TRY(hx_trace_open(trace, o->out));
     HX_TRY(hx_trace_header_micro(trace, o, argc, argv, o->cluster, NULL, have_cl ? &cl : NULL));
-    HX_TRY(hx_microbench(o, trace));
-    return o->out ? hx_trace_close(trace, o->out, 1) : HX_OK;
+    hx_mb_result res;
+    HX_TRY(hx_microbench(o, trace, &res));
+    if (o->out) HX_TRY(hx_trace_close(trace, o->out, 1));
+    /* the one-line result, --quiet or not */
+    if (hx_world_rank() == 0) {
+        printf("microbench on %d ranks: %d points (%d collectives, %lld..%lld B per rank) and the overlap (%.3f)%s%s\n",
+               hx_world_size(), res.points, res.collectives, (long long)res.min_bytes, (long long)res.max_bytes,
+               res.overlap, o->out ? "; trace " : "", o->out ? o->out : "");
+        fflush(stdout);
+    }
+    return HX_OK;
 }
 
 /* The results: the table, the trace's last lines and the one-line verdict
@@ -100,6 +109,14 @@ static int run_plan(hx_ctx *c, const hx_opts *o, void *be_state, hx_trace *trace
     const int rc = hx_setup(c, o);
     c->be_state = be_state; /* after hx_setup, which clears the context; the backend's close frees it */
     HX_TRY(rc);
+    /* --check-seed seeds a sample: --check auto must have drawn one (the
+     * parser refused it with full and none); every rank resolves alike */
+    _Static_assert((long long)HX_CHECK_FULL_FLOPS == 10000000000LL, "the message says 1e10");
+    if (o->check_seed && c->check_mode != HX_CHECK_SAMPLED)
+        return hx_args_reject(hx_world_rank(),
+                              "--check-seed %llu: --check auto checks this run in full (its reference attention is at "
+                              "most 1e10 flops), so no sample is drawn (valid: add --check "
+                              "sampled, or leave --check-seed out)", (unsigned long long)o->check_seed);
     if (o->print_plan) {
         if (hx_world_rank() == 0) hx_print_plan(c, stdout);
         *passed = 1;

@@ -97,7 +97,8 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
         k = snprintf(buf, n, "%.0f heads padded over %.0f ranks: %.2fx imbalance", v[0], v[1], v[2]);
         break;
     case ULY_R_PP_LAYERS:
-        k = snprintf(buf, n, "%.0f pipeline stages for %.0f layers: each stage needs at least one", v[0], v[1]);
+        k = snprintf(buf, n, "%.0f pipeline stages for %.0f layer%s: each stage needs at least one", v[0], v[1],
+                     v[1] == 1 ? "" : "s");
         break;
     case ULY_R_PP_UNEVEN:
         k = snprintf(buf, n, "%.0f layers over %.0f stages: the heaviest stage has %.0f layers and sets the pace "

@@ -47,7 +47,7 @@ static int parse_size_of(const char *flag, const char *whole, const char *what, 
     if (!lib[0]) snprintf(lib, sizeof lib, "not a size");
     /* the library's message may start with the value itself: say it once */
     const char *msg = lib;
-    sim_quote(v, qb, sizeof qb);
+    text_quote(v, qb, sizeof qb);
     size_t ql = strlen(qb);
     if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
     while (*msg == ' ') msg++;
@@ -57,13 +57,13 @@ static int parse_size_of(const char *flag, const char *whole, const char *what, 
     if (hi < INT64_MAX && strncmp(msg, "too large", 9) == 0) {
         if (whole != v)
             return sim_fail(why, n, "%s %s: %s %s: too large (valid: at most %lld)", flag,
-                            sim_quote(whole, qw, sizeof qw), what, qb, (long long)hi);
+                            text_quote(whole, qw, sizeof qw), what, qb, (long long)hi);
         return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, qb, (long long)hi);
     }
     if (whole != v)
         return sim_fail(why, n, "%s %s: %s %s: %s (valid: positive integers, e.g. 131072, 128K, 1M, 1e6, 2^20, in a "
                         "list A,B,C or ranges LO..HI; K, M, G, T are powers of 1024)",
-                        flag, sim_quote(whole, qw, sizeof qw), what, qb, msg);
+                        flag, text_quote(whole, qw, sizeof qw), what, qb, msg);
     return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
                 flag, qb, msg);
 }
@@ -84,7 +84,7 @@ static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out
     int64_t x = 0;
     int rc = parse_size(flag, v, hi, &x, why, n);
     if (rc) return rc;
-    if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, sim_quote(v, qb, sizeof qb), (long long)hi);
+    if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, text_quote(v, qb, sizeof qb), (long long)hi);
     *out = x;
     return 0;
 }
@@ -99,7 +99,7 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
     if (len == 0) return parse_size(flag, v, hi_limit, &out[0], why, n);
     if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
         return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
-                    flag, sim_quote(v, qb, sizeof qb));
+                    flag, text_quote(v, qb, sizeof qb));
     char *copy = malloc(len + 1);
     if (!copy) return sim_fail(why, n, "out of memory");
     memcpy(copy, v, len + 1);
@@ -115,7 +115,7 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
         int64_t lo, hi;
         if (!p[0] || (dots && (dots == p || !dots[2]))) {
             rc = sim_fail(why, n, "%s %s: %s (valid: positive integers in a list A,B,C or ranges LO..HI, e.g. "
-                          "8,16,64 or 8..1024)", flag, sim_quote(v, qb, sizeof qb),
+                          "8,16,64 or 8..1024)", flag, text_quote(v, qb, sizeof qb),
                           !p[0] ? "an empty item in the list" : dots == p ? "the range has no lower bound"
                                                                           : "the range has no upper bound");
             break;
@@ -126,7 +126,7 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
             if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, hi_limit, &hi, why, n)) != 0) break;
             if (lo > hi) {
                 rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
-                          flag, sim_quote(v, qb, sizeof qb));
+                          flag, text_quote(v, qb, sizeof qb));
                 break;
             }
         } else {
@@ -135,14 +135,14 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
             hi = lo;
         }
         if (hi > hi_limit) {
-            rc = sim_fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, sim_quote(v, qb, sizeof qb),
+            rc = sim_fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, text_quote(v, qb, sizeof qb),
                       (long long)hi, (long long)hi_limit);
             break;
         }
         for (int64_t x = lo; x <= hi; x *= 2) {
             if (count >= SIM_LIST_MAX) {
                 rc = sim_fail(why, n, "%s %s: more than %d values (valid: a shorter list or range)", flag,
-                          sim_quote(v, qb, sizeof qb), SIM_LIST_MAX);
+                          text_quote(v, qb, sizeof qb), SIM_LIST_MAX);
                 break;
             }
             out[count++] = x;
@@ -158,7 +158,7 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
         for (int j = 0; j < i; j++)
             if (out[i] == out[j]) {
                 rc = sim_fail(why, n, "%s %s: %lld is listed twice (valid: each value once)", flag,
-                              sim_quote(v, qb, sizeof qb), (long long)out[i]);
+                              text_quote(v, qb, sizeof qb), (long long)out[i]);
                 break;
             }
     if (rc) return rc;
@@ -174,7 +174,7 @@ static int parse_choice(const char *flag, const char *v, const char *const *name
         if (strcmp(v, names[i]) == 0) { *out = i; return 0; }
         sim_join(valid, sizeof valid, "|", names[i]);
     }
-    return sim_fail(why, n, "%s %s: unknown value (valid: %s)", flag, sim_quote(v, qb, sizeof qb), valid);
+    return sim_fail(why, n, "%s %s: unknown value (valid: %s)", flag, text_quote(v, qb, sizeof qb), valid);
 }
 
 static void strategy_names(char *buf, size_t n)
@@ -209,7 +209,7 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
             const uly_strategy *s = uly_strategy_find(p);
             if (!s) {
                 strategy_names(names, sizeof names);
-                rc = sim_fail(why, n, "--strategy %s: unknown strategy (valid: %s, all)", sim_quote(p, qb, sizeof qb), names);
+                rc = sim_fail(why, n, "--strategy %s: unknown strategy (valid: %s, all)", text_quote(p, qb, sizeof qb), names);
                 break;
             }
             int seen = 0;
@@ -277,7 +277,7 @@ static int parse_bw(const char *flag, const char *v, double *out, char *why, siz
     }
     if (!v[0] || !(scale > 0) || !(x > 0) || !isfinite(x))
         return sim_fail(why, n, "%s %s: not a bandwidth (valid: a positive number with its unit, e.g. 400Gb/s or "
-                        "50GB/s, per GPU per direction)", flag, sim_quote(v, qb, sizeof qb));
+                        "50GB/s, per GPU per direction)", flag, text_quote(v, qb, sizeof qb));
     /* libulysim holds a cluster's links to 1 MB/s..1 PB/s (uly_cluster_check);
      * checked here, in the unit typed, so that a what-if value out of it is
      * this flag's error and not the preset's (--cluster 'dgx-h100':
@@ -285,7 +285,7 @@ static int parse_bw(const char *flag, const char *v, double *out, char *why, siz
      * node, one GPU per node): what a flag accepts does not hang on others. */
     if (!(x * scale >= 1e6 && x * scale <= 1e15))
         return sim_fail(why, n, "%s %s: out of range (valid: %g..%g %s per GPU per direction)",
-                        flag, sim_quote(v, qb, sizeof qb), 1e6 / scale, 1e15 / scale, unit);
+                        flag, text_quote(v, qb, sizeof qb), 1e6 / scale, 1e15 / scale, unit);
     *out = x * scale;
     return 0;
 }
@@ -297,7 +297,7 @@ static int parse_fraction(const char *flag, const char *v, double *out, char *wh
     const double x = sim_strtod_dec(v, &end);
     if (!v[0] || !end || *end || !(x > 0 && x <= 1))
         return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
-                        sim_quote(v, qb, sizeof qb));
+                        text_quote(v, qb, sizeof qb));
     *out = x;
     return 0;
 }
@@ -477,13 +477,13 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             }
             if (have_cmd)
                 return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
-                            sim_quote(arg, qb, sizeof qb));
+                            text_quote(arg, qb, sizeof qb));
             int c = 0;
             if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
                 char valid[240] = "";
                 for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
                 for (int k = 0; k < sim_command_count(); k++) sim_join(valid, sizeof valid, ", ", sim_command_at(k)->name);
-                return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", sim_quote(arg, qb, sizeof qb),
+                return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", text_quote(arg, qb, sizeof qb),
                                 valid);
             }
             a->cmd = (sim_cmd)c;
@@ -517,7 +517,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         int matched = 0;
         for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) {
             if (strcmp(name, bools[k].flag) == 0) {
-                if (val) return sim_fail(why, n, "%s takes no value (got %s)", bools[k].flag, sim_quote(val, qb, sizeof qb));
+                if (val) return sim_fail(why, n, "%s takes no value (got %s)", bools[k].flag, text_quote(val, qb, sizeof qb));
                 *bools[k].dst = bools[k].v;
                 if (!a->plan_flag && bools[k].dst != &a->help && bools[k].dst != &a->version && bools[k].dst != &a->progress)
                     a->plan_flag = bools[k].flag;
@@ -539,8 +539,8 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             const char *near = name[0] == '-' && name[1] == '-' ? sim_nearest_option(name, known, nk) : NULL;
             if (near)
                 return sim_fail(why, n, "unknown option %s (did you mean %s? see ulysim --help)",
-                                sim_quote(name, qb, sizeof qb), near);
-            return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", sim_quote(name, qb, sizeof qb));
+                                text_quote(name, qb, sizeof qb), near);
+            return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", text_quote(name, qb, sizeof qb));
         }
         if (!val) {
             if (i + 1 >= argc)
@@ -569,7 +569,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         if (form_val[which][form] && which != O_STRATEGY) {
             char q1[80];
             return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", typed,
-                            sim_quote(form_val[which][form], q1, sizeof q1), sim_quote(val, qb, sizeof qb));
+                            text_quote(form_val[which][form], q1, sizeof q1), text_quote(val, qb, sizeof qb));
         }
         form_val[which][form] = val;
         form_pos[which][form] = i;
@@ -612,7 +612,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                 }
                 break;
             }
-            if (x > SIM_GPUS_MAX) { rc = sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, sim_quote(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
+            if (x > SIM_GPUS_MAX) { rc = sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, text_quote(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
             if (which == O_ULYSSES) a->pin_u = x;
             else if (which == O_RING) a->pin_r = x;
             else if (which == O_TP) a->pin_t = x;
@@ -648,14 +648,14 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;
         case O_GPUS_PER_NODE:
             if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
-                rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, sim_quote(val, qb, sizeof qb));
+                rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, text_quote(val, qb, sizeof qb));
             break;
         case O_OVERSUB: {
             char *end = NULL;
             a->oversub = sim_strtod_dec(val, &end);
             if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
                 rc = sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
-                              sim_quote(val, qb, sizeof qb));
+                              text_quote(val, qb, sizeof qb));
             break;
         }
         case O_ZERO_PREFETCH:
@@ -667,7 +667,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
                 const int count = uly_size_parse(val, &x, NULL, 0) == ULY_OK;
                 if (count && x <= 1024) a->zero_prefetch = (int)x;
                 else rc = sim_fail(why, n, "%s %s: %s (valid: a layer count 0..1024; 0 or none: no prefetch)", name,
-                                   sim_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
+                                   text_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
             }
             break;
         case O_HCP: {
@@ -676,7 +676,7 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             long long r = 0;
             if (end && (*end == ',' || *end == ' ')) r = strtoll(end + 1, &end, 10);
             if (!end || *end || u < 1 || r < 1 || u > SIM_GPUS_MAX || r > SIM_GPUS_MAX)
-                rc = sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, sim_quote(val, qb, sizeof qb));
+                rc = sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, text_quote(val, qb, sizeof qb));
             a->hcp_u = u;
             a->hcp_r = r;
             break;

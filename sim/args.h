@@ -8,6 +8,7 @@
 #ifndef SIM_ARGS_H
 #define SIM_ARGS_H
 
+#include "text_quote.h" /* text_quote, text_escape: what messages echo */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -131,7 +132,7 @@ int sim_opt_switch(const char *who, const char *a, const char *name);
 int sim_opt_help(const char *who, const char *a);
 
 /* Error message on stderr, rank 0 only, prefixed "ulysim: ", on one line
- * with raw bytes escaped (sim_escape). */
+ * with raw bytes escaped (text_escape). */
 void sim_err(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -143,9 +144,6 @@ void sim_err_as(const char *who, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* msg made safe for a terminal, on one line: control bytes, DEL and bytes
- * that are not UTF-8 become \xNN, newlines a space; valid UTF-8 stays. */
-void sim_escape(const char *msg, char *out, size_t n);
 
 /* Bad input: writes the one-line reason (newlines flattened) to why and
  * returns SIM_EXIT_USAGE. */
@@ -168,7 +166,5 @@ void sim_one_line(char *s);
  * given twice would count twice (validate's medians, calibrate's fit). A
  * file that cannot be stat'ed passes: its reader says what is wrong. */
 int sim_files_distinct(const char *const *files, int n, char *why, size_t why_len);
-/* A value as a message may quote it: 'value', escaped (sim_escape), at most 60 bytes of it. */
-const char *sim_quote(const char *v, char *buf, size_t n);
 
 #endif

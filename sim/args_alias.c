@@ -50,7 +50,7 @@ int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n)
         }
         sim_join(valid, sizeof valid, ", ", s->megatron_cp_comm);
     }
-    return sim_fail(why, n, "--cp-comm-type %s: unknown (valid: %s)", sim_quote(v, qb, sizeof qb), valid);
+    return sim_fail(why, n, "--cp-comm-type %s: unknown (valid: %s)", text_quote(v, qb, sizeof qb), valid);
 }
 
 /* Megatron's default --cp-comm-type: p2p, the ring */

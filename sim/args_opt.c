@@ -30,8 +30,8 @@ int sim_opt_value(const char *who, int argc, char **argv, int *i, const char *co
         }
         if (seen && *seen) { /* the last would win in silence */
             char q1[80], q2[80];
-            sim_err_as(who, "%s given twice (%s, then %s; valid: one value)", names[0], sim_quote(*seen, q1, sizeof q1),
-                       sim_quote(*v, q2, sizeof q2));
+            sim_err_as(who, "%s given twice (%s, then %s; valid: one value)", names[0], text_quote(*seen, q1, sizeof q1),
+                       text_quote(*v, q2, sizeof q2));
             return -1;
         }
         if (seen) *seen = *v;
@@ -46,7 +46,7 @@ int sim_opt_switch(const char *who, const char *a, const char *name)
     if (!arg_is_option(a, name, &rest)) return 0;
     if (!*rest) return 1;
     char qb[80];
-    sim_err_as(who, "%s takes no value (got %s; valid: %s alone)", name, sim_quote(rest + 1, qb, sizeof qb), name);
+    sim_err_as(who, "%s takes no value (got %s; valid: %s alone)", name, text_quote(rest + 1, qb, sizeof qb), name);
     return -1;
 }
 

@@ -100,7 +100,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
             char qb[80];
             sim_err_as(WHO, "--kernels needs a plan trace after it (got %s%s; valid: --kernels "
                        "PLAN.trace..., every argument up to the next option; see ulysim calibrate --help)",
-                       s ? "the option " : "nothing", s ? sim_quote(s, qb, sizeof qb) : "");
+                       s ? "the option " : "nothing", s ? text_quote(s, qb, sizeof qb) : "");
             return 2;
         }
         if (!s) break;
@@ -149,7 +149,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
                 snprintf(what, sizeof what, "byte 0x%02x at %zu not allowed", (unsigned char)a->name[bad], bad + 1);
             else snprintf(what, sizeof what, "'%c' at %zu not allowed", a->name[bad], bad + 1);
             sim_err_as(WHO, "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
-                       sim_quote(a->name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
+                       text_quote(a->name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
             return 2;
         }
     }

@@ -379,7 +379,7 @@ int sim_cmd_runs(int argc, char **argv)
     }
     if (strcmp(argv[1], "from-megatron")) {
         sim_err_as("ulysim runs", "unknown action %s (valid: from-megatron; see ulysim runs --help)",
-                   sim_quote(argv[1], why, 80));
+                   text_quote(argv[1], why, 80));
         return SIM_EXIT_USAGE;
     }
     const char *out = NULL, *cluster = NULL;
@@ -408,14 +408,14 @@ int sim_cmd_runs(int argc, char **argv)
             const long long x = strtoll(v, &end, 10);
             if (!*v || *end || x < 0 || x > 1000000000)
                 rc = sim_fail(why, sizeof why, "--warmup %s: not a count of iterations (valid: 0 or more)",
-                              sim_quote(v, qb, sizeof qb));
+                              text_quote(v, qb, sizeof qb));
             warmup = x;
         } else if (r) {
             free(logs);
             return SIM_EXIT_USAGE;
         } else if (a[0] == '-' && a[1]) {
             rc = sim_fail(why, sizeof why, "unknown option %s (valid: -o, --warmup, --cluster; see ulysim runs "
-                          "--help)", sim_quote(a, qb, sizeof qb));
+                          "--help)", text_quote(a, qb, sizeof qb));
         } else {
             logs[n_logs++] = a;
         }

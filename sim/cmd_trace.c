@@ -260,6 +260,6 @@ int sim_cmd_trace(int argc, char **argv)
     if (!strcmp(argv[1], "check")) return do_check(argc - 1, argv + 1);
     char qb[80];
     sim_err_as("ulysim trace", "unknown action %s (valid: export, check; see ulysim trace --help)",
-               sim_quote(argv[1], qb, sizeof qb));
+               text_quote(argv[1], qb, sizeof qb));
     return SIM_EXIT_USAGE;
 }

@@ -93,10 +93,10 @@ static int parse_frac(const char *flag, const char *v, double hi, double *out)
     if (!*v || *end || !(x >= 0 && x <= hi)) {
         if (hi > 1)
             sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%), or none (no limit)", flag,
-                       sim_quote(v, qb, sizeof qb), hi);
+                       text_quote(v, qb, sizeof qb), hi);
         else
             sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs)", flag,
-                       sim_quote(v, qb, sizeof qb));
+                       text_quote(v, qb, sizeof qb));
         return 2;
     }
     *out = x;
@@ -218,7 +218,7 @@ static int torch_stray(int argc, char **argv)
         char qb[80];
         sim_err_as("ulysim validate", "%s: a harness trace and --torch-trace cannot be combined (valid: ulysim "
                    "validate RUN.trace... for ulyharness traces, or ulysim validate --torch-trace FILE.json with plan "
-                   "flags; see ulysim validate --help)", sim_quote(a, qb, sizeof qb));
+                   "flags; see ulysim validate --help)", text_quote(a, qb, sizeof qb));
         return 2;
     }
     return 0;
@@ -285,7 +285,7 @@ int sim_cmd_validate(int argc, char **argv)
             else if (!strcmp(v, "table")) json = 0;
             else {
                 char qb[80];
-                sim_err_as(WHO, "--format %s: must be table or json", sim_quote(v, qb, sizeof qb));
+                sim_err_as(WHO, "--format %s: must be table or json", text_quote(v, qb, sizeof qb));
                 goto bad;
             }
         } else if ((r = sim_opt_switch(WHO, a, "--brief"))) {

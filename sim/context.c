@@ -57,14 +57,14 @@ static int load_fail(char *why, size_t n, const char *flag, const char *value, c
 {
     char qb[80];
     sim_one_line(lib);
-    if (!lib[0]) return sim_fail(why, n, "%s %s: %s", flag, sim_quote(value, qb, sizeof qb), fallback);
+    if (!lib[0]) return sim_fail(why, n, "%s %s: %s", flag, text_quote(value, qb, sizeof qb), fallback);
     size_t l = strlen(value);
     /* a path that cannot be opened: say what else the flag takes */
     const char *hint = strstr(lib, ": cannot open: ") ? " (valid: a readable JSON file, or a preset name: `ulysim presets` "
                                                         "lists them)"
                                                       : "";
     if (l && strncmp(lib, value, l) == 0 && lib[l] == ':') return sim_fail(why, n, "%s %s%s", flag, lib, hint);
-    return sim_fail(why, n, "%s %s: %s%s", flag, sim_quote(value, qb, sizeof qb), lib, hint);
+    return sim_fail(why, n, "%s %s: %s%s", flag, text_quote(value, qb, sizeof qb), lib, hint);
 }
 
 /* The GPU counts and sequence lengths of the request: as given, else the

@@ -151,7 +151,7 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
         int c = runs_col(t, vr_quantity_names[q]);
         if (c >= 0 && cell[c][0] && (bad = parse_measured(cell[c], Q_RANGE[q].lo, 1, &r->meas[q])))
             return row_fail(why, n, at, c, "%s %s: %s (valid: %s in [%g, %g], e.g. %s)", vr_quantity_names[q],
-                            sim_quote(cell[c], qb, sizeof qb), bad, Q_RANGE[q].unit, Q_RANGE[q].lo, RUNS_MAX_VALUE,
+                            text_quote(cell[c], qb, sizeof qb), bad, Q_RANGE[q].unit, Q_RANGE[q].lo, RUNS_MAX_VALUE,
                             Q_RANGE[q].example);
     }
     for (int k = 0; k < N_UNIT; k++) {
@@ -163,7 +163,7 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
         const double per = UNIT_COLS[k].per;
         if ((bad = parse_measured(cell[c], Q_RANGE[q].lo, per, &r->meas[q])))
             return row_fail(why, n, at, c, "%s %s: %s (valid: %s in [%g, %g], e.g. %s)", UNIT_COLS[k].name,
-                            sim_quote(cell[c], qb, sizeof qb), bad, UNIT_COLS[k].unit, Q_RANGE[q].lo * per,
+                            text_quote(cell[c], qb, sizeof qb), bad, UNIT_COLS[k].unit, Q_RANGE[q].lo * per,
                             RUNS_MAX_VALUE * per, UNIT_COLS[k].example);
         r->meas[q] /= per;
     }
@@ -171,7 +171,7 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
     int c = runs_col(t, "oom");
     if (c >= 0 && cell[c][0] && parse_bool_cell(cell[c], &r->oom_meas))
         return row_fail(why, n, at, c, "oom %s: not a boolean (valid: true, false or empty)",
-                        sim_quote(cell[c], qb, sizeof qb));
+                        text_quote(cell[c], qb, sizeof qb));
     r->flop_conv = -1;
     c = runs_col(t, "flop_convention");
     if (c >= 0 && cell[c][0]) {
@@ -180,7 +180,7 @@ static int row_measured(const runs_table *t, int i, row_at *at, vr_row *r, char 
             char valid[160] = "";
             for (int k = 0; k < ULY_FLOP_CONV_COUNT; k++) sim_join(valid, sizeof valid, ", ", uly_flop_conv_name(k));
             return row_fail(why, n, at, c, "flop_convention %s: unknown (valid: %s)",
-                            sim_quote(cell[c], qb, sizeof qb), valid);
+                            text_quote(cell[c], qb, sizeof qb), valid);
         }
     }
     if (!isnan(r->meas[VR_TFLOPS]) && r->flop_conv < 0)
@@ -224,7 +224,7 @@ static int row_argv(const runs_table *t, int i, const int *kind, row_at *at, con
             int b;
             if (parse_bool_cell(cell, &b))
                 return row_fail(why, n, at, c, "%s %s: a switch (valid: true, false or empty)",
-                                t->cols[c], sim_quote(cell, qb, sizeof qb));
+                                t->cols[c], text_quote(cell, qb, sizeof qb));
             if (!b && kind[c] == COL_BOOL) continue; /* a switch without a --no- form: off is its default */
             w = snprintf(arg, store_len - used, "--%s%s", b ? "" : "no-", t->cols[c]);
         }
@@ -337,7 +337,7 @@ static int table_kinds(const runs_table *t, const char *path, int *kind, sim_arg
                          "without its dashes, e.g. gpus, seq, strategy, tp, recompute; step_s, tokens_per_s, "
                          "tflops_per_gpu with flop_convention, mem_gib, oom; label, source, group)",
                          row >= 0 ? "row " : "header:", row >= 0 ? row + 1 : 0, row >= 0 ? ":" : "",
-                         sim_quote(t->cols[k], qb, sizeof qb));
+                         text_quote(t->cols[k], qb, sizeof qb));
         }
     if (runs_col(t, "strategy") < 0)
         return text_fail_at(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");

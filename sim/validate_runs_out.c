@@ -279,7 +279,7 @@ static int parse_pct(const char *flag, const char *v, double *out)
     const double x = v ? strtod(v, &end) : NAN;
     if (!v || !v[0] || !end || *end || !(x >= 0) || !(x <= 1e6)) {
         sim_err_as(WHO, "%s %s: not a percentage (valid: a number >= 0, e.g. 10 for 10%%)", flag,
-                   v ? sim_quote(v, qb, sizeof qb) : "(missing)");
+                   v ? text_quote(v, qb, sizeof qb) : "(missing)");
         return SIM_EXIT_USAGE;
     }
     *out = x;
@@ -307,7 +307,7 @@ int sim_validate_runs(int argc, char **argv)
             else if (!strcmp(v, "csv")) fmt = SIM_FMT_CSV;
             else if (!strcmp(v, "json")) fmt = SIM_FMT_JSON;
             else {
-                sim_err_as(WHO, "--format %s: unknown (valid: table, csv, json)", sim_quote(v, qb, sizeof qb));
+                sim_err_as(WHO, "--format %s: unknown (valid: table, csv, json)", text_quote(v, qb, sizeof qb));
                 return SIM_EXIT_USAGE;
             }
         } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, MEDIAN, &median_v, &v)) > 0) {
@@ -319,11 +319,11 @@ int sim_validate_runs(int argc, char **argv)
         } else if (a[0] != '-' || !a[1]) {
             sim_err_as(WHO, "%s: a harness trace and --runs cannot be combined (valid: ulysim validate "
                        "RUN.trace... for ulyharness traces, or ulysim validate --runs FILE; see ulysim validate "
-                       "--help)", sim_quote(a, qb, sizeof qb));
+                       "--help)", text_quote(a, qb, sizeof qb));
             return SIM_EXIT_USAGE;
         } else {
             sim_err_as(WHO, "%s: not an option of validate --runs (valid: --runs FILE, --format table|csv|json, "
-                       "--max-median-err PCT, --max-err PCT)", sim_quote(a, qb, sizeof qb));
+                       "--max-median-err PCT, --max-err PCT)", text_quote(a, qb, sizeof qb));
             return SIM_EXIT_USAGE;
         }
         if (rc) return rc;
