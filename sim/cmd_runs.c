@@ -11,8 +11,9 @@
  * Every row is checked as `ulysim validate --runs` checks the rows it reads
  * (vr_check_row, the same code) before it is written: a row that command
  * would refuse is refused here, naming the log line its value came from. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,7 +299,13 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     sim_table_cell(&one, "Megatron-LM log %s: median of %d reports, iterations %lld..%lld", base_name(path), k,
                    (long long)first, (long long)last);
     sim_table_cell(&one, "%s", model);
-    sim_table_cell(&one, "%s", cluster ? cluster : "");
+    /* validate --runs reads a cluster file relative to the runs file's
+     * directory: a relative path given here, where the command runs, is
+     * written absolute when the rows go to another directory */
+    char cl_abs[PATH_MAX];
+    const int moved = cluster && out && strchr(out, '/') && cluster[0] != '/' && sim_preset_is_path(cluster) &&
+                      realpath(cluster, cl_abs) != NULL;
+    sim_table_cell(&one, "%s", moved ? cl_abs : cluster ? cluster : "");
     sim_table_cell(&one, "%lld", (long long)r->world_size);
     sim_table_cell(&one, "%lld", (long long)r->seq);
     sim_table_cell(&one, "%s", s->name);
