@@ -290,6 +290,30 @@ static int is_hex(char ch)
 
 static int is_digit(char ch) { return ch >= '0' && ch <= '9'; }
 
+/* JSON's number grammar from s[i]: -? (0 | [1-9][0-9]*) (. [0-9]+)?
+ * ([eE] [+-]? [0-9]+)?; returns where it ends, *ok 0 where the text
+ * departs from it (what may follow the number is the caller's to judge). */
+static size_t number_scan(const char *s, size_t n, size_t i, int *ok)
+{
+    *ok = 1;
+    if (i < n && s[i] == '-') i++;
+    if (i < n && s[i] == '0') i++;
+    else if (i < n && is_digit(s[i])) while (i < n && is_digit(s[i])) i++;
+    else *ok = 0;
+    if (*ok && i < n && s[i] == '.') {
+        i++;
+        if (i >= n || !is_digit(s[i])) *ok = 0;
+        while (i < n && is_digit(s[i])) i++;
+    }
+    if (*ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        if (i >= n || !is_digit(s[i])) *ok = 0;
+        while (i < n && is_digit(s[i])) i++;
+    }
+    return i;
+}
+
 size_t js_number_bad(const char *s, size_t n, size_t *tok_len)
 {
     for (size_t i = 0; i < n;) {
@@ -304,25 +328,10 @@ size_t js_number_bad(const char *s, size_t n, size_t *tok_len)
             i++;
             continue;
         }
-        /* -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? and no
-         * number character right after it */
+        /* the grammar, and no number character right after it */
         const size_t st = i;
-        int ok = 1;
-        if (s[i] == '-') i++;
-        if (i < n && s[i] == '0') i++;
-        else if (i < n && is_digit(s[i])) while (i < n && is_digit(s[i])) i++;
-        else ok = 0;
-        if (ok && i < n && s[i] == '.') {
-            i++;
-            if (i >= n || !is_digit(s[i])) ok = 0;
-            while (i < n && is_digit(s[i])) i++;
-        }
-        if (ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
-            i++;
-            if (i < n && (s[i] == '+' || s[i] == '-')) i++;
-            if (i >= n || !is_digit(s[i])) ok = 0;
-            while (i < n && is_digit(s[i])) i++;
-        }
+        int ok;
+        i = number_scan(s, n, i, &ok);
         if (ok && i < n && (is_digit(s[i]) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' || s[i] == '-'))
             ok = 0;
         if (!ok) {
@@ -396,26 +405,8 @@ static int prescan(js_doc *d, const char *s, size_t n)
             i++;
         } else if (ch == '-' || is_digit(ch)) {
             size_t st = i;
-            int ok = 1;
-            if (s[i] == '-') i++;
-            if (i < n && s[i] == '0') {
-                i++;
-            } else if (i < n && is_digit(s[i])) {
-                while (i < n && is_digit(s[i])) i++;
-            } else {
-                ok = 0;
-            }
-            if (ok && i < n && s[i] == '.') {
-                i++;
-                if (i >= n || !is_digit(s[i])) ok = 0;
-                while (i < n && is_digit(s[i])) i++;
-            }
-            if (ok && i < n && (s[i] == 'e' || s[i] == 'E')) {
-                i++;
-                if (i < n && (s[i] == '+' || s[i] == '-')) i++;
-                if (i >= n || !is_digit(s[i])) ok = 0;
-                while (i < n && is_digit(s[i])) i++;
-            }
+            int ok;
+            i = number_scan(s, n, i, &ok);
             if (ok && i < n && (is_digit(s[i]) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' ||
                                 s[i] == '-' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
                 ok = 0;
