@@ -414,7 +414,7 @@ int sim_cmd_runs(int argc, char **argv)
             char *end;
             const long long x = strtoll(v, &end, 10);
             if (!*v || *end || x < 0 || x > 1000000000)
-                rc = sim_fail(why, sizeof why, "--warmup %s: not a count of iterations (valid: 0 or more)",
+                rc = sim_fail(why, sizeof why, "--warmup %s: not a count of iterations (valid: 0 to 1000000000)",
                               text_quote(v, qb, sizeof qb));
             warmup = x;
         } else if (r) {

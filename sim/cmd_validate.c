@@ -791,8 +791,11 @@ int sim_cmd_validate(int argc, char **argv)
                    default_limit ? " (the default; --max-error F to set another)" : "", fail_med ? "FAIL" : "pass");
         if (isfinite(max_run_err))
             printf("# check: every run's |step err| <= %.1f%%: %s\n", 100 * max_run_err, fail_run ? "FAIL" : "pass");
-        if (!isnan(min_agree))
-            printf("# check: ranking agreement %.0f%% >= %.0f%%: %s\n", 100 * (n_pairs ? agree : 0), 100 * min_agree,
+        if (!isnan(min_agree) && n_pairs)
+            printf("# check: ranking agreement %.0f%% >= %.0f%%: %s\n", 100 * agree, 100 * min_agree,
+                   fail_agree ? "FAIL" : "pass");
+        else if (!isnan(min_agree)) /* nothing to rank is no evidence of agreement */
+            printf("# check: ranking agreement >= %.0f%%: no pair to rank: %s\n", 100 * min_agree,
                    fail_agree ? "FAIL" : "pass");
         printf("# check: bytes equal: %s\n", fail_bytes ? "FAIL" : "pass");
         printf("# result: %s\n", ok ? "PASS" : "FAIL");

@@ -52,6 +52,14 @@ if(CASE STREQUAL "ties")
   if(NOT pairs EQUAL 0 OR NOT ties EQUAL 1 OR NOT tie STREQUAL "ON" OR NOT agree STREQUAL "NULL")
     message(FATAL_ERROR "json ranking: pairs ${pairs} (want 0), ties ${ties} (want 1), tie ${tie} (want ON), agree ${agree} (want NULL)")
   endif()
+  # --min-agreement with every pair tied: nothing to rank, which is no
+  # agreement (exit 1), said as such rather than as "0%"
+  execute_process(COMMAND ${EXE} validate ${GOOD} ${OUT}/usp-u2-r1.trace --max-error none --min-agreement 0.8 --brief
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "--min-agreement with only a tie: exit ${rc}, want 1: ${err}")
+  endif()
+  want("${out}" "# check: ranking agreement >= 80%: no pair to rank: FAIL" "the agreement check with nothing to rank")
 elseif(CASE STREQUAL "labels")
   run_validate(out ${DATA}/ring-np2-s1024.trace ${DATA}/ring-pp2-np2-s1024.trace --brief)
   want("${out}" "ring-np2-s1024.trace +ring r2 t1 +2 +1024 " "the ring run's label in the runs table")
