@@ -642,6 +642,13 @@ int sim_cmd_calibrate(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    /* the base, read now, is an input too: -o may not replace it (said
+     * before the fit is printed) */
+    if (out_file_check(a.out, OUT_FILE_STREAM, why, sizeof why)) {
+        sim_err_as("ulysim calibrate", "%s", why);
+        rc = 2;
+        goto done;
+    }
     if ((rc = links_read(&a, &bc, &L)) || (rc = compute_read(&a, &C)) || (rc = links_fit(&bc, &L))) goto done;
     links_print_fit(&L);
     links_print_points(&L);
