@@ -112,12 +112,15 @@ void hx_args_defaults(hx_opts *o)
 int hx_args_reject(int rank, const char *fmt, ...)
 {
     if (rank == 0) {
+        /* one line, what the user typed echoed with raw bytes escaped, as
+         * ulysim's messages are (text_escape) */
+        char msg[1024], safe[4096];
         va_list ap;
         va_start(ap, fmt);
-        fprintf(stderr, "ulyharness: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
+        vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
+        text_escape(msg, safe, sizeof safe);
+        fprintf(stderr, "ulyharness: %s\n", safe);
     }
     return 2;
 }
