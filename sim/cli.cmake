@@ -17,7 +17,8 @@ set(ULYSIM_CLI_SOURCES
 # Subcommands of the registry in commands.c: every other cmd_*.c.
 # Their helpers: trace_*.c (trace reading and writing), plot_*.c (figures),
 # repro_*.c (the parts of reproduce), calib_*.c (calibrate's fits),
-# validate_*.c (validate --runs) and timeline*.c (plan --timeline).
+# validate_*.c (validate --runs, the ranking of harness runs) and timeline*.c
+# (plan --timeline).
 file(GLOB ULYSIM_CMD_EXTRA CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmd_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/trace_*.c ${CMAKE_CURRENT_SOURCE_DIR}/plot_*.c
   ${CMAKE_CURRENT_SOURCE_DIR}/timeline*.c

@@ -25,6 +25,7 @@
 #include "trace_join.h"
 #include "trace_torch.h"
 #include "trace_read.h"
+#include "validate_rank.h"
 #include "validate_runs.h"
 
 int sim_cmd_validate(int argc, char **argv);
@@ -115,63 +116,6 @@ static double median(double *v, int n)
     qsort(v, (size_t)n, sizeof *v, cmp_dbl);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-#define LABEL_LEN 160 /* a layout label */
-
-/* "usp u2 r2 t1", "ring r1 t1 pp2", "megatron-sp t4", "ring r4 t1 contiguous
- * dp2": what tells the runs of one size apart, and two different layouts
- * never share one (the ranking pairs runs by it, and skips two runs of one
- * label as repeats of one layout). Every degree the strategy has is said:
- * with pp (or dp) the sequence degree is no longer ranks / dp; pp and dp
- * when above 1, the group order when it is not the default (TP, Ulysses,
- * ring, DP, innermost first). */
-static void layout_label(const trace_run *r, char *buf, size_t n)
-{
-    const uly_layout *l = &r->layout;
-    const uly_strategy *st = uly_strategy_get(l->strategy);
-    size_t k = (size_t)snprintf(buf, n, "%s", st->name);
-    if (st->uses_ulysses && k < n) k += (size_t)snprintf(buf + k, n - k, " u%lld", (long long)l->ulysses);
-    if (st->uses_ring && k < n) k += (size_t)snprintf(buf + k, n - k, " r%lld", (long long)l->ring);
-    if (st->uses_tp && k < n) k += (size_t)snprintf(buf + k, n - k, " t%lld", (long long)l->tp);
-    if (l->pp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " pp%lld", (long long)l->pp);
-    /* a contiguous causal split is another layout of the same strategy (the
-     * last rank does 2r-1 times the first's attention): ranked on its own */
-    if (st->uses_ring && r->workload.causal && r->workload.split == ULY_SPLIT_CONTIGUOUS && l->ring > 1 && k < n)
-        k += (size_t)snprintf(buf + k, n - k, " contiguous");
-    if (l->dp > 1 && k < n) k += (size_t)snprintf(buf + k, n - k, " dp%lld", (long long)l->dp);
-    uly_layout d;
-    uly_layout_init(&d, l->strategy, l->ulysses, l->ring, l->tp, l->dp);
-    if (memcmp(d.order, l->order, sizeof d.order) && k < n) {
-        k += (size_t)snprintf(buf + k, n - k, " order");
-        for (int i = 0; i < 4 && k < n; i++)
-            k += (size_t)snprintf(buf + k, n - k, "%c%s", i ? ',' : '=', uly_group_name(l->order[i]));
-    }
-}
-
-/* Two step times the ranking cannot tell apart: equal to 1 part in 1e9 (the
- * model's own rounding; a measured tie is two equal numbers). A tie orders
- * nothing, so it is neither an agreement nor a disagreement: such a pair is
- * not ranked, and is counted apart as a tie. */
-static int same_time(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
-
-/* Runs compared for the ranking: same model shape, workload, rank count and
- * threads; differ only in the strategy or its degrees. */
-static int same_size(const trace_run *a, const trace_run *b)
-{
-    const uly_model *m = &a->model, *n = &b->model;
-    const uly_workload *w = &a->workload, *v = &b->workload;
-    return m->hidden == n->hidden && m->heads == n->heads && m->kv_heads == n->kv_heads && m->head_dim == n->head_dim &&
-           m->ffn_hidden == n->ffn_hidden && m->vocab == n->vocab && m->swiglu == n->swiglu &&
-           w->seq == v->seq && w->micro_batch == v->micro_batch && w->causal == v->causal &&
-           w->recompute == v->recompute && w->zero_stage == v->zero_stage && w->flash == v->flash &&
-           a->ranks == b->ranks && a->threads == b->threads;
-}
-
-typedef struct pair_res {
-    int a, b;
-    int agree;
-    int tie; /* predicted or measured steps equal (same_time): not ranked */
-} pair_res;
 
 /* A flag of the plan command that takes no value (--causal, --help): what
  * the plan parser reads alone, next to --help (which ends its checks). */
@@ -453,69 +397,17 @@ int sim_cmd_validate(int argc, char **argv)
             worst[pos].d = d;
         }
 
-    /* ranking: pairs of runs at the same size with different layouts */
-    int n_pairs = 0, n_ties = 0, n_agree = 0, cap_pairs = n_files * n_files / 2 + 1;
-    pair_res *pairs = calloc((size_t)cap_pairs, sizeof *pairs);
-    int *group = calloc((size_t)n_files, sizeof *group);
-    int n_groups = 0, n_win = 0, n_win_agree = 0;
-    if (!pairs || !group) {
-        free(pairs);
-        free(group);
+    /* ranking: pairs of runs at the same size with different layouts (validate_rank.c) */
+    sim_ranking ranking;
+    if (sim_rank_runs(runs, joins, n_files, &ranking)) {
         free(step_abs);
         free(op_abs);
         rc = 1;
         goto done;
     }
-    for (int a = 0; a < n_files; a++) group[a] = -1;
-    for (int a = 0; a < n_files; a++) {
-        if (group[a] < 0) group[a] = n_groups++;
-        for (int b = a + 1; b < n_files; b++) {
-            if (!same_size(&runs[a], &runs[b])) continue;
-            group[b] = group[a];
-            char la[LABEL_LEN], lb[LABEL_LEN];
-            layout_label(&runs[a], la, sizeof la);
-            layout_label(&runs[b], lb, sizeof lb);
-            if (!strcmp(la, lb)) continue;
-            const int pm = joins[a].pred_step_s < joins[b].pred_step_s;
-            const int mm = joins[a].meas_step_s < joins[b].meas_step_s;
-            pair_res *pr = &pairs[n_pairs + n_ties];
-            pr->a = a;
-            pr->b = b;
-            pr->tie = same_time(joins[a].pred_step_s, joins[b].pred_step_s) ||
-                      same_time(joins[a].meas_step_s, joins[b].meas_step_s);
-            pr->agree = !pr->tie && pm == mm;
-            if (pr->tie) {
-                n_ties++;
-            } else {
-                n_agree += pr->agree;
-                n_pairs++;
-            }
-        }
-    }
-    /* winners per group with at least two layouts */
-    int *gwin_pred = calloc((size_t)n_groups + 1, sizeof(int)), *gwin_meas = calloc((size_t)n_groups + 1, sizeof(int));
-    int *gsize = calloc((size_t)n_groups + 1, sizeof(int));
-    if (!gwin_pred || !gwin_meas || !gsize) {
-        rc = 1;
-    } else {
-        for (int g = 0; g < n_groups; g++) gwin_pred[g] = gwin_meas[g] = -1;
-        for (int f = 0; f < n_files; f++) {
-            int g = group[f];
-            gsize[g]++;
-            if (gwin_pred[g] < 0 || joins[f].pred_step_s < joins[gwin_pred[g]].pred_step_s) gwin_pred[g] = f;
-            if (gwin_meas[g] < 0 || joins[f].meas_step_s < joins[gwin_meas[g]].meas_step_s) gwin_meas[g] = f;
-        }
-        for (int g = 0; g < n_groups; g++)
-            if (gsize[g] > 1) {
-                n_win++;
-                char lp[LABEL_LEN], lm[LABEL_LEN];
-                layout_label(&runs[gwin_pred[g]], lp, sizeof lp);
-                layout_label(&runs[gwin_meas[g]], lm, sizeof lm);
-                /* the measured fastest is (one of) the predicted fastest */
-                n_win_agree += !strcmp(lp, lm) ||
-                               same_time(joins[gwin_meas[g]].pred_step_s, joins[gwin_pred[g]].pred_step_s);
-            }
-    }
+    const int n_pairs = ranking.n_pairs, n_ties = ranking.n_ties, n_agree = ranking.n_agree;
+    const int n_win = ranking.n_win, n_win_agree = ranking.n_win_agree;
+    const sim_rank_pair *pairs = ranking.pairs;
     const double agree = n_pairs ? (double)n_agree / n_pairs : NAN;
 
     /* ----- verdict: without a limit given, the validation target holds
@@ -535,8 +427,7 @@ int sim_cmd_validate(int argc, char **argv)
         for (int f = 0; f < n_files; f++) {
             const trace_run *r = &runs[f];
             const trace_join *j = &joins[f];
-            char lab[LABEL_LEN];
-            layout_label(r, lab, sizeof lab);
+            const char *lab = ranking.label[f];
             cJSON *o = cJSON_CreateObject();
             cJSON_AddStringToObject(o, "file", r->path);
             cJSON_AddStringToObject(o, "strategy", uly_strategy_get(r->layout.strategy)->name);
@@ -558,7 +449,7 @@ int sim_cmd_validate(int argc, char **argv)
             cJSON_AddStringToObject(o, "cpu_model", r->cpu_model);
             cJSON_AddStringToObject(o, "profile_cpu_model", pcpu);
             cJSON_AddBoolToObject(o, "host_matches_profile", pcpu[0] && !strcmp(pcpu, r->cpu_model));
-            cJSON_AddNumberToObject(o, "size_group", group[f]);
+            cJSON_AddNumberToObject(o, "size_group", ranking.group[f]);
             cJSON *st = cJSON_AddObjectToObject(o, "step");
             cJSON_AddNumberToObject(st, "predicted_s", j->pred_step_s);
             cJSON_AddNumberToObject(st, "measured_s", j->meas_step_s);
@@ -640,9 +531,7 @@ int sim_cmd_validate(int argc, char **argv)
         cJSON *pa = cJSON_AddArrayToObject(rk, "cases");
         for (int k = 0; k < n_pairs + n_ties; k++) {
             cJSON *q = cJSON_CreateObject();
-            char la[LABEL_LEN], lb[LABEL_LEN];
-            layout_label(&runs[pairs[k].a], la, sizeof la);
-            layout_label(&runs[pairs[k].b], lb, sizeof lb);
+            const char *la = ranking.label[pairs[k].a], *lb = ranking.label[pairs[k].b];
             cJSON_AddStringToObject(q, "a", la);
             cJSON_AddStringToObject(q, "b", lb);
             cJSON_AddStringToObject(q, "a_file", runs[pairs[k].a].path);
@@ -682,8 +571,7 @@ int sim_cmd_validate(int argc, char **argv)
         for (int f = 0; f < n_files && !brief; f++) {
             const trace_run *r = &runs[f];
             const trace_join *j = &joins[f];
-            char lab[LABEL_LEN];
-            layout_label(r, lab, sizeof lab);
+            const char *lab = ranking.label[f];
             printf("\n## %s: %s, %d ranks, seq %lld, batch %lld, %s, zero %d; priced on %s (%s)\n", r->path, lab,
                    r->ranks, (long long)r->workload.seq, (long long)r->workload.micro_batch,
                    r->workload.causal ? "causal" : "non-causal", r->workload.zero_stage, j->cluster_name, used_prof[f]);
@@ -732,8 +620,7 @@ int sim_cmd_validate(int argc, char **argv)
         printf("\n## runs\n# %-40s %-22s %5s %7s %10s %10s %8s %10s %10s %6s\n", "file", "layout", "ranks", "seq",
                "pred_ms", "meas_ms", "err", "comm_pred", "comm_meas", "bytes");
         for (int f = 0; f < n_files; f++) {
-            char lab[LABEL_LEN];
-            layout_label(&runs[f], lab, sizeof lab);
+            const char *lab = ranking.label[f];
             const char *base = strrchr(runs[f].path, '/');
             base = base ? base + 1 : runs[f].path;
             char se[32];
@@ -773,9 +660,7 @@ int sim_cmd_validate(int argc, char **argv)
                 printf("# ranking: no strategy pair at the same size to rank; fastest agrees at %d of %d sizes%s\n",
                        n_win_agree, n_win, tie);
             for (int k = 0; k < n_pairs + n_ties; k++) {
-                char la[LABEL_LEN], lb[LABEL_LEN];
-                layout_label(&runs[pairs[k].a], la, sizeof la);
-                layout_label(&runs[pairs[k].b], lb, sizeof lb);
+                const char *la = ranking.label[pairs[k].a], *lb = ranking.label[pairs[k].b];
                 printf("#   P %d seq %-7lld %-18s / %-18s predicted %s, measured %s  %s\n", runs[pairs[k].a].ranks,
                        (long long)runs[pairs[k].a].workload.seq, la, lb,
                        sim_fixed_str(joins[pairs[k].a].pred_step_s / joins[pairs[k].b].pred_step_s, 2, 0, p1, sizeof p1),
@@ -804,11 +689,7 @@ int sim_cmd_validate(int argc, char **argv)
         sim_err_as("ulysim validate", "%d op%s sent a different number of bytes than planned", n_bytes_bad,
                    n_bytes_bad == 1 ? "" : "s");
     if (!ok && rc == 0) rc = 1;
-    free(gwin_pred);
-    free(gwin_meas);
-    free(gsize);
-    free(pairs);
-    free(group);
+    sim_ranking_free(&ranking);
     free(step_abs);
     free(op_abs);
 done:
