@@ -525,12 +525,9 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
         for (int k = 0; k < run->n_order; k++) {
             const int id = run->order[k];
             const uly_op *o = &run->plan.ops[id];
-            const trace_op *m = &run->ops[id];
             if (o->per_model || o->per_step) continue;
-            const trace_time *mt = o->kind == ULY_OP_COMM ? &m->xfer : &m->t;
-            const int crit = o->crit_factor > 1.0 + 1e-9 && mt->max > 0;
-            step += crit ? mt->max : mt->median;
-            if (o->kind == ULY_OP_COMM) step += crit ? m->wait.max : m->wait.median;
+            double wait;
+            step += trace_op_measured_s(run, id, &wait) + wait;
         }
         if (!(step > 0))
             return fail(&r, 0, "its layer ops' measured times add up to 0 s: nothing was timed, nothing to compare a "
@@ -539,6 +536,17 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
         return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
     }
     return 0;
+}
+
+double trace_op_measured_s(const trace_run *run, int id, double *wait_s)
+{
+    const uly_op *o = &run->plan.ops[id];
+    const trace_op *m = &run->ops[id];
+    const int comm = o->kind == ULY_OP_COMM;
+    const trace_time *mt = comm ? &m->xfer : &m->t;
+    const int crit = o->crit_factor > 1.0 + 1e-9 && mt->max > 0;
+    *wait_s = comm ? (crit ? m->wait.max : m->wait.median) : 0;
+    return crit ? mt->max : mt->median;
 }
 
 int trace_require_passed(const trace_run *run, const char *use, char *why, size_t why_len)

@@ -141,6 +141,15 @@ void trace_free(trace_run *run);
  * were wanted for ("validation", "calibration"). */
 int trace_require_passed(const trace_run *run, const char *use, char *why, size_t why_len);
 
+/* Op id's measured time as validate compares it with the model's: the
+ * model prices the critical rank, so where the plan says the ranks' work
+ * differs (crit_factor > 1: a contiguous causal split) the slowest rank's,
+ * else the median rank's (the robust estimate of the same work on every
+ * rank); a transfer's own time (transfer_s), its wait for late peers (load
+ * imbalance) in *wait_s, 0 for other ops. Their sum over the layer ops is
+ * the measured step (sim/trace_join.c). */
+double trace_op_measured_s(const trace_run *run, int id, double *wait_s);
+
 /* The cluster to price a run's plan on: the embedded preset (profile NULL) or
  * a profile (a preset name or a JSON file), with nodes and gpus_per_node of
  * the run (cluster.used). Returns 0 or 2 with a reason. */

@@ -44,17 +44,11 @@ int trace_join_build(const trace_run *run, const uly_cluster *cluster, trace_joi
         x->hidden = o->kind == ULY_OP_COMM && o->overlaps >= 0;
         x->pred_total_s = j->res.op_time_s[id];
         x->pred_s = x->hidden ? j->res.op_exposed_s[id] : j->res.op_time_s[id];
-        /* the model prices the critical rank; where the plan says the ranks'
-         * work differs (crit_factor > 1: a contiguous causal split) the
-         * measured counterpart is the slowest rank, else the median rank (the
-         * robust estimate of the same work on every rank) */
-        /* a transfer is judged on its own time (version 2 traces: transfer_s,
-         * without the wait for late peers, which is load imbalance: wait_s,
-         * reported apart and counted in the measured step) */
+        /* the slowest or the median rank's, a transfer's own time, its wait
+         * for late peers apart (reported apart, counted in the measured
+         * step): trace_op_measured_s */
         const trace_time *mt = o->kind == ULY_OP_COMM ? &m->xfer : &m->t;
-        const int crit = o->crit_factor > 1.0 + 1e-9 && mt->max > 0;
-        x->meas_s = crit ? mt->max : mt->median;
-        x->meas_wait_s = o->kind == ULY_OP_COMM ? (crit ? m->wait.max : m->wait.median) : 0;
+        x->meas_s = trace_op_measured_s(run, id, &x->meas_wait_s);
         x->meas_min_s = mt->min;
         x->meas_max_s = mt->max;
         x->err = x->meas_s > 0 ? x->pred_s / x->meas_s - 1.0 : NAN;
