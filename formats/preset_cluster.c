@@ -71,7 +71,7 @@ static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "not
                                            "gpus_per_node", "gpu", "intra", "inter", "overlap", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
-                                       "comm_slowdown", "attn_bwd_eff", "act_eff", NULL};
+                                       "comm_slowdown", "attn_bwd_eff", "act_eff", "mb_eff", "kernel_floor_us", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const ACT_KEYS[] = {"fwd", "bwd", NULL};
@@ -81,6 +81,33 @@ static const char *const INTER_KEYS[] = {"nic_GBps_per_gpu", "lat_us", "topology
                                          "gpus_per_leaf", "torus_k", "torus_dims", "torus_link_GBps", NULL};
 
 #define GIB 1073741824.0
+
+/* Optional: the share of hbm_bw_GBps each memory-bound kernel class reaches
+ * ("mb_eff": {"stream": 0.8, ...}, a class left out: mem_eff), and the least
+ * time of one kernel ("kernel_floor_us"; absent: no floor). */
+static int parse_membound(js_doc *d, const cJSON *g, uly_gpu *gpu)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(g, "mb_eff");
+    memset(gpu->mb_eff, 0, sizeof gpu->mb_eff);
+    if (o) {
+        const char *keys[ULY_MB_COUNT + 1];
+        for (int k = 0; k < ULY_MB_COUNT; k++) keys[k] = uly_mb_class_name((uly_mb_class)k);
+        keys[ULY_MB_COUNT] = NULL;
+        if (!cJSON_IsObject(o)) return js_bad_value(d, "gpu.mb_eff", o, "must be an object of fractions by kernel class");
+        if (js_check_keys(d, o, "gpu.mb_eff", keys, NULL)) return 2;
+        for (int k = 0; k < ULY_MB_COUNT; k++)
+            if (cJSON_GetObjectItemCaseSensitive(o, keys[k]) &&
+                js_get_num(d, o, "gpu.mb_eff", keys[k], 0.01, 0, 1, "(fraction of hbm_bw_GBps; absent: mem_eff)",
+                           &gpu->mb_eff[k]))
+                return 2;
+    }
+    double us = 0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "kernel_floor_us") &&
+        js_get_num(d, g, "gpu", "kernel_floor_us", 0, 0, 1000, "(microseconds; absent: no floor)", &us))
+        return 2;
+    gpu->kernel_floor_s = us * 1e-6;
+    return 0;
+}
 
 static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
 {
@@ -152,6 +179,8 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
         js_get_num(d, g, "gpu", "comm_slowdown", 0, 0, 1,
                    "(fraction compute slows while a transfer runs beside it; absent: 0)", &gpu->comm_slowdown))
         return 2;
+
+    if (parse_membound(d, g, gpu)) return 2;
 
     const cJSON *v;
     if (js_get_field(d, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||

@@ -108,6 +108,11 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
 /* Fails when uly_op gains a field: uly_emit_op must set it too. */
 _Static_assert(sizeof(uly_op) == 104, "uly_emit_op sets every field of uly_op: add the new one there");
 
+/* The kernels behind a compute op (membound.c): the class of kernel that
+ * moves its memory-bound bytes, and how many kernels it launches. */
+uly_mb_class uly_op_mb_class(const uly_op *o);
+int uly_op_kernels(const uly_op *o);
+
 /* (m x k) times (k x n): 2mnk FLOPs, operands read once and the result
  * written once, before the pass's multiplier (2 for a backward's dgrad +
  * wgrad: twice each); the curve reads the cube root of m n k. Worked out

@@ -33,6 +33,8 @@ double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compu
 typedef struct rates {
     double inv_peak;    /* s per FLOP at peak */
     double inv_mem;     /* s per byte at achievable HBM bandwidth */
+    double inv_mb[ULY_MB_COUNT]; /* s per byte of each memory-bound kernel class */
+    double floor_s;     /* least time of one kernel */
     const uly_curve *gemm, *attn;
     const uly_curve *attn_bwd;  /* backward's own curve (n == 0: attn x attn_bwd_rel) */
     const uly_curve *act_eff;   /* [backward]: the activation's rate by elements (n == 0: constant) */
@@ -67,13 +69,16 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
 {
     const double mem = o->bytes_touched * r->inv_mem;
     double t = 0;
+    /* element-wise bytes at their kernel class's rate (a GEMM's roofline
+     * bytes stream: inv_mem) */
+    const double mb = o->bytes_touched * r->inv_mb[uly_op_mb_class(o)];
     /* tested in the order of how many a plan holds (a switch costs a table
      * jump per op) */
     if (o->kind == ULY_OP_GEMM) {
         t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
         if (mem > t) t = mem;
     } else if (o->kind == ULY_OP_ELEM) {
-        t = mem;
+        t = mb;
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
             const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
             const uly_curve *ae = &r->act_eff[b];
@@ -98,9 +103,12 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
              * then the element-wise passes over the block */
             const double g = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
             const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
-            t = (g > gb ? g : gb) + mem;
+            t = (g > gb ? g : gb) + mb;
         }
     }
+    /* however few bytes or FLOPs, each kernel costs its launch and ramp */
+    const double fl = (double)uly_op_kernels(o) * r->floor_s;
+    if (fl > t) t = fl;
     return t * o->crit_factor;
 }
 
@@ -248,7 +256,10 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
                 .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
                 .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
-                .attn_x = {-1, -1}}; /* no block size is negative */
+                .attn_x = {-1, -1}, /* no block size is negative */
+                .floor_s = g->kernel_floor_s};
+    for (int k = 0; k < ULY_MB_COUNT; k++)
+        rt.inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
 
 
     uly_timing *tm = &res->time;

@@ -309,6 +309,11 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(g, act_bwd_s_per_elem, 0, 1e-3);
     RANGE_D(g, attn_bwd_rel, 0, 4.0);
     RANGE_D(g, comm_slowdown, 0, 1.0);
+    for (int k = 0; k < ULY_MB_COUNT; k++)
+        if (!(g->mb_eff[k] >= 0 && g->mb_eff[k] <= 1.0))
+            return fail(why, n, "gpu mb_eff.%s = %g: must be in [0, 1] (0: mem_eff)", uly_mb_class_name((uly_mb_class)k),
+                        g->mb_eff[k]);
+    RANGE_D(g, kernel_floor_s, 0, 1e-3);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");

@@ -206,6 +206,27 @@ double uly_curve_eval(const uly_curve *c, double x);
 typedef enum uly_topo { ULY_TOPO_FATTREE = 0, ULY_TOPO_RAIL = 1, ULY_TOPO_TORUS = 2, ULY_TOPO_COUNT } uly_topo;
 const char *uly_topo_name(uly_topo t);
 
+/* Memory-bound kernel classes: what a kernel does with the bytes it moves,
+ * which decides the share of HBM bandwidth it reaches (uly_gpu.mb_eff).
+ *   stream   element-wise: adds, casts, bias + activation, dropout, rotary,
+ *            gathers (one pass, no reduction);
+ *   norm     row reductions with a second pass: layer norm, RMS norm,
+ *            forward and backward (statistics, then the normalised rows);
+ *   softmax  softmax over score rows and the cross-entropy over logits rows
+ *            (max, exp-sum, normalise);
+ *   optim    the optimizer step's multi-tensor passes (many tensors per
+ *            launch, four or more streams per element). */
+#define ULY_MB_CLASSES(X) X(STREAM, "stream") X(NORM, "norm") X(SOFTMAX, "softmax") X(OPTIM, "optim")
+typedef enum uly_mb_class {
+#define ULY_MB_CLASS_ENUM(e, n) ULY_MB_##e,
+    ULY_MB_CLASSES(ULY_MB_CLASS_ENUM)
+#undef ULY_MB_CLASS_ENUM
+    ULY_MB_COUNT
+} uly_mb_class;
+/* The class's name ("?" out of range); the class of a name, ULY_MB_COUNT when none. */
+const char *uly_mb_class_name(uly_mb_class c);
+uly_mb_class uly_mb_class_find(const char *name);
+
 typedef struct uly_gpu {
     char name[ULY_NAME_LEN];
     char arch[16];                      /* "hopper", "ampere", ... ("" unknown): which kernels run on it */
@@ -244,6 +265,16 @@ typedef struct uly_gpu {
      * there. 0: no slowdown (CPU ranks: the transfer is a copy by the
      * library between the kernel calls, priced in the overlap below). */
     double comm_slowdown;
+    /* Memory-bound kernels reach a share of hbm_bw_Bps that depends on what
+     * they do with the bytes (a copy streams, a norm reduces rows, a softmax
+     * reduces rows twice): the fraction each class reaches at large sizes,
+     * from published kernel measurements (docs/model.md, "Memory-bound
+     * ops"); 0: mem_eff. */
+    double mb_eff[ULY_MB_COUNT];
+    /* The least time one kernel takes on the GPU, launch to completion (a
+     * kernel's launch latency and its ramp): an op of k kernels costs at
+     * least k x this; 0: no floor. */
+    double kernel_floor_s;
 } uly_gpu;
 
 typedef struct uly_cluster {
