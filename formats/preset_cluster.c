@@ -68,7 +68,8 @@ static int get_curve_set(js_doc *d, const cJSON *g, const char *key, const char 
 }
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
-                                           "gpus_per_node", "gpu", "intra", "inter", "overlap", NULL};
+                                           "gpus_per_node", "gpu", "intra", "inter", "overlap", "overlap_slowdown",
+                                           "host_launch_us", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", "mb_eff", "kernel_floor_us", NULL};
@@ -101,11 +102,23 @@ static int parse_membound(js_doc *d, const cJSON *g, uly_gpu *gpu)
                            &gpu->mb_eff[k]))
                 return 2;
     }
-    double us = 0;
-    if (cJSON_GetObjectItemCaseSensitive(g, "kernel_floor_us") &&
-        js_get_num(d, g, "gpu", "kernel_floor_us", 0, 0, 1000, "(microseconds; absent: no floor)", &us))
-        return 2;
-    gpu->kernel_floor_s = us * 1e-6;
+    /* "kernel_floor_us": {"stream": 2.5, "graph": 1.3} */
+    gpu->kernel_floor_s[0] = gpu->kernel_floor_s[1] = 0;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(g, "kernel_floor_us");
+    if (f) {
+        static const char *const launch_keys[] = {"stream", "graph", NULL};
+        if (!cJSON_IsObject(f))
+            return js_bad_value(d, "gpu.kernel_floor_us", f, "must be an object {\"stream\": us, \"graph\": us}");
+        if (js_check_keys(d, f, "gpu.kernel_floor_us", launch_keys, NULL)) return 2;
+        for (int k = 0; k < 2; k++) {
+            double us = 0;
+            if (cJSON_GetObjectItemCaseSensitive(f, launch_keys[k]) &&
+                js_get_num(d, f, "gpu.kernel_floor_us", launch_keys[k], 0, 0, 1000,
+                           "(microseconds a kernel adds to its work; absent: 0)", &us))
+                return 2;
+            gpu->kernel_floor_s[k] = us * 1e-6;
+        }
+    }
     return 0;
 }
 
@@ -335,6 +348,30 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
                        "(fraction of min(transfer, compute) hidden when they run together; absent: 1)", &ov))
             return 2;
         cl->overlap_miss = 1.0 - ov;
+    }
+    /* optional: the host's cost of issuing one kernel eagerly */
+    cl->host_launch_s = 0;
+    if (cJSON_GetObjectItemCaseSensitive(root, "host_launch_us")) {
+        double us = 0;
+        if (js_get_num(d, root, "", "host_launch_us", 0, 0, 10000,
+                       "(microseconds the host spends issuing one kernel eagerly; absent: 0)", &us))
+            return 2;
+        cl->host_launch_s = us * 1e-6;
+    }
+    /* optional: how much compute slows beside a transfer, per tier */
+    cl->overlap_slowdown[0] = cl->overlap_slowdown[1] = 0;
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "overlap_slowdown");
+    if (os) {
+        static const char *const tier_keys[] = {"intra", "inter", NULL};
+        if (!cJSON_IsObject(os))
+            return js_bad_value(d, "overlap_slowdown", os, "must be an object {\"intra\": x, \"inter\": y}");
+        if (js_check_keys(d, os, "overlap_slowdown", tier_keys, NULL)) return 2;
+        for (int k = 0; k < 2; k++)
+            if (cJSON_GetObjectItemCaseSensitive(os, tier_keys[k]) &&
+                js_get_num(d, os, "overlap_slowdown", tier_keys[k], 0, 0, 1,
+                           "(fraction compute slows beside a transfer on this tier; absent: gpu.comm_slowdown)",
+                           &cl->overlap_slowdown[k]))
+                return 2;
     }
     if (preset_sources_check(d, root)) return 2;
     char w[512];

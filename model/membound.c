@@ -46,7 +46,7 @@ static const op_kernels op_k[ULY_OPT_COUNT] = {
     K(LN1, NORM, 2), K(LN2, NORM, 2),
     /* backward: the norm's backward, the dropout's backward, the residual
      * gradients' sum */
-    K(LN1_BWD, NORM, 3), K(LN2_BWD, NORM, 3),
+    K(LN1_BWD, NORM_BWD, 3), K(LN2_BWD, NORM_BWD, 3),
     /* bias + GeLU (or SwiGLU) fused, forward and backward */
     K(MLP_ACT, STREAM, 1), K(MLP_ACT_BWD, STREAM, 1),
     /* weight GEMMs: backward runs the data and the weight gradient */

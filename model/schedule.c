@@ -106,10 +106,8 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
             t = (g > gb ? g : gb) + mb;
         }
     }
-    /* however few bytes or FLOPs, each kernel costs its launch and ramp */
-    const double fl = (double)uly_op_kernels(o) * r->floor_s;
-    if (fl > t) t = fl;
-    return t * o->crit_factor;
+    /* each kernel adds its launch and ramp to its work */
+    return t * o->crit_factor + (double)uly_op_kernels(o) * r->floor_s;
 }
 
 /* The traffic totals: the strategy's per-layer traffic by phase (recompute
@@ -156,21 +154,35 @@ typedef struct hidden {
     int n;
     int ops[ULY_PLAN_MAX_OPS];
     int hops[ULY_PLAN_MAX_OPS];
+    int chunks[ULY_PLAN_MAX_OPS]; /* a GEMM's: the chunks its TP collectives are pipelined in */
     double s[ULY_PLAN_MAX_OPS];
+    double sw[ULY_PLAN_MAX_OPS];  /* their seconds weighted by the slowdown each causes */
     uint64_t mark[(ULY_PLAN_MAX_OPS + 63) / 64];
 } hidden;
 
-static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, double ti, int steps)
+static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, const uly_op *o, double ti,
+                                                             double sigma)
 {
     const uint64_t bit = 1ull << (a & 63);
     if (!(h->mark[a >> 6] & bit)) {
         h->mark[a >> 6] |= bit;
         h->ops[h->n++] = a;
-        h->s[a] = 0;
-        h->hops[a] = 0;
+        h->s[a] = h->sw[a] = 0;
+        h->hops[a] = h->chunks[a] = 0;
     }
     h->s[a] += ti;
-    if (steps > h->hops[a]) h->hops[a] = steps;
+    h->sw[a] += ti * sigma;
+    if (o->steps > h->hops[a]) h->hops[a] = o->steps;
+    if (o->group_size > h->chunks[a]) h->chunks[a] = o->group_size;
+}
+
+/* How much compute beside a transfer slows, per second of the transfer:
+ * by the tier it crosses (NCCL holds more SMs for NVLink's channels than
+ * for a NIC's), else the GPU's own figure (CPU profiles: calibrated). */
+static inline double comm_sigma(const uly_cluster *c, const uly_op *o)
+{
+    const double s = c->overlap_slowdown[(o->tiers & ULY_TIER_INTER) ? 1 : 0];
+    return s > 0 ? s : c->gpu.comm_slowdown;
 }
 
 /* A layer op's share of the per-layer sums, taken by the loop over the ops
@@ -180,13 +192,15 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, d
  * once the helpers are inlined. */
 typedef struct layer_sums {
     double crit_f, crit_b, compute_s, exposed_s, hw_flops;
+    int kern_f, kern_b; /* kernels each phase launches (collectives one each) */
 } layer_sums;
 
 static inline __attribute__((always_inline)) void layer_compute_add(layer_sums *ls, const uly_op *o, double ti)
 {
     ls->hw_flops += o->flops;
-    if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti;
-    else ls->crit_b += ti;
+    const int k = uly_op_kernels(o);
+    if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti, ls->kern_f += k;
+    else ls->crit_b += ti, ls->kern_b += k;
     ls->compute_s += ti;
 }
 
@@ -196,6 +210,13 @@ static inline __attribute__((always_inline)) void layer_exposed_add(layer_sums *
     if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti;
     else ls->crit_b += ti;
     ls->exposed_s += ti;
+}
+
+/* a layer's collective is one kernel the host issues, exposed or hidden */
+static inline __attribute__((always_inline)) void layer_comm_kernel(layer_sums *ls, const uly_op *o)
+{
+    if (o->phase == ULY_PHASE_FWD) ls->kern_f++;
+    else ls->kern_b++;
 }
 
 /* The collectives a plan prices repeat: a layer's backward moves what its
@@ -257,7 +278,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
                 .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
                 .attn_x = {-1, -1}, /* no block size is negative */
-                .floor_s = g->kernel_floor_s};
+                .floor_s = g->kernel_floor_s[w->cuda_graphs ? 1 : 0]};
     for (int k = 0; k < ULY_MB_COUNT; k++)
         rt.inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
 
@@ -267,8 +288,8 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* one pass: each op's time; the per-layer critical path of each phase;
      * the background (ZeRO) totals; for each attention op the transfers that
      * hide under it; the per-micro-batch and per-step extras */
-    double bg[2] = {0, 0};
-    double model_s = 0, step_fixed = 0, dp_grad = 0, hw_model = 0;
+    double bg[2] = {0, 0}, bgw[2] = {0, 0}; /* ZeRO background per phase; weighted by the slowdown it causes */
+    double model_s = 0, step_fixed = 0, dp_grad = 0, dp_w = 0, hw_model = 0;
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
     hidden hd;
     hd.n = 0;
@@ -278,7 +299,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     traffic tr = {0, 0, 0, 0, 0, 0};
     const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
     /* summed in locals: stores through res could alias the plan's ops */
-    layer_sums ls = {0, 0, 0, 0, 0};
+    layer_sums ls = {0, 0, 0, 0, 0, 0, 0};
     coll_memo memo;
     for (int k = 0; k < ULY_GROUP_COUNT; k++) {
         memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
@@ -333,6 +354,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                     model_s += ti;
                 } else if (o->overlaps == ULY_OVERLAP_PHASE) {
                     dp_grad += ti;
+                    dp_w += ti * comm_sigma(c, o);
                     late[n_late++] = i;
                 } else {
                     step_fixed += ti;
@@ -352,14 +374,16 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 odd++;
                 zero_gather(&zg, o, ti);
             }
+            layer_comm_kernel(&ls, o);
             if (o->overlaps == ULY_OVERLAP_NONE) {
                 layer_exposed_add(&ls, o, ti);
             } else if (o->overlaps == ULY_OVERLAP_PHASE) {
                 odd++;
                 bg[o->phase] += ti;
+                bgw[o->phase] += ti * comm_sigma(c, o);
                 late[n_late++] = i;
             } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
-                hidden_add(&hd, o->overlaps, ti, o->steps);
+                hidden_add(&hd, o->overlaps, o, ti, comm_sigma(c, o));
                 late[n_late++] = i;
             }
         }
@@ -388,10 +412,11 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 tr.tiers |= o->tiers;
                 if (bytes) traffic_add(&tr, o);
             }
+            layer_comm_kernel(&ls, o);
             if (o->overlaps == ULY_OVERLAP_NONE) {
                 layer_exposed_add(&ls, o, ti);
             } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != j) {
-                hidden_add(&hd, o->overlaps, ti, o->steps);
+                hidden_add(&hd, o->overlaps, o, ti, comm_sigma(c, o));
                 late[n_late++] = j;
             }
         }
@@ -416,8 +441,17 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
         const int a = hd.ops[j];
         const uly_op *A = &plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        const double e = uly_overlap_exposed(c, hd.s[a], (double)hd.hops[a] * blk);
-        const double slow = (hd.s[a] - e) * g->comm_slowdown; /* the blocks under the hops, slowed */
+        double e = uly_overlap_exposed(c, hd.s[a], (double)hd.hops[a] * blk);
+        if (A->kind == ULY_OP_GEMM && hd.chunks[a] > 1) {
+            /* TP collectives pipelined with their GEMM in chunks (one per TP
+             * rank, TransformerEngine's userbuffers): the first chunk's
+             * transfer (all-gather) or the last's (reduce-scatter) has no
+             * GEMM chunk beside it */
+            const double h = hd.s[a] - e;
+            e += (h < blk ? h : blk) / (double)hd.chunks[a];
+            if (e > hd.s[a]) e = hd.s[a];
+        }
+        const double slow = hd.s[a] > 0 ? (hd.s[a] - e) * (hd.sw[a] / hd.s[a]) : 0; /* the blocks under the hops, slowed */
         t[a] += slow;
         ex[a] += slow;
         crit[A->phase] += e + slow;
@@ -431,18 +465,23 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     for (int ph = 0; ph < 2; ph++) {
         if (bg[ph] <= 0) continue;
         const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
-        crit[ph] += e + (bg[ph] - e) * g->comm_slowdown;
+        crit[ph] += e + (bg[ph] - e) * (bgw[ph] / bg[ph]);
         tm->comm_exposed_s += e;
         tm->comm_overlapped_s += bg[ph] - e;
         bg_frac[ph] = e / bg[ph];
     }
+    /* an eager framework issues each kernel from the host: a phase whose
+     * kernels are shorter than their issue waits on the host */
+    const double host_s = w->cuda_graphs ? 0.0 : c->host_launch_s;
+    if ((double)ls.kern_f * host_s > crit[0]) crit[0] = (double)ls.kern_f * host_s;
+    if ((double)ls.kern_b * host_s > crit[1]) crit[1] = (double)ls.kern_b * host_s;
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     /* gradient buckets reduce while the last micro-batch's backward runs */
     const double hide = L * tm->layer_bwd_s;
     const double dp_e = uly_overlap_exposed(c, dp_grad, hide);
-    step_fixed += dp_e + (dp_grad - dp_e) * g->comm_slowdown;
+    step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (dp_w / dp_grad) : 0);
     for (int j = 0; j < n_late; j++) {
         const int i = late[j];
         const uly_op *o = &plan->ops[i];
@@ -462,6 +501,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
         tm->zero_gather_exposed_s += zg.first * (1.0 - bg_frac[0]);
     }
     tm->model_s = model_s;
+    step_fixed += w->step_overhead_s; /* the host's own work per step, as the user gave it */
     tm->step_fixed_s = step_fixed;
 
     const uly_layout *l = &plan->layout;

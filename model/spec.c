@@ -267,6 +267,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, zero_prefetch, -1, 1 << 20);
     RANGE_I(w, overlap_grad_reduce, -1, 1);
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
+    RANGE_I(w, cuda_graphs, 0, 1);
+    RANGE_D(w, step_overhead_s, 0, 3600);
     if ((unsigned)w->attn_kernel >= ULY_AK_COUNT)
         return fail(why, n, "attn_kernel = %d: must be flash2, flash3, triton or sdpa", w->attn_kernel);
     if ((unsigned)w->framework >= ULY_FW_COUNT)
@@ -313,7 +315,8 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
         if (!(g->mb_eff[k] >= 0 && g->mb_eff[k] <= 1.0))
             return fail(why, n, "gpu mb_eff.%s = %g: must be in [0, 1] (0: mem_eff)", uly_mb_class_name((uly_mb_class)k),
                         g->mb_eff[k]);
-    RANGE_D(g, kernel_floor_s, 0, 1e-3);
+    RANGE_D(g, kernel_floor_s[0], 0, 1e-3);
+    RANGE_D(g, kernel_floor_s[1], 0, 1e-3);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
     if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");
@@ -333,6 +336,11 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     if ((unsigned)c->topo >= ULY_TOPO_COUNT) return fail(why, n, "topology = %d: must be fat-tree, rail or torus", c->topo);
     RANGE_D(c, oversub, 1, 1000);
     RANGE_D(c, overlap_miss, 0, 1.0);
+    RANGE_D(c, host_launch_s, 0, 1e-2);
+    for (int k = 0; k < 2; k++)
+        if (!(c->overlap_slowdown[k] >= 0 && c->overlap_slowdown[k] <= 1.0))
+            return fail(why, n, "overlap_slowdown.%s = %g: must be in [0, 1] (0: the GPU's comm_slowdown)",
+                        k ? "inter" : "intra", c->overlap_slowdown[k]);
     RANGE_I(c, gpus_per_leaf, 1, (int64_t)1 << 30);
     if (c->topo == ULY_TOPO_TORUS) {
         RANGE_I(c, torus_k, 1, 1 << 16);

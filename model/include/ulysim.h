@@ -159,6 +159,13 @@ typedef struct uly_workload {
      * post-backward reduce-scatter) or after it on the critical path:
      * 1 on, -1 off, 0 the framework's default (uly_grad_reduce_overlaps). */
     int overlap_grad_reduce;
+    /* 1: the step's kernels are replayed from CUDA graphs (no host issue
+     * cost per kernel, the graph's launch floor); 0: eager launches. */
+    int cuda_graphs;
+    /* Host work per step outside the kernels (data loading, logging, host
+     * synchronisations), as the user measured it for their framework; no
+     * published figure stands for all (docs/model.md, "Fixed costs"). */
+    double step_overhead_s;
 } uly_workload;
 
 /* Layers the workload prefetches under ZeRO-3 (0: none). */
@@ -210,13 +217,16 @@ const char *uly_topo_name(uly_topo t);
  * which decides the share of HBM bandwidth it reaches (uly_gpu.mb_eff).
  *   stream   element-wise: adds, casts, bias + activation, dropout, rotary,
  *            gathers (one pass, no reduction);
- *   norm     row reductions with a second pass: layer norm, RMS norm,
- *            forward and backward (statistics, then the normalised rows);
+ *   norm     row reductions with a second pass: layer norm, RMS norm
+ *            forward (statistics, then the normalised rows);
+ *   norm_bwd their backward (two row reductions, and the gains' gradient
+ *            summed over the rows);
  *   softmax  softmax over score rows and the cross-entropy over logits rows
  *            (max, exp-sum, normalise);
  *   optim    the optimizer step's multi-tensor passes (many tensors per
  *            launch, four or more streams per element). */
-#define ULY_MB_CLASSES(X) X(STREAM, "stream") X(NORM, "norm") X(SOFTMAX, "softmax") X(OPTIM, "optim")
+#define ULY_MB_CLASSES(X) \
+    X(STREAM, "stream") X(NORM, "norm") X(NORM_BWD, "norm_bwd") X(SOFTMAX, "softmax") X(OPTIM, "optim")
 typedef enum uly_mb_class {
 #define ULY_MB_CLASS_ENUM(e, n) ULY_MB_##e,
     ULY_MB_CLASSES(ULY_MB_CLASS_ENUM)
@@ -271,10 +281,10 @@ typedef struct uly_gpu {
      * from published kernel measurements (docs/model.md, "Memory-bound
      * ops"); 0: mem_eff. */
     double mb_eff[ULY_MB_COUNT];
-    /* The least time one kernel takes on the GPU, launch to completion (a
-     * kernel's launch latency and its ramp): an op of k kernels costs at
-     * least k x this; 0: no floor. */
-    double kernel_floor_s;
+    /* What one kernel adds to its own work on the GPU, launched back to back
+     * from a stream [0] or replayed from a CUDA graph [1] (launch latency and
+     * ramp): an op of k kernels costs k x this more; 0: nothing. */
+    double kernel_floor_s[2];
 } uly_gpu;
 
 typedef struct uly_cluster {
@@ -311,6 +321,17 @@ typedef struct uly_cluster {
      * hiding (GPUs: copy engines and NCCL's own kernels move the bytes while
      * compute runs): overlap = 1 - overlap_miss, in [0, 1]. */
     double overlap_miss;
+    /* Compute running beside a transfer slows by this fraction, by the link
+     * tier the transfer crosses [intra, inter]: NCCL's kernels hold about one
+     * SM per channel, and more channels serve NVLink than a NIC (docs/model.md,
+     * "Overlap costs compute"); the compute under a hidden transfer of
+     * hidden_s costs this x hidden_s more. 0: the GPU's comm_slowdown. */
+    double overlap_slowdown[2];
+    /* What the host spends issuing one kernel from an eager framework (the
+     * Python, dispatcher and launch call of one op): a phase whose kernels
+     * run faster than the host issues them waits on the host. Not spent
+     * under CUDA graphs (uly_workload.cuda_graphs). 0: never host-bound. */
+    double host_launch_s;
 } uly_cluster;
 
 /* --------------------------------------------------------------- layouts */

@@ -6,7 +6,7 @@
  * (240 GB/s), so their block must be that figure scaled by 300/240. And the block
  * uly_ring_min_block_tokens returns must be where the schedule's priced
  * ring step turns: a ring of 2 ranks on the preset's links at its peak rate
- * (efficiency 1, no latency) exposes the K,V hop at a block 2% below it and
+ * (efficiency 1, no latency, no kernel launch cost) exposes the K,V hop at a block 2% below it and
  * hides it at a block 2% above. */
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +29,8 @@ static int hop_exposed(const uly_cluster *preset, int64_t c, int nic, double *la
     cl.gpu.gemm_eff.eff[0] = 1;
     memset(cl.gpu.attn_eff, 0, sizeof cl.gpu.attn_eff); /* the GEMM curve: efficiency 1 */
     cl.intra_lat_s = cl.nic_lat_s = 0;
+    cl.gpu.kernel_floor_s[0] = cl.gpu.kernel_floor_s[1] = 0; /* no launch costs: the rule's idealisation */
+    cl.host_launch_s = 0;
     cl.gpu.hbm_bytes = 1e18;
     uly_model m;
     memset(&m, 0, sizeof m);

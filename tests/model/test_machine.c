@@ -1,0 +1,174 @@
+/* How the machine prices work beside the FLOPs (docs/model.md, "Memory-bound
+ * ops", "Overlap costs compute", "Fixed costs"): element-wise bytes at the
+ * rate of their kernel class, each kernel's launch added to its work, a
+ * phase waiting on an eager host that issues its kernels slower than the
+ * GPU runs them, and compute slowed beside the transfers it hides, by the
+ * tier each transfer crosses. Every expectation is worked out here from the
+ * rules as docs/model.md states them, with the kernel counts written out
+ * again from Megatron-LM's layer. */
+#include "fixtures.h"
+
+static uly_plan plan;
+
+static int find(const uly_plan *p, uly_op_type t, uly_phase ph)
+{
+    for (int i = 0; i < p->n_ops; i++)
+        if (p->ops[i].type == t && p->ops[i].phase == ph && !p->ops[i].recompute) return i;
+    return -1;
+}
+
+/* the kernels each op launches, as docs/model.md lists them */
+static int kernels_of(const uly_op *o)
+{
+    switch (o->type) {
+    case ULY_OPT_LN1: case ULY_OPT_LN2: return 2;
+    case ULY_OPT_LN1_BWD: case ULY_OPT_LN2_BWD: return 3;
+    case ULY_OPT_MLP_DOWN_BWD: case ULY_OPT_MLP_UP_BWD: case ULY_OPT_OUT_PROJ_BWD: case ULY_OPT_QKV_PROJ_BWD:
+    case ULY_OPT_LOGITS_BWD: return 2;
+    case ULY_OPT_EMBED: return 3;
+    case ULY_OPT_LOSS: return 6;
+    case ULY_OPT_OPTIMIZER: return 5;
+    case ULY_OPT_ATTN_FWD: return (o->flash ? 1 : 4) * o->steps;
+    case ULY_OPT_ATTN_BWD: return (o->flash ? 3 : 6) * o->steps;
+    default: return 1;
+    }
+}
+
+int main(void)
+{
+    const uly_model m = fx_gpt7b();
+    uly_result r;
+    /* --- element-wise bytes by kernel class, and each kernel's launch */
+    {
+        uly_cluster c = fx_a100(1);
+        c.gpu.mem_eff = 0.5; /* what the classes replace: a mutant reading it is caught */
+        const double mb[ULY_MB_COUNT] = {[ULY_MB_STREAM] = 0.85, [ULY_MB_NORM] = 0.62, [ULY_MB_NORM_BWD] = 0.57,
+                                         [ULY_MB_SOFTMAX] = 0.79, [ULY_MB_OPTIM] = 0.8};
+        memcpy(c.gpu.mb_eff, mb, sizeof mb);
+        c.gpu.kernel_floor_s[0] = 2.6e-6;
+        c.gpu.kernel_floor_s[1] = 1.3e-6;
+        uly_workload w = fx_work(8192);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        w.zero_stage = 1;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+        for (int graphs = 0; graphs < 2; graphs++) {
+            w.cuda_graphs = graphs;
+            const double floor = graphs ? 1.3e-6 : 2.6e-6;
+            CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "evaluate");
+            const struct {
+                uly_op_type t;
+                uly_phase ph;
+                double eff;
+                int kernels;
+            } cases[] = {{ULY_OPT_LN1, ULY_PHASE_FWD, 0.62, 2},       {ULY_OPT_LN2_BWD, ULY_PHASE_BWD, 0.57, 3},
+                         {ULY_OPT_MLP_ACT, ULY_PHASE_FWD, 0.85, 1},   {ULY_OPT_MLP_ACT_BWD, ULY_PHASE_BWD, 0.85, 1},
+                         {ULY_OPT_LOSS, ULY_PHASE_FWD, 0.79, 6},      {ULY_OPT_EMBED, ULY_PHASE_FWD, 0.85, 3},
+                         {ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0.8, 5}};
+            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+                const int i = find(&plan, cases[k].t, cases[k].ph);
+                CHECK(i >= 0, "%s: not in the plan", uly_op_type_name(cases[k].t));
+                if (i < 0) continue;
+                const uly_op *o = &plan.ops[i];
+                const double want = o->bytes_touched / (2.0e12 * cases[k].eff) * o->crit_factor + cases[k].kernels * floor;
+                CHECK(fabs(r.op_time_s[i] / want - 1) < 1e-12, "%s (graphs %d): %.9g s, want %.9g s",
+                      uly_op_type_name(cases[k].t), graphs, r.op_time_s[i], want);
+            }
+            /* a GEMM: its FLOPs at the curve, then its one kernel's launch (two in backward) */
+            const int g = find(&plan, ULY_OPT_MLP_UP, ULY_PHASE_FWD), gb = find(&plan, ULY_OPT_MLP_UP_BWD, ULY_PHASE_BWD);
+            CHECK(g >= 0 && gb >= 0, "mlp_up ops");
+            if (g >= 0 && gb >= 0) {
+                const double f = plan.ops[g].flops / (312e12 * 0.8);
+                CHECK(fabs(r.op_time_s[g] / (f + floor) - 1) < 1e-12, "mlp_up: %.9g s, want %.9g", r.op_time_s[g], f + floor);
+                CHECK(fabs(r.op_time_s[gb] / (2 * f + 2 * floor) - 1) < 1e-12, "mlp_up_bwd: %.9g s, want %.9g",
+                      r.op_time_s[gb], 2 * f + 2 * floor);
+            }
+        }
+    }
+    /* --- an eager host slower than the GPU: each phase waits for its
+     * kernels' issue (1 ms each here, far above the GPU's work) */
+    {
+        uly_cluster c = fx_a100(1);
+        uly_workload w = fx_work(1024);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+        c.host_launch_s = 1e-3;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "evaluate host-bound");
+        int kf = 0, kb = 0;
+        for (int i = 0; i < plan.n_ops; i++) {
+            const uly_op *o = &plan.ops[i];
+            if (o->per_model || o->per_step) continue;
+            if (o->phase == ULY_PHASE_FWD) kf += kernels_of(o);
+            else kb += kernels_of(o);
+        }
+        CHECK(kf > 10 && fabs(r.time.layer_fwd_s / (kf * 1e-3) - 1) < 1e-12, "host-bound forward %.9g s, want %d kernels x 1 ms",
+              r.time.layer_fwd_s, kf);
+        CHECK(kb > 10 && fabs(r.time.layer_bwd_s / (kb * 1e-3) - 1) < 1e-12, "host-bound backward %.9g s, want %d kernels x 1 ms",
+              r.time.layer_bwd_s, kb);
+        /* CUDA graphs: the host issues nothing per kernel, as with no host cost */
+        w.cuda_graphs = 1;
+        uly_result free_host;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "evaluate graphs");
+        c.host_launch_s = 0;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &free_host) == ULY_OK, "evaluate no host cost");
+        CHECK(r.time.layer_fwd_s == free_host.time.layer_fwd_s && r.time.layer_bwd_s == free_host.time.layer_bwd_s,
+              "under CUDA graphs the layer (%.9g + %.9g s) waits on the host (free: %.9g + %.9g s)", r.time.layer_fwd_s,
+              r.time.layer_bwd_s, free_host.time.layer_fwd_s, free_host.time.layer_bwd_s);
+    }
+    /* --- compute slowed beside the transfers it hides: Megatron-SP t = 8
+     * with its collectives under their GEMMs (in-node, sigma 0.2), and a
+     * ring over two nodes under attention (sigma 0.05 for the NIC) */
+    {
+        uly_cluster c = fx_a100(2);
+        uly_workload w = fx_work(32768);
+        w.recompute = ULY_RECOMPUTE_NONE;
+        w.tp_comm_overlap = 1;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_MEGATRON_SP, 1, 1, 8, 1);
+        uly_result base;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &base) == ULY_OK, "sp sigma 0");
+        c.overlap_slowdown[0] = 0.2;
+        c.overlap_slowdown[1] = 0.9; /* no in-node transfer may read it */
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "sp sigma 0.2");
+        double hidden = 0;
+        for (int i = 0; i < plan.n_ops; i++)
+            if (plan.ops[i].kind == ULY_OP_COMM && plan.ops[i].overlaps >= 0) {
+                CHECK(plan.ops[i].tiers == ULY_TIER_INTRA, "%s crosses nodes", uly_op_type_name(plan.ops[i].type));
+                hidden += base.op_time_s[i] - base.op_exposed_s[i];
+            }
+        const double grew = (r.time.layer_fwd_s + r.time.layer_bwd_s) - (base.time.layer_fwd_s + base.time.layer_bwd_s);
+        CHECK(hidden > 0 && fabs(grew / (0.2 * hidden) - 1) < 1e-9,
+              "the GEMMs under TP collectives grew %.9g s, want 0.2 x %.9g s hidden", grew, hidden);
+        /* the same GEMM's own time carries its slowdown */
+        const int qkv = find(&plan, ULY_OPT_QKV_PROJ, ULY_PHASE_FWD), ag = find(&plan, ULY_OPT_SP_AG_ATTN, ULY_PHASE_FWD);
+        CHECK(qkv >= 0 && ag >= 0, "qkv_proj, sp_ag_attn");
+        if (qkv >= 0 && ag >= 0) {
+            const double h = base.op_time_s[ag] - base.op_exposed_s[ag];
+            CHECK(fabs((r.op_time_s[qkv] - base.op_time_s[qkv]) / (0.2 * h) - 1) < 1e-9,
+                  "qkv_proj slowed %.9g s, want 0.2 x %.9g", r.op_time_s[qkv] - base.op_time_s[qkv], h);
+        }
+        /* ring attention over two nodes: its hops cross the NIC */
+        uly_workload wr = fx_work(262144);
+        wr.recompute = ULY_RECOMPUTE_NONE;
+        uly_layout lr;
+        uly_layout_init(&lr, ULY_STRAT_RING, 1, 16, 1, 1);
+        c.overlap_slowdown[0] = 0.9;
+        c.overlap_slowdown[1] = 0;
+        CHECK(uly_evaluate(&m, &wr, &c, &lr, &plan, &base) == ULY_OK, "ring sigma 0");
+        c.overlap_slowdown[1] = 0.05;
+        CHECK(uly_evaluate(&m, &wr, &c, &lr, &plan, &r) == ULY_OK, "ring sigma 0.05");
+        hidden = 0;
+        /* the ring hops under attention, and ZeRO-3's per-layer traffic under its phase */
+        for (int i = 0; i < plan.n_ops; i++)
+            if (plan.ops[i].kind == ULY_OP_COMM && !plan.ops[i].per_step &&
+                (plan.ops[i].overlaps >= 0 || plan.ops[i].overlaps == ULY_OVERLAP_PHASE)) {
+                CHECK(plan.ops[i].tiers & ULY_TIER_INTER, "%s stays in a node", uly_op_type_name(plan.ops[i].type));
+                hidden += base.op_time_s[i] - base.op_exposed_s[i];
+            }
+        const double grew_r = (r.time.layer_fwd_s + r.time.layer_bwd_s) - (base.time.layer_fwd_s + base.time.layer_bwd_s);
+        CHECK(hidden > 0 && fabs(grew_r / (0.05 * hidden) - 1) < 1e-9,
+              "attention under ring hops grew %.9g s, want 0.05 x %.9g s hidden", grew_r, hidden);
+    }
+    FX_DONE();
+}
