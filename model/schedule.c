@@ -244,7 +244,12 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
         for (int j = 0; j < 2; j++)
             if (mm->e[g][j].bytes == o->bytes_sent && mm->e[g][j].coll == o->coll && mm->e[g][j].steps == o->steps)
                 return mm->e[g][j].s;
-    const double s = uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent, o->steps, 1);
+    /* a gather or reduction sent in several messages (ZeRO-3 a submodule at
+     * a time) pays each message's latency and protocol; a ring's steps are
+     * its hops, priced by the collective itself */
+    const int msgs = o->coll != ULY_COLL_SENDRECV && o->steps > 1 ? o->steps : 1;
+    const double s = (double)msgs * uly_cost_collective(c, o->coll, &plan->place[o->group],
+                                                        (double)o->bytes_sent / (double)msgs, o->steps, 1);
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;
@@ -290,6 +295,8 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * hide under it; the per-micro-batch and per-step extras */
     double bg[2] = {0, 0}, bgw[2] = {0, 0}; /* ZeRO background per phase; weighted by the slowdown it causes */
     double model_s = 0, step_fixed = 0, dp_grad = 0, dp_w = 0, hw_model = 0;
+    double pgather = 0, pg_w = 0; /* the per-step weight gather, when the next step's forward hides it */
+    double rs_layer = 0;          /* ZeRO-3: a layer's gradient reduce-scatter under backward */
     int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
     hidden hd;
     hd.n = 0;
@@ -353,8 +360,8 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 if (!o->per_step) {
                     model_s += ti;
                 } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                    dp_grad += ti;
-                    dp_w += ti * comm_sigma(c, o);
+                    if (o->type == ULY_OPT_ZERO_GATHER_W) pgather += ti, pg_w += ti * comm_sigma(c, o);
+                    else dp_grad += ti, dp_w += ti * comm_sigma(c, o);
                     late[n_late++] = i;
                 } else {
                     step_fixed += ti;
@@ -379,6 +386,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 layer_exposed_add(&ls, o, ti);
             } else if (o->overlaps == ULY_OVERLAP_PHASE) {
                 odd++;
+                if (o->type == ULY_OPT_ZERO_RS_GRAD) rs_layer += ti;
                 bg[o->phase] += ti;
                 bgw[o->phase] += ti * comm_sigma(c, o);
                 late[n_late++] = i;
@@ -478,14 +486,22 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
-    /* gradient buckets reduce while the last micro-batch's backward runs */
+    /* gradient buckets reduce while the last micro-batch's backward runs;
+     * the last bucket only starts once backward is done. The per-step
+     * weight gather, overlapped, runs bucket by bucket under the next
+     * step's first forward, the first bucket before it. */
+    const double fb = uly_bucket_fraction(w, plan);
     const double hide = L * tm->layer_bwd_s;
-    const double dp_e = uly_overlap_exposed(c, dp_grad, hide);
+    double dp_e = uly_overlap_exposed(c, dp_grad, hide);
+    if (dp_e < dp_grad * fb) dp_e = dp_grad * fb;
     step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (dp_w / dp_grad) : 0);
+    double pg_e = uly_overlap_exposed(c, pgather, L * tm->layer_fwd_s);
+    if (pg_e < pgather * fb) pg_e = pgather * fb;
+    step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (pg_w / pgather) : 0);
     for (int j = 0; j < n_late; j++) {
         const int i = late[j];
         const uly_op *o = &plan->ops[i];
-        if (o->per_step) ex[i] = t[i] * dp_e / dp_grad;
+        if (o->per_step) ex[i] = o->type == ULY_OPT_ZERO_GATHER_W ? t[i] * pg_e / pgather : t[i] * dp_e / dp_grad;
         else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
         else ex[i] = t[i] * frac[o->overlaps];
     }
@@ -500,6 +516,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
         step_fixed += zg.first;
         tm->zero_gather_exposed_s += zg.first * (1.0 - bg_frac[0]);
     }
+    /* and the step's last gradient reduce-scatter (the first layer's) has
+     * no backward left to hide under: the optimizer waits for it */
+    step_fixed += rs_layer * (1.0 - bg_frac[1]);
     tm->model_s = model_s;
     step_fixed += w->step_overhead_s; /* the host's own work per step, as the user gave it */
     tm->step_fixed_s = step_fixed;

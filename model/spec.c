@@ -84,6 +84,25 @@ int64_t uly_zero_prefetch_layers(const uly_workload *w)
     return w->zero_prefetch < 0 ? 0 : w->zero_prefetch == 0 ? 1 : w->zero_prefetch;
 }
 
+double uly_bucket_fraction(const uly_workload *w, const uly_plan *p)
+{
+    const double all = p->model_params_rank;
+    if (!(all > 0)) return 1.0;
+    double bucket;
+    switch (w->framework) {
+    case ULY_FW_MEGATRON: {
+        /* megatron/core/distributed/distributed_data_parallel_config.py:
+         * bucket_size = max(40000000, 1000000 x data-parallel size) */
+        const double dp = (double)p->dims.zero_group;
+        bucket = 1e6 * dp > 4e7 ? 1e6 * dp : 4e7;
+        break;
+    }
+    case ULY_FW_FSDP: bucket = p->layer_params_rank; break; /* one unit: a layer's flat parameter */
+    default: bucket = 5e8; /* deepspeed/runtime/zero/config.py: reduce_bucket_size */
+    }
+    return bucket < all ? bucket / all : 1.0;
+}
+
 int uly_grad_reduce_overlaps(const uly_workload *w)
 {
     if (w->overlap_grad_reduce) return w->overlap_grad_reduce > 0;
@@ -268,6 +287,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, overlap_grad_reduce, -1, 1);
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
     RANGE_I(w, cuda_graphs, 0, 1);
+    RANGE_I(w, overlap_param_gather, 0, 1);
     RANGE_D(w, step_overhead_s, 0, 3600);
     if ((unsigned)w->attn_kernel >= ULY_AK_COUNT)
         return fail(why, n, "attn_kernel = %d: must be flash2, flash3, triton or sdpa", w->attn_kernel);

@@ -162,6 +162,11 @@ typedef struct uly_workload {
     /* 1: the step's kernels are replayed from CUDA graphs (no host issue
      * cost per kernel, the graph's launch floor); 0: eager launches. */
     int cuda_graphs;
+    /* 1: the per-step weight all-gather of a sharded optimizer (ZeRO 1-2,
+     * Megatron-LM's distributed optimizer) runs bucket by bucket under the
+     * next step's forward (Megatron-LM --overlap-param-gather); 0: after
+     * the optimizer step, on the critical path. */
+    int overlap_param_gather;
     /* Host work per step outside the kernels (data loading, logging, host
      * synchronisations), as the user measured it for their framework; no
      * published figure stands for all (docs/model.md, "Fixed costs"). */
@@ -536,6 +541,14 @@ typedef struct uly_plan {
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;
+
+/* The share of a rank's model parameters in one bucket of the framework's
+ * overlapped gradient reduction and parameter gather, at most 1: the last
+ * bucket's reduction waits for the end of backward, the first bucket's
+ * gather comes before the forward. Megatron-LM: max(40M, 1M x data-parallel
+ * size) parameters (DistributedDataParallelConfig.bucket_size); DeepSpeed:
+ * reduce_bucket_size, 5e8 elements; FSDP: one unit, a layer. */
+double uly_bucket_fraction(const uly_workload *w, const uly_plan *p);
 
 /* ------------------------------------------------------------ feasibility */
 
