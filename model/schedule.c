@@ -1,6 +1,6 @@
 /* schedule.c: prices a plan. Compute ops cost FLOPs over (peak x efficiency)
- * or bytes over HBM bandwidth, whichever is larger, scaled by the critical
- * rank's share of work. Communication on the critical path (Ulysses'
+ * or bytes over HBM bandwidth, whichever is larger, GEMMs on a GPU by their
+ * shape (gemm.c), scaled by the critical rank's share of work. Communication on the critical path (Ulysses'
  * all-to-alls, Megatron's all-gathers, RSA's rings) adds its full time; ring
  * transfers hide under the attention blocks they overlap, ZeRO traffic under
  * the whole phase's compute, per-step gradient reduction under the last
