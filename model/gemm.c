@@ -12,15 +12,8 @@
  * globals; a few divisions per GEMM. */
 #include <math.h>
 
+#include "gemm.h"
 #include "internal.h"
-
-/* Split-K keeps at least four 64-deep k blocks in each split: the depth of
- * the software pipeline a k loop needs to hide its loads (CUTLASS's Hopper
- * and Ampere mainloops run 64-element k blocks of 16-bit data, 128-byte
- * rows, in 3 to 7 stages); shorter splits would leave the pipeline empty. */
-#define GEMM_SPLIT_MIN_K 256.0
-/* Bytes per partial sum of split-K: fp32 accumulators */
-#define GEMM_PARTIAL_BYTES 4.0
 
 double uly_gpu_clock_scale(const uly_gpu *g)
 {
@@ -36,34 +29,22 @@ void uly_gemm_rates_init(uly_gemm_rates *r, const uly_gpu *g, uly_dtype dt)
     r->sms = sms;
     r->tile_m = g->gemm_tile_m > 0 ? (double)g->gemm_tile_m : 1.0;
     r->tile_n = g->gemm_tile_n > 0 ? (double)g->gemm_tile_n : 1.0;
+    r->tile_s_per_k = 2.0 * r->tile_m * r->tile_n / r->sm_flops;
     r->latency_s = g->gemm_latency_s;
     r->beta = (double)uly_dtype_bytes(dt);
+    r->s_per_elem = r->beta * r->inv_bw;
 }
 
-/* Seconds of batch x (m x k)(k x n):
+/* Seconds of batch x (m x k)(k x n) (uly_gemm_time_pos, gemm.h):
  *   tiles = batch ceil(m / Tm) ceil(n / Tn); with the k loop split s ways
  *   (s = 1 unless the tiles leave SMs idle), waves = ceil(s tiles / SMs);
  *   loop  = max(waves 2 Tm Tn ceil(k / s) / R_sm, beta batch (m k + k n) / B)
  *   write = (beta batch m n + [s > 1] 2 x 4 s batch m n) / B
  *   t     = latency + min over s of (loop + write)
- * R_sm one SM's achievable FLOP/s, B the achievable HBM rate. */
+ * R_sm one SM's achievable FLOP/s, B the achievable HBM rate. 0 unless
+ * every size is positive. */
 double uly_gemm_time_s(const uly_gemm_rates *r, double batch, double m, double n, double k)
 {
     if (!(batch > 0 && m > 0 && n > 0 && k > 0)) return 0;
-    const double tiles = batch * ceil(m / r->tile_m) * ceil(n / r->tile_n);
-    const double tile_flops = 2.0 * r->tile_m * r->tile_n / r->sm_flops; /* s per unit of k */
-    const double read = r->beta * batch * (m * k + k * n) * r->inv_bw;
-    const double out = batch * m * n;
-    double best = INFINITY;
-    for (double s = 1;; s *= 2) {
-        const double waves = ceil(tiles * s / r->sms);
-        const double loop_math = waves * tile_flops * ceil(k / s);
-        const double loop = loop_math > read ? loop_math : read;
-        const double write = (r->beta + (s > 1 ? 2.0 * GEMM_PARTIAL_BYTES * s : 0.0)) * out * r->inv_bw;
-        if (loop + write < best) best = loop + write;
-        /* a further split only while it still fills idle SMs and keeps the
-         * pipeline's depth of k */
-        if (tiles * 2.0 * s > r->sms || k < 2.0 * s * GEMM_SPLIT_MIN_K) break;
-    }
-    return r->latency_s + best;
+    return uly_gemm_time_pos(r, batch, m, n, k);
 }

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "internal.h"
 
 /* GEMM ops carry m*n*k; the curve is keyed by its cube root, taken only
@@ -82,8 +83,8 @@ static double gemm_op_time(const rates *r, const uly_op *o)
     if (!(o->gemm_m > 0)) return o->flops * r->inv_tensor / r->peak_frac;
     const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
     if (o->phase == ULY_PHASE_BWD && !o->recompute)
-        return uly_gemm_time_s(&r->gemm_r, b, m, k, n) + uly_gemm_time_s(&r->gemm_r, b, k, n, m);
-    return uly_gemm_time_s(&r->gemm_r, b, m, n, k);
+        return uly_gemm_time_pos(&r->gemm_r, b, m, k, n) + uly_gemm_time_pos(&r->gemm_r, b, k, n, m);
+    return uly_gemm_time_pos(&r->gemm_r, b, m, n, k);
 }
 
 static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
@@ -124,7 +125,7 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
              * FLOPs scaled to the op's (the block's density, backward's
              * twice), then the element-wise passes */
             const double b = o->gemm_batch, q = o->gemm_m, kv = o->gemm_n, d = o->gemm_k;
-            const double g = uly_gemm_time_s(&r->gemm_r, b, q, kv, d) + uly_gemm_time_s(&r->gemm_r, b, q, d, kv);
+            const double g = uly_gemm_time_pos(&r->gemm_r, b, q, kv, d) + uly_gemm_time_pos(&r->gemm_r, b, q, d, kv);
             t = g * o->flops / (4.0 * b * q * kv * d) + mem;
         } else {
             /* materialised: the two score GEMMs, each bound by its FLOPs or by

@@ -282,8 +282,10 @@ double uly_gpu_clock_scale(const uly_gpu *g);
 typedef struct uly_gemm_rates {
     double sm_flops;      /* one SM's achievable FLOP/s: peak x gemm_peak_frac x clock scale / SMs */
     double inv_bw;        /* s per byte at the achievable HBM rate */
+    double s_per_elem;    /* s per element moved: beta x inv_bw */
     double sms;           /* SMs */
     double tile_m, tile_n;
+    double tile_s_per_k;  /* one tile's seconds per unit of k: 2 tile_m tile_n / sm_flops */
     double latency_s;     /* pipeline fill, once per GEMM */
     double beta;          /* bytes per element */
 } uly_gemm_rates;

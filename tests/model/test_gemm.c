@@ -99,6 +99,25 @@ static void test_skinny_roofline(void)
     CHECK(fx_close(got, want, 1e-12), "skinny GEMM: %g s, got %g", want, got);
 }
 
+/* The output is written after the loop, not under it (XLA's dot cost
+ * model: main loop, then epilogue): 4096 x 4096 x 128 is 1024 tiles, 8
+ * waves of 128 x 128 x 128 (5.6 us), its operands 2 MiB (0.7 us) and its
+ * output 32 MiB (11.1 us): t = fill + max(waves, operands) + output, 18.5
+ * us, not fill + max(waves, operands + output), 13.6. Mutant tried: the
+ * output under the loop (the max of the two): fails. */
+static void test_output_after_loop(void)
+{
+    const uly_gpu g = h100();
+    const double waves = 8 * 2.0 * 128 * 128 * 128 / R_SM;
+    const double read = 2.0 * (4096.0 * 128 + 128.0 * 4096) / B_HBM;
+    const double write = 2.0 * 4096 * 4096 / B_HBM;
+    const double want = 1.8e-6 + (waves > read ? waves : read) + write;
+    const double got = gemm(&g, 1, 4096, 4096, 128);
+    printf("4096 x 4096 x 128: %.2f us (waves %.2f, operands %.2f, output %.2f)\n", got * 1e6, waves * 1e6,
+           read * 1e6, write * 1e6);
+    CHECK(fx_close(got, want, 1e-12), "output after the loop: %g s, got %g", want, got);
+}
+
 /* The k loop's fill at small k: one 128 x 128 x 256 tile (too short a k to
  * split) costs the fill plus its wave, so a GEMM's efficiency rises with k
  * as the fill is paid once: 2 m n k / (t peak). Mutant tried: the fill
@@ -324,6 +343,7 @@ int main(void)
 {
     test_wave_quantization();
     test_skinny_roofline();
+    test_output_after_loop();
     test_k_fill();
     test_split_k();
     test_backward_shapes();
