@@ -72,7 +72,9 @@ static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "not
                                            "host_launch_us", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
-                                       "comm_slowdown", "attn_bwd_eff", "act_eff", "mb_eff", "kernel_floor_us", NULL};
+                                       "comm_slowdown", "attn_bwd_eff", "act_eff", "sm_count", "gemm_peak_frac",
+                                       "gemm_tile", "gemm_latency_us", "boost_clock_mhz", "sustained_clock_mhz", "mb_eff",
+                                       "kernel_floor_us", NULL};
 static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const ACT_KEYS[] = {"fwd", "bwd", NULL};
@@ -118,6 +120,63 @@ static int parse_membound(js_doc *d, const cJSON *g, uly_gpu *gpu)
                 return 2;
             gpu->kernel_floor_s[k] = us * 1e-6;
         }
+    }
+    return 0;
+}
+
+/* GEMMs by shape (sm_count and the fields that go with it) or on the
+ * gemm_eff curve, one or the other; the clocks (optional). */
+static int parse_gemm(js_doc *d, const cJSON *g, uly_gpu *gpu)
+{
+    const cJSON *v;
+    if (!cJSON_GetObjectItemCaseSensitive(g, "sm_count")) {
+        static const char *const shape_only[] = {"gemm_peak_frac", "gemm_tile", "gemm_latency_us", NULL};
+        for (int i = 0; shape_only[i]; i++) {
+            const cJSON *f = cJSON_GetObjectItemCaseSensitive(g, shape_only[i]);
+            char path[64];
+            snprintf(path, sizeof path, "gpu.%s", shape_only[i]);
+            if (f) return js_bad_value(d, path, f, "prices GEMMs by shape: give gpu.sm_count too, or remove it");
+        }
+        if (js_get_field(d, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...] (or gpu.sm_count: GEMMs by shape)",
+                         &v) ||
+            get_curve(d, v, "gpu.gemm_eff", "cube root of m*n*k", &gpu->gemm_eff))
+            return 2;
+    } else {
+        int64_t n;
+        if (js_get_int(d, g, "gpu", "sm_count", 1, 1 << 20, &n)) return 2;
+        gpu->sm_count = (int32_t)n;
+        if ((v = cJSON_GetObjectItemCaseSensitive(g, "gemm_eff")))
+            return js_bad_value(d, "gpu.gemm_eff", v,
+                                "is not read when GEMMs are priced by shape (gpu.sm_count): remove one of them");
+        if (js_get_num(d, g, "gpu", "gemm_peak_frac", 0.01, 0, 1, "(best achievable fraction of the dense peak)",
+                       &gpu->gemm_peak_frac))
+            return 2;
+        if (js_get_field(d, g, "gpu", "gemm_tile", "a pair [m, n] of integers in 1..65536 (the output tile of one SM)", &v))
+            return 2;
+        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 || !js_is_int_in(v->child, 1, 1 << 16) ||
+            !js_is_int_in(v->child->next, 1, 1 << 16))
+            return js_bad_value(d, "gpu.gemm_tile", v,
+                                "must be a pair [m, n] of integers in 1..65536 (the output tile of one SM)");
+        gpu->gemm_tile_m = (int32_t)v->child->valuedouble;
+        gpu->gemm_tile_n = (int32_t)v->child->next->valuedouble;
+        double us;
+        if (js_get_num(d, g, "gpu", "gemm_latency_us", 0, 0, 1e6, "(microseconds: a GEMM's pipeline fill)", &us)) return 2;
+        gpu->gemm_latency_s = us * 1e-6;
+    }
+    double mhz = 0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "boost_clock_mhz")) {
+        if (js_get_num(d, g, "gpu", "boost_clock_mhz", 1, 0, 100000, "(MHz: the clock the peaks are stated at)", &mhz))
+            return 2;
+        gpu->boost_clock_hz = mhz * 1e6;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(g, "sustained_clock_mhz"))) {
+        if (!(gpu->boost_clock_hz > 0))
+            return js_bad_value(d, "gpu.sustained_clock_mhz", v,
+                                "needs gpu.boost_clock_mhz, the clock the peaks are stated at: give both");
+        if (js_get_num(d, g, "gpu", "sustained_clock_mhz", 1, 0, 100000,
+                       "(MHz: the clock held under load; absent: the boost clock)", &mhz))
+            return 2;
+        gpu->sustained_clock_hz = mhz * 1e6;
     }
     return 0;
 }
@@ -193,12 +252,7 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
                    "(fraction compute slows while a transfer runs beside it; absent: 0)", &gpu->comm_slowdown))
         return 2;
 
-    if (parse_membound(d, g, gpu)) return 2;
-
-    const cJSON *v;
-    if (js_get_field(d, g, "gpu", "gemm_eff", "an array of points [[x, eff], ...]", &v) ||
-        get_curve(d, v, "gpu.gemm_eff", "cube root of m*n*k", &gpu->gemm_eff))
-        return 2;
+    if (parse_membound(d, g, gpu) || parse_gemm(d, g, gpu)) return 2;
     /* attention's forward curves, and (optional, calibrated CPU profiles)
      * the backward's own, [causal][head_dim >= 128] */
     static const int idx[4][2] = {{1, 1}, {1, 0}, {0, 1}, {0, 0}};
@@ -233,6 +287,8 @@ static int cluster_missing(js_doc *d, const cJSON *root)
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
         const cJSON *o = req[i].obj ? cJSON_GetObjectItemCaseSensitive(root, req[i].obj) : root;
         if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, req[i].key)) continue;
+        /* a GPU priced by shape has no GEMM curve */
+        if (!strcmp(req[i].key, "gemm_eff") && cJSON_GetObjectItemCaseSensitive(o, "sm_count")) continue;
         size_t l = strlen(list);
         snprintf(list + l, sizeof list - l, "%s%s%s%s", n ? ", " : "", req[i].obj ? req[i].obj : "",
                  req[i].obj ? "." : "", req[i].key);

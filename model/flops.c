@@ -33,3 +33,25 @@ double uly_curve_eval(const uly_curve *c, double x)
     const double t = (log2(x) - log2(c->x[i - 1])) / (log2(c->x[i]) - log2(c->x[i - 1]));
     return c->eff[i - 1] + t * (c->eff[i] - c->eff[i - 1]);
 }
+
+/* Past the last point: e(x) = x / (a x + b), i.e. 1/e linear in 1/x, through
+ * the last two points. A blockwise attention kernel's time per key/value
+ * block is its FLOPs at a steady rate plus overheads per block that do not
+ * grow with the block (loading the query tile, the softmax rescale, writing
+ * the output), so its efficiency rises as E x / (x + x0) towards E = 1/a:
+ * the last two published points fix E and x0. Curves whose last two points
+ * do not rise (b <= 0) keep their last value, as uly_curve_eval does;
+ * the efficiency stays at most 1. */
+double uly_curve_eval_trend(const uly_curve *c, double x)
+{
+    const int n = c->n;
+    if (n < 2 || !(x > c->x[n - 1])) return uly_curve_eval(c, x);
+    const double x1 = c->x[n - 2], x2 = c->x[n - 1];
+    const double i1 = 1.0 / c->eff[n - 2], i2 = 1.0 / c->eff[n - 1];
+    const double b = (i1 - i2) / (1.0 / x1 - 1.0 / x2);
+    if (!(b > 0)) return c->eff[n - 1];
+    /* never past the peak: a steep last rise (a <= 0) would grow without
+     * bound */
+    const double inv = i2 - b / x2 + b / x;
+    return inv > 1.0 ? 1.0 / inv : 1.0;
+}

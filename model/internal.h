@@ -90,7 +90,7 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
                                   uly_coll coll, uly_group g, int32_t size, int32_t stride, int32_t steps,
                                   uint8_t tiers, int32_t overlaps, int64_t bytes_sent, int64_t comm_elems,
                                   int64_t act_elems, double flops, double bytes_touched, double eff_size,
-                                  double crit, uint8_t flash)
+                                  double crit, uint8_t flash, const double gemm_dims[4])
 {
     uly_plan *p = x->p;
     if (__builtin_expect(p->n_ops >= ULY_PLAN_MAX_OPS, 0)) return uly_emit_sink(x);
@@ -103,32 +103,40 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
     o->tiers = tiers, o->per_step = o->per_model = 0, o->flash = flash;
     o->bytes_sent = bytes_sent, o->comm_elems = comm_elems, o->act_elems = act_elems;
     o->flops = flops, o->bytes_touched = bytes_touched, o->eff_size = eff_size;
+    if (gemm_dims) {
+        o->gemm_batch = gemm_dims[0], o->gemm_m = gemm_dims[1], o->gemm_n = gemm_dims[2], o->gemm_k = gemm_dims[3];
+    } else {
+        o->gemm_batch = o->gemm_m = o->gemm_n = o->gemm_k = 0;
+    }
     return o;
 }
 /* Fails when uly_op gains a field: uly_emit_op must set it too. */
-_Static_assert(sizeof(uly_op) == 104, "uly_emit_op sets every field of uly_op: add the new one there");
+_Static_assert(sizeof(uly_op) == 136, "uly_emit_op sets every field of uly_op: add the new one there");
 
 /* The kernels behind a compute op (membound.c): the class of kernel that
  * moves its memory-bound bytes, and how many kernels it launches. */
 uly_mb_class uly_op_mb_class(const uly_op *o);
 int uly_op_kernels(const uly_op *o);
 
-/* (m x k) times (k x n): 2mnk FLOPs, operands read once and the result
- * written once, before the pass's multiplier (2 for a backward's dgrad +
- * wgrad: twice each); the curve reads the cube root of m n k. Worked out
- * once for the forward and backward ops of one matrix. */
+/* batch x (m x k) times (k x n): 2 batch m n k FLOPs, operands read once
+ * and the result written once, before the pass's multiplier (2 for a
+ * backward's input and weight gradients); the curve (CPU profiles) reads
+ * the cube root of m n k over the batch, a GPU prices the shape (dims:
+ * batch, m, n, k). Worked out once for the forward and backward ops of one
+ * matrix. */
 typedef struct uly_gemm_shape {
     double flops, bytes, eff;
+    double dims[4];
 } uly_gemm_shape;
 static inline uly_gemm_shape uly_gemm_shape_of(const uly_bctx *x, double m, double n, double k)
 {
-    return (uly_gemm_shape){2.0 * m * n * k, (double)x->beta * (m * k + k * n + m * n), m * n * k};
+    return (uly_gemm_shape){2.0 * m * n * k, (double)x->beta * (m * k + k * n + m * n), m * n * k, {1.0, m, n, k}};
 }
 static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                           const uly_gemm_shape *g, double mult)
 {
     return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
-                       ULY_OVERLAP_NONE, 0, 0, 0, g->flops * mult, g->bytes * mult, g->eff, 1.0, 0);
+                       ULY_OVERLAP_NONE, 0, 0, 0, g->flops * mult, g->bytes * mult, g->eff, 1.0, 0, g->dims);
 }
 
 /* An element-wise op of `bytes` HBM traffic; act_elems: elements through
@@ -137,7 +145,7 @@ static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph,
                                     int64_t act_elems)
 {
     return uly_emit_op(x, type, ph, ULY_OP_ELEM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
-                       ULY_OVERLAP_NONE, 0, 0, act_elems, 0, bytes, 0, 1.0, 0);
+                       ULY_OVERLAP_NONE, 0, 0, act_elems, 0, bytes, 0, 1.0, 0, NULL);
 }
 
 /* A collective: bytes_sent per rank over all steps; elems in the rank's
@@ -152,7 +160,7 @@ static inline uly_op *uly_emit_comm(uly_bctx *x, uly_op_type type, uly_phase ph,
     if (__builtin_expect((bytes_sent | elems) < 0, 0)) x->overflow = 1;
     const uly_group_place *q = &x->p->place[g];
     return uly_emit_op(x, type, ph, ULY_OP_COMM, recompute, coll, g, (int32_t)q->size, (int32_t)q->stride,
-                       steps > 0 ? steps : 1, q->tiers, ULY_OVERLAP_NONE, bytes_sent, elems, 0, 0, 0, 0, 1.0, 0);
+                       steps > 0 ? steps : 1, q->tiers, ULY_OVERLAP_NONE, bytes_sent, elems, 0, 0, 0, 0, 1.0, 0, NULL);
 }
 
 /* Attention of q query rows against kv key rows per block, `blocks` blocks,
@@ -166,6 +174,7 @@ typedef struct uly_attn_shape {
     double flops[2];  /* [backward] */
     double bytes[2];  /* [backward]: the element-wise passes over materialised scores (0 under flash) */
     double kv;        /* the efficiency curve's key */
+    double dims[4];   /* the score GEMM QK^T, batch x (q x d)(d x kv), batch = b heads blocks */
     double crit;
     int blocks;
     uint8_t flash;    /* the plan's kernel (act_flash): set before the shape */
@@ -177,7 +186,8 @@ static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph,
                                     const uly_attn_shape *s, int backward)
 {
     return uly_emit_op(x, type, ph, ULY_OP_ATTN, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, s->blocks, 0,
-                       ULY_OVERLAP_NONE, 0, 0, 0, s->flops[backward], s->bytes[backward], s->kv, s->crit, s->flash);
+                       ULY_OVERLAP_NONE, 0, 0, 0, s->flops[backward], s->bytes[backward], s->kv, s->crit, s->flash,
+                       s->dims);
 }
 
 /* The transformer layer around a strategy's attention section. */

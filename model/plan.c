@@ -109,6 +109,10 @@ void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, in
         s->bytes[1] = scores * uly_score_pass_bytes(x, 1);
     }
     s->kv = (double)kv;
+    s->dims[0] = b * (double)heads * (double)blocks;
+    s->dims[1] = (double)q;
+    s->dims[2] = (double)kv;
+    s->dims[3] = d;
     s->crit = crit;
     s->blocks = blocks;
     s->flash = (uint8_t)(flash != 0);

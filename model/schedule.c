@@ -1,6 +1,6 @@
 /* schedule.c: prices a plan. Compute ops cost FLOPs over (peak x efficiency)
- * or bytes over HBM bandwidth, whichever is larger, scaled by the critical
- * rank's share of work. Communication on the critical path (Ulysses'
+ * or bytes over HBM bandwidth, whichever is larger, GEMMs on a GPU by their
+ * shape (gemm.c), scaled by the critical rank's share of work. Communication on the critical path (Ulysses'
  * all-to-alls, Megatron's all-gathers, RSA's rings) adds its full time; ring
  * transfers hide under the attention blocks they overlap, ZeRO traffic under
  * the whole phase's compute, per-step gradient reduction under the last
@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "internal.h"
 
 /* GEMM ops carry m*n*k; the curve is keyed by its cube root, taken only
@@ -32,6 +33,13 @@ double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compu
 
 typedef struct rates {
     double inv_peak;    /* s per FLOP at peak */
+    double inv_tensor;  /* s per FLOP at the peak the sustained clock allows (attention's curves are fractions of it) */
+    /* GEMMs by shape (a GPU: sm_count > 0), else on the gemm_eff curve; the
+     * shape's rates; GEMM-less attention's efficiency there (the best
+     * achievable fraction) */
+    int by_shape;
+    uly_gemm_rates gemm_r;
+    double peak_frac;
     double inv_mem;     /* s per byte at achievable HBM bandwidth */
     double inv_mb[ULY_MB_COUNT]; /* s per byte of each memory-bound kernel class */
     double floor_s;     /* least time of one kernel */
@@ -54,9 +62,12 @@ typedef struct rates {
 static double attn_eff(rates *r, int own, double x)
 {
     if (r->attn_x[own] == x) return r->attn_e[own];
-    const double e = own ? uly_curve_eval(r->attn_bwd, x)
-                     : r->attn->n ? uly_curve_eval(r->attn, x)
-                                  : gemm_eff(r->gemm, x * x * r->head_dim);
+    /* a GPU's published curves follow the kernel's trend past their last
+     * point; a CPU profile's measured ones stay at it */
+    const uly_curve *c = own ? r->attn_bwd : r->attn;
+    const double e = c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
+                     : r->by_shape ? r->peak_frac
+                                   : gemm_eff(r->gemm, x * x * r->head_dim);
     r->attn_x[own] = x;
     r->attn_e[own] = e;
     return e;
@@ -65,6 +76,19 @@ static double attn_eff(rates *r, int own, double x)
 /* An op's time reads its phase only as `bwd` (backward, not recompute): a
  * full-recompute copy of a forward op costs what the forward op does, and
  * price() takes it from there. */
+/* A GEMM op by its shape (uly_gemm_time_s): the forward product, or a
+ * backward op's input gradient (m x n)(n x k) and weight gradient
+ * (k x m)(m x n); an op built without a shape at the achievable fraction of
+ * peak */
+static double gemm_op_time(const rates *r, const uly_op *o)
+{
+    if (!(o->gemm_m > 0)) return o->flops * r->inv_tensor / r->peak_frac;
+    const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
+    if (o->phase == ULY_PHASE_BWD && !o->recompute)
+        return uly_gemm_time_pos(&r->gemm_r, b, m, k, n) + uly_gemm_time_pos(&r->gemm_r, b, k, n, m);
+    return uly_gemm_time_pos(&r->gemm_r, b, m, n, k);
+}
+
 static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
 {
     const double mem = o->bytes_touched * r->inv_mem;
@@ -75,8 +99,12 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
     /* tested in the order of how many a plan holds (a switch costs a table
      * jump per op) */
     if (o->kind == ULY_OP_GEMM) {
-        t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
-        if (mem > t) t = mem;
+        if (r->by_shape) {
+            t = gemm_op_time(r, o);
+        } else {
+            t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
+            if (mem > t) t = mem;
+        }
     } else if (o->kind == ULY_OP_ELEM) {
         t = mb;
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
@@ -94,14 +122,23 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
             double e = attn_eff(r, own, o->eff_size);
             e *= bwd ? r->ak_bwd : r->ak_fwd;
             if (e > r->ak_cap) e = r->ak_cap;
-            t = o->flops * r->inv_peak / e;
+            t = o->flops * r->inv_tensor / e;
             if (bwd && !own) t /= r->attn_bwd_rel;
+        } else if (r->by_shape && o->gemm_m > 0) {
+            /* materialised on a GPU: the two score GEMMs by shape, QK^T
+             * (q x d)(d x kv) and PV (q x kv)(kv x d), their 4 batch q kv d
+             * FLOPs scaled to the op's (the block's density, backward's
+             * twice), then the element-wise passes */
+            const double b = o->gemm_batch, q = o->gemm_m, kv = o->gemm_n, d = o->gemm_k;
+            const double g = uly_gemm_time_pos(&r->gemm_r, b, q, kv, d) + uly_gemm_time_pos(&r->gemm_r, b, q, d, kv);
+            t = g * o->flops / (4.0 * b * q * kv * d) + mb;
         } else {
             /* materialised: the two score GEMMs, each bound by its FLOPs or by
              * its traffic over the score block (forward: QK^T writes it, PV
              * reads it; backward: four passes; 2 beta bytes per 4 d FLOPs),
              * then the element-wise passes over the block */
-            const double g = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            const double ge = r->by_shape ? r->peak_frac : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+            const double g = o->flops * (r->by_shape ? r->inv_tensor : r->inv_peak) / ge;
             const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
             t = (g > gb ? g : gb) + mb;
         }
@@ -272,6 +309,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
     rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
+                .inv_tensor = 1.0 / (g->peak_flops[w->dtype] * uly_gpu_clock_scale(g)),
+                .by_shape = g->sm_count > 0,
+                .peak_frac = g->gemm_peak_frac,
                 .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
                 .gemm = &g->gemm_eff,
                 .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
@@ -286,6 +326,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
                 .floor_s = g->kernel_floor_s[w->cuda_graphs ? 1 : 0]};
     for (int k = 0; k < ULY_MB_COUNT; k++)
         rt.inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
+    if (rt.by_shape) uly_gemm_rates_init(&rt.gemm_r, g, w->dtype);
 
 
     uly_timing *tm = &res->time;

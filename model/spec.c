@@ -339,7 +339,21 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     RANGE_D(g, kernel_floor_s[1], 0, 1e-3);
     uly_status s = curve_check(&g->gemm_eff, "gemm_eff", why, n);
     if (s) return s;
-    if (g->gemm_eff.n == 0) return fail(why, n, "gemm_eff: needs at least one point");
+    RANGE_I(g, sm_count, 0, 1 << 20);
+    if (g->sm_count > 0) {
+        /* GEMMs by shape: the curve is not read */
+        RANGE_D(g, gemm_peak_frac, 0.01, 1.0);
+        RANGE_I(g, gemm_tile_m, 1, 1 << 16);
+        RANGE_I(g, gemm_tile_n, 1, 1 << 16);
+        RANGE_D(g, gemm_latency_s, 0, 1.0);
+    } else if (g->gemm_eff.n == 0) {
+        return fail(why, n, "gemm_eff: needs at least one point (or sm_count > 0, GEMMs priced by shape)");
+    }
+    RANGE_D(g, boost_clock_hz, 0, 1e11);
+    RANGE_D(g, sustained_clock_hz, 0, 1e11);
+    if (g->sustained_clock_hz > 0 && !(g->boost_clock_hz > 0))
+        return fail(why, n, "sustained_clock_hz = %g: needs boost_clock_hz, the clock the peak is stated at",
+                    g->sustained_clock_hz);
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++)
             if ((s = curve_check(&g->attn_eff[i][j], "attn_eff", why, n)) ||

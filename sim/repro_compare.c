@@ -126,7 +126,8 @@ static const rp_assumption uly_assumptions[] = {
      "efficiency predicts about half of every published time)",
      -1},
     {"efficiencies from the dgx-a100-40g preset: attention from FlashAttention-2's published A100 throughput, "
-     "GEMM 0.80 of peak, NVLink 240 GB/s (12 NVLink3 links at NCCL's 20 GB/s each) and HDR 24 GB/s per GPU per "
+     "GEMMs by shape on 108 SMs at up to 0.869 of peak, NVLink 240 GB/s (12 NVLink3 links at NCCL's 20 GB/s each) "
+     "and HDR 24 GB/s per GPU per "
      "direction (see the preset's sources)",
      -1},
     {"Megatron-SP baseline of the claims: TP inside a node (Megatron-LM practice), ZeRO-1 (its distributed "

@@ -59,9 +59,11 @@ int main(int argc, char **argv)
     c.gpu.hbm_bytes = 80e9;
     c.gpu.hbm_bw_Bps = 3.35e12;
     c.gpu.mem_eff = 0.8;
-    c.gpu.gemm_eff.n = 1;
-    c.gpu.gemm_eff.x[0] = 8192;
-    c.gpu.gemm_eff.eff[0] = 0.8;
+    /* GEMMs priced by shape, as the GPU presets do (dgx-h100's numbers) */
+    c.gpu.sm_count = 132;
+    c.gpu.gemm_peak_frac = 0.803;
+    c.gpu.gemm_tile_m = c.gpu.gemm_tile_n = 128;
+    c.gpu.gemm_latency_s = 1.8e-6;
     c.nodes = 128;
     c.gpus_per_node = 8;
     c.intra_bw_Bps = 450e9;

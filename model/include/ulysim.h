@@ -215,6 +215,14 @@ typedef struct uly_curve {
 
 double uly_curve_eval(const uly_curve *c, double x);
 
+/* An attention curve past its last point follows the kernel's trend rather
+ * than its last point: the efficiency e(x) = x / (a x + b) through the last
+ * two points (per-block overheads amortised over a longer key/value block,
+ * approaching 1/a); inside the points, and where the last two points do not
+ * rise, as uly_curve_eval. GPU presets' FlashAttention curves only
+ * (docs/model.md, "Compute costs"). */
+double uly_curve_eval_trend(const uly_curve *c, double x);
+
 typedef enum uly_topo { ULY_TOPO_FATTREE = 0, ULY_TOPO_RAIL = 1, ULY_TOPO_TORUS = 2, ULY_TOPO_COUNT } uly_topo;
 const char *uly_topo_name(uly_topo t);
 
@@ -290,7 +298,46 @@ typedef struct uly_gpu {
      * from a stream [0] or replayed from a CUDA graph [1] (launch latency and
      * ramp): an op of k kernels costs k x this more; 0: nothing. */
     double kernel_floor_s[2];
+    /* GEMMs priced by shape (model/gemm.c; docs/model.md, "Compute costs"):
+     * sm_count > 0 prices a GEMM by its output tiles over the SMs, its k
+     * loop and its bytes, and gemm_eff is not used; 0 (CPU profiles) keeps
+     * the curve. gemm_peak_frac: the best fraction of the dense peak a GEMM
+     * reaches (published "maximum achievable matmul FLOPS"); gemm_tile_m x
+     * gemm_tile_n: the output tile one SM computes at a time;
+     * gemm_latency_s: a GEMM kernel's pipeline fill, paid once per GEMM. */
+    int32_t sm_count;
+    int32_t gemm_tile_m, gemm_tile_n;
+    double gemm_peak_frac;
+    double gemm_latency_s;
+    /* Clocks: the datasheet's peak is stated at boost_clock_hz; a GPU that
+     * sustains a lower clock under load (a power cap) runs its tensor cores,
+     * GEMM and attention, at sustained / boost of the peaks. 0: not given
+     * (the boost clock is held; uly_gpu_clock_scale 1). */
+    double boost_clock_hz;
+    double sustained_clock_hz;
 } uly_gpu;
+
+/* The fraction of its datasheet tensor rate the GPU's clock allows:
+ * sustained_clock_hz / boost_clock_hz, 1 when either is not given. */
+double uly_gpu_clock_scale(const uly_gpu *g);
+
+/* A GEMM by shape on a GPU (sm_count > 0), as cuBLAS runs it
+ * (model/gemm.c; docs/model.md, "Compute costs"): the rates worked out once
+ * per GPU and dtype, then the time of batch x (m x k)(k x n) GEMMs with
+ * operands and output of `beta` bytes per element. */
+typedef struct uly_gemm_rates {
+    double sm_flops;      /* one SM's achievable FLOP/s: peak x gemm_peak_frac x clock scale / SMs */
+    double inv_bw;        /* s per byte at the achievable HBM rate */
+    double s_per_elem;    /* s per element moved: beta x inv_bw */
+    double sms;           /* SMs */
+    double tile_m, tile_n;
+    double tile_s_per_k;  /* one tile's seconds per unit of k: 2 tile_m tile_n / sm_flops */
+    double latency_s;     /* pipeline fill, once per GEMM */
+    double beta;          /* bytes per element */
+} uly_gemm_rates;
+void uly_gemm_rates_init(uly_gemm_rates *r, const uly_gpu *g, uly_dtype dt);
+double uly_gemm_time_s(const uly_gemm_rates *r, double batch, double m, double n, double k);
+
 
 typedef struct uly_cluster {
     char name[ULY_NAME_LEN];
@@ -483,6 +530,12 @@ typedef struct uly_op {
     double flops;          /* hardware FLOPs this op executes (per rank) */
     double bytes_touched;  /* HBM traffic for memory-bound ops */
     double eff_size;       /* efficiency-curve key: GEMM m*n*k (curve reads its cube root), attention kv rows */
+    /* GEMM shape, priced by shape on GPUs (uly_gemm_time_s): batch x
+     * (m x k)(k x n) of the forward product; a backward op (phase backward,
+     * not recompute) runs its two GEMMs, the input gradient (m x n)(n x k)
+     * and the weight gradient (k x m)(m x n). Materialised attention: its
+     * score GEMM QK^T, batch x (q x d)(d x kv), and PV after it. 0: none. */
+    double gemm_batch, gemm_m, gemm_n, gemm_k;
     double crit_factor;    /* critical rank's work / this rank's average (>= 1) */
 } uly_op;
 

@@ -84,6 +84,10 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     const double rows = b * a * q, d = (double)m->head_dim;
     s.qk = uly_gemm_shape_of(&x, rows, n, d);
     s.pv = uly_gemm_shape_of(&x, rows, d, n);
+    /* priced by shape, each is b a GEMMs of the rank's q rows, one per head
+     * (the FLOPs, bytes and curve key above stay those of the rows together) */
+    s.qk.dims[0] = s.pv.dims[0] = b * a;
+    s.qk.dims[1] = s.pv.dims[1] = q;
     s.softmax_bytes[0] = uly_score_pass_bytes(&x, 0) * b * a * q * n;
     s.softmax_bytes[1] = uly_score_pass_bytes(&x, 1) * b * a * q * n;
     uly_check_seq(&x, s.p, 1, 0);

@@ -24,6 +24,7 @@ static uly_plan plan;
 static int hop_exposed(const uly_cluster *preset, int64_t c, int nic, double *layer_extra, double *op_exposed)
 {
     uly_cluster cl = *preset;
+    cl.gpu.sm_count = 0; /* GEMMs and attention on the curve below, not by shape */
     cl.gpu.gemm_eff.n = 1;
     cl.gpu.gemm_eff.x[0] = 1;
     cl.gpu.gemm_eff.eff[0] = 1;

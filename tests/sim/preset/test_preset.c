@@ -156,7 +156,13 @@ static void test_shipped(void)
         CHECK(rc == 0, "cluster %s: rc %d: %s", CLUSTERS[i], rc, why);
         if (rc) continue;
         CHECK(!strcmp(c.name, CLUSTERS[i]), "cluster %s: name field is \"%s\"", CLUSTERS[i], c.name);
-        CHECK(c.gpu.gemm_eff.n >= 1, "cluster %s: no gemm curve", CLUSTERS[i]);
+        /* a GPU prices GEMMs by shape (its SMs) and has no curve; a CPU
+         * profile keeps its measured curve */
+        if (strncmp(CLUSTERS[i], "cpu-", 4))
+            CHECK(c.gpu.sm_count > 0 && c.gpu.gemm_eff.n == 0 && c.gpu.gemm_peak_frac > 0 && c.gpu.gemm_tile_m > 0,
+                  "cluster %s: GEMMs not priced by shape", CLUSTERS[i]);
+        else
+            CHECK(c.gpu.sm_count == 0 && c.gpu.gemm_eff.n >= 1, "cluster %s: no gemm curve", CLUSTERS[i]);
         CHECK(c.gpu.reserved_bytes < c.gpu.hbm_bytes, "cluster %s: reserved >= hbm", CLUSTERS[i]);
         CHECK(c.nodes * c.gpus_per_node >= 4, "cluster %s: %lld GPUs", CLUSTERS[i],
               (long long)(c.nodes * c.gpus_per_node));
@@ -250,7 +256,12 @@ static void test_values(void)
     CHECK(near(c.nic_bw_Bps, 48.5e9), "h100 nic %g", c.nic_bw_Bps);
     CHECK(near(c.nic_lat_s, 14e-6), "h100 nic lat %g", c.nic_lat_s);
     CHECK(c.topo == ULY_TOPO_FATTREE && c.oversub == 1.0 && c.gpus_per_leaf == 32, "h100 fabric");
-    CHECK(c.gpu.gemm_eff.n == 1 && c.gpu.gemm_eff.x[0] == 8192 && near(c.gpu.gemm_eff.eff[0], 0.8), "h100 gemm");
+    /* GEMMs by shape: 132 SMs, MAMF 794.5 / 989, 128 x 128 tiles, XLA's
+     * 1.8 us fill, the 1830 MHz its peak is stated at; no curve */
+    CHECK(c.gpu.sm_count == 132 && near(c.gpu.gemm_peak_frac, 0.803) && c.gpu.gemm_tile_m == 128 &&
+              c.gpu.gemm_tile_n == 128 && near(c.gpu.gemm_latency_s, 1.8e-6) && near(c.gpu.boost_clock_hz, 1830e6) &&
+              c.gpu.sustained_clock_hz == 0 && c.gpu.gemm_eff.n == 0,
+          "h100 gemm by shape");
     /* attn_eff[causal][d >= 128]: causal d128 at 16K = 328/989 */
     CHECK(c.gpu.attn_eff[1][1].n == 6 && c.gpu.attn_eff[1][1].x[5] == 16384 &&
               fabs(c.gpu.attn_eff[1][1].eff[5] - 328.0 / 989) < 1e-3,
@@ -410,6 +421,21 @@ static const bad_case BAD[] = {
      "[[1,0.1],[2,0.1],[3,0.1],[4,0.1],[5,0.1],[6,0.1],[7,0.1],[8,0.1],[9,0.1]]", "\"gpu.gemm_eff\"", "1..8 points"},
     {"c_curve_pair.json", 1, "[[1024, 0.5], [8192, 0.8]]", "[[1024, 0.5, 3]]", "\"gpu.gemm_eff[0]\"", "pair"},
     {"c_curve_obj.json", 1, "[[1024, 0.5], [8192, 0.8]]", "{\"points\": [[1024, 0.5]]}", "\"gpu.gemm_eff\" = {...} (an object)", "array"},
+    /* GEMMs by shape: sm_count and its fields, or the curve; the clocks */
+    {"c_sm_and_curve.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"sm_count\": 132, \"gemm_peak_frac\": 0.8, "
+     "\"gemm_tile\": [128, 128], \"gemm_latency_us\": 1.8", "\"gpu.gemm_eff\" = [...] (an array)", "remove one of them"},
+    {"c_frac_no_sm.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"gemm_peak_frac\": 0.8", "\"gpu.gemm_peak_frac\" = 0.8",
+     "give gpu.sm_count too"},
+    {"c_sm_zero.json", 1, "\"gemm_eff\": [[1024, 0.5], [8192, 0.8]]", "\"sm_count\": 0, \"gemm_peak_frac\": 0.8, "
+     "\"gemm_tile\": [128, 128], \"gemm_latency_us\": 1.8", "\"gpu.sm_count\" = 0", "1..1048576"},
+    {"c_sm_no_frac.json", 1, "\"gemm_eff\": [[1024, 0.5], [8192, 0.8]]", "\"sm_count\": 132, "
+     "\"gemm_tile\": [128, 128], \"gemm_latency_us\": 1.8", "\"gpu.gemm_peak_frac\" is missing", "[0.01, 1]"},
+    {"c_tile.json", 1, "\"gemm_eff\": [[1024, 0.5], [8192, 0.8]]", "\"sm_count\": 132, \"gemm_peak_frac\": 0.8, "
+     "\"gemm_tile\": [128, 0], \"gemm_latency_us\": 1.8", "\"gpu.gemm_tile\" = [...] (an array)", "a pair [m, n] of integers"},
+    {"c_sustained.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"sustained_clock_mhz\": 1500",
+     "\"gpu.sustained_clock_mhz\" = 1500", "needs gpu.boost_clock_mhz"},
+    {"c_boost.json", 1, "\"mem_eff\": 0.9", "\"mem_eff\": 0.9, \"boost_clock_mhz\": 0", "\"gpu.boost_clock_mhz\" = 0",
+     "[1, 100000] (MHz"},
     {"c_attn_key.json", 1, "\"causal_d128\"", "\"causal_128\"", "unknown field \"gpu.attn_eff.causal_128\"", "did you mean \"causal_d128\""},
     {"c_topology.json", 1, "\"fat-tree\"", "\"dragonfly\"", "\"inter.topology\" = \"dragonfly\"", "\"fat-tree\", \"rail\", \"torus\""},
     {"c_torus_field.json", 1, "\"gpus_per_leaf\": 16", "\"gpus_per_leaf\": 16, \"torus_k\": 4", "\"inter.torus_k\" = 4", "only to topology \"torus\""},
@@ -591,6 +617,19 @@ static void test_user_files(void)
     CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.topo == ULY_TOPO_RAIL && c.oversub == 2.0 && c.gpus_per_leaf == 16 && c.nodes == 4, "rail values");
     CHECK(c.gpu.gemm_eff.n == 2 && c.gpu.attn_eff[1][1].n == 2 && c.gpu.attn_eff[1][0].n == 0, "curves");
+    /* GEMMs by shape with a power cap: the fields in their units, no curve */
+    char *shape = replace(BASE_CLUSTER, "\"gemm_eff\": [[1024, 0.5], [8192, 0.8]]",
+                          "\"sm_count\": 100, \"gemm_peak_frac\": 0.75, \"gemm_tile\": [128, 256], "
+                          "\"gemm_latency_us\": 2.5, \"boost_clock_mhz\": 1800, \"sustained_clock_mhz\": 1500");
+    tmp_path(path, sizeof path, "shape.json");
+    write_file(path, shape, strlen(shape));
+    free(shape);
+    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
+    CHECK(c.gpu.sm_count == 100 && near(c.gpu.gemm_peak_frac, 0.75) && c.gpu.gemm_tile_m == 128 &&
+              c.gpu.gemm_tile_n == 256 && near(c.gpu.gemm_latency_s, 2.5e-6) && near(c.gpu.boost_clock_hz, 1.8e9) &&
+              near(c.gpu.sustained_clock_hz, 1.5e9) && c.gpu.gemm_eff.n == 0 &&
+              near(uly_gpu_clock_scale(&c.gpu), 1500.0 / 1800.0),
+          "GEMMs by shape, power-capped");
     rm_tmpdir();
 }
 

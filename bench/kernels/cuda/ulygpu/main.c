@@ -197,8 +197,16 @@ void ug_preset_updates(ug_ctx *c)
     upd u[4];
     int n = 0;
     if (c->gemm_tflops[0] > 0) {
-        const double pre = g->gemm_eff.n <= 1 ? g->gemm_eff.eff[0] : uly_curve_eval(&g->gemm_eff, 8192);
-        u[n++] = (upd){"gpu.gemm_eff", c->o.quick ? 4096 : 8192, pre,
+        /* the preset's efficiency at the measured square GEMM: by shape
+         * (gpu.gemm_peak_frac and the SMs, tiles, fill), or on its curve */
+        const double x = c->o.quick ? 4096 : 8192;
+        double pre = g->gemm_eff.n <= 1 ? g->gemm_eff.eff[0] : uly_curve_eval(&g->gemm_eff, x);
+        if (g->sm_count > 0) {
+            uly_gemm_rates r;
+            uly_gemm_rates_init(&r, g, ULY_BF16);
+            pre = 2 * x * x * x / (uly_gemm_time_s(&r, 1, x, x, x) * g->peak_flops[ULY_BF16]);
+        }
+        u[n++] = (upd){g->sm_count > 0 ? "gpu.gemm_peak_frac" : "gpu.gemm_eff", x, pre,
                                 c->gemm_tflops[0] * 1e12 / g->peak_flops[ULY_BF16],
                                 "cuBLAS bf16 GEMM, random inputs, median"};
     }

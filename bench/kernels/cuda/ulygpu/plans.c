@@ -318,6 +318,17 @@ static void attn_ops(ug_ctx *c, const pspec *ps, const uly_plan *plan, int fwd_i
 static double preset_eff(const ug_ctx *c, const uly_op *o, int causal)
 {
     const uly_gpu *g = &c->cluster.gpu;
+    if (o->kind == ULY_OP_GEMM && g->sm_count > 0 && o->gemm_m > 0) {
+        /* by shape: the op's FLOPs over the time of its GEMMs (a backward
+         * op's input and weight gradients), as the schedule prices them */
+        uly_gemm_rates r;
+        uly_gemm_rates_init(&r, g, ULY_BF16);
+        const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
+        const double t = o->phase == ULY_PHASE_BWD && !o->recompute
+                             ? uly_gemm_time_s(&r, b, m, k, n) + uly_gemm_time_s(&r, b, k, n, m)
+                             : uly_gemm_time_s(&r, b, m, n, k);
+        return o->flops / (t * g->peak_flops[ULY_BF16]);
+    }
     if (o->kind == ULY_OP_GEMM) return g->gemm_eff.n <= 1 ? g->gemm_eff.eff[0] : uly_curve_eval(&g->gemm_eff, cbrt(o->eff_size));
     const uly_curve *u = &g->attn_eff[causal ? 1 : 0][c->model.head_dim >= 128 ? 1 : 0];
     return u->n ? uly_curve_eval(u, o->eff_size) : NAN;

@@ -33,9 +33,11 @@ static void embedded_cluster(uly_cluster *c)
     g->hbm_bw_Bps = 4800e9;
     g->mem_eff = 0.9;
     g->reserved_bytes = 3 * GIB;
-    g->gemm_eff.n = 1;
-    g->gemm_eff.x[0] = 8192;
-    g->gemm_eff.eff[0] = 0.8;
+    g->sm_count = 132;
+    g->gemm_peak_frac = 0.803;
+    g->gemm_tile_m = g->gemm_tile_n = 128;
+    g->gemm_latency_s = 1.8e-6;
+    g->boost_clock_hz = 1830e6;
     static const double xs[6] = {512, 1024, 2048, 4096, 8192, 16384};
     static const double c128[6] = {0.165, 0.223, 0.268, 0.297, 0.311, 0.332};
     static const double c64[6] = {0.143, 0.194, 0.235, 0.26, 0.276, 0.287};
@@ -138,8 +140,12 @@ void ug_presets_json(const ug_ctx *c, ug_json *j)
     ug_j_num(&x, "hbm_bw_Bps", g->hbm_bw_Bps);
     ug_j_num(&x, "mem_eff", g->mem_eff);
     char b[512];
-    curve_json(b, sizeof b, &g->gemm_eff);
-    ug_j_raw(&x, "gemm_eff", b);
+    ug_j_num(&x, "sm_count", (double)g->sm_count);
+    ug_j_num(&x, "gemm_peak_frac", g->gemm_peak_frac);
+    ug_j_num(&x, "gemm_tile_m", (double)g->gemm_tile_m);
+    ug_j_num(&x, "gemm_tile_n", (double)g->gemm_tile_n);
+    ug_j_num(&x, "gemm_latency_s", g->gemm_latency_s);
+    ug_j_num(&x, "boost_clock_hz", g->boost_clock_hz);
     static const char *names[2][2] = {{"full_d64", "full_d128"}, {"causal_d64", "causal_d128"}};
     for (int ca = 0; ca < 2; ca++)
         for (int big = 0; big < 2; big++) {
@@ -217,6 +223,12 @@ int ug_presets_check(void)
     bad += cmp_num("gpu.hbm_bw_Bps", e.gpu.hbm_bw_Bps, f.gpu.hbm_bw_Bps);
     bad += cmp_num("gpu.mem_eff", e.gpu.mem_eff, f.gpu.mem_eff);
     bad += cmp_num("gpu.reserved_bytes", e.gpu.reserved_bytes, f.gpu.reserved_bytes);
+    bad += cmp_num("gpu.sm_count", e.gpu.sm_count, f.gpu.sm_count);
+    bad += cmp_num("gpu.gemm_peak_frac", e.gpu.gemm_peak_frac, f.gpu.gemm_peak_frac);
+    bad += cmp_num("gpu.gemm_tile_m", e.gpu.gemm_tile_m, f.gpu.gemm_tile_m);
+    bad += cmp_num("gpu.gemm_tile_n", e.gpu.gemm_tile_n, f.gpu.gemm_tile_n);
+    bad += cmp_num("gpu.gemm_latency_s", e.gpu.gemm_latency_s, f.gpu.gemm_latency_s);
+    bad += cmp_num("gpu.boost_clock_hz", e.gpu.boost_clock_hz, f.gpu.boost_clock_hz);
     bad += cmp_curve("gpu.gemm_eff", &e.gpu.gemm_eff, &f.gpu.gemm_eff);
     for (int ca = 0; ca < 2; ca++)
         for (int big = 0; big < 2; big++) bad += cmp_curve("gpu.attn_eff", &e.gpu.attn_eff[ca][big], &f.gpu.attn_eff[ca][big]);

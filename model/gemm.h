@@ -1,0 +1,59 @@
+/* gemm.h: the GEMM time model of gemm.c, inline for the pricing loop (a
+ * plan prices a dozen GEMMs, millions of plans a second): see gemm.c for
+ * what it models and its sources. Not installed. */
+#ifndef ULY_GEMM_H
+#define ULY_GEMM_H
+
+#include "ulysim.h"
+
+/* Split-K keeps at least four 64-deep k blocks in each split: the depth of
+ * the software pipeline a k loop needs to hide its loads (CUTLASS's Hopper
+ * and Ampere mainloops run 64-element k blocks of 16-bit data, 128-byte
+ * rows, in 3 to 7 stages); shorter splits would leave the pipeline empty. */
+#define ULY_GEMM_SPLIT_MIN_K 256.0
+/* Bytes per partial sum of split-K, written and read back: fp32 */
+#define ULY_GEMM_PARTIAL_BYTES 4.0
+
+/* The ceiling of x >= 0: a truncation and a compare (libm's ceil is a long
+ * inline sequence without SSE4.1's roundsd, and a GEMM takes four); from
+ * 2^52 on every double is an integer already */
+static inline double uly_ceil_pos(double x)
+{
+    if (!(x < 0x1p52)) return x;
+    const double t = (double)(int64_t)x;
+    return t < x ? t + 1.0 : t;
+}
+
+/* One split of the k loop s ways (s >= 2): the loop, the slower of its
+ * waves and its operand bytes, then the output and the s fp32 partial sums
+ * written and read back */
+static inline double uly_gemm_split_s(const uly_gemm_rates *r, double tiles, double k, double read, double out,
+                                      double s)
+{
+    const double waves = uly_ceil_pos(tiles * s / r->sms);
+    const double math = waves * r->tile_s_per_k * uly_ceil_pos(k / s);
+    const double loop = math > read ? math : read;
+    return loop + (r->beta + 2.0 * ULY_GEMM_PARTIAL_BYTES * s) * out * r->inv_bw;
+}
+
+/* uly_gemm_time_s for positive sizes (the schedule's GEMM ops): seconds of
+ * batch x (m x k)(k x n) */
+static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, double m, double n, double k)
+{
+    const double tiles = batch * uly_ceil_pos(m / r->tile_m) * uly_ceil_pos(n / r->tile_n);
+    const double read = batch * (m + n) * k * r->s_per_elem;
+    const double math = uly_ceil_pos(tiles / r->sms) * r->tile_s_per_k * k;
+    double best = (math > read ? math : read) + batch * m * n * r->s_per_elem;
+    /* split-K while the splits still fill idle SMs and each keeps the
+     * pipeline's depth of k; most GEMMs fill the SMs unsplit */
+    if (__builtin_expect(tiles * 2.0 <= r->sms && k >= 2.0 * ULY_GEMM_SPLIT_MIN_K, 0)) {
+        const double out = batch * m * n;
+        for (double s = 2; tiles * s <= r->sms && k >= s * ULY_GEMM_SPLIT_MIN_K; s *= 2) {
+            const double t = uly_gemm_split_s(r, tiles, k, read, out, s);
+            if (t < best) best = t;
+        }
+    }
+    return r->latency_s + best;
+}
+
+#endif
