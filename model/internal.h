@@ -76,6 +76,16 @@ static inline int64_t uly_prod(uly_bctx *x, int n, const int64_t *f)
 
 #define ULY_PROD(x, ...) uly_prod((x), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
 
+/* The kernels behind a compute op (membound.c): per op type, the class of
+ * kernel that moves its memory-bound bytes and how many kernels it
+ * launches; attention's own counts, [flash][backward], per block. */
+typedef struct uly_op_kernels_entry {
+    uint8_t cls; /* uly_mb_class */
+    uint8_t n;   /* kernels; 0 read as 1 */
+} uly_op_kernels_entry;
+extern const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT];
+extern const uint8_t uly_attn_kernels_of[2][2];
+
 /* The plan is full: marks the overflow and returns a scratch op that absorbs
  * the writes. */
 uly_op *uly_emit_sink(uly_bctx *x);
@@ -101,6 +111,10 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
     o->steps = steps, o->overlaps = overlaps, o->crit_factor = crit;
     o->recompute = (uint8_t)(recompute != 0);
     o->tiers = tiers, o->per_step = o->per_model = 0, o->flash = flash;
+    const uly_op_kernels_entry k = uly_op_kernels_of[type];
+    o->mb_class = k.cls;
+    o->kernels = kind == ULY_OP_ATTN ? uly_attn_kernels_of[flash != 0][ph == ULY_PHASE_BWD && !recompute]
+                                     : (uint8_t)(k.n ? k.n : 1);
     o->bytes_sent = bytes_sent, o->comm_elems = comm_elems, o->act_elems = act_elems;
     o->flops = flops, o->bytes_touched = bytes_touched, o->eff_size = eff_size;
     if (gemm_dims) {
@@ -113,10 +127,11 @@ static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, u
 /* Fails when uly_op gains a field: uly_emit_op must set it too. */
 _Static_assert(sizeof(uly_op) == 136, "uly_emit_op sets every field of uly_op: add the new one there");
 
-/* The kernels behind a compute op (membound.c): the class of kernel that
- * moves its memory-bound bytes, and how many kernels it launches. */
-uly_mb_class uly_op_mb_class(const uly_op *o);
-int uly_op_kernels(const uly_op *o);
+/* The kernels an op launches in all: attention's per block times its blocks. */
+static inline int uly_op_kernels(const uly_op *o)
+{
+    return o->kind == ULY_OP_ATTN ? (int)o->kernels * (o->steps > 0 ? o->steps : 1) : (int)o->kernels;
+}
 
 /* batch x (m x k) times (k x n): 2 batch m n k FLOPs, operands read once
  * and the result written once, before the pass's multiplier (2 for a

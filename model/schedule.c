@@ -95,7 +95,7 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
     double t = 0;
     /* element-wise bytes at their kernel class's rate (a GEMM's roofline
      * bytes stream: inv_mem) */
-    const double mb = o->bytes_touched * r->inv_mb[uly_op_mb_class(o)];
+    const double mb = o->bytes_touched * r->inv_mb[o->mb_class];
     /* tested in the order of how many a plan holds (a switch costs a table
      * jump per op) */
     if (o->kind == ULY_OP_GEMM) {

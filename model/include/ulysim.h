@@ -523,6 +523,8 @@ typedef struct uly_op {
     uint8_t per_step;      /* once per optimizer step, not per micro-batch */
     uint8_t per_model;     /* once per micro-batch for the whole model, not per layer */
     uint8_t flash;         /* attention: blockwise kernel (1) or materialised scores (0) */
+    uint8_t mb_class;      /* uly_mb_class of its memory-bound bytes (set from the type) */
+    uint8_t kernels;       /* kernels it launches (attention: per block of its steps) */
     int32_t overlaps;      /* op id whose compute hides this transfer, or ULY_OVERLAP_* */
     int64_t bytes_sent;    /* per rank, all steps together */
     int64_t comm_elems;    /* comm: elements per rank in the collective's input buffer */
