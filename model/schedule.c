@@ -215,7 +215,8 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
         for (int j = 0; j < 2; j++)
             if (mm->e[g][j].bytes == o->bytes_sent && mm->e[g][j].coll == o->coll && mm->e[g][j].steps == o->steps)
                 return mm->e[g][j].s;
-    const double s = uly_cost_collective(c, o->coll, &plan->place[o->group], (double)o->bytes_sent, o->steps, 1);
+    const uly_group_place *q = &plan->place[o->group];
+    const double s = uly_cost_collective(c, o->coll, q, (double)o->bytes_sent, o->steps, q->node_groups);
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;
