@@ -127,6 +127,11 @@ static void small_message(void)
     const double busbw = n / t;
     CHECK(busbw < 0.6 * 370.8e9, "2 MB all-gather at %.0f GB/s: should be latency-bound, well below 370.8", busbw / 1e9);
     CHECK(nx_ring(&x, 0, 2, n) > t, "a protocol other than Simple is faster at 2 MB");
+    /* 16 KiB: LL, the lowest per-step latency, at half the link */
+    const double tiny = 15.0 / 16.0 * 16384.0;
+    const double tt = uly_cost_collective(&c, ULY_COLL_ALLGATHER, &g, tiny, 1, 1);
+    CHECK(fx_close(tt, nx_ring(&x, 0, 0, tiny), 1e-12) && nx_ring(&x, 0, 0, tiny) < nx_ring(&x, 0, 1, tiny),
+          "16 KiB all-gather: %.9g s, want LL's %.9g", tt, nx_ring(&x, 0, 0, tiny));
     printf("2 MB all-gather over 2 x 8: %.1f us, busbw %.0f GB/s (Simple %.1f us, LL128 %.1f us, LL %.1f us)\n", 1e6 * t,
            busbw / 1e9, 1e6 * nx_ring(&x, 0, 2, n), 1e6 * nx_ring(&x, 0, 1, n), 1e6 * nx_ring(&x, 0, 0, n));
 }
