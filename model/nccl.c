@@ -222,7 +222,10 @@ double uly_nccl_coll_s(const uly_cluster *c, uly_coll coll, const uly_group_plac
                            x.p * 2.8e-6;
         take(&x, lat + x.nbytes / (0.75 * L->net_bw));
     }
-    return x.best < DBL_MAX ? x.best : INFINITY;
+    /* a mask that leaves the collective no algorithm (NCCL refuses such a
+     * call: "No algorithm/protocol available"): priced as the ring */
+    if (x.best == DBL_MAX) ring(&x, ll128);
+    return x.best;
 }
 
 /* Ring hops (send/recv): NCCL sends a peer message of at most

@@ -161,6 +161,20 @@ static void tree_or_ring(void)
            1e6 * ring_best(&x, 1, small), 1e3 * tl);
 }
 
+static void mask_without_ring(void)
+{
+    /* NCCL_ALGO=Tree leaves a reduce-scatter no algorithm (NCCL refuses the
+     * call): priced as the ring, not as infinity (found by fuzz_eval) */
+    uly_cluster c = h100(2);
+    c.nccl_algos = ULY_NCCL_ALGO_TREE;
+    const uly_group_place g = grp(8, 2, 1);
+    const double n = 15.0 / 16.0 * 1e8;
+    const nx_case x = {16, 8, 2, 370.8e9, 8 * 48.5e9, 8, 3.4e-6, 14e-6, 90};
+    const double t = uly_cost_collective(&c, ULY_COLL_REDUCE_SCATTER, &g, n, 1, 1);
+    CHECK(fx_close(t, ring_best(&x, 0, n), 1e-12), "reduce-scatter with NCCL_ALGO=Tree: %.9g s, want the ring's %.9g", t,
+          ring_best(&x, 0, n));
+}
+
 static void hockney_unchanged(void)
 {
     /* the CPU model: (p-1) alpha + n / B with one GPU's NIC share */
@@ -178,6 +192,7 @@ int main(void)
     shared_nics();
     small_message();
     tree_or_ring();
+    mask_without_ring();
     hockney_unchanged();
     FX_DONE();
 }
