@@ -55,10 +55,13 @@ static const float TREE_CORR[P_COUNT][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
+/* the smaller (no libm call: fmin is not inlined without -ffinite-math-only) */
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
 /* NCCL's compute capability index (tuning.cc, ncclTopoTuneModel) */
 static int cc_index(int sm) { return sm >= 100 ? 3 : sm >= 90 ? 2 : sm >= 80 ? 1 : 0; }
 
-/* floor(log2(x)) of a positive integer-valued x (NCCL's log2i), -1 below 1 */
+/* floor(log2(floor(x))) (NCCL's log2i of an integer), -1 below 1 */
 static int log2_floor(double x)
 {
     if (!(x >= 1)) return -1;
@@ -100,17 +103,24 @@ static double cap(double bw, double nch, double per_ch_gbps)
 }
 
 /* Ring: nsteps = 2(p-1) (all-reduce) or p-1 steps, M-1 (or 2(M-1)) of them
- * between nodes; time = latency + sent / bus bandwidth. */
+ * between nodes; time = latency + sent / bus bandwidth. Simple first: LL128
+ * (at most 0.92 of its bandwidth) and LL (at most half) are priced only
+ * when their data time alone would beat the best so far, which they cannot
+ * for the large messages most plans send (the minimum is the same). */
 static void ring(nccl_ctx *x, int ll128)
 {
     const uly_nccl_links *L = x->L;
     const double nsteps = x->ar ? 2 * (x->p - 1) : x->p - 1;
     const double ninter = x->M > 1 ? (x->ar ? 2 * (x->M - 1) : x->M - 1) : 0;
-    for (int proto = 0; proto < P_COUNT; proto++) {
+    const double t_data = x->n / L->ring_bw;
+    for (int proto = P_SIMPLE; proto >= 0; proto--) {
         double bw = L->ring_bw;
-        if (proto == P_LL) bw = fmin(x->ll_max_Bps, 0.5 * bw);
+        if (proto == P_LL) {
+            if (2.0 * t_data >= x->best) continue;
+            bw = dmin(x->ll_max_Bps, 0.5 * bw);
+        }
         if (proto == P_LL128) {
-            if (!ll128) continue;
+            if (!ll128 || t_data * (1.0 / 0.92) >= x->best) continue;
             bw = cap(0.92 * bw, L->nch, RING_LL128_CH_GBPS[x->cci][x->idx2]);
         }
         double intra = hw_lat_s(x, x->hw_intra, A_RING, proto);
@@ -122,7 +132,7 @@ static void ring(nccl_ctx *x, int ll128)
         /* ncclTopoGetAlgoTime: the ring's plateau across nodes */
         if (x->ar && proto == P_SIMPLE && x->M > 1 && x->nbytes >= 64.0 * 2.0 * L->nch * x->p)
             lat *= L->sm < 80 ? 1.9 : 1.4;
-        take(x, lat + x->n / bw);
+        take(x, lat + (proto == P_SIMPLE ? t_data : x->n / bw));
     }
 }
 
@@ -132,11 +142,14 @@ static void tree(nccl_ctx *x, int ll128)
 {
     const uly_nccl_links *L = x->L;
     const double b92 = cap(0.92 * L->tree_bw, L->nch, TREE_CH_GBPS[x->cci][x->idx2]);
-    const int ls = log2_floor(floor(x->nbytes / 64.0));
+    /* no protocol's bandwidth exceeds b92 nor a correction 1: data time at
+     * least 2S / b92 */
+    if (2 * x->nbytes / b92 >= x->best) return;
+    const int ls = log2_floor(x->nbytes * (1.0 / 64.0));
     const double hops_in = x->g - 1, hops_net = log2_floor(x->M);
     for (int proto = 0; proto < P_COUNT; proto++) {
         double bw = b92;
-        if (proto == P_LL) bw = fmin(b92 / 3.8, x->ll_max_Bps);
+        if (proto == P_LL) bw = dmin(b92 / 3.8, x->ll_max_Bps);
         if (proto == P_LL128) {
             if (!ll128) continue;
             bw = cap(b92 * (x->M <= 1 ? 7.0 / 9.0 : 120.0 / 128.0), L->nch, TREE_LL128_CH_GBPS[x->cci][x->idx2]);
@@ -162,12 +175,12 @@ static void nvls(nccl_ctx *x, int sharp)
         return;
     }
     const double inter = L->net_bw * (x->M <= 2 ? 2.0 : 1.0);
-    double bw = fmin(intra, inter);
+    double bw = dmin(intra, inter);
     const double ch = NVLS_TREE_CH_GBPS[x->cci][x->idx2] * 1e9 * nch;
     if (ch < bw) bw = ch;
     take(x, hw_lat_s(x, HW_NVLINK, A_NVLS_TREE, P_SIMPLE) +
                 2 * log2_floor(x->M) * inter_lat_s(x, A_NVLS_TREE, P_SIMPLE) + x->n / bw);
-    if (sharp) take(x, lat_in + inter_lat_s(x, A_NVLS, P_SIMPLE) + x->n / fmin(intra, L->net_bw));
+    if (sharp) take(x, lat_in + inter_lat_s(x, A_NVLS, P_SIMPLE) + x->n / dmin(intra, L->net_bw));
 }
 
 /* CollNet Direct (IB SHARP, all-reduce): the switches reduce across nodes;
@@ -176,7 +189,7 @@ static void collnet(nccl_ctx *x)
 {
     const uly_nccl_links *L = x->L;
     if (x->g > 8) return;
-    double bw = x->g > 1 ? fmin(L->intra_bw, 2 * L->net_bw) : 2 * L->net_bw;
+    double bw = x->g > 1 ? dmin(L->intra_bw, 2 * L->net_bw) : 2 * L->net_bw;
     if (L->sm >= 90) bw *= 0.85;
     const double lat = 2 * ((x->g > 1 ? 1 : 0) * hw_lat_s(x, x->hw_intra, A_COLLNET_DIRECT, P_SIMPLE) +
                             (x->g - 1) * 0.4e-6) + inter_lat_s(x, A_COLLNET_DIRECT, P_SIMPLE);
@@ -201,8 +214,9 @@ double uly_nccl_coll_s(const uly_cluster *c, uly_coll coll, const uly_group_plac
     const int idx1 = gp->nodes <= 1 ? x.cci : c->host_cpu_amd ? 1 : 0;
     x.ll_max_Bps = LL_MAX_GBPS[idx1][x.idx2] * 1e9;
     x.hw_intra = c->pcie_per_switch > 0 ? HW_PCI : HW_NVLINK;
-    x.s_in = c->intra_lat_s / (HW_LAT_US[x.hw_intra][A_RING][P_SIMPLE] * 1e-6);
-    x.s_net = c->nic_lat_s / (HW_LAT_US[HW_NET][A_RING][P_SIMPLE] * 1e-6);
+    /* over NCCL's Simple-ring step latencies: 5.7 us PCIe, 3.4 NVLink, 14 network */
+    x.s_in = c->intra_lat_s * (x.hw_intra == HW_PCI ? 1e6 / 5.7 : 1e6 / 3.4);
+    x.s_net = c->nic_lat_s * (1e6 / 14.0);
     /* tuning.cc, getNetOverhead: the proxy's post per network step */
     x.net_overhead_s = c->host_cpu_amd ? 2.0e-6 : 1.0e-6;
     x.best = DBL_MAX;

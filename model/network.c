@@ -183,10 +183,11 @@ static void nccl_links(const uly_cluster *c, const uly_group_place *gp, int64_t 
     const double net = group_net_bw(c, gp, groups, &nics);
     L->net_bw = net;
     L->ring_bw = L->intra_bw < net ? L->intra_bw : net;
-    L->tree_bw = gp->nodes == 2 ? fmin(L->intra_bw, 2 * net) : L->ring_bw;
+    L->tree_bw = L->ring_bw;
+    if (gp->nodes == 2) L->tree_bw = 2 * net < L->intra_bw ? 2 * net : L->intra_bw;
     const double speed = nic_one_bw(c);
-    double nch = floor(nics);
-    if (speed >= 25e9 && !(c->nccl_sm > 80 && speed < 50e9 && nch > 4)) nch = fmin(2 * nch, 32);
+    double nch = (double)(int64_t)nics; /* whole NICs: nics is 1..1024 */
+    if (speed >= 25e9 && !(c->nccl_sm > 80 && speed < 50e9 && nch > 4)) nch = 2 * nch < 32 ? 2 * nch : 32;
     L->nch = nch;
 }
 
