@@ -69,7 +69,7 @@ static int get_curve_set(js_doc *d, const cJSON *g, const char *key, const char 
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", "overlap", "overlap_slowdown",
-                                           "host_launch_us", NULL};
+                                           "host_launch_us", "collectives", "host_cpu", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", "sm_count", "gemm_peak_frac",
@@ -79,9 +79,10 @@ static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const ACT_KEYS[] = {"fwd", "bwd", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", "pcie_gpus_per_switch",
-                                         "pcie_uplink_GBps", "socket_GBps", "pcie_p2p", NULL};
+                                         "pcie_uplink_GBps", "socket_GBps", "pcie_p2p", "nvls", NULL};
 static const char *const INTER_KEYS[] = {"nic_GBps_per_gpu", "lat_us", "topology", "oversubscription",
-                                         "gpus_per_leaf", "torus_k", "torus_dims", "torus_link_GBps", NULL};
+                                         "gpus_per_leaf", "torus_k", "torus_dims", "torus_link_GBps",
+                                         "nics_per_node", "sharp", NULL};
 
 #define GIB 1073741824.0
 
@@ -299,6 +300,45 @@ static int cluster_missing(js_doc *d, const cJSON *root)
                        list);
 }
 
+/* Optional: which model prices the collectives (absent: "hockney", the
+ * formulas ulysim calibrate fits, so calibrated profiles keep them), the
+ * host CPU (NCCL's constants differ on AMD hosts), and for "nccl" the GPU's
+ * compute capability from gpu.arch (NCCL's per-architecture constants). */
+static int parse_collectives(js_doc *d, const cJSON *root, uly_cluster *cl)
+{
+    static const char *const models[] = {"hockney", "nccl"};
+    static const char *const cpus[] = {"intel", "amd", "arm"};
+    static const struct {
+        const char *arch;
+        int sm;
+    } sms[] = {{"pascal", 60}, {"volta", 70}, {"ampere", 80}, {"ada", 89}, {"hopper", 90}, {"blackwell", 100}};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "collectives");
+    cl->coll_model = ULY_COLL_HOCKNEY;
+    if (v) {
+        int k = 0;
+        while (k < 2 && !(cJSON_IsString(v) && !strcmp(v->valuestring, models[k]))) k++;
+        if (k == 2) return js_bad_value(d, "collectives", v, "must be \"nccl\" (GPUs) or \"hockney\" (MPI on CPU hosts)");
+        cl->coll_model = (uly_coll_model)k;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(root, "host_cpu");
+    cl->host_cpu_amd = 0;
+    if (v) {
+        int k = 0;
+        while (k < 3 && !(cJSON_IsString(v) && !strcmp(v->valuestring, cpus[k]))) k++;
+        if (k == 3) return js_bad_value(d, "host_cpu", v, "must be one of \"intel\", \"amd\", \"arm\"");
+        cl->host_cpu_amd = k == 1;
+    }
+    cl->nccl_sm = 0;
+    if (cl->coll_model != ULY_COLL_NCCL) return 0;
+    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++)
+        if (!strcmp(cl->gpu.arch, sms[i].arch)) cl->nccl_sm = sms[i].sm;
+    if (!cl->nccl_sm)
+        return js_bad_value(d, "collectives", v,
+                            "\"nccl\" needs gpu.arch, one of pascal, volta, ampere, ada, hopper, blackwell (it selects "
+                            "NCCL's per-architecture constants)");
+    return 0;
+}
+
 /* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
 static int cluster_read(js_doc *d, const cJSON *root, void *out)
 {
@@ -321,6 +361,12 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
     if (js_get_num(d, o, "intra", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
     cl->intra_lat_s = x * 1e-6;
     if (js_get_bool(d, o, "intra", "switched", &cl->intra_switched)) return 2;
+    /* optional: NVLink SHARP on the node's NVSwitches (NCCL's NVLS) */
+    cl->intra_nvls = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "nvls") && js_get_bool(d, o, "intra", "nvls", &cl->intra_nvls)) return 2;
+    if (cl->intra_nvls && !cl->intra_switched)
+        return js_bad_value(d, "intra.nvls", cJSON_GetObjectItemCaseSensitive(o, "nvls"),
+                            "needs NVSwitches (intra.switched true): NVLink SHARP runs in the switch");
     /* optional: a PCIe server (no NVLink): GPUs under PCIe switches, the
      * switches' uplinks, the socket link, peer-to-peer on or off */
     if (cJSON_GetObjectItemCaseSensitive(o, "pcie_gpus_per_switch")) {
@@ -352,6 +398,14 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
     cl->nic_bw_Bps = x * 1e9;
     if (js_get_num(d, o, "inter", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
     cl->nic_lat_s = x * 1e-6;
+    /* optional: the node's NICs (absent: one per GPU) and IB SHARP in the
+     * switches (NCCL's CollNet) */
+    cl->nics_per_node = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "nics_per_node") &&
+        js_get_int(d, o, "inter", "nics_per_node", 1, 1024, &cl->nics_per_node))
+        return 2;
+    cl->inter_sharp = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "sharp") && js_get_bool(d, o, "inter", "sharp", &cl->inter_sharp)) return 2;
     const cJSON *t;
     if (js_get_field(d, o, "inter", "topology", "one of \"fat-tree\", \"rail\", \"torus\"", &t)) return 2;
     if (cJSON_IsString(t) && !strcmp(t->valuestring, "fat-tree"))
@@ -429,6 +483,7 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
                            &cl->overlap_slowdown[k]))
                 return 2;
     }
+    if (parse_collectives(d, root, cl)) return 2;
     if (preset_sources_check(d, root)) return 2;
     char w[512];
     return uly_cluster_check(cl, w, sizeof w) == ULY_OK ? 0 : js_doc_fail(d, "%s", w);

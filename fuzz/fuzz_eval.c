@@ -306,6 +306,18 @@ static void decode_cluster(rd *r, uly_cluster *c, const uly_layout *l)
         c->socket_bw_Bps = dlin(r, 1e12);
         c->pcie_p2p = u8(r) & 1;
     }
+    /* collectives priced by NCCL's model half the time, every architecture,
+     * NIC count, in-network reduction and algorithm mask */
+    if (u8(r) & 1) {
+        static const int32_t sms[] = {0, 60, 70, 80, 89, 90, 100};
+        c->coll_model = ULY_COLL_NCCL;
+        c->nccl_sm = sms[pick(r, 7)];
+        c->host_cpu_amd = u8(r) & 1;
+        c->intra_nvls = u8(r) & 1;
+        c->inter_sharp = u8(r) & 1;
+        c->nics_per_node = (u8(r) & 1) ? ilog(r, 1, 1 << 10) : 0;
+        c->nccl_algos = (int32_t)pick(r, ULY_NCCL_ALGO_ALL + 1);
+    }
 }
 
 /* ------------------------------------------------------------ the checks */
@@ -353,6 +365,8 @@ static void dump(const uly_model *m, const uly_workload *w, const uly_cluster *c
             c->nic_bw_Bps, c->nic_lat_s, uly_topo_name(c->topo), c->oversub, (long long)c->gpus_per_leaf,
             c->overlap_miss, (long long)c->torus_k, (long long)c->torus_dims, c->torus_link_bw_Bps,
             (long long)c->pcie_per_switch, c->pcie_uplink_bw_Bps, c->socket_bw_Bps, c->pcie_p2p);
+    fprintf(stderr, "collectives: %s sm=%d amd=%d nvls=%d sharp=%d nics=%lld algos=%d\n", uly_coll_model_name(c->coll_model),
+            c->nccl_sm, c->host_cpu_amd, c->intra_nvls, c->inter_sharp, (long long)c->nics_per_node, c->nccl_algos);
     fprintf(stderr, "layout: %s u=%lld r=%lld t=%lld dp=%lld pp=%lld vpp=%lld order=%s,%s,%s,%s\n",
             uly_strategy_get(l->strategy)->name, (long long)l->ulysses, (long long)l->ring, (long long)l->tp,
             (long long)l->dp, (long long)l->pp, (long long)l->vpp, uly_group_name(l->order[0]),

@@ -12,6 +12,26 @@ static inline int64_t uly_gcd(int64_t a, int64_t b)
     return a;
 }
 
+/* A collective's links as NCCL's cost model reads them (network.c works
+ * them out, nccl.c prices; docs/model.md, "NCCL's cost model"), B/s:
+ * ring_bw the Simple ring's bus bandwidth (the slower of the in-node ring and
+ * the group's NICs), tree_bw the tree graph's (NCCL raises its in-node speed
+ * up to twice the network's on two nodes), intra_bw the in-node ring
+ * bandwidth, net_bw the group's share of one node's NICs (0 inside a node);
+ * nch NCCL's graph channels across nodes (0 inside a node), sm the compute
+ * capability x 10. */
+typedef struct uly_nccl_links {
+    double ring_bw, tree_bw, intra_bw, net_bw, nch;
+    int sm;
+} uly_nccl_links;
+
+/* All-gather, reduce-scatter, all-reduce: the fastest of NCCL's algorithm
+ * and protocol candidates (nccl.c). */
+double uly_nccl_coll_s(const uly_cluster *c, uly_coll coll, const uly_group_place *gp, double bytes_sent,
+                       const uly_nccl_links *L);
+/* Ring hops at bw per direction: LL for messages of 16 KiB or less, else Simple. */
+double uly_nccl_hop_s(const uly_cluster *c, const uly_group_place *gp, double bytes_sent, int steps, double bw);
+
 /* Everything a strategy needs while it emits ops, derived once per plan. */
 typedef struct uly_bctx {
     const uly_model *m;

@@ -1,6 +1,12 @@
 /* network.c: collective cost on a cluster (docs/model.md, "Collective costs").
- * Hockney alpha-beta per link tier. A group inside one node pays the in-node
- * fabric; one spanning nodes pays the NICs, bounded by the topology:
+ * Two models, by the cluster's coll_model. NCCL (GPU presets): the links a
+ * group's collective runs over, worked out here (the in-node ring, the NICs
+ * of the group's members on each node shared with the other groups of its
+ * kind running at once), priced by NCCL's own cost model in nccl.c; its
+ * all-to-all goes through the NIC on the destination's rail (PXN), NVLink and
+ * network at once. Hockney (CPU hosts, the formulas ulysim calibrate fits):
+ * alpha-beta per link tier. A group inside one node pays the in-node fabric;
+ * one spanning nodes pays one GPU's NIC share, bounded by the topology:
  *   all-to-all, two levels (g per node, M nodes, n = the rank's buffer):
  *     (g-1) a_l + n (g-1)/g / B_l + (M-1) a_n + n (M-1)/M / B_n
  *   fat tree / rail: B_n divided by max(1, rho (1 - k/p)), k GPUs per leaf
@@ -130,11 +136,129 @@ static double link_bw(const uly_cluster *c, const uly_group_place *gp, int neigh
     return neighbour_only ? intra_bw(c, 1) : intra_bw(c, gp->size - 1);
 }
 
+/* ---------------------------------------------------------------- NCCL */
+
+/* One NIC's bandwidth per direction: the node's NICs together are
+ * nic_bw_Bps per GPU; on a torus a NIC is no faster than one torus link. */
+static double nic_one_bw(const uly_cluster *c)
+{
+    const double G = (double)c->gpus_per_node, N = c->nics_per_node > 0 ? (double)c->nics_per_node : G;
+    double b = c->nic_bw_Bps * G / N;
+    if (c->topo == ULY_TOPO_TORUS && c->torus_link_bw_Bps > 0 && c->torus_link_bw_Bps < b) b = c->torus_link_bw_Bps;
+    return b;
+}
+
+/* The NICs of one node a group's inter-node traffic runs over: its members'
+ * (NCCL maps its channels to the NICs nearest each ring's GPUs, one per GPU
+ * on rail-optimised nodes; several GPUs share one where a node has fewer),
+ * r = g N / G of them, at least one and at most N; the `groups` groups of its
+ * kind on the node run at once and share the N NICs, N / groups each. The
+ * group's bandwidth through one node: one NIC's x min(r, N / groups). */
+static double group_net_bw(const uly_cluster *c, const uly_group_place *gp, int64_t groups, double *nics)
+{
+    const double G = (double)c->gpus_per_node, N = c->nics_per_node > 0 ? (double)c->nics_per_node : G;
+    double r = (double)gp->per_node * N / G;
+    if (r < 1) r = 1;
+    if (r > N) r = N;
+    const double share = N / (double)(groups > 1 ? groups : 1);
+    *nics = r;
+    return nic_one_bw(c) * (r < share ? r : share);
+}
+
+/* The links NCCL's model reads for a ring, tree or NVLS collective. Graph
+ * channels across nodes: one per NIC at the NIC's speed, doubled when a
+ * channel is 25 GB/s or more (but not on sm > 80 below 50 GB/s with more
+ * than 4 channels; ncclTopoDupChannels, src/graph/search.cc), at most 32
+ * (MAXCHANNELS / 2, the ring graph's maxChannels in src/init.cc). */
+static void nccl_links(const uly_cluster *c, const uly_group_place *gp, int64_t groups, uly_nccl_links *L)
+{
+    L->sm = c->nccl_sm;
+    L->intra_bw = gp->per_node <= 1 ? INFINITY : c->pcie_per_switch > 0 ? pcie_link_bw(c, gp) : intra_bw(c, 1);
+    if (gp->nodes <= 1) {
+        L->ring_bw = L->tree_bw = L->intra_bw;
+        L->net_bw = L->nch = 0;
+        return;
+    }
+    double nics;
+    const double net = group_net_bw(c, gp, groups, &nics);
+    L->net_bw = net;
+    L->ring_bw = L->intra_bw < net ? L->intra_bw : net;
+    L->tree_bw = L->ring_bw;
+    if (gp->nodes == 2) L->tree_bw = 2 * net < L->intra_bw ? 2 * net : L->intra_bw;
+    const double speed = nic_one_bw(c);
+    double nch = (double)(int64_t)nics; /* whole NICs: nics is 1..1024 */
+    if (speed >= 25e9 && !(c->nccl_sm > 80 && speed < 50e9 && nch > 4)) nch = 2 * nch < 32 ? 2 * nch : 32;
+    L->nch = nch;
+}
+
+/* All-to-all as NCCL runs it: grouped sends and receives to every peer at
+ * once, each remote block through the NIC on its destination's rail (PXN:
+ * first over NVLink to the local GPU on that rail). NVLink carries the
+ * in-node blocks and the relayed remote ones, the NICs the remote ones; the
+ * slower sets the time. The latency terms are the Hockney model's (NCCL has
+ * no cost model for its all-to-all). */
+static double alltoall_nccl(const uly_cluster *c, const uly_group_place *gp, double sent, int64_t groups)
+{
+    if (gp->nodes <= 1) return alltoall(c, gp, sent);
+    const double p = (double)gp->size, g = (double)gp->per_node, M = (double)gp->nodes;
+    const double buf = sent * p / (p - 1.0);
+    double nics;
+    const double rate = group_net_bw(c, gp, groups, &nics) / g / nic_factor(c, gp); /* one rank's */
+    double inter = buf * (M - 1.0) / M / rate;
+    if (c->topo == ULY_TOPO_TORUS && c->torus_link_bw_Bps > 0) {
+        const double k = ceil(pow(M, 1.0 / (double)(c->torus_dims > 0 ? c->torus_dims : 1)) - 1e-9);
+        const double bis = k * buf * g / (8.0 * c->torus_link_bw_Bps);
+        if (bis > inter) inter = bis;
+    }
+    double lat = (M - 1.0) * c->nic_lat_s, nv = 0;
+    if (gp->per_node > 1) {
+        lat += (g - 1.0) * c->intra_lat_s;
+        if (c->pcie_per_switch > 0) {
+            const pcie_span q = pcie_place(c, gp);
+            nv = pcie_alltoall_s(c, &q, buf);
+        } else {
+            nv = (buf * (g - 1.0) / p + buf * (M - 1.0) / M * (g - 1.0) / g) / intra_bw(c, gp->per_node - 1);
+        }
+    }
+    return lat + (nv > inter ? nv : inter);
+}
+
+/* A ring hop's bandwidth: inside a node the link's; across nodes the
+ * sender's own NIC, shared when the node's groups outnumber its NICs. */
+static double hop_bw(const uly_cluster *c, const uly_group_place *gp, int64_t groups)
+{
+    if (gp->nodes <= 1) return link_bw(c, gp, 1);
+    const double G = (double)c->gpus_per_node, N = c->nics_per_node > 0 ? (double)c->nics_per_node : G;
+    const double share = N / (double)(groups > 1 ? groups : 1);
+    return nic_one_bw(c) * (share < 1 ? share : 1);
+}
+
+static double nccl_cost(const uly_cluster *c, uly_coll coll, const uly_group_place *gp, double bytes_sent, int steps,
+                        int64_t groups)
+{
+    switch (coll) {
+    case ULY_COLL_ALLTOALL:
+        return alltoall_nccl(c, gp, bytes_sent, groups);
+    case ULY_COLL_ALLGATHER:
+    case ULY_COLL_REDUCE_SCATTER:
+    case ULY_COLL_ALLREDUCE: {
+        uly_nccl_links L;
+        nccl_links(c, gp, groups, &L);
+        return uly_nccl_coll_s(c, coll, gp, bytes_sent, &L);
+    }
+    case ULY_COLL_SENDRECV:
+        return uly_nccl_hop_s(c, gp, bytes_sent, steps, hop_bw(c, gp, groups));
+    default:
+        return 0;
+    }
+}
+
 double uly_cost_collective(const uly_cluster *c, uly_coll coll, const uly_group_place *gp,
                            double bytes_sent, int steps, int64_t concurrent_groups_per_node)
 {
-    (void)concurrent_groups_per_node; /* each GPU has its own NIC share in the presets */
     if (gp->size <= 1 || bytes_sent <= 0) return 0;
+    if (c->coll_model == ULY_COLL_NCCL) return nccl_cost(c, coll, gp, bytes_sent, steps, concurrent_groups_per_node);
+    /* Hockney: each GPU's NIC share, whatever the groups beside it */
     const double p = (double)gp->size;
     const double lat = gp->nodes > 1 ? c->nic_lat_s : c->intra_lat_s;
     switch (coll) {
@@ -142,7 +266,7 @@ double uly_cost_collective(const uly_cluster *c, uly_coll coll, const uly_group_
         return alltoall(c, gp, bytes_sent);
     case ULY_COLL_ALLGATHER:
     case ULY_COLL_REDUCE_SCATTER:
-        /* a ring through all members: NCCL's rings cross each node boundary
+        /* a ring through all members: the rings cross each node boundary
          * once, so the NIC (not NVLink) sets the pace when the group spans nodes */
         return (p - 1.0) * lat + bytes_sent / link_bw(c, gp, 1);
     case ULY_COLL_ALLREDUCE:

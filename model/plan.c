@@ -333,12 +333,14 @@ double uly_causal_crit(const uly_workload *w, int64_t ways)
 static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; }
 
 /* A group of `size` members `stride` ranks apart, `per_node` of them (before
- * clamping to 1..size) sharing a node: the nodes it spans and the tiers its
- * traffic crosses. */
-static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node)
+ * clamping to 1..size) sharing a node of `gpn` used GPUs: the nodes it spans,
+ * how many groups of its kind have members on one node (the groups partition
+ * the ranks and run their collectives at once, so they share the node's
+ * NICs), and the tiers its traffic crosses. */
+static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node, int64_t gpn)
 {
     if (size == 1) { /* most groups of a layout: no traffic */
-        *out = (uly_group_place){.size = 1, .stride = stride, .per_node = 1, .nodes = 1, .tiers = 0};
+        *out = (uly_group_place){.size = 1, .stride = stride, .per_node = 1, .nodes = 1, .node_groups = gpn, .tiers = 0};
         return;
     }
     if (per_node < 1) per_node = 1;
@@ -347,6 +349,7 @@ static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_
     out->stride = stride;
     out->per_node = per_node;
     out->nodes = per_node == size ? 1 : div_often_one(size + per_node - 1, per_node);
+    out->node_groups = per_node >= gpn ? 1 : div_often_one(gpn, per_node);
     out->tiers = 0;
     if (size > 1) {
         if (per_node > 1) out->tiers |= ULY_TIER_INTRA;
@@ -383,13 +386,13 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
     for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
         if (g == ULY_GROUP_ZERO) continue;
         const int64_t st = stride[g] ? stride[g] : inside; /* not in the order (the pipeline): outside all four */
-        place_set(&place[g], deg[g], st, st >= gpn ? 1 : div_often_one(gpn, st));
+        place_set(&place[g], deg[g], st, st >= gpn ? 1 : div_often_one(gpn, st), gpn);
     }
     /* ZeRO's group is everything but TP (and the pipeline stages, outside
      * it): its members in a node are the node's ranks over the TP ranks
      * sharing that node */
     place_set(&place[ULY_GROUP_ZERO], l->ulysses * l->ring * l->dp, l->order[0] == ULY_GROUP_TP ? l->tp : 1,
-              div_often_one(gpn, place[ULY_GROUP_TP].per_node));
+              div_often_one(gpn, place[ULY_GROUP_TP].per_node), gpn);
     return ULY_OK;
 }
 

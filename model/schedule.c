@@ -284,9 +284,10 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
     /* a gather or reduction sent in several messages (ZeRO-3 a submodule at
      * a time) pays each message's latency and protocol; a ring's steps are
      * its hops, priced by the collective itself */
+    const uly_group_place *q = &plan->place[o->group];
     const int msgs = o->coll != ULY_COLL_SENDRECV && o->steps > 1 ? o->steps : 1;
-    const double s = (double)msgs * uly_cost_collective(c, o->coll, &plan->place[o->group],
-                                                        (double)o->bytes_sent / (double)msgs, o->steps, 1);
+    const double s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
+                                                        q->node_groups);
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;

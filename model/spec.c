@@ -34,6 +34,12 @@ const char *uly_topo_name(uly_topo t)
     return (unsigned)t < ULY_TOPO_COUNT ? n[t] : "?";
 }
 
+const char *uly_coll_model_name(uly_coll_model m)
+{
+    static const char *const n[] = {"hockney", "nccl"};
+    return (unsigned)m < ULY_COLL_MODEL_COUNT ? n[m] : "?";
+}
+
 const char *uly_group_name(uly_group g)
 {
     static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero", "pp"};
@@ -380,6 +386,13 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
         RANGE_I(c, torus_k, 1, 1 << 16);
         RANGE_I(c, torus_dims, 1, 8);
         RANGE_D(c, torus_link_bw_Bps, 1e6, 1e15);
+    }
+    RANGE_I(c, nics_per_node, 0, 1 << 10);
+    if ((unsigned)c->coll_model >= ULY_COLL_MODEL_COUNT)
+        return fail(why, n, "coll_model = %d: must be hockney or nccl", c->coll_model);
+    if (c->coll_model == ULY_COLL_NCCL) {
+        RANGE_I(c, nccl_sm, 0, 1000);
+        RANGE_I(c, nccl_algos, 0, ULY_NCCL_ALGO_ALL);
     }
     RANGE_I(c, pcie_per_switch, 0, c->gpus_per_node);
     if (c->pcie_per_switch > 0) {

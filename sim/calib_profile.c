@@ -111,6 +111,12 @@ static void profile_links(cJSON *root, const cal_args *a, const uly_cluster *bc,
              S->date, m0->hostname[0] ? m0->hostname : "?", m0->cpu_model, m0->mpi_library, S->files,
              a->n_k ? "; compute fitted to " : "; compute kept from the base profile ", a->n_k ? S->kfiles : bc->name);
     set_item(root, "source", cJSON_CreateString(buf));
+    /* the links are fitted to the Hockney formulas: a base priced by NCCL
+     * hands on its GPU and its "collectives" is set back (absent: Hockney) */
+    if (cJSON_GetObjectItemCaseSensitive(root, "collectives")) {
+        set_item(root, "collectives", cJSON_CreateString("hockney"));
+        set_source(root, "collectives", "ulysim calibrate fits the Hockney formulas (docs/model.md, Collective costs)");
+    }
     set_item(root, "nodes", cJSON_CreateNumber(1));
     set_item(root, "gpus_per_node", cJSON_CreateNumber(ranks));
     snprintf(buf, sizeof buf, "the rank count of the micro-benchmarks (%s): ranks share the host's %d cores, so every "

@@ -220,6 +220,7 @@ static void unit_cluster(const uly_cluster *base, int k, uly_cluster *c)
     c->nic_lat_s = k == CALIB_LAT_INTER ? 1.0 : 0.0;
     c->nic_bw_Bps = k == CALIB_INVBW_INTER ? 1.0 : INFINITY;
     c->torus_link_bw_Bps = 0; /* the torus bisection bound is not linear: not fitted */
+    c->coll_model = ULY_COLL_HOCKNEY; /* the formulas fitted, whatever the base prices with */
 }
 
 static double cost_of(const uly_cluster *c, const trace_point *p, const uly_group_place *gp)
@@ -287,6 +288,7 @@ static int links_fit(const uly_cluster *bc, cal_links *L)
     const calib_links *F = &L->F;
     uly_cluster *cal = &L->cal;
     *cal = *bc;
+    cal->coll_model = ULY_COLL_HOCKNEY; /* the profile keeps the formulas fitted (calib_profile.c writes so) */
     cal->nodes = 1;
     cal->gpus_per_node = L->ranks;
     if (F->used[CALIB_LAT_INTRA]) cal->intra_lat_s = F->fixed0[CALIB_LAT_INTRA] ? 0 : F->val[CALIB_LAT_INTRA];

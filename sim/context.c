@@ -132,6 +132,12 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                             "rail cluster)", (long long)a->gpus_per_node, cl->name);
         if (cl->pcie_per_switch > a->gpus_per_node) cl->pcie_per_switch = a->gpus_per_node;
         const int64_t total = cl->nodes * cl->gpus_per_node;
+        /* nodes of another size keep the preset's NICs per GPU (its NIC
+         * bandwidth is per GPU): 8 GPUs with 8 NICs become 4 with 4 */
+        if (cl->nics_per_node > 0) {
+            const int64_t nics = (cl->nics_per_node * a->gpus_per_node + cl->gpus_per_node / 2) / cl->gpus_per_node;
+            cl->nics_per_node = nics > 0 ? nics : 1;
+        }
         cl->gpus_per_node = a->gpus_per_node;
         cl->nodes = (total + a->gpus_per_node - 1) / a->gpus_per_node;
     }

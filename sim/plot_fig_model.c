@@ -211,7 +211,8 @@ int fig_comm_volume(plot_run *r, FILE *f)
 /* Strategy s at (P GPUs, N tokens): its best layout (--spread best, as
  * `ulysim --gpus P --seq N`), or its own degree over all GPUs with dp = 1
  * (--spread all, as `ulysim --gpus P --seq N --strategy S` with the degrees
- * pinned: --ulysses P, --ring P, --tp P; the hybrid: Ulysses inside a node). */
+ * pinned: --ulysses P, --ring P, --tp P; the hybrid: degrees from Ulysses
+ * inside a node, placed as the plan command places them). */
 static void strategy_at(const plot_run *r, uly_strategy_id s, int64_t P, int64_t N, sim_summary *out)
 {
     const sim_ctx *c = r->c;
@@ -243,6 +244,13 @@ static void strategy_at(const plot_run *r, uly_strategy_id s, int64_t P, int64_t
     w.seq = N;
     uly_layout l = out->layout;
     uly_status st = uly_evaluate(&c->model, &w, &c->cluster, &l, plan, res);
+    if (st == ULY_OK && l.ulysses > 1 && l.ring > 1 && c->opts.both_placements) {
+        /* the hybrid's degrees pinned, placed as the plan command places
+         * them: the better of Ulysses inside the node and the ring inside */
+        const uly_search_opts o = {.pin_ulysses = l.ulysses, .pin_ring = l.ring, .pin_tp = l.tp, .pin_pp = l.pp,
+                                   .pin_vpp = l.vpp, .both_placements = 1};
+        if (uly_search_best_plan(&c->model, &w, &c->cluster, P, s, &o, res, plan, NULL) == ULY_OK) l = res->layout;
+    }
     if (st == ULY_OK) {
         sim_summary_from_result(out, res);
         out->layout = l;

@@ -73,6 +73,10 @@ int main(int argc, char **argv)
     c.nic_lat_s = 5e-6;
     c.oversub = 1;
     c.gpus_per_leaf = 256;
+    /* collectives priced as the GPU presets price them: NCCL's cost model
+     * (an H100: NCCL's Hopper constants), one NIC per GPU */
+    c.coll_model = ULY_COLL_NCCL;
+    c.nccl_sm = 90;
 
     uly_layout layouts[ULY_STRAT_COUNT];
     uly_layout_init(&layouts[ULY_STRAT_ULYSSES], ULY_STRAT_ULYSSES, 32, 1, 1, 2);

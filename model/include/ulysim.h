@@ -250,6 +250,26 @@ typedef enum uly_mb_class {
 const char *uly_mb_class_name(uly_mb_class c);
 uly_mb_class uly_mb_class_find(const char *name);
 
+/* How collectives are priced (docs/model.md, "Collective costs"). Hockney:
+ * alpha-beta per link tier, the formulas ulysim calibrate fits on CPU hosts
+ * (MPI); the zero value, so a cluster written before this field, and every
+ * calibrated profile, keeps it. NCCL: NCCL's own cost model (its
+ * src/graph/tuning.cc): algorithms, protocols, channels, the fastest chosen,
+ * over every NIC of a node. */
+typedef enum uly_coll_model { ULY_COLL_HOCKNEY = 0, ULY_COLL_NCCL = 1, ULY_COLL_MODEL_COUNT } uly_coll_model;
+const char *uly_coll_model_name(uly_coll_model m);
+
+/* NCCL's algorithms, as bits of uly_cluster.nccl_algos (NCCL_ALGO): 0 or
+ * ULY_NCCL_ALGO_ALL lets NCCL choose among all it would use. */
+enum {
+    ULY_NCCL_ALGO_RING = 1,
+    ULY_NCCL_ALGO_TREE = 2,
+    ULY_NCCL_ALGO_NVLS = 4,    /* NVLS, NVLSTree (intra_nvls) */
+    ULY_NCCL_ALGO_COLLNET = 8, /* CollNet Direct (inter_sharp) */
+    ULY_NCCL_ALGO_PAT = 16,
+    ULY_NCCL_ALGO_ALL = 31
+};
+
 typedef struct uly_gpu {
     char name[ULY_NAME_LEN];
     char arch[16];                      /* "hopper", "ampere", ... ("" unknown): which kernels run on it */
@@ -359,8 +379,9 @@ typedef struct uly_cluster {
     int pcie_p2p;               /* 1: GPUs under one switch exchange directly; 0: every transfer goes
                                  * through host memory (up the switch uplink and down again) */
     /* between nodes */
-    double nic_bw_Bps;       /* per GPU per direction */
+    double nic_bw_Bps;       /* per GPU per direction: the node's NICs together / gpus_per_node */
     double nic_lat_s;
+    int64_t nics_per_node;   /* NICs of a node (0: one per GPU); each carries nic_bw_Bps x gpus / nics */
     uly_topo topo;
     double oversub;          /* fat tree: leaf uplink oversubscription rho >= 1 */
     int64_t gpus_per_leaf;   /* fat tree: GPUs under one leaf switch */
@@ -384,6 +405,19 @@ typedef struct uly_cluster {
      * run faster than the host issues them waits on the host. Not spent
      * under CUDA graphs (uly_workload.cuda_graphs). 0: never host-bound. */
     double host_launch_s;
+    /* Collectives (docs/model.md, "Collective costs"): the model; for NCCL,
+     * the GPU's compute capability x 10 that selects NCCL's per-architecture
+     * constants (60 Pascal, 70 Volta, 80 Ampere, 89 Ada, 90 Hopper, 100
+     * Blackwell), the host CPU (AMD hosts get NCCL's AMD constants), NVLink
+     * SHARP on the node's NVSwitches (NCCL's NVLS, NVLSTree), IB SHARP in
+     * the network (NCCL's CollNet), and the algorithms allowed (NCCL_ALGO,
+     * ULY_NCCL_ALGO_* bits; 0: all). */
+    uly_coll_model coll_model;
+    int32_t nccl_sm;
+    int32_t host_cpu_amd;
+    int32_t intra_nvls;
+    int32_t inter_sharp;
+    int32_t nccl_algos;
 } uly_cluster;
 
 /* --------------------------------------------------------------- layouts */
@@ -562,6 +596,7 @@ typedef struct uly_group_place {
     int64_t stride;    /* rank distance between members */
     int64_t per_node;  /* members that share a node */
     int64_t nodes;     /* nodes the group spans */
+    int64_t node_groups; /* groups of this kind with members on one node, all running at once */
     uint8_t tiers;
 } uly_group_place;
 
@@ -779,7 +814,9 @@ uly_status uly_group_place_get(const uly_layout *l, const uly_cluster *c, uly_gr
                                uly_group_place *out);
 
 /* Collective time on the cluster for n bytes sent per rank (all steps of a
- * ring together when steps > 1) over a placed group. */
+ * ring together when steps > 1) over a placed group, while
+ * concurrent_groups_per_node groups of its kind (gp->node_groups in a plan)
+ * share each node's NICs; below 1 counts 1. */
 double uly_cost_collective(const uly_cluster *c, uly_coll coll, const uly_group_place *gp,
                            double bytes_sent, int steps, int64_t concurrent_groups_per_node);
 

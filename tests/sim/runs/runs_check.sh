@@ -247,13 +247,16 @@ for fmt in table csv json; do
     ! grep -qiE '(^|[^a-z])[+-]?(inf|nan)([^a-z]|$)' "$W/out" || fail "floor.csv --format $fmt: inf or nan: $(grep -iE 'inf|nan' "$W/out" | head -2)"
 done
 # ranking: a tie orders nothing, so it is no disagreement: two rows priced
-# alike (the same flags) are not a pair to rank, counted apart as a tie
+# alike (the same flags) are not a pair to rank, counted apart as a tie (the
+# 16-GPU run is priced a little faster than the 8-GPU ones, 6.525 s against
+# 6.531: its ZeRO-3 gathers over two nodes use each node's 8 NICs, as NCCL
+# runs them, so both pairs agree with the measured order)
 printf 'label,group,strategy,gpus,seq,step_s\na,g,ulysses,8,32K,2.0\nb,g,ulysses,8,32K,2.5\nc,g,ulysses,16,32K,1.0\n' >"$W/tie.csv"
 expect_rc 0 "$U" validate --runs "$W/tie.csv" --format json
-tr -d ' \t\n' <"$W/out" | grep -q '"ranking":{"pairs":2,"agree":0,"ties":1}' ||
+tr -d ' \t\n' <"$W/out" | grep -q '"ranking":{"pairs":2,"agree":2,"ties":1}' ||
     fail "tie.csv: ranking $(tr -d ' \t\n' <"$W/out" | grep -o '"ranking":{[^}]*}')"
 expect_rc 0 "$U" validate --runs "$W/tie.csv"
-grep -q '^# ranking within groups: 0 of 2 pairs ordered as measured; 1 pair tied' "$W/out" ||
+grep -q '^# ranking within groups: 2 of 2 pairs ordered as measured; 1 pair tied' "$W/out" ||
     fail "tie.csv: $(grep ranking "$W/out")"
 # a spreadsheet's byte order mark before the header is not part of the first name
 printf '\357\273\277gpus,seq,strategy,step_s\n8,8K,ulysses,1\n' >"$W/bom.csv"
