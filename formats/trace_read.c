@@ -516,7 +516,7 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
         if (r.summary_ops >= 0 && r.summary_ops != run->n_order)
             return fail(&r, seen_summary, "summary \"ops\" = %lld, but the trace has %d op lines (valid: the number "
                                           "of op lines, one per plan op)", (long long)r.summary_ops, run->n_order);
-        /* the measured step as validate works it out (sim/trace_join.c: per
+        /* the measured step as validate works it out (sim/trace/trace_join.c: per
          * layer op, a transfer's transfer_s plus its wait_s, another op's
          * time_s; the slowest rank's where the plan gives the ranks different
          * work, else the median rank's): nothing timed, nothing to compare a

@@ -4,7 +4,8 @@
  * context resolved once (context.h); a command in
  * this registry gets argv from its name on and parses the rest itself
  * (sim_args_parse can still be used for the model/cluster/workload flags).
- * Adding one: a file sim/cmd_NAME.c defining the function, and one line in
+ * Adding one: a file sim/FOLDER/cmd_NAME.c (the
+ * folder of its axis, sim/cli.cmake) defining the function, and one line in
  * commands.c. */
 #ifndef SIM_COMMANDS_H
 #define SIM_COMMANDS_H

@@ -3,7 +3,7 @@
 
 #include "commands.h"
 
-/* One line per command; its function lives in sim/cmd_NAME.c. */
+/* One line per command; its function lives in sim/FOLDER/cmd_NAME.c. */
 int sim_cmd_plot_main(int argc, char **argv); /* cmd_plot.c */
 int sim_cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */
 int sim_cmd_validate(int argc, char **argv);  /* cmd_validate.c */
