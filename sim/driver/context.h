@@ -98,13 +98,8 @@ void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t se
 /* The representative layout sim_best falls back to. */
 void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layout *l);
 
-/* The planning commands (cmd_*.c), run by main.c on a resolved context.
- * Each returns an exit code. */
-int sim_cmd_plan(const sim_ctx *c);
-int sim_cmd_maxseq(const sim_ctx *c);
-int sim_cmd_mingpus(const sim_ctx *c);
-int sim_cmd_sweep(const sim_ctx *c);
-/* presets needs no model or cluster */
+/* The planning commands run through the driver (driver.h); presets needs
+ * no model or cluster and runs alone. */
 int sim_cmd_presets(const sim_args *a);
 
 #endif

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "context.h"
+#include "driver.h"
 #include "out_file.h"
 #include "par.h"
 
@@ -18,12 +19,12 @@ static void version_print(void)
     printf("ulysim %s (libulysim %s, %s build)\n", ULY_VERSION, ULY_VERSION, sim_par_kind());
 }
 
-/* The planning commands that run on a resolved context, by sim_cmd. */
-static int (*const planning[])(const sim_ctx *c) = {
-    [SIM_CMD_PLAN] = sim_cmd_plan,
-    [SIM_CMD_MAXSEQ] = sim_cmd_maxseq,
-    [SIM_CMD_MINGPUS] = sim_cmd_mingpus,
-    [SIM_CMD_SWEEP] = sim_cmd_sweep,
+/* The planning commands that the driver runs on a resolved context, by sim_cmd. */
+static const sim_planning *const planning[] = {
+    [SIM_CMD_PLAN] = &sim_cmd_plan,
+    [SIM_CMD_MAXSEQ] = &sim_cmd_maxseq,
+    [SIM_CMD_MINGPUS] = &sim_cmd_mingpus,
+    [SIM_CMD_SWEEP] = &sim_cmd_sweep,
 };
 
 static int run(int argc, char **argv)
@@ -60,7 +61,7 @@ static int run(int argc, char **argv)
         goto out;
     }
     const size_t n_planning = sizeof planning / sizeof planning[0];
-    rc = (size_t)a->cmd < n_planning && planning[a->cmd] ? planning[a->cmd](c) : SIM_EXIT_INTERNAL;
+    rc = (size_t)a->cmd < n_planning && planning[a->cmd] ? sim_planning_run(c, planning[a->cmd]) : SIM_EXIT_INTERNAL;
 out:
     free(a);
     free(c);

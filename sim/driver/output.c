@@ -189,34 +189,33 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                  uly_grad_reduce_overlaps(w) ? "overlapped with" : "after");
 }
 
-void sim_degrees_str(const uly_layout *l, char *buf, size_t n)
+/* The degrees above 1 of a layout, each after its prefix, joined by sep;
+ * none when every degree is 1. */
+static void degrees_join(const uly_layout *l, const char *const prefix[6], const char *sep, const char *none,
+                         char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    struct { const char *p; int64_t v; } d[] = {{"tp", l->tp}, {"u", l->ulysses}, {"r", l->ring}, {"dp", l->dp}, {"pp", l->pp},
-                                                 {"vpp", l->pp > 1 ? l->vpp : 1}};
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
-        if (d[i].v <= 1) continue;
-        int k = snprintf(buf + o, n - o, "%s%s%lld", o ? "." : "", d[i].p, (long long)d[i].v);
+    const int64_t v[6] = {l->tp, l->ulysses, l->ring, l->dp, l->pp, l->pp > 1 ? l->vpp : 1};
+    for (size_t i = 0; i < 6; i++) {
+        if (v[i] <= 1) continue;
+        int k = snprintf(buf + o, n - o, "%s%s%lld", o ? sep : "", prefix[i], (long long)v[i]);
         if (k < 0 || (size_t)k >= n - o) break;
         o += (size_t)k;
     }
-    if (!o) snprintf(buf, n, "dp1");
+    if (!o) snprintf(buf, n, "%s", none);
+}
+
+void sim_degrees_str(const uly_layout *l, char *buf, size_t n)
+{
+    static const char *const prefix[6] = {"tp", "u", "r", "dp", "pp", "vpp"};
+    degrees_join(l, prefix, ".", "dp1", buf, n);
 }
 
 void sim_degrees_words(const uly_layout *l, char *buf, size_t n)
 {
-    size_t o = 0;
-    buf[0] = 0;
-    struct { const char *p; int64_t v; } d[] = {{"tp=", l->tp}, {"u=", l->ulysses}, {"r=", l->ring}, {"dp=", l->dp},
-                                                 {"pp=", l->pp}, {"vpp=", l->pp > 1 ? l->vpp : 1}};
-    for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
-        if (d[i].v <= 1) continue;
-        int k = snprintf(buf + o, n - o, "%s%s%lld", o ? " x " : "", d[i].p, (long long)d[i].v);
-        if (k < 0 || (size_t)k >= n - o) break;
-        o += (size_t)k;
-    }
-    if (!o) snprintf(buf, n, "one GPU");
+    static const char *const prefix[6] = {"tp=", "u=", "r=", "dp=", "pp=", "vpp="};
+    degrees_join(l, prefix, " x ", "one GPU", buf, n);
 }
 
 void sim_reasons_str(const sim_ctx *c, const sim_summary *s, int fatal_only, char *buf, size_t n)
@@ -341,122 +340,148 @@ void sim_size_approx(int64_t v, char *buf, size_t n)
 
 /* ------------------------------------------------------------------- rows */
 
+void sim_cell_layout(sim_table *t, const uly_layout *l)
+{
+    sim_table_cell(t, "%lld", (long long)l->ulysses);
+    sim_table_cell(t, "%lld", (long long)l->ring);
+    sim_table_cell(t, "%lld", (long long)l->tp);
+    sim_table_cell(t, "%lld", (long long)l->dp);
+    sim_table_cell(t, "%lld", (long long)(l->pp > 0 ? l->pp : 1));
+}
+
+/* The columns of the rows of kind (bit 1 << kind), the table's name and
+ * CSV's (NULL: the column is the table's only); some only in CSV. */
+enum { ROWS_ALL = 7, ROWS_CSV_ONLY = 8, ROWS_IF_BEST = 16 };
+static const struct rows_col {
+    const char *table, *csv;
+    char align;
+    unsigned when;
+} rows_cols[] = {
+    {"strategy", "strategy", 'l', ROWS_ALL},
+    {"seq_tokens", "seq", 'r', 1 << SIM_ROWS_SWEEP},
+    {"gpus", "gpus", 'r', 1 << SIM_ROWS_SWEEP},
+    {"max_seq_tokens", "max_seq", 'r', 1 << SIM_ROWS_MAXSEQ},
+    {"max_seq", NULL, 'r', 1 << SIM_ROWS_MAXSEQ},
+    {"gpus", "gpus", 'r', 1 << SIM_ROWS_MAXSEQ},
+    {"seq", "seq", 'r', 1 << SIM_ROWS_MINGPUS},
+    {"min_gpus", "min_gpus", 'r', 1 << SIM_ROWS_MINGPUS},
+    {"u", "ulysses", 'r', ROWS_ALL},
+    {"r", "ring", 'r', ROWS_ALL},
+    {"tp", "tp", 'r', ROWS_ALL},
+    {"dp", "dp", 'r', ROWS_ALL},
+    {"pp", "pp", 'r', ROWS_ALL},
+    {"mb", "micro_batch", 'r', ROWS_ALL},
+    {NULL, "feasible", 'l', ROWS_ALL | ROWS_CSV_ONLY},
+    {"fits", "fits", 'l', ROWS_ALL},
+    {"mem_GiB", "mem_bytes", 'r', ROWS_ALL},
+    {"mem_largest", "mem_largest", 'l', ROWS_ALL},
+    {"fwd_MiB", "comm_fwd_bytes", 'r', ROWS_ALL},
+    {"bwd_MiB", "comm_bwd_bytes", 'r', ROWS_ALL},
+    {"link", "link", 'l', ROWS_ALL},
+    {"step_s", "step_s", 'r', ROWS_ALL},
+    {"tokens_per_s", "tokens_per_s", 'r', ROWS_ALL},
+    {"TFLOPs_gpu", "tflops_per_gpu", 'r', ROWS_ALL},
+    {"mfu_pct", "mfu", 'r', ROWS_ALL},
+    {"best", "best", 'r', ROWS_ALL | ROWS_IF_BEST},
+    {NULL, "reasons", 'l', ROWS_ALL | ROWS_CSV_ONLY},
+};
+
+static int rows_columns(int csv, sim_rows_kind kind, int best, const char **names, char *align)
+{
+    int nc = 0;
+    for (size_t k = 0; k < sizeof rows_cols / sizeof rows_cols[0]; k++) {
+        const struct rows_col *col = &rows_cols[k];
+        const char *name = csv ? col->csv : col->table;
+        if (!(col->when & (1u << kind)) || !name || ((col->when & ROWS_IF_BEST) && !best)) continue;
+        names[nc] = name;
+        align[nc++] = col->align;
+    }
+    align[nc] = 0;
+    return nc;
+}
+
+/* One row's cells; best: its flag, or NULL. */
+static void rows_cells(sim_table *t, const sim_ctx *c, const sim_summary *s, sim_rows_kind kind, int csv,
+                       const unsigned char *best)
+{
+    const uly_layout *l = &s->layout;
+    int found = kind == SIM_ROWS_SWEEP || s->value > 0;
+    int have = sim_has_numbers(s) && found;
+    char b[64];
+    sim_table_row(t);
+    sim_table_cell(t, "%s", sim_strategy_name(s->strategy));
+    if (kind == SIM_ROWS_SWEEP) {
+        sim_table_cell(t, "%lld", (long long)s->seq);
+        sim_table_cell(t, "%lld", (long long)s->gpus);
+    } else if (kind == SIM_ROWS_MAXSEQ) {
+        if (s->value > 0) sim_table_cell(t, "%lld", (long long)s->value);
+        else sim_table_cell(t, "%s", "");
+        if (!csv) {
+            sim_size_approx(s->value, b, sizeof b);
+            sim_table_cell(t, "%s", s->value > 0 ? b : "");
+        }
+        sim_table_cell(t, "%lld", (long long)s->gpus);
+    } else {
+        sim_table_cell(t, "%lld", (long long)s->seq);
+        if (s->value > 0) sim_table_cell(t, "%lld", (long long)s->value);
+        else sim_table_cell(t, "%s", "");
+    }
+    if (found && s->status != SIM_ROW_OVERFLOW && s->layout.dp > 0) {
+        sim_cell_layout(t, l);
+    } else {
+        for (int k = 0; k < 5; k++) sim_table_cell(t, "%s", "");
+    }
+    if (have) sim_table_cell(t, "%lld", (long long)s->micro_batch);
+    else sim_table_cell(t, "%s", "");
+    int feasible = have && s->feasible;
+    if (csv) sim_table_cell(t, "%d", feasible);
+    sim_table_cell(t, "%s", kind != SIM_ROWS_SWEEP && !found ? "no" : sim_fit_tag(s));
+    if (have) {
+        /* whole bytes below 1e17 (%.17g), exponent form above */
+        if (csv) sim_table_cell(t, "%.17g", s->mem.total_bytes);
+        else sim_cell_gib(t, s->mem.total_bytes);
+        sim_table_cell(t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
+        if (csv) {
+            sim_table_cell(t, "%lld", (long long)s->comm_fwd);
+            sim_table_cell(t, "%lld", (long long)s->comm_bwd);
+        } else {
+            sim_table_cell(t, "%.1f", (double)s->comm_fwd / 1048576.0);
+            sim_table_cell(t, "%.1f", (double)s->comm_bwd / 1048576.0);
+        }
+        sim_table_cell(t, "%s", sim_tiers_name(s->tiers));
+        if (csv) sim_table_cell(t, "%.9g", s->time.step_s);
+        else sim_cell_seconds(t, s->time.step_s);
+        if (sim_shows_throughput(s)) {
+            sim_table_cell(t, csv ? "%.9g" : "%.0f", s->time.tokens_per_s);
+            sim_table_cell(t, csv ? "%.9g" : "%.1f", s->time.tflops_per_gpu);
+            sim_table_cell(t, csv ? "%.9g" : "%.1f", csv ? s->time.mfu : s->time.mfu * 100.0);
+        } else {
+            for (int k = 0; k < 3; k++) sim_table_cell(t, "%s", "");
+        }
+    } else {
+        for (int k = 0; k < 9; k++) sim_table_cell(t, "%s", "");
+    }
+    if (best) sim_table_cell(t, "%d", *best ? 1 : 0);
+    if (csv) {
+        char r[900];
+        sim_reasons_str(c, s, 0, r, sizeof r);
+        if (!r[0] && s->note[0]) snprintf(r, sizeof r, "%s", s->note);
+        sim_table_cell(t, "%s", r);
+    }
+}
+
 int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows_kind kind, const unsigned char *best,
                    int gap_every, int block_every, FILE *f)
 {
-    int csv = c->a->format == SIM_FMT_CSV;
-    const char *names[40];
-    char align[41];
-    int nc = 0;
-#define COL(name, al) (names[nc] = (name), align[nc++] = (al))
-    COL("strategy", 'l');
-    if (kind == SIM_ROWS_SWEEP) {
-        COL(csv ? "seq" : "seq_tokens", 'r');
-        COL("gpus", 'r');
-    } else if (kind == SIM_ROWS_MAXSEQ) {
-        COL(csv ? "max_seq" : "max_seq_tokens", 'r');
-        if (!csv) COL("max_seq", 'r');
-        COL("gpus", 'r');
-    } else {
-        COL("seq", 'r');
-        COL("min_gpus", 'r');
-    }
-    COL(csv ? "ulysses" : "u", 'r');
-    COL(csv ? "ring" : "r", 'r');
-    COL("tp", 'r');
-    COL("dp", 'r');
-    COL("pp", 'r');
-    COL(csv ? "micro_batch" : "mb", 'r');
-    if (csv) COL("feasible", 'l');
-    COL("fits", 'l');
-    COL(csv ? "mem_bytes" : "mem_GiB", 'r');
-    COL("mem_largest", 'l');
-    COL(csv ? "comm_fwd_bytes" : "fwd_MiB", 'r');
-    COL(csv ? "comm_bwd_bytes" : "bwd_MiB", 'r');
-    COL("link", 'l');
-    COL("step_s", 'r');
-    COL("tokens_per_s", 'r');
-    COL(csv ? "tflops_per_gpu" : "TFLOPs_gpu", 'r');
-    COL(csv ? "mfu" : "mfu_pct", 'r');
-    if (best) COL("best", 'r');
-    if (csv) COL("reasons", 'l');
-#undef COL
-    align[nc] = 0;
+    const int csv = c->a->format == SIM_FMT_CSV;
+    const char *names[sizeof rows_cols / sizeof rows_cols[0]];
+    char align[sizeof rows_cols / sizeof rows_cols[0] + 1];
+    const int nc = rows_columns(csv, kind, best != NULL, names, align);
     sim_table t;
     sim_table_init(&t, nc, names, align);
     t.gap_every = gap_every;
     t.block_every = block_every;
-    for (size_t i = 0; i < n; i++) {
-        const sim_summary *s = &rows[i];
-        const uly_layout *l = &s->layout;
-        int found = kind == SIM_ROWS_SWEEP || s->value > 0;
-        int have = sim_has_numbers(s) && found;
-        char b[64];
-        sim_table_row(&t);
-        sim_table_cell(&t, "%s", sim_strategy_name(s->strategy));
-        if (kind == SIM_ROWS_SWEEP) {
-            sim_table_cell(&t, "%lld", (long long)s->seq);
-            sim_table_cell(&t, "%lld", (long long)s->gpus);
-        } else if (kind == SIM_ROWS_MAXSEQ) {
-            if (s->value > 0) sim_table_cell(&t, "%lld", (long long)s->value);
-            else sim_table_cell(&t, "%s", "");
-            if (!csv) {
-                sim_size_approx(s->value, b, sizeof b);
-                sim_table_cell(&t, "%s", s->value > 0 ? b : "");
-            }
-            sim_table_cell(&t, "%lld", (long long)s->gpus);
-        } else {
-            sim_table_cell(&t, "%lld", (long long)s->seq);
-            if (s->value > 0) sim_table_cell(&t, "%lld", (long long)s->value);
-            else sim_table_cell(&t, "%s", "");
-        }
-        if (found && s->status != SIM_ROW_OVERFLOW && s->layout.dp > 0) {
-            sim_table_cell(&t, "%lld", (long long)l->ulysses);
-            sim_table_cell(&t, "%lld", (long long)l->ring);
-            sim_table_cell(&t, "%lld", (long long)l->tp);
-            sim_table_cell(&t, "%lld", (long long)l->dp);
-            sim_table_cell(&t, "%lld", (long long)(l->pp > 0 ? l->pp : 1));
-        } else {
-            for (int k = 0; k < 5; k++) sim_table_cell(&t, "%s", "");
-        }
-        if (have) sim_table_cell(&t, "%lld", (long long)s->micro_batch);
-        else sim_table_cell(&t, "%s", "");
-        int feasible = have && s->feasible;
-        if (csv) sim_table_cell(&t, "%d", feasible);
-        sim_table_cell(&t, "%s", kind != SIM_ROWS_SWEEP && !found ? "no" : sim_fit_tag(s));
-        if (have) {
-            /* whole bytes below 1e17 (%.17g), exponent form above */
-            if (csv) sim_table_cell(&t, "%.17g", s->mem.total_bytes);
-            else sim_cell_gib(&t, s->mem.total_bytes);
-            sim_table_cell(&t, "%s", uly_mem_term_name((uly_mem_term)s->mem.largest));
-            if (csv) {
-                sim_table_cell(&t, "%lld", (long long)s->comm_fwd);
-                sim_table_cell(&t, "%lld", (long long)s->comm_bwd);
-            } else {
-                sim_table_cell(&t, "%.1f", (double)s->comm_fwd / 1048576.0);
-                sim_table_cell(&t, "%.1f", (double)s->comm_bwd / 1048576.0);
-            }
-            sim_table_cell(&t, "%s", sim_tiers_name(s->tiers));
-            if (csv) sim_table_cell(&t, "%.9g", s->time.step_s);
-            else sim_cell_seconds(&t, s->time.step_s);
-            if (sim_shows_throughput(s)) {
-                sim_table_cell(&t, csv ? "%.9g" : "%.0f", s->time.tokens_per_s);
-                sim_table_cell(&t, csv ? "%.9g" : "%.1f", s->time.tflops_per_gpu);
-                sim_table_cell(&t, csv ? "%.9g" : "%.1f", csv ? s->time.mfu : s->time.mfu * 100.0);
-            } else {
-                for (int k = 0; k < 3; k++) sim_table_cell(&t, "%s", "");
-            }
-        } else {
-            for (int k = 0; k < 9; k++) sim_table_cell(&t, "%s", "");
-        }
-        if (best) sim_table_cell(&t, "%d", best[i] ? 1 : 0);
-        if (csv) {
-            char r[900];
-            sim_reasons_str(c, s, 0, r, sizeof r);
-            if (!r[0] && s->note[0]) snprintf(r, sizeof r, "%s", s->note);
-            sim_table_cell(&t, "%s", r);
-        }
-    }
+    for (size_t i = 0; i < n; i++) rows_cells(&t, c, &rows[i], kind, csv, best ? &best[i] : NULL);
     int bad = csv ? sim_table_print_csv(&t, f) : sim_table_print(&t, f);
     sim_table_free(&t);
     return bad;
@@ -757,4 +782,14 @@ int sim_json_print(cJSON *root, FILE *f)
     fputc('\n', f);
     cJSON_free(s);
     return ferror(f) ? 1 : 0;
+}
+
+int sim_json_emit(cJSON *root, int bad, FILE *f)
+{
+    if (bad) {
+        cJSON_Delete(root);
+        sim_err("out of memory building the JSON output");
+        return SIM_EXIT_INTERNAL;
+    }
+    return sim_json_print(root, f) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
 }

@@ -83,6 +83,8 @@ const char *sim_fixed_str(double v, int decimals, int sign, char *buf, size_t n)
  * a model far too large for any cluster reaches 10^20). */
 void sim_cell_seconds(sim_table *t, double s);
 void sim_cell_gib(sim_table *t, double bytes);
+/* Five cells: the degrees u, r, tp, dp and pp (1 when unset). */
+void sim_cell_layout(sim_table *t, const uly_layout *l);
 
 /* ------------------------------------------------------------------- rows */
 
@@ -92,10 +94,6 @@ typedef enum sim_rows_kind { SIM_ROWS_SWEEP = 0, SIM_ROWS_MAXSEQ, SIM_ROWS_MINGP
  * gap_every/block_every: see sim_table. Returns 0, or 1 on failure. */
 int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows_kind kind, const unsigned char *best,
                    int gap_every, int block_every, FILE *f);
-
-/* max-seq and min-gpus output (cmd_maxseq.c): one row per strategy with the
- * limit found (value), below `bound`. Rank 0 only. Returns an exit code. */
-int sim_limits_print(const sim_ctx *c, sim_summary *items, int n, sim_rows_kind kind, int64_t bound);
 
 /* ------------------------------------------------------------------- JSON */
 
@@ -110,5 +108,9 @@ cJSON *sim_json_ops(const uly_plan *p, const uly_result *r);
 extern const char sim_flop_convention[];
 /* Prints and frees. Returns 0, or 1 on failure. */
 int sim_json_print(cJSON *root, FILE *f);
+/* A writer's JSON document: printed and freed, or, when bad (an addition
+ * failed), freed with the message that memory ran out. Returns an exit
+ * status. */
+int sim_json_emit(cJSON *root, int bad, FILE *f);
 
 #endif
