@@ -581,7 +581,7 @@ int trace_cluster_for(const trace_run *run, const char *profile, uly_cluster *ou
         }
         *out = run->cluster;
     } else {
-        if (sim_cluster_load(profile, out, why, why_len)) return 2;
+        if (preset_cluster_load(profile, out, why, why_len)) return 2;
     }
     out->nodes = run->used_nodes;
     out->gpus_per_node = run->used_gpn;

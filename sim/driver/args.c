@@ -224,11 +224,13 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
 }
 
 static const char *const fmt_names[] = {"table", "json", "csv"};
-static const char *const dtype_names[] = {"bf16", "fp16", "fp32"};
-static const char *const recompute_names[] = {"none", "selective", "full"};
+/* the choices of the vocabularies, from ulysim.h's lists */
+static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
+static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
 static const char *const zero_names[] = {"0", "1", "2", "3"};
-static const char *const split_names[] = {"zigzag", "contiguous"};
-static const char *const framework_names[] = {"deepspeed", "megatron", "fsdp"};
+static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
+static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 
 /* Options that take a value, in the parse switch's order. */
 enum {
@@ -627,20 +629,19 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
             a->batch_set = 1;
             break;
         case O_GLOBAL_BATCH: rc = parse_count(typed, val, (int64_t)1 << 40, &a->global_batch, why, n); break;
-        case O_DTYPE: rc = parse_choice(name, val, dtype_names, 3, &c, why, n); a->dtype = (uly_dtype)c; break;
-        case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, 3, &c, why, n); a->recompute = (uly_recompute)c; break;
+        case O_DTYPE: rc = parse_choice(name, val, dtype_names, ULY_DTYPE_COUNT, &c, why, n); a->dtype = (uly_dtype)c; break;
+        case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, ULY_RECOMPUTE_COUNT, &c, why, n); a->recompute = (uly_recompute)c; break;
         case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
-        case O_SPLIT: rc = parse_choice(name, val, split_names, 2, &c, why, n); a->split = (uly_split)c; break;
+        case O_SPLIT: rc = parse_choice(name, val, split_names, ULY_SPLIT_COUNT, &c, why, n); a->split = (uly_split)c; break;
         case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
-        case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, 3, &c, why, n); a->framework = (uly_framework)c; break;
+        case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, ULY_FW_COUNT, &c, why, n); a->framework = (uly_framework)c; break;
         case O_ATTN_DENSITY: rc = parse_fraction(name, val, &a->attn_density, why, n); break;
         case O_FFN_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n); break;
         case O_LOSS_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n); break;
         case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
         case O_NIC_BW: rc = parse_bw(name, val, &a->nic_bw_Bps, why, n); break;
         case O_ATTN_KERNEL: {
-            static const char *const kernels[ULY_AK_COUNT] = {"flash2", "flash3", "triton", "sdpa"};
-            rc = parse_choice(name, val, kernels, ULY_AK_COUNT, &c, why, n);
+            rc = parse_choice(name, val, attn_kernel_names, ULY_AK_COUNT, &c, why, n);
             a->attn_kernel = (uly_attn_kernel)c;
             a->attn_kernel_set = 1;
             break;

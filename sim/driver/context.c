@@ -105,11 +105,11 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     c->a = a;
     static const char cant[] = "cannot load (valid: a preset name, see 'ulysim presets', or FILE.json)";
     lib[0] = 0;
-    if (sim_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
+    if (preset_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
     lib[0] = 0;
     if (uly_model_check(&c->model, lib, sizeof lib) != ULY_OK) return load_fail(why, n, "--model", a->model, lib, "invalid model");
     lib[0] = 0;
-    if (sim_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
+    if (preset_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
         return load_fail(why, n, "--cluster", a->cluster, lib, cant);
     /* what-if: the preset with its links or node size changed */
     uly_cluster *cl = &c->cluster;
@@ -347,6 +347,13 @@ int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
 
 /* ------------------------------------------------------- the summary row */
 
+void sim_summary_start(sim_summary *out, uly_strategy_id s)
+{
+    memset(out, 0, sizeof *out);
+    out->strategy = uly_strategy_get(s);
+    out->strategy_id = s;
+}
+
 void sim_summary_from_result(sim_summary *s, const uly_result *r)
 {
     s->layout = r->layout;
@@ -425,8 +432,7 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
 void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out,
                    uly_plan *plan, uly_result *res)
 {
-    memset(out, 0, sizeof *out);
-    out->strategy = (int32_t)s;
+    sim_summary_start(out, s);
     out->seq = seq;
     out->gpus = gpus;
     /* the caller's buffers, else scratch */

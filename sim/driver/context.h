@@ -55,7 +55,9 @@ enum {
 };
 typedef struct sim_summary {
     int32_t status;
-    int32_t strategy;
+    const uly_strategy *strategy; /* the registry's entry */
+    uly_strategy_id strategy_id;  /* its id: what crosses MPI ranks, where the
+                                   * entry's address is another process's */
     int64_t seq, gpus;
     int64_t value;         /* max-seq: longest sequence; min-gpus: fewest GPUs */
     uly_layout layout;
@@ -71,6 +73,9 @@ typedef struct sim_summary {
     int32_t at_bound;      /* max-seq: the layout's next length (value + its granule) is past the bound searched */
     char note[160];        /* why no reasons could be had (library message), or empty */
 } sim_summary;
+
+/* A row begun: zeroed, with strategy s (its registry entry and id). */
+void sim_summary_start(sim_summary *out, uly_strategy_id s);
 
 /* The one mapping of an evaluation to a summary row: layout, micro-batch,
  * feasibility, reasons, traffic, memory and time. */

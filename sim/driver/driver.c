@@ -103,12 +103,15 @@ static void rows_compute(const sim_ctx *c, const sim_planning *cmd, sim_rows *r)
     progress_end(&pg);
 }
 
-/* Every row on rank 0: 0, or 1 on failure. */
+/* Every row on rank 0: 0, or 1 on failure. A row from another rank holds
+ * that process's address of its registry entry: each row's is set again
+ * here from its id. */
 static int rows_gather(sim_rows *r)
 {
     if (sim_par_gather(r->row, sizeof *r->row, r->n) != 0) return 1;
     if (r->plan && sim_par_gather(r->plan, sizeof *r->plan, r->n) != 0) return 1;
     if (r->result && sim_par_gather(r->result, sizeof *r->result, r->n) != 0) return 1;
+    for (size_t i = 0; i < r->n; i++) r->row[i].strategy = uly_strategy_get(r->row[i].strategy_id);
     return 0;
 }
 

@@ -152,7 +152,6 @@ const char *sim_strategy_name(int id)
 
 void sim_workload_str(const uly_workload *w, char *buf, size_t n)
 {
-    static const char *const rec[] = {"none", "selective", "full"};
     char gb[64];
     if (w->global_batch) snprintf(gb, sizeof gb, "global batch %lld", (long long)w->global_batch);
     else snprintf(gb, sizeof gb, "global batch micro-batch x dp");
@@ -161,8 +160,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     int k = snprintf(buf, n, "micro-batch %lld, %s, %s, %s, %s, recompute %s, ZeRO-%d, %s split; %s model states "
                      "(%g + %g + %g bytes per parameter)",
                      (long long)w->micro_batch, gb, uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal",
-                     w->flash ? "flash attention" : "materialised scores", rec[w->recompute <= 2 ? w->recompute : 0],
-                     w->zero_stage, w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag",
+                     w->flash ? "flash attention" : "materialised scores", uly_recompute_name(w->recompute),
+                     w->zero_stage, uly_split_name(w->split),
                      uly_framework_name(w->framework), sb.weights_whole + sb.weights_shard,
                      sb.grads_whole + sb.grads_shard, sb.optim_whole + sb.optim_shard);
     /* what departs from the defaults, said only when it does */
@@ -409,7 +408,7 @@ static void rows_cells(sim_table *t, const sim_ctx *c, const sim_summary *s, sim
     int have = sim_has_numbers(s) && found;
     char b[64];
     sim_table_row(t);
-    sim_table_cell(t, "%s", sim_strategy_name(s->strategy));
+    sim_table_cell(t, "%s", s->strategy->name);
     if (kind == SIM_ROWS_SWEEP) {
         sim_table_cell(t, "%lld", (long long)s->seq);
         sim_table_cell(t, "%lld", (long long)s->gpus);
@@ -538,7 +537,6 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     const uly_model *m = &c->model;
     const uly_cluster *cl = &c->cluster;
     const uly_workload *w = &c->w;
-    static const char *const rec[] = {"none", "selective", "full"};
     cJSON *cfg = cJSON_CreateObject();
     ADD(cfg, "command", cJSON_CreateString(command));
 
@@ -579,9 +577,9 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "dtype", cJSON_CreateString(dtype_str(w->dtype)));
     ADD(wo, "causal", cJSON_CreateBool(w->causal));
     ADD(wo, "flash", cJSON_CreateBool(w->flash));
-    ADD(wo, "recompute", cJSON_CreateString(rec[w->recompute <= 2 ? w->recompute : 0]));
+    ADD(wo, "recompute", cJSON_CreateString(uly_recompute_name(w->recompute)));
     ADD(wo, "zero_stage", sim_json_int(w->zero_stage));
-    ADD(wo, "split", cJSON_CreateString(w->split == ULY_SPLIT_CONTIGUOUS ? "contiguous" : "zigzag"));
+    ADD(wo, "split", cJSON_CreateString(uly_split_name(w->split)));
     ADD(wo, "framework", cJSON_CreateString(uly_framework_name(w->framework)));
     ADD(wo, "attn_density", sim_json_num(uly_attn_density(w)));
     ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
@@ -635,7 +633,7 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     int bad = 0;
     const uly_layout *l = &s->layout;
     cJSON *p = cJSON_CreateObject();
-    ADD(p, "strategy", cJSON_CreateString(sim_strategy_name(s->strategy)));
+    ADD(p, "strategy", cJSON_CreateString(s->strategy->name));
     cJSON *d = cJSON_CreateObject();
     ADD(d, "ulysses", sim_json_int(l->ulysses));
     ADD(d, "ring", sim_json_int(l->ring));

@@ -85,13 +85,13 @@ static int load_all(rp_ctx *c)
         uly_model *m;
     } ms[] = {{"gpt-7b", &c->gpt7b}, {"gpt-30b", &c->gpt30b}, {"gpt-1.2b", &c->gpt12b}, {"bert-base", &c->bert}};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-        if (sim_model_load(ms[i].name, ms[i].m, why, sizeof why)) {
+        if (preset_model_load(ms[i].name, ms[i].m, why, sizeof why)) {
             sim_err("reproduce: %s", why);
             return 1;
         }
     for (int i = 0; i < RP_PAPER_COUNT; i++) {
         const char *arg = c->cluster_arg[i];
-        if (sim_cluster_load(arg ? arg : rp_papers[i].preset, &c->cluster[i], why, sizeof why)) {
+        if (preset_cluster_load(arg ? arg : rp_papers[i].preset, &c->cluster[i], why, sizeof why)) {
             if (arg) sim_err("reproduce: %s '%s': %s", rp_papers[i].flag, arg, why);
             else sim_err("reproduce: %s", why);
             return 1;

@@ -26,11 +26,6 @@ void plot_note(plot_run *r, const char *fmt, ...)
     r->notes[r->notes_len] = 0;
 }
 
-const char *plot_recompute_name(uly_recompute r)
-{
-    return r == ULY_RECOMPUTE_FULL ? "full" : r == ULY_RECOMPUTE_SELECTIVE ? "selective" : "none";
-}
-
 /* The strategy registry's columns a figure script draws with: its styles,
  * legend order and names come from these, not from a map of names in each
  * script. Rows end with them (plot_strategy_cells). */

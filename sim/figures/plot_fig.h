@@ -87,7 +87,6 @@ const char *plot_hybrid_name(void);
 
 /* The reasons of a summary as one line without commas (CSV cells stay plain). */
 void plot_reasons_plain(const sim_ctx *c, const sim_summary *s, char *b, size_t n);
-const char *plot_recompute_name(uly_recompute r);
 
 /* ------------------------------------ figures from the model (plot_fig_model.c) */
 

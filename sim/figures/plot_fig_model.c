@@ -219,8 +219,7 @@ static void strategy_at(const plot_run *r, uly_strategy_id s, int64_t P, int64_t
         sim_best(c, s, P, N, out);
         return;
     }
-    memset(out, 0, sizeof *out);
-    out->strategy = (int32_t)s;
+    sim_summary_start(out, s);
     out->gpus = P;
     out->seq = N;
     out->micro_batch = c->w.micro_batch;
@@ -315,7 +314,7 @@ static int row_unpriced(plot_run *r, const sim_summary *s, const char *ls)
     if (sim_has_numbers(s) && s->status == SIM_ROW_OK) return 0;
     char why[600];
     plot_reasons_plain(r->c, s, why, sizeof why);
-    plot_note(r, "%s (%s): %s", sim_strategy_name(s->strategy), ls, why);
+    plot_note(r, "%s (%s): %s", s->strategy->name, ls, why);
     return 1;
 }
 
@@ -352,13 +351,13 @@ int fig_throughput(plot_run *r, FILE *f)
             int fits = s.status == SIM_ROW_OK && s.feasible;
             if (!sim_has_numbers(&s) || s.status != SIM_ROW_OK || (!fits && !is_oom(&s))) {
                 plot_reasons_plain(c, &s, why, sizeof why);
-                plot_note(r, "%s at %lld tokens (%s): %s", sim_strategy_name(s.strategy), (long long)s.seq, ls, why);
+                plot_note(r, "%s at %lld tokens (%s): %s", s.strategy->name, (long long)s.seq, ls, why);
                 continue;
             }
-            fprintf(f, "%s,%lld,%lld,%s,%lld,%d,%d,%.0f,%.10g,%.10g,%.10g,%.10g", sim_strategy_name(s.strategy),
+            fprintf(f, "%s,%lld,%lld,%s,%lld,%d,%d,%.0f,%.10g,%.10g,%.10g,%.10g", s.strategy->name,
                     (long long)s.seq, (long long)P, ls, (long long)s.micro_batch, fits, is_oom(&s), s.mem.total_bytes,
                     s.time.tflops_per_gpu, s.time.tokens_per_s, s.time.mfu, s.time.step_s);
-            plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+            plot_strategy_cells(f, s.strategy->id);
         }
     return 0;
 }
@@ -598,11 +597,11 @@ int fig_memory(plot_run *r, FILE *f)
         char ls[64];
         if (row_at(r, c->strat[si], P, N, &s, ls, sizeof ls)) return SIM_EXIT_INTERNAL;
         if (row_unpriced(r, &s, ls)) continue;
-        fprintf(f, "%s,%s,%lld,%lld,%lld,%d", sim_strategy_name(s.strategy), ls, (long long)P, (long long)N,
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%d", s.strategy->name, ls, (long long)P, (long long)N,
                 (long long)s.micro_batch, s.feasible ? 1 : 0);
         for (int t = 0; t < ULY_MEM_TERM_COUNT; t++) fprintf(f, ",%.0f", s.mem.term_bytes[t]);
         fprintf(f, ",%.0f,%.0f", s.mem.total_bytes, s.mem.capacity_bytes);
-        plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+        plot_strategy_cells(f, s.strategy->id);
     }
     return 0;
 }
@@ -670,10 +669,10 @@ int fig_breakdown(plot_run *r, FILE *f)
         double exposed = ms * L * t->comm_exposed_s;
         double hidden = ms * L * t->comm_overlapped_s;
         fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g",
-                sim_strategy_name(s.strategy), ls, (long long)P, (long long)N, (long long)s.micro_batch,
+                s.strategy->name, ls, (long long)P, (long long)N, (long long)s.micro_batch,
                 (long long)t->micro_steps, s.feasible ? 1 : 0, compute, exposed, t->step_fixed_s, hidden, t->step_s,
                 t->tokens_per_s * t->step_s, t->compute_s, t->comm_exposed_s, t->comm_overlapped_s, t->model_s);
-        plot_strategy_cells(f, (uly_strategy_id)s.strategy);
+        plot_strategy_cells(f, s.strategy->id);
     }
     return 0;
 }

@@ -67,7 +67,7 @@ void plot_csv_traces(const plot_run *r, FILE *f)
         fprintf(f, "#           model L %lld, h %lld, a %lld, k %lld, d %lld, f %lld; seq %lld, micro-batch %lld, %s, %s, recompute %s, ZeRO-%d\n",
                 (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
                 (long long)m->head_dim, (long long)m->ffn_hidden, (long long)w->seq, (long long)w->micro_batch,
-                uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal", plot_recompute_name(w->recompute),
+                uly_dtype_name(w->dtype), w->causal ? "causal" : "non-causal", uly_recompute_name(w->recompute),
                 w->zero_stage);
         fprintf(f, "#           predicted with %s: %s, %lld node(s) x %lld\n", t->cluster_from, t->cluster.name,
                 (long long)t->cluster.nodes, (long long)t->cluster.gpus_per_node);

@@ -39,7 +39,7 @@ int fig_validation_runs(plot_run *r, FILE *f)
     fprintf(f, "line,strategy,gpus,seq,layout,predicted_s,measured_s,err_pct,sidx,label,label_short\n");
     for (int i = 0; i < s.n; i++) {
         const vr_row *x = &s.rows[i];
-        const uly_strategy *st = uly_strategy_get((uly_strategy_id)x->strategy);
+        const uly_strategy *st = x->strategy;
         if (isnan(x->meas[VR_STEP]) || isnan(x->pred[VR_STEP])) {
             plot_note(r, "line %d (%s): %s", x->line, x->label[0] ? x->label : "no label",
                       isnan(x->meas[VR_STEP]) ? "no measured step_s" : "not priced");
@@ -47,7 +47,7 @@ int fig_validation_runs(plot_run *r, FILE *f)
         }
         fprintf(f, "%d,%s,%lld,%lld,%s,%.10g,%.10g,%.6f", x->line, st->name, (long long)x->gpus, (long long)x->seq, x->layout,
                 x->pred[VR_STEP], x->meas[VR_STEP], vr_err(x, VR_STEP) * 100);
-        plot_strategy_cells(f, x->strategy);
+        plot_strategy_cells(f, st->id);
     }
     vr_free(&s);
     return 0;

@@ -42,7 +42,7 @@ int sim_gnuplot_script_find(const char *dir, const char *name, char *out, size_t
     /* the scripts installed beside this executable, then the source tree's
      * (a build tree), then the configure-time prefix's, as for presets */
     char beside[4096];
-    if (sim_data_dir_beside_exe("plots", beside, sizeof beside) == 0) {
+    if (preset_data_dir_beside_exe("plots", beside, sizeof beside) == 0) {
         snprintf(out, n, "%s/%s.gp", beside, name);
         if (sim_is_file(out)) return 0;
     }
@@ -56,7 +56,7 @@ void sim_gnuplot_script_dirs(char *out, size_t n)
 {
     char beside[4096];
     if (!out || n == 0) return;
-    if (sim_data_dir_beside_exe("plots", beside, sizeof beside) == 0)
+    if (preset_data_dir_beside_exe("plots", beside, sizeof beside) == 0)
         snprintf(out, n, "%s, %s or %s", beside, ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED);
     else
         snprintf(out, n, "%s or %s", ULY_PLOT_DIR_SOURCE, ULY_PLOT_DIR_INSTALLED);

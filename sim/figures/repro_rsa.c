@@ -115,9 +115,10 @@ typedef struct rsa_priced {
 static int rsa_price(const sim_ctx *sc, vr_row *r, void *user, char *why, size_t n)
 {
     rsa_priced *rp = user;
-    const int tp = r->strategy == ULY_STRAT_MEGATRON_TP, sp = r->strategy == ULY_STRAT_RSA;
+    const uly_strategy_id id = r->strategy ? r->strategy->id : ULY_STRAT_COUNT;
+    const int tp = id == ULY_STRAT_MEGATRON_TP, sp = id == ULY_STRAT_RSA;
     if (!tp && !sp)
-        return sim_fail(why, n, "strategy %s: not one of Table 4's (valid: %s, %s)", sim_strategy_name(r->strategy),
+        return sim_fail(why, n, "strategy %s: not one of Table 4's (valid: %s, %s)", sim_strategy_name(id),
                         sim_strategy_name(ULY_STRAT_MEGATRON_TP), sim_strategy_name(ULY_STRAT_RSA));
     if (rp->n >= (int)(sizeof rp->stage_layers / sizeof rp->stage_layers[0]))
         return sim_fail(why, n, "more than %d rows (valid: Table 4's 16)", rp->n);
@@ -127,7 +128,7 @@ static int rsa_price(const sim_ctx *sc, vr_row *r, void *user, char *why, size_t
     w.micro_batch = w.global_batch > 0 ? w.global_batch : w.micro_batch;
     w.global_batch = 0;
     uly_layout l;
-    uly_layout_init(&l, r->strategy, 1, sp ? p : 1, tp ? p : 1, 1);
+    uly_layout_init(&l, id, 1, sp ? p : 1, tp ? p : 1, 1);
     const uly_model stage = rsa_stage_model(&sc->model, pp);
     rp->stage_layers[rp->n++] = stage.layers;
     const double mib = stage_alloc_mib(&stage, &w, &sc->cluster, &l, &rp->c->plan, r->note, sizeof r->note);
@@ -145,7 +146,8 @@ static int rsa_price(const sim_ctx *sc, vr_row *r, void *user, char *why, size_t
 }
 
 /* The degree of a Table 4 row's strategy. */
-static int64_t rsa_degree(const vr_row *r) { return r->strategy == ULY_STRAT_RSA ? r->best.ring : r->best.tp; }
+static int is_rsa(const vr_row *r) { return r->strategy && r->strategy->id == ULY_STRAT_RSA; }
+static int64_t rsa_degree(const vr_row *r) { return is_rsa(r) ? r->best.ring : r->best.tp; }
 
 /* The SP row of TP row i's group, or -1 (why says so): one TP and one SP
  * row per group, of the same degree, batch and sequence. */
@@ -156,7 +158,7 @@ static int rsa_pair(const vr_set *s, int i, char *why, size_t n)
     for (int k = 0; k < s->n; k++) {
         const vr_row *x = &s->rows[k];
         if (strcmp(x->group, t->group)) continue;
-        if (x->strategy == ULY_STRAT_RSA) j = j < 0 ? k : -2;
+        if (is_rsa(x)) j = j < 0 ? k : -2;
         else n_tp++;
     }
     if (j < 0 || n_tp != 1) {
@@ -186,7 +188,7 @@ static int rsa_table4(rp_ctx *c)
     vr_set set;
     int rc = vr_load_with(path, &opts, &set, why, sizeof why);
     for (int i = 0; i < set.n && !rc; i++)
-        if (set.rows[i].strategy != ULY_STRAT_RSA && rsa_pair(&set, i, why, sizeof why) < 0) rc = SIM_EXIT_USAGE;
+        if (!is_rsa(&set.rows[i]) && rsa_pair(&set, i, why, sizeof why) < 0) rc = SIM_EXIT_USAGE;
     if (rc) {
         sim_err("reproduce: %s", why);
         vr_free(&set);
@@ -195,7 +197,7 @@ static int rsa_table4(rp_ctx *c)
     }
     for (int i = 0; i < set.n && !c->r.oom; i++) {
         const vr_row *t = &set.rows[i];
-        if (t->strategy == ULY_STRAT_RSA) continue;
+        if (is_rsa(t)) continue;
         const int j = rsa_pair(&set, i, why, sizeof why);
         const vr_row *s = &set.rows[j];
         const int64_t p = rsa_degree(t), b = t->micro_batch, n = t->seq;

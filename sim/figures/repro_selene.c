@@ -82,7 +82,7 @@ int rp_selene_print(int csv, int first, FILE *f)
             if (!isnan(r->pred[VR_STEP])) fprintf(f, "%.10g", r->pred[VR_STEP]);
             fprintf(f, ",%.10g,", r->meas[VR_STEP]);
             if (!isnan(e)) fprintf(f, "%.10g", e * 100);
-            fprintf(f, ",-,,shown,,%s %s,\n", uly_strategy_get((uly_strategy_id)r->strategy)->name, r->layout);
+            fprintf(f, ",-,,shown,,%s %s,\n", r->strategy->name, r->layout);
         }
         fprintf(f, "korthikanti.table5,mean_abs_err,Table 5 on Selene: mean |error| of the iteration times (Calculon: "
                    "%.2f%%),%%,%.10g,%.2f,,-,,shown,,,\n", CALCULON_MEAN_PCT, mean, CALCULON_MEAN_PCT);
@@ -137,7 +137,7 @@ int rp_selene_json(cJSON *exps)
             SETF(x.label, "Table 5 on Selene: %.90s: iteration time", r->label);
             x.pred = r->pred[VR_STEP];
             x.pub = r->meas[VR_STEP];
-            SETF(x.setup, "%s %s", uly_strategy_get((uly_strategy_id)r->strategy)->name, r->layout);
+            SETF(x.setup, "%s %s", r->strategy->name, r->layout);
             SETF(x.note, "%.479s", r->note);
         } else {
             const int is_mean = i == s.n;

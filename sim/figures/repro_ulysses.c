@@ -73,7 +73,7 @@ static int ulysses_tables(rp_ctx *c, double *best_tf, char *best_tf_at, size_t a
             x->pred = r->pred[VR_STEP];
             SETF(x->setup, "%s (degree from uly_search_best)", lay);
         } else {
-            SETF(x->note, "no feasible layout of %s: %.400s", sim_strategy_name(r->strategy), r->note);
+            SETF(x->note, "no feasible layout of %s: %.400s", r->strategy ? r->strategy->name : "?", r->note);
         }
         rp_row_judge(x);
         if (!isnan(rp_rel_err(x))) errs[n_err++] = fabs(rp_rel_err(x)) * 100.0;

@@ -43,8 +43,7 @@ static void compute_limit(const sim_ctx *c, size_t i, sim_summary *out, sim_rows
     const int maxseq = kind == SIM_ROWS_MAXSEQ;
     const uly_strategy_id s = c->strat[i];
     const int64_t gpus = c->gpus[0], seq = c->seq[0];
-    memset(out, 0, sizeof *out);
-    out->strategy = (int32_t)s;
+    sim_summary_start(out, s);
     out->gpus = gpus;
     out->seq = seq;
     uly_result *at = calloc(1, sizeof *at);
@@ -168,9 +167,7 @@ static void table_head(const sim_ctx *c, const sim_limits *L, FILE *f)
     }
     fprintf(f, "# micro-batch %lld, %s, %s, %s, recompute %s, ZeRO-%d; columns as in `ulysim plan`, at the limit found\n",
             (long long)c->w.micro_batch, uly_dtype_name(c->w.dtype), c->w.causal ? "causal" : "non-causal",
-            c->w.flash ? "flash" : "no flash",
-            c->w.recompute == ULY_RECOMPUTE_FULL ? "full" : c->w.recompute == ULY_RECOMPUTE_SELECTIVE ? "selective" : "none",
-            c->w.zero_stage);
+            c->w.flash ? "flash" : "no flash", uly_recompute_name(c->w.recompute), c->w.zero_stage);
 }
 
 /* Below the rows: why a strategy reaches no limit, and which reaches furthest. */
@@ -181,14 +178,14 @@ static void table_notes(const sim_ctx *c, const sim_limits *L, FILE *f)
         const sim_summary *s = &L->row[i];
         if (s->value > 0 && s->status == SIM_ROW_OK) {
             if (maxseq && s->at_bound)
-                fprintf(f, "#   %s: fits at the upper bound; raise --seq to search further\n", sim_strategy_name(s->strategy));
+                fprintf(f, "#   %s: fits at the upper bound; raise --seq to search further\n", s->strategy->name);
             continue;
         }
         char r[900];
         sim_reasons_str(c, s, 0, r, sizeof r);
         if (!r[0] && s->note[0]) snprintf(r, sizeof r, "%s", s->note);
         char line[1200];
-        snprintf(line, sizeof line, "%s: %s%s%s", sim_strategy_name(s->strategy),
+        snprintf(line, sizeof line, "%s: %s%s%s", s->strategy->name,
                  maxseq ? "fits no sequence length" : "fits on no GPU count up to the bound", r[0] ? ": " : "", r);
         sim_print_note(f, "#   ", "#       ", line, 120);
     }
@@ -198,9 +195,9 @@ static void table_notes(const sim_ctx *c, const sim_limits *L, FILE *f)
     sim_degrees_words(&best->layout, d, sizeof d);
     if (maxseq) {
         sim_size_approx(best->value, b, sizeof b);
-        fprintf(f, "# longest: %s (%s) at %s tokens\n", sim_strategy_name(best->strategy), d, b);
+        fprintf(f, "# longest: %s (%s) at %s tokens\n", best->strategy->name, d, b);
     } else {
-        fprintf(f, "# fewest: %s (%s) on %lld GPU%s\n", sim_strategy_name(best->strategy), d, (long long)best->value,
+        fprintf(f, "# fewest: %s (%s) on %lld GPU%s\n", best->strategy->name, d, (long long)best->value,
                 sim_plural_s(best->value));
     }
 }

@@ -70,7 +70,7 @@ static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary
         double d = (tr > 0 ? cr[k] / tr : 0) - (tw > 0 ? cw[k] / tw : 0);
         if (d > best_d) { best_d = d; best = k; }
     }
-    size_t o = (size_t)snprintf(buf, n, "%.2fx the tokens/s of the runner-up, %s (%s)", ratio, sim_strategy_name(run->strategy), dr);
+    size_t o = (size_t)snprintf(buf, n, "%.2fx the tokens/s of the runner-up, %s (%s)", ratio, run->strategy->name, dr);
     if (o >= n) return;
     if (best < 0) {
         snprintf(buf + o, n - o, "; it does no part of the step in less time per token");
@@ -89,8 +89,8 @@ static void pure_note(const sim_ctx *c, const sim_summary *pure, const sim_summa
 {
     char reasons[600], dw[80];
     int64_t g = pure->gpus;
-    const uly_strategy *st = uly_strategy_get((uly_strategy_id)pure->strategy);
-    const char *label = st && st->label ? st->label : sim_strategy_name(pure->strategy);
+    const uly_strategy *st = pure->strategy;
+    const char *label = st && st->label ? st->label : pure->strategy->name;
     buf[0] = 0;
     if (sim_plan_usable(pure) && sim_plan_usable(best_u) && best_u->layout.ulysses == g) return;
     sim_degrees_words(&best_u->layout, dw, sizeof dw);
@@ -155,8 +155,7 @@ static void compute(const sim_ctx *c, size_t i, sim_summary *row, uly_plan *plan
     const uly_strategy_id s = c->strat[pure_row_of(c)];
     uly_layout l;
     uly_layout_init(&l, s, gpus, 1, 1, 1);
-    memset(row, 0, sizeof *row);
-    row->strategy = (int32_t)s;
+    sim_summary_start(row, s);
     row->gpus = gpus;
     sim_summary_of_layout(c, &l, seq, row, plan, res);
 }
@@ -174,7 +173,7 @@ static void recommend(const sim_summary *rows, int nrows, int *rec, int *run, ch
     for (int i = 0; *rec >= 0 && i < nrows; i++) {
         if (i == *rec || !sim_plan_usable(&rows[i])) continue;
         if (equivalent(&rows[i], &rows[*rec])) {
-            sim_join(same, same_len, ", ", sim_strategy_name(rows[i].strategy));
+            sim_join(same, same_len, ", ", rows[i].strategy->name);
             continue;
         }
         if (*run < 0 || rows[i].time.tokens_per_s > rows[*run].time.tokens_per_s) *run = i;
@@ -185,7 +184,7 @@ static void recommend(const sim_summary *rows, int nrows, int *rec, int *run, ch
  * strategy's best layout without TP: what the TP buys, appended to why. */
 static void tp_buys(const sim_ctx *c, const sim_summary *win, char *why, size_t n)
 {
-    const uly_strategy *st = uly_strategy_get((uly_strategy_id)win->strategy);
+    const uly_strategy *st = win->strategy;
     if (!st || !(st->uses_ulysses || st->uses_ring)) return;
     sim_ctx c1 = *c;
     c1.opts.pin_tp = 1;

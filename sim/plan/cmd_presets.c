@@ -43,12 +43,12 @@ static int show(const char *name)
     const char *kind = NULL;
     /* a preset's file, by its name: any other file the user has already
      * (shown unread, /etc/passwd was printed as if a preset) */
-    if (sim_preset_is_path(name)) {
+    if (preset_is_path(name)) {
         sim_err("presets show %s: a file, not a preset's name (valid: a name from 'ulysim presets'; --model FILE and "
                 "--cluster FILE read a file of the same schema)", name);
         return SIM_EXIT_USAGE;
     }
-    if (sim_preset_path(name, path, sizeof path, &kind, why, sizeof why) != 0) {
+    if (preset_path(name, path, sizeof path, &kind, why, sizeof why) != 0) {
         sim_err("presets show %s", why);
         return SIM_EXIT_USAGE;
     }
@@ -83,7 +83,7 @@ static int unreadable(const char *kind)
                 "such as the source tree's sim/presets)", env, kind);
         return SIM_EXIT_USAGE;
     }
-    sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind, sim_preset_dir());
+    sim_err("cannot read the %s presets in %s (set ULYSIM_PRESETS to the presets directory)", kind, preset_dir());
     return SIM_EXIT_INTERNAL;
 }
 
@@ -97,10 +97,10 @@ int sim_cmd_presets(const sim_args *a)
         int bad = 0;
         cJSON *root = cJSON_CreateObject();
         bad |= sim_json_add(root, "command", cJSON_CreateString("presets"));
-        bad |= sim_json_add(root, "dir", cJSON_CreateString(sim_preset_dir()));
+        bad |= sim_json_add(root, "dir", cJSON_CreateString(preset_dir()));
         for (int k = 0; k < 2; k++) {
             list_ctx x = {NULL, kind1[k], cJSON_CreateArray(), 0};
-            if (sim_preset_list(kinds[k], add, &x) < 0) {
+            if (preset_list(kinds[k], add, &x) < 0) {
                 cJSON_Delete(x.arr);
                 cJSON_Delete(root);
                 return unreadable(kind1[k]);
@@ -120,7 +120,7 @@ int sim_cmd_presets(const sim_args *a)
     sim_table_init(&t, 4, names, "llll");
     for (int k = 0; k < 2; k++) {
         list_ctx x = {&t, kind1[k], NULL, 0};
-        if (sim_preset_list(kinds[k], add, &x) < 0) {
+        if (preset_list(kinds[k], add, &x) < 0) {
             sim_table_free(&t);
             return unreadable(kind1[k]);
         }
@@ -130,7 +130,7 @@ int sim_cmd_presets(const sim_args *a)
         bad = sim_table_print_csv(&t, stdout);
     } else {
         printf("# ulysim %s presets from %s (--model NAME, --cluster NAME; or a FILE.json of the same schema)\n",
-               ULY_VERSION, sim_preset_dir());
+               ULY_VERSION, preset_dir());
         /* descriptions have spaces: one preset per line, the description and source after the name */
         bad = 0;
         for (int r = 0; r < t.rows; r++) {

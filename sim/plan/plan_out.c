@@ -15,7 +15,7 @@
 static void seq_split_note(const sim_ctx *c, const sim_summary *s, char *buf, size_t n)
 {
     buf[0] = 0;
-    const uly_strategy *st = uly_strategy_get((uly_strategy_id)s->strategy);
+    const uly_strategy *st = s->strategy;
     if (!st || !(st->uses_ulysses || st->uses_ring) || s->feasible || s->gpus <= 1) return;
     if (s->layout.ulysses * s->layout.ring > 1) return;
     int oom = 0;
@@ -49,7 +49,7 @@ static void seq_split_note(const sim_ctx *c, const sim_summary *s, char *buf, si
  * sequence parallelism, Megatron-SP's layout, whatever the row's name. */
 static int sequence_degree_one(const sim_summary *s)
 {
-    const uly_strategy *st = uly_strategy_get((uly_strategy_id)s->strategy);
+    const uly_strategy *st = s->strategy;
     return st && (st->uses_ulysses || st->uses_ring) && s->layout.ulysses <= 1 && s->layout.ring <= 1 &&
            s->layout.tp > 1;
 }
@@ -140,7 +140,7 @@ static int table_rows(const sim_plan_result *R, FILE *f)
     for (const sim_summary *s = R->row; s < R->row + R->nrows; s++) {
         const uly_layout *l = &s->layout;
         sim_table_row(&t);
-        sim_table_cell(&t, "%s%s", sim_strategy_name(s->strategy), s - R->row == R->rec ? "*" : "");
+        sim_table_cell(&t, "%s%s", s->strategy->name, s - R->row == R->rec ? "*" : "");
         sim_cell_layout(&t, l);
         if (!sim_has_numbers(s)) {
             sim_table_cell(&t, "%s", "");
@@ -184,21 +184,21 @@ static void table_why_not(const sim_ctx *c, const sim_plan_result *R, FILE *f)
             /* a strategy's degrees all 1: its name would claim a scheme that does not run */
             char dp[200];
             snprintf(dp, sizeof dp, "degrees 1: %s, no %s (every strategy reduces to it)",
-                     sim_plain_dp_words(&rows[i].layout), uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+                     sim_plain_dp_words(&rows[i].layout), rows[i].strategy->label);
             sim_join(r, sizeof r, "; ", dp);
         } else if (rows[i].status == SIM_ROW_OK && sequence_degree_one(&rows[i])) {
             /* TP alone under a context-parallel name: the row is Megatron-SP's layout */
             char sp[240];
             snprintf(sp, sizeof sp, "context-parallel degree 1: %s's layout (TP %lld with sequence parallelism), no %s",
                      uly_strategy_get(ULY_STRAT_MEGATRON_SP)->label, (long long)rows[i].layout.tp,
-                     uly_strategy_get((uly_strategy_id)rows[i].strategy)->label);
+                     rows[i].strategy->label);
             sim_join(r, sizeof r, "; ", sp);
         }
         seq_split_note(c, &rows[i], split, sizeof split);
         if (!r[0] && !split[0]) continue;
         sim_degrees_words(&rows[i].layout, d, sizeof d);
         char line[1800];
-        snprintf(line, sizeof line, "%s (%s)%s: %s%s%s", sim_strategy_name(rows[i].strategy), d,
+        snprintf(line, sizeof line, "%s (%s)%s: %s%s%s", rows[i].strategy->name, d,
                  rows[i].status == SIM_ROW_NOLAYOUT ? ", no layout has valid shapes; this one" : "", split,
                  split[0] && r[0] ? "; " : "", r);
         sim_print_note(f, "#   ", "#       ", line, WIDTH);
@@ -242,7 +242,7 @@ static int table_recommendation(const sim_ctx *c, const sim_plan_result *R, FILE
     else if (sequence_degree_one(&rows[rec]))
         snprintf(as, sizeof as, "%s's layout, as ", uly_strategy_get(ULY_STRAT_MEGATRON_SP)->label);
     snprintf(line, sizeof line, "recommended: %s%s (%s), micro-batch %lld: %.0f tokens/s, %.1f%% MFU; %s", as,
-             sim_strategy_name(rows[rec].strategy), d,
+             rows[rec].strategy->name, d,
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;
@@ -273,7 +273,7 @@ static int table_ops(const sim_plan_result *R, FILE *f)
     int bad = 0;
     sim_table t;
     fprintf(f, "\n\n# operations of the recommendation, %s (%s): one layer, one micro-batch, per rank; per-step ops last\n",
-            sim_strategy_name(rows[rec].strategy), d);
+            rows[rec].strategy->name, d);
     fprintf(f, "# overlap: exposed (on the critical path), hidden (under compute), partly; compute ops run on the critical path\n");
     /* GFLOP and TFLOPs (achieved: the op's FLOPs over its priced time) for
      * compute ops, what the kernels execute (recompute and attention's
@@ -346,7 +346,7 @@ int sim_plan_write_csv(const sim_ctx *c, const void *result, FILE *f)
         const sim_summary *s = &R->row[i];
         char r[900];
         sim_table_row(&t);
-        sim_table_cell(&t, "%s", sim_strategy_name(s->strategy));
+        sim_table_cell(&t, "%s", s->strategy->name);
         sim_cell_layout(&t, &s->layout);
         sim_table_cell(&t, "%lld", (long long)s->gpus);
         sim_table_cell(&t, "%lld", (long long)s->seq);

@@ -184,10 +184,10 @@ int sim_timeline_write(const char *path, const sim_ctx *c, const sim_summary *re
     st.r = r;
     char d[80], pname[300];
     sim_degrees_words(&rec->layout, d, sizeof d);
-    snprintf(pname, sizeof pname, "predicted: %s (%s) on %s, one layer, one micro-batch", sim_strategy_name(rec->strategy), d,
+    snprintf(pname, sizeof pname, "predicted: %s (%s) on %s, one layer, one micro-batch", rec->strategy->name, d,
              c->cluster.name);
     sim_te_meta(st.ev, "process_name", 1, 0, pname);
-    snprintf(pname, sizeof pname, "predicted: %s (%s) on %s, one step", sim_strategy_name(rec->strategy), d, c->cluster.name);
+    snprintf(pname, sizeof pname, "predicted: %s (%s) on %s, one step", rec->strategy->name, d, c->cluster.name);
     sim_te_meta(st.ev, "process_name", 2, 0, pname);
     lay_phase(&st, ULY_PHASE_FWD);
     lay_phase(&st, ULY_PHASE_BWD);
@@ -201,7 +201,7 @@ int sim_timeline_write(const char *path, const sim_ctx *c, const sim_summary *re
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
     cJSON *md = cJSON_AddObjectToObject(root, "otherData");
     cJSON_AddStringToObject(md, "source", "predicted by libulysim (ulysim --timeline), not measured");
-    cJSON_AddStringToObject(md, "strategy", sim_strategy_name(rec->strategy));
+    cJSON_AddStringToObject(md, "strategy", rec->strategy->name);
     cJSON_AddStringToObject(md, "layout", d);
     cJSON_AddStringToObject(md, "model", c->model.name);
     cJSON_AddStringToObject(md, "cluster", c->cluster.name);

@@ -74,7 +74,7 @@ static void match_one(const char *name, const char *description, const char *sou
     preset_match *x = ctx;
     uly_model m;
     char why[512];
-    if (x->name[0] || sim_model_load(name, &m, why, sizeof why) != 0) return;
+    if (x->name[0] || preset_model_load(name, &m, why, sizeof why) != 0) return;
     if (same_shape(&m, x->shape)) snprintf(x->name, sizeof x->name, "%s", name);
 }
 
@@ -83,7 +83,7 @@ static void match_one(const char *name, const char *description, const char *sou
 static void model_cell(const uly_model *m, char *buf, size_t n)
 {
     preset_match x = {m, ""};
-    sim_preset_list("models", match_one, &x);
+    preset_list("models", match_one, &x);
     if (x.name[0]) {
         snprintf(buf, n, "%s", x.name);
         return;
@@ -303,7 +303,7 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
      * directory: a relative path given here, where the command runs, is
      * written absolute when the rows go to another directory */
     char cl_abs[PATH_MAX];
-    const int moved = cluster && out && strchr(out, '/') && cluster[0] != '/' && sim_preset_is_path(cluster) &&
+    const int moved = cluster && out && strchr(out, '/') && cluster[0] != '/' && preset_is_path(cluster) &&
                       realpath(cluster, cl_abs) != NULL;
     sim_table_cell(&one, "%s", moved ? cl_abs : cluster ? cluster : "");
     sim_table_cell(&one, "%lld", (long long)r->world_size);

@@ -191,7 +191,7 @@ static void profile_compute(cJSON *root, const cal_compute *C, const cal_src *S)
     char buf[4000];
     if (C->peak > 0 && C->n_gb > 0) {
         cJSON *pk = cJSON_GetObjectItemCaseSensitive(gpu, "peak_tflops");
-        if (cJSON_IsObject(pk)) set_item(pk, "fp32", cJSON_CreateNumber(C->peak / 1e12));
+        if (cJSON_IsObject(pk)) set_item(pk, uly_dtype_name(ULY_FP32), cJSON_CreateNumber(C->peak / 1e12));
         snprintf(buf, sizeof buf, "ulysim calibrate %s: the best per-rank rate of the compute ops of %s (%d ranks, "
                                   "%d threads)%s: %.3f GFLOP/s; bf16/fp16 as the base",
                  S->date, S->kfiles, C->k_ranks, C->kr[0].threads,
@@ -290,7 +290,7 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     if (strchr(a->base, '/') || (strlen(a->base) >= 5 && !strcmp(a->base + strlen(a->base) - 5, ".json")))
         snprintf(bpath, sizeof bpath, "%s", a->base);
     else
-        snprintf(bpath, sizeof bpath, "%s/clusters/%s.json", sim_preset_dir(), a->base);
+        snprintf(bpath, sizeof bpath, "%s/clusters/%s.json", preset_dir(), a->base);
     char *btext = read_text(bpath, 1 << 20);
     cJSON *root = btext ? cJSON_Parse(btext) : NULL;
     free(btext);
@@ -317,7 +317,7 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     /* the fit's values within what a cluster profile may hold: a link of
      * millions of GB/s comes from points whose times or volumes are not a
      * real link's, and the profile would be refused on every later run */
-    if (sim_cluster_parse(text, strlen(text), "the fitted profile", &chk, why, sizeof why)) {
+    if (preset_cluster_parse(text, strlen(text), "the fitted profile", &chk, why, sizeof why)) {
         sim_err_as("ulysim calibrate", "nothing written to %s: %s (the traces' times and bytes_sent do not describe a "
                    "link or GPU ulysim can price; see the residuals above)", a->out, why);
         free(text);

@@ -637,7 +637,7 @@ int sim_cmd_calibrate(int argc, char **argv)
     rc = parse_args(argc, argv, &a, &done);
     if (rc || done) goto done;
     uly_cluster bc;
-    if (sim_cluster_load(a.base, &bc, why, sizeof why)) {
+    if (preset_cluster_load(a.base, &bc, why, sizeof why)) {
         sim_err_as("ulysim calibrate", "--base %s", why);
         rc = 2;
         goto done;

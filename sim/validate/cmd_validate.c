@@ -256,7 +256,7 @@ int sim_cmd_validate(int argc, char **argv)
     uly_cluster prof[MAX_PROFILES];
     char why[1024];
     for (int k = 0; k < n_prof; k++) {
-        if (sim_cluster_load(profiles[k], &prof[k], why, sizeof why)) {
+        if (preset_cluster_load(profiles[k], &prof[k], why, sizeof why)) {
             sim_err_as("ulysim validate", "--cluster %s", why);
             free(files);
             return 2;

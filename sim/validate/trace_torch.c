@@ -140,7 +140,7 @@ static void print_table(const char *path, const tt_trace *t, const sim_ctx *c, c
         if (t->n_outside) printf(", %lld outside the steps (%.3f ms, not counted)", (long long)t->n_outside,
                                  t->outside_us * 1e-3);
         printf("\n# predicted: %s %s, micro-batch %lld, %lld GPUs, seq %lld, model %s, cluster %s%s\n",
-               sim_strategy_name(s->strategy), deg, (long long)s->micro_batch, (long long)c->gpus[0],
+               s->strategy->name, deg, (long long)s->micro_batch, (long long)c->gpus[0],
                (long long)c->seq[0], c->model.name, c->cluster.name, s->feasible ? "" : " (infeasible: priced anyway)");
         printf("# per step: measured = median over the steps of the kernel time, predicted = the plan's op times "
                "times their count per step; error = predicted / measured - 1\n");

@@ -43,7 +43,7 @@ void validate_profile_cpu(const char *profile, const char *embedded_text, char *
         char path[4096], why[256];
         const char *kind;
         js_file f;
-        if (sim_preset_path(profile, path, sizeof path, &kind, why, sizeof why) == 0 &&
+        if (preset_path(profile, path, sizeof path, &kind, why, sizeof why) == 0 &&
             js_file_read(path, 1u << 20, &f) == JS_FILE_OK) {
             source_of_text(f.text, src, sizeof src);
             free(f.text);

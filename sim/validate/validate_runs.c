@@ -302,7 +302,7 @@ static int row_resolve(const runs_table *t, int i, const int *kind, row_at *at, 
     if (!c->strat_explicit || c->n_strat != 1)
         return row_fail(why, n, at, runs_col(t, "strategy"), "which strategy? (valid: a strategy column naming one, "
                         "e.g. ulysses; see ulysim --help)");
-    r->strategy = c->strat[0];
+    r->strategy = uly_strategy_get(c->strat[0]);
     r->gpus = c->gpus[0];
     r->seq = c->seq[0];
     return 0;

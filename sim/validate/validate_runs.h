@@ -19,7 +19,7 @@ extern const char *const vr_quantity_names[VR_Q_COUNT]; /* the column names: "st
 typedef struct vr_row {
     int line;                          /* where the row starts in the file */
     char label[128], source[256], group[128];
-    int strategy;                      /* uly_strategy_id */
+    const uly_strategy *strategy;      /* the registry's entry; NULL until resolved */
     int64_t gpus, seq;
     int priced;                        /* 1: a layout with valid shapes was priced */
     char layout[96];                   /* "tp8.pp8 mb1": the best layout of the pins given */

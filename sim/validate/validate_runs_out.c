@@ -37,11 +37,7 @@ static const char *qname(const vr_row *r, int q)
 
 static const char *yes_no(int b) { return b ? "yes" : "no"; }
 
-static const char *strategy_name(int id)
-{
-    const uly_strategy *st = uly_strategy_get((uly_strategy_id)id);
-    return st ? st->name : "?";
-}
+static const char *strategy_name(const uly_strategy *st) { return st ? st->name : "?"; }
 
 /* A CSV cell: quoted when it holds a comma, a quote or a newline. */
 static void csv_cell(FILE *f, const char *s)
