@@ -151,258 +151,226 @@ static int valid_text(const char *s)
     return 1;
 }
 
-int sim_cmd_plot_main(int argc, char **argv);
+/* The command line as read: plot's own options, the traces, and the
+ * planning flags passed on to the planning parser. */
+typedef struct plot_cmd {
+    const char *fig_name, *out, *scripts;
+    int title, data_only, spread; /* spread: -1 not given, 0 best, 1 all */
+    double width, height;
+    char **user; /* the planning flags with their values, nu of them */
+    int nu;
+    char **positional; /* the arguments after the figure's name, npos of them */
+    int npos;
+    const char *cluster_arg, *model_flag; /* --cluster's value; another planning flag */
+    const char *runs_path;                /* validation --runs FILE */
+    int user_gpus, user_seq;              /* --gpus, --seq (or its Megatron name) given */
+    const figure *fig;
+    const char *term; /* png, svg or pdf, from -o */
+    char def_out[96];
+    char *csv; /* the CSV's path: the image's, ending .csv */
+} plot_cmd;
 
-int sim_cmd_plot_main(int argc, char **argv)
+/* --size W,H and --spread all|best: 0, or 2 after the message. */
+static int read_size(plot_cmd *pc, const char *val)
 {
-    const char *fig_name = NULL, *out = NULL, *scripts = NULL;
-    int title = 1, data_only = 0, spread = -1;
-    double width = 0, height = 0;
-    char names[200];
-    figure_names(names, sizeof names);
-    /* the planning flags go to sim_args_parse as a `sweep` (lists allowed),
-     * after the figure's defaults so that the user's flags win */
-    char **pass = calloc((size_t)argc + 12, sizeof *pass);
-    if (!pass) {
-        sim_err("out of memory");
-        return SIM_EXIT_INTERNAL;
+    char *e1 = NULL, *e2 = NULL;
+    pc->width = strtod(val, &e1);
+    if (e1 && (*e1 == ',' || *e1 == 'x')) pc->height = strtod(e1 + 1, &e2);
+    if (!e1 || e1 == val || !e2 || *e2 || !(pc->width >= 1 && pc->width <= 40) || !(pc->height >= 1 && pc->height <= 40)) {
+        sim_err("plot: --size '%s': not a size (valid: W,H in inches, each 1 to 40, e.g. 3.5,2.6)", val);
+        return SIM_EXIT_USAGE;
     }
-    int np = 0, rc = SIM_EXIT_OK;
-    char **user = calloc((size_t)argc + 1, sizeof *user);
-    char **positional = calloc((size_t)argc + 1, sizeof *positional);
-    int nu = 0, npos = 0;
-    const char *cluster_arg = NULL, *model_flag = NULL; /* --cluster's value; another planning flag */
-    const char *runs_path = NULL;                       /* validation --runs FILE */
-    int user_gpus = 0, user_seq = 0;                    /* --gpus, --seq (or its Megatron name) given */
-    sim_args *a = NULL;
-    sim_ctx *c = NULL;
-    plot_run *run = NULL;
-    out_file *of = calloc(2, sizeof *of); /* the CSV, the image */
-    char *csv = NULL;                      /* the CSV's path: the image's, ending .csv */
-    if (of) of[0].slot = of[1].slot = -1;
-    if (!user || !positional || !of) {
-        sim_err("out of memory");
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+    return 0;
+}
+
+static int read_spread(plot_cmd *pc, const char *val)
+{
+    if (strcmp(val, "all") == 0) pc->spread = 1;
+    else if (strcmp(val, "best") == 0) pc->spread = 0;
+    else {
+        sim_err("plot: --spread '%s': unknown value (valid: all, best)", val);
+        return SIM_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* A planning flag at argv[*i], with its value when it takes one (the
+ * planning parser's table says which: any of them, the Megatron-LM names
+ * too), kept to pass on. */
+static void keep_planning_flag(plot_cmd *pc, int argc, char **argv, int *i)
+{
+    const char *s = argv[*i];
+    const size_t nl = strcspn(s, "=");
+    const int has_eq = s[0] == '-' && s[1] == '-' && s[nl] == '=';
+    char nm[64];
+    snprintf(nm, sizeof nm, "%.*s", (int)nl, s);
+    if (!strcmp(nm, "--cluster")) pc->cluster_arg = has_eq ? s + nl + 1 : *i + 1 < argc ? argv[*i + 1] : NULL;
+    else if (!pc->model_flag) pc->model_flag = s;
+    pc->user_gpus |= !strcmp(sim_alias_canonical(nm), "--gpus");
+    pc->user_seq |= !strcmp(sim_alias_canonical(nm), "--seq");
+    pc->user[pc->nu++] = argv[*i];
+    /* not an option after it: a value left out is the planning parser's to
+     * report (`--framework --seq 512K`) */
+    if (!has_eq && sim_args_takes_value(s) && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
+        pc->user[pc->nu++] = argv[++*i];
+}
+
+/* Reads the command line into pc: 0, -1 after --help, or 2 after the message. */
+static int args_read(plot_cmd *pc, int argc, char **argv)
+{
+    static const char *const valued[] = {"--output", "--runs", "--scripts", "--size", "--spread"};
     for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char *val = NULL;
-        size_t nl = strcspn(s, "=");
-        int has_eq = s[0] == '-' && s[1] == '-' && s[nl] == '=';
+        const char *s = argv[i], *val = NULL;
+        const size_t nl = strcspn(s, "=");
+        const int has_eq = s[0] == '-' && s[1] == '-' && s[nl] == '=';
 #define FLAG(name) ((strcmp(s, name) == 0) || (has_eq && nl == strlen(name) && strncmp(s, name, nl) == 0))
-#define TAKE(name)                                                                                                    \
-    do {                                                                                                              \
-        if (has_eq) val = s + nl + 1;                                                                                 \
-        else if (i + 1 < argc) val = argv[++i];                                                                       \
-        else {                                                                                                        \
-            sim_err("plot: %s needs a value (see ulysim plot --help)", name);                                        \
-            rc = SIM_EXIT_USAGE;                                                                                      \
-            goto done;                                                                                                \
-        }                                                                                                             \
-    } while (0)
+        int opt = -1; /* which of valued, its value in val */
+        for (int k = 0; k < 5 && opt < 0; k++)
+            if (FLAG(valued[k]) || (k == 0 && !strcmp(s, "-o"))) opt = k;
+        if (opt >= 0) {
+            if (has_eq) val = s + nl + 1;
+            else if (i + 1 < argc) val = argv[++i];
+            else {
+                sim_err("plot: %s needs a value (see ulysim plot --help)", valued[opt]);
+                return SIM_EXIT_USAGE;
+            }
+        }
         if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
             help(stdout);
-            goto done;
-        } else if (strcmp(s, "-o") == 0 || FLAG("--output")) {
-            TAKE("--output");
-            out = val;
-        } else if (FLAG("--runs")) {
-            TAKE("--runs");
-            runs_path = val;
-        } else if (FLAG("--scripts")) {
-            TAKE("--scripts");
-            scripts = val;
-        } else if (FLAG("--size")) {
-            TAKE("--size");
-            char *e1 = NULL, *e2 = NULL;
-            width = strtod(val, &e1);
-            if (e1 && (*e1 == ',' || *e1 == 'x')) height = strtod(e1 + 1, &e2);
-            if (!e1 || e1 == val || !e2 || *e2 || !(width >= 1 && width <= 40) || !(height >= 1 && height <= 40)) {
-                sim_err("plot: --size '%s': not a size (valid: W,H in inches, each 1 to 40, e.g. 3.5,2.6)", val);
-                rc = SIM_EXIT_USAGE;
-                goto done;
-            }
-        } else if (FLAG("--spread")) {
-            TAKE("--spread");
-            if (strcmp(val, "all") == 0) spread = 1;
-            else if (strcmp(val, "best") == 0) spread = 0;
-            else {
-                sim_err("plot: --spread '%s': unknown value (valid: all, best)", val);
-                rc = SIM_EXIT_USAGE;
-                goto done;
-            }
-        } else if (strcmp(s, "--no-title") == 0) {
-            title = 0;
-        } else if (strcmp(s, "--data-only") == 0) {
-            data_only = 1;
-        } else if (FLAG("--timeline")) {
+            return -1;
+        } else if (opt == 0) pc->out = val;
+        else if (opt == 1) pc->runs_path = val;
+        else if (opt == 2) pc->scripts = val;
+        else if (opt == 3 && read_size(pc, val)) return SIM_EXIT_USAGE;
+        else if (opt == 4 && read_spread(pc, val)) return SIM_EXIT_USAGE;
+        else if (opt >= 3) continue;
+        else if (strcmp(s, "--no-title") == 0) pc->title = 0;
+        else if (strcmp(s, "--data-only") == 0) pc->data_only = 1;
+        else if (FLAG("--timeline")) {
             sim_err("plot: --timeline is the plan command's (valid: ulysim plan ... --timeline FILE; plot timeline "
                     "TRACE draws a harness run's schedule)");
-            rc = SIM_EXIT_USAGE;
-            goto done;
+            return SIM_EXIT_USAGE;
         } else if (FLAG("--format")) {
             sim_err("plot: --format is not used by plot (valid: -o FILE.png|FILE.svg|FILE.pdf picks the image format; the data is always CSV)");
-            rc = SIM_EXIT_USAGE;
-            goto done;
+            return SIM_EXIT_USAGE;
         } else if (s[0] != '-' || s[1] == 0) {
-            if (fig_name) positional[npos++] = argv[i];
-            else fig_name = s;
+            if (pc->fig_name) pc->positional[pc->npos++] = argv[i];
+            else pc->fig_name = s;
         } else {
-            /* a planning flag, with its value when it takes one (the
-             * planning parser's table says which: any of them, the
-             * Megatron-LM names too) */
-            if (FLAG("--cluster")) cluster_arg = has_eq ? s + nl + 1 : i + 1 < argc ? argv[i + 1] : NULL;
-            else if (!model_flag) model_flag = s;
-            {
-                char nm[64];
-                snprintf(nm, sizeof nm, "%.*s", (int)nl, s);
-                user_gpus |= !strcmp(sim_alias_canonical(nm), "--gpus");
-                user_seq |= !strcmp(sim_alias_canonical(nm), "--seq");
-            }
-            user[nu++] = argv[i];
-            /* not an option after it: a value left out is the planning
-             * parser's to report (`--framework --seq 512K`) */
-            if (!has_eq && sim_args_takes_value(s) && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
-                user[nu++] = argv[++i];
+            keep_planning_flag(pc, argc, argv, &i);
         }
 #undef FLAG
-#undef TAKE
     }
-    if (!fig_name) {
+    return 0;
+}
+
+/* The figure named, and what it takes besides the flags (traces, a runs
+ * file): 0, or 2 after the message. */
+static int figure_check(plot_cmd *pc)
+{
+    char names[200];
+    figure_names(names, sizeof names);
+    if (!pc->fig_name) {
         sim_err("plot: no figure given (valid: %s; see ulysim plot --help)", names);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
-    const figure *fig = figure_find(fig_name);
+    const figure *fig = pc->fig = figure_find(pc->fig_name);
     if (!fig) {
-        sim_err("plot: unknown figure '%s' (valid: %s)", fig_name, names);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        sim_err("plot: unknown figure '%s' (valid: %s)", pc->fig_name, names);
+        return SIM_EXIT_USAGE;
     }
-    if (runs_path) { /* the runs of a runs file, not traces: plot_fig_validation.c */
+    if (pc->runs_path) { /* the runs of a runs file, not traces: plot_fig_validation.c */
         if (fig->data != fig_validation) {
             sim_err("plot %s: --runs %s: only `plot validation --runs FILE` takes a runs file (valid: plot validation "
-                    "--runs FILE)", fig->name, runs_path);
-            rc = SIM_EXIT_USAGE;
-            goto done;
+                    "--runs FILE)", fig->name, pc->runs_path);
+            return SIM_EXIT_USAGE;
         }
         /* each run is priced on its own row's model and cluster: a flag
          * would be ignored (a --cluster too) */
-        const char *extra = npos ? positional[0] : model_flag ? model_flag : cluster_arg ? "--cluster" : NULL;
+        const char *extra = pc->npos ? pc->positional[0] : pc->model_flag ? pc->model_flag
+                                                         : pc->cluster_arg ? "--cluster" : NULL;
         if (extra) {
             sim_err("plot validation --runs %s: %s: the runs file gives each run's configuration, cluster included "
                     "(valid: plot validation --runs FILE with -o, --size, --no-title, --data-only, --scripts)",
-                    runs_path, extra);
-            rc = SIM_EXIT_USAGE;
-            goto done;
+                    pc->runs_path, extra);
+            return SIM_EXIT_USAGE;
         }
-        fig = &fig_validation_runs_def;
+        fig = pc->fig = &fig_validation_runs_def;
     }
-    if (!fig->traces && npos) {
+    if (!fig->traces && pc->npos) {
         sim_err("plot %s: unexpected argument '%s' (valid: options start with --; see ulysim plot --help)", fig->name,
-                positional[0]);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+                pc->positional[0]);
+        return SIM_EXIT_USAGE;
     }
-    if (fig->traces && (npos == 0 || (fig->traces == 1 && npos != 1))) {
+    if (fig->traces && (pc->npos == 0 || (fig->traces == 1 && pc->npos != 1))) {
         sim_err("plot %s: %s (valid: %s written by ulyharness --out; e.g. ulysim plot %s run.trace -o %s.png)",
-                fig->name, npos ? "more than one trace given" : "no trace given",
+                fig->name, pc->npos ? "more than one trace given" : "no trace given",
                 fig->traces == 1 ? "one TRACE" : "one or more TRACE files", fig->name, fig->name);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
-    if (fig->traces && model_flag) {
+    if (fig->traces && pc->model_flag) {
         sim_err("plot %s: %s: the model, workload and layout come from the trace (valid: --cluster NAME|FILE to "
-                "predict with another cluster profile, e.g. a calibrated one)", fig->name, model_flag);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+                "predict with another cluster profile, e.g. a calibrated one)", fig->name, pc->model_flag);
+        return SIM_EXIT_USAGE;
     }
-    char def_out[96];
-    if (!out) {
-        snprintf(def_out, sizeof def_out, "%s.png", fig->name);
-        out = def_out;
-    }
-    const char *ext = strrchr(out, '.');
-    const char *slash = strrchr(out, '/');
-    const char *term = NULL;
-    if (ext && (!slash || ext > slash)) {
-        if (strcmp(ext, ".png") == 0) term = "png";
-        else if (strcmp(ext, ".svg") == 0) term = "svg";
-        else if (strcmp(ext, ".pdf") == 0) term = "pdf";
-    }
-    if (!term || ext == out || (slash && ext == slash + 1)) {
-        sim_err("plot: -o '%s': unknown image format (valid: a file name ending in .png, .svg or .pdf)", out);
-        rc = SIM_EXIT_USAGE;
-        goto done;
-    }
-    if (!valid_text(out) || (scripts && !valid_text(scripts))) {
-        sim_err("plot: file names with control characters are not supported");
-        rc = SIM_EXIT_USAGE;
-        goto done;
-    }
-    {
-        /* before the work: gnuplot writes the image by name, and the data
-         * goes to the CSV beside it; neither may replace an input, which is
-         * read only later (out_file.h) */
-        char why[4400];
-        if (runs_path) out_file_input_note(runs_path, NULL);
-        for (int k = 0; k < npos; k++) out_file_input_note(positional[k], NULL);
-        const size_t base = (size_t)(ext - out);
-        if (!(csv = malloc(base + 5))) {
-            sim_err("out of memory");
-            rc = SIM_EXIT_INTERNAL;
-            goto done;
-        }
-        memcpy(csv, out, base);
-        strcpy(csv + base, ".csv");
-        if (out_file_check(out, data_only ? OUT_FILE_STREAM : OUT_FILE_BY_NAME, why, sizeof why)) {
-            sim_err("plot: -o %s", why);
-            rc = SIM_EXIT_USAGE;
-            goto done;
-        }
-        if (out_file_check(csv, OUT_FILE_STREAM, why, sizeof why)) {
-            sim_err("plot: -o %s writes its data to %s", out, why);
-            rc = SIM_EXIT_USAGE;
-            goto done;
-        }
-    }
+    return 0;
+}
 
-    pass[np++] = argv[0];
-    pass[np++] = (char *)"sweep";
-    /* the figure's GPUs and lengths, where the user gave none (an option
-     * is given once: the parser refuses a second) */
-    if (!user_gpus) {
-        pass[np++] = (char *)"--gpus";
-        pass[np++] = (char *)fig->def_gpus;
+/* The image's format from -o and the CSV beside it, both checked before the
+ * work: gnuplot writes the image by name, and the data goes to the CSV;
+ * neither may replace an input, which is read only later (out_file.h). 0,
+ * or 1 / 2 after the message. */
+static int outputs_check(plot_cmd *pc)
+{
+    if (!pc->out) {
+        snprintf(pc->def_out, sizeof pc->def_out, "%s.png", pc->fig->name);
+        pc->out = pc->def_out;
     }
-    if (!user_seq) {
-        pass[np++] = (char *)"--seq";
-        pass[np++] = (char *)fig->def_seq;
+    const char *out = pc->out, *ext = strrchr(out, '.'), *slash = strrchr(out, '/');
+    if (ext && (!slash || ext > slash)) {
+        if (strcmp(ext, ".png") == 0) pc->term = "png";
+        else if (strcmp(ext, ".svg") == 0) pc->term = "svg";
+        else if (strcmp(ext, ".pdf") == 0) pc->term = "pdf";
     }
-    for (int i = 0; i < nu; i++) pass[np++] = user[i];
-    a = malloc(sizeof *a);
-    c = malloc(sizeof *c);
-    run = calloc(1, sizeof *run);
-    if (!a || !c || !run) {
-        sim_err("out of memory");
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+    if (!pc->term || ext == out || (slash && ext == slash + 1)) {
+        sim_err("plot: -o '%s': unknown image format (valid: a file name ending in .png, .svg or .pdf)", out);
+        return SIM_EXIT_USAGE;
+    }
+    if (!valid_text(out) || (pc->scripts && !valid_text(pc->scripts))) {
+        sim_err("plot: file names with control characters are not supported");
+        return SIM_EXIT_USAGE;
     }
     char why[4400];
-    rc = sim_args_parse(np, pass, a, why, sizeof why);
-    if (rc) {
-        sim_err("plot: %s", why);
-        goto done;
+    if (pc->runs_path) out_file_input_note(pc->runs_path, NULL);
+    for (int k = 0; k < pc->npos; k++) out_file_input_note(pc->positional[k], NULL);
+    const size_t base = (size_t)(ext - out);
+    if (!(pc->csv = malloc(base + 5))) {
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
     }
+    memcpy(pc->csv, out, base);
+    strcpy(pc->csv + base, ".csv");
+    if (out_file_check(out, pc->data_only ? OUT_FILE_STREAM : OUT_FILE_BY_NAME, why, sizeof why)) {
+        sim_err("plot: -o %s", why);
+        return SIM_EXIT_USAGE;
+    }
+    if (out_file_check(pc->csv, OUT_FILE_STREAM, why, sizeof why)) {
+        sim_err("plot: -o %s writes its data to %s", out, why);
+        return SIM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The planning flags a figure cannot take: 0, or 2 after the message. */
+static int flags_check(const figure *fig, const plot_cmd *pc, const sim_args *a)
+{
     if (a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH) {
         char ppv[32];
         if (a->pin_pp > 1) snprintf(ppv, sizeof ppv, "%lld", (long long)a->pin_pp);
         else snprintf(ppv, sizeof ppv, "auto");
         sim_err("plot %s: --pp %s: figures are drawn without a pipeline (valid: 1, or leave it out; ulysim --pp "
                 "plans with one)", fig->name, ppv);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
     if (a->pin_vpp > 1 || a->layers_per_vstage > 0) {
         if (a->pin_vpp > 1)
@@ -413,212 +381,287 @@ int sim_cmd_plot_main(int argc, char **argv)
             sim_err("plot %s: --num-layers-per-virtual-pipeline-stage %lld: figures are drawn without a pipeline, so "
                     "without interleaving (valid: leave it out; ulysim --pp P --virtual-stages V plans with one)",
                     fig->name, (long long)a->layers_per_vstage);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
     if (!fig->gpus_list && a->n_gpus != 1) {
         sim_err("plot %s: --gpus takes one GPU count here, got %d values (valid: %s)", fig->name, a->n_gpus, fig->x_what);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
     if (!fig->seq_list && a->n_seq != 1) {
         sim_err("plot %s: --seq takes one length here, got %d values (valid: %s)", fig->name, a->n_seq, fig->x_what);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
     if (fig->data == fig_max_batch && (a->global_batch || a->batch_set)) {
         /* a --batch changed the header and the left-out notes' pricing, not the data */
         sim_err("plot max-batch: --%s %lld: the figure searches the batch itself (valid: leave it out)",
                 a->global_batch ? "global-batch" : "batch", (long long)(a->global_batch ? a->global_batch : a->batch));
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
-    if (spread >= 0 && fig->def_spread < 0) {
+    if (pc->spread >= 0 && fig->def_spread < 0) {
         sim_err("plot %s: --spread is not used by this figure (valid: with throughput, memory, breakdown)", fig->name);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
-    run->spread_all = spread >= 0 ? spread : fig->def_spread > 0;
-    run->data_only = data_only;
+    return 0;
+}
+
+/* The planning flags parsed as a `sweep` (lists allowed), after the
+ * figure's GPUs and lengths where the user gave none (an option is given
+ * once: the parser refuses a second), and resolved into c: 0, or 1 / 2
+ * after the message. */
+static int request_resolve(const plot_cmd *pc, char *argv0, sim_args *a, sim_ctx *c, plot_run *run)
+{
+    const figure *fig = pc->fig;
+    char **pass = calloc((size_t)pc->nu + 8, sizeof *pass);
+    if (!pass) {
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
+    }
+    int np = 0;
+    pass[np++] = argv0;
+    pass[np++] = (char *)"sweep";
+    if (!pc->user_gpus) pass[np++] = (char *)"--gpus", pass[np++] = (char *)fig->def_gpus;
+    if (!pc->user_seq) pass[np++] = (char *)"--seq", pass[np++] = (char *)fig->def_seq;
+    for (int i = 0; i < pc->nu; i++) pass[np++] = pc->user[i];
+    char why[4400];
+    int rc = sim_args_parse(np, pass, a, why, sizeof why);
+    free(pass);
+    if (rc) {
+        sim_err("plot: %s", why);
+        return rc;
+    }
+    if ((rc = flags_check(fig, pc, a)) != 0) return rc;
+    run->spread_all = pc->spread >= 0 ? pc->spread : fig->def_spread > 0;
+    run->data_only = pc->data_only;
     /* breakdown of best layouts: the same tokens in every strategy's step,
      * the recommendation's own global batch (plot_breakdown_batch) */
     if (fig->data == fig_breakdown && !run->spread_all && !a->global_batch) {
-        rc = sim_ctx_resolve(a, c, why, sizeof why);
-        if (rc) {
+        if ((rc = sim_ctx_resolve(a, c, why, sizeof why)) != 0) {
             sim_err("plot: %s", why);
-            goto done;
+            return rc;
         }
         a->global_batch = plot_breakdown_batch(c, a->gpus[0], a->seq[0]);
         a->batch_set = 1;
     }
-    rc = sim_ctx_resolve(a, c, why, sizeof why);
-    if (rc) {
-        sim_err("plot: %s", why);
-        goto done;
-    }
-    run->fig = fig;
-    run->c = c;
-    run->runs_path = runs_path;
-    if (fig->traces) {
-        run->traces = calloc((size_t)npos, sizeof *run->traces);
-        if (!run->traces) {
-            sim_err("out of memory");
-            rc = SIM_EXIT_INTERNAL;
-            goto done;
-        }
-        run->n_traces = npos;
-        for (int k = 0; k < npos; k++) {
-            run->traces[k] = calloc(1, sizeof *run->traces[k]);
-            if (!run->traces[k]) {
-                sim_err("out of memory");
-                rc = SIM_EXIT_INTERNAL;
-                goto done;
-            }
-            char twhy[1200];
-            rc = plot_trace_load(positional[k], cluster_arg, run->traces[k], twhy, sizeof twhy);
-            if (rc) {
-                sim_err("plot %s: %s", fig->name, twhy);
-                goto done;
-            }
-        }
-    }
-    {
-        size_t o = 0;
-        o += (size_t)snprintf(run->command, sizeof run->command, "ulysim plot %s", fig_name);
-        for (int i = 1; i < argc && o < sizeof run->command; i++) {
-            if (strcmp(argv[i], fig_name) == 0) continue;
-            int k = snprintf(run->command + o, sizeof run->command - o, " %s", argv[i]);
-            if (k > 0) o += (size_t)k;
-        }
-        for (char *p = run->command; *p; p++)
-            if ((unsigned char)*p < 0x20) *p = '?';
-    }
+    if ((rc = sim_ctx_resolve(a, c, why, sizeof why)) != 0) sim_err("plot: %s", why);
+    return rc;
+}
 
-    /* the CSV beside the image */
-    const size_t ol = strlen(out);
-    rc = out_file_open(&of[0], csv, OUT_FILE_STREAM, why, sizeof why);
+/* The traces of a figure drawn from harness runs: 0, or 1 / 2 after the message. */
+static int traces_load(const plot_cmd *pc, plot_run *run)
+{
+    run->traces = calloc((size_t)pc->npos, sizeof *run->traces);
+    if (!run->traces) {
+        sim_err("out of memory");
+        return SIM_EXIT_INTERNAL;
+    }
+    run->n_traces = pc->npos;
+    for (int k = 0; k < pc->npos; k++) {
+        run->traces[k] = calloc(1, sizeof *run->traces[k]);
+        if (!run->traces[k]) {
+            sim_err("out of memory");
+            return SIM_EXIT_INTERNAL;
+        }
+        char twhy[1200];
+        int rc = plot_trace_load(pc->positional[k], pc->cluster_arg, run->traces[k], twhy, sizeof twhy);
+        if (rc) {
+            sim_err("plot %s: %s", pc->fig->name, twhy);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The command as typed, for the CSV's header (control bytes as '?'). */
+static void command_line(plot_run *run, const char *fig_name, int argc, char **argv)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(run->command, sizeof run->command, "ulysim plot %s", fig_name);
+    for (int i = 1; i < argc && o < sizeof run->command; i++) {
+        if (strcmp(argv[i], fig_name) == 0) continue;
+        int k = snprintf(run->command + o, sizeof run->command - o, " %s", argv[i]);
+        if (k > 0) o += (size_t)k;
+    }
+    for (char *p = run->command; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = '?';
+}
+
+/* The figure's data as CSV beside the image: 0, or 1 / 2 after the message. */
+static int csv_write(const plot_cmd *pc, plot_run *run, out_file *of)
+{
+    char why[4400];
+    int rc = out_file_open(of, pc->csv, OUT_FILE_STREAM, why, sizeof why);
     if (rc) {
         sim_err("plot: %s", why);
-        goto done;
+        return rc;
     }
-    rc = fig->data(run, of[0].fp);
-    if (rc == 0) plot_csv_notes(run, of[0].fp);
-    if (rc == 0 && out_file_commit(&of[0], "", why, sizeof why)) {
+    rc = pc->fig->data(run, of->fp);
+    if (rc == 0) plot_csv_notes(run, of->fp);
+    if (rc == 0 && out_file_commit(of, "", why, sizeof why)) {
         sim_err("plot: %s", why);
         rc = SIM_EXIT_INTERNAL;
     }
-    if (rc) goto done;
-    if (data_only) {
-        printf("%s\n", csv);
-        goto done;
-    }
+    return rc;
+}
 
-    /* gnuplot */
-    char script[4096];
-    int fs = sim_gnuplot_script_find(scripts, fig->name, script, sizeof script);
+/* The strategies the script draws: the request's, or the traces' (each
+ * once, in the registry's order). */
+static void strategies_drawn(const plot_run *run, char *strat, size_t n)
+{
+    const sim_ctx *c = run->c;
+    strat[0] = 0;
+    for (int i = 0; i < c->n_strat && !run->fig->traces; i++) {
+        size_t l = strlen(strat);
+        snprintf(strat + l, n - l, "%s%s", i ? " " : "", sim_strategy_name(c->strat[i]));
+    }
+    if (!run->fig->traces) return;
+    for (int i = 0; uly_strategy_get((uly_strategy_id)i); i++) {
+        int any = 0;
+        for (int k = 0; k < run->n_traces; k++) any |= (int)run->traces[k]->run.layout.strategy == i;
+        size_t l = strlen(strat);
+        if (any) snprintf(strat + l, n - l, "%s%s", l ? " " : "", sim_strategy_name(i));
+    }
+}
+
+/* The title's second line: the traces, the runs file, or what of the
+ * configuration differs from the defaults (short enough for one paper
+ * column). */
+static void subtitle(const plot_cmd *pc, const plot_run *run, const sim_args *a, char *sub, size_t n)
+{
+    const figure *fig = pc->fig;
+    const sim_ctx *c = run->c;
+    char b1[32];
+    sub[0] = 0;
+    if (!pc->title) return;
+    if (fig->traces) {
+        const plot_trace *t0 = run->traces[0];
+        if (run->n_traces == 1)
+            snprintf(sub, n, "%s %s on %d ranks, N = %lld, predicted with %s",
+                     sim_strategy_name(t0->run.layout.strategy), t0->layout, t0->run.ranks,
+                     (long long)t0->run.workload.seq, t0->cluster.name);
+        else
+            snprintf(sub, n, "%d harness runs, predicted with %s", run->n_traces, t0->cluster.name);
+        return;
+    }
+    if (pc->runs_path) {
+        const char *rb = strrchr(pc->runs_path, '/');
+        snprintf(sub, n, "runs of %s, predicted by ulysim", rb ? rb + 1 : pc->runs_path);
+        return;
+    }
+    size_t o = (size_t)snprintf(sub, n, "%s, %s", c->model.name, c->cluster.name);
+    if (!fig->gpus_list && o < n) o += (size_t)snprintf(sub + o, n - o, ", %lld GPUs", (long long)a->gpus[0]);
+    /* comm-volume's panels say their N (fixed, and per GPU) */
+    if (!fig->seq_list && fig->data != fig_comm_volume && o < n) {
+        sim_size_str(a->seq[0], b1, sizeof b1);
+        o += (size_t)snprintf(sub + o, n - o, fig->data == fig_max_seq ? ", longest N searched up to %s" : ", N = %s", b1);
+    }
+    if (c->w.dtype != ULY_BF16 && o < n) o += (size_t)snprintf(sub + o, n - o, ", %s", uly_dtype_name(c->w.dtype));
+    if (c->w.micro_batch != 1 && fig->data != fig_max_batch && o < n)
+        o += (size_t)snprintf(sub + o, n - o, ", micro-batch %lld", (long long)c->w.micro_batch);
+    if (fig->data == fig_breakdown && c->w.global_batch && o < n)
+        o += (size_t)snprintf(sub + o, n - o, ", global batch %lld", (long long)c->w.global_batch);
+    /* breakdown's bars name their layouts; its line names the batch instead */
+    if (fig->def_spread >= 0 && fig->data != fig_breakdown && o < n)
+        snprintf(sub + o, n - o, "%s", run->spread_all ? ", SP over all GPUs" : ", best layouts");
+}
+
+/* gnuplot renders the CSV with the figure's script into the image: 0, or
+ * 1 / 2 after the message (the CSV stays). */
+static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args *a, out_file *img)
+{
+    const figure *fig = pc->fig;
+    const char *csv = pc->csv;
+    char script[4096], why[4400];
+    int fs = sim_gnuplot_script_find(pc->scripts, fig->name, script, sizeof script);
     if (fs == 2) {
         sim_err("plot: %s: no such script (valid: --scripts or $ULYSIM_PLOTS naming a directory with %s.gp); the data is in %s",
                 script, fig->name, csv);
-        rc = SIM_EXIT_USAGE;
-        goto done;
+        return SIM_EXIT_USAGE;
     }
     if (fs) {
         char dirs[9000];
         sim_gnuplot_script_dirs(dirs, sizeof dirs);
         sim_err("plot: cannot find %s.gp in %s (set $ULYSIM_PLOTS or --scripts); the data is in %s", fig->name, dirs,
                 csv);
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+        return SIM_EXIT_INTERNAL;
     }
-    rc = out_file_open(&of[1], out, OUT_FILE_BY_NAME, why, sizeof why);
+    int rc = out_file_open(img, pc->out, OUT_FILE_BY_NAME, why, sizeof why);
     if (rc) {
         sim_err("plot: %s; the data is in %s", why, csv);
-        goto done;
+        return rc;
     }
-    size_t vn = 3 * (ol + strlen(csv)) + 2048;
-    char *vars = calloc(vn, 1);
+    const size_t vn = 3 * (strlen(pc->out) + strlen(csv)) + 2048;
+    char *vars = calloc(vn, 1), strat[256], sub[400];
     int bad = !vars;
     if (vars) {
-        char strat[256] = "", sub[400] = "", b1[32];
-        for (int i = 0; i < c->n_strat && !fig->traces; i++) {
-            size_t l = strlen(strat);
-            snprintf(strat + l, sizeof strat - l, "%s%s", i ? " " : "", sim_strategy_name(c->strat[i]));
-        }
-        if (fig->traces) /* the traces' strategies, each once, in the registry's order */
-            for (int i = 0; uly_strategy_get((uly_strategy_id)i); i++) {
-                int any = 0;
-                for (int k = 0; k < run->n_traces; k++) any |= (int)run->traces[k]->run.layout.strategy == i;
-                size_t l = strlen(strat);
-                if (any) snprintf(strat + l, sizeof strat - l, "%s%s", l ? " " : "", sim_strategy_name(i));
-            }
-        if (title && fig->traces) {
-            const plot_trace *t0 = run->traces[0];
-            if (run->n_traces == 1)
-                snprintf(sub, sizeof sub, "%s %s on %d ranks, N = %lld, predicted with %s",
-                         sim_strategy_name(t0->run.layout.strategy), t0->layout, t0->run.ranks,
-                         (long long)t0->run.workload.seq, t0->cluster.name);
-            else
-                snprintf(sub, sizeof sub, "%d harness runs, predicted with %s", run->n_traces, t0->cluster.name);
-        } else if (title && runs_path) {
-            const char *rb = strrchr(runs_path, '/');
-            snprintf(sub, sizeof sub, "runs of %s, predicted by ulysim", rb ? rb + 1 : runs_path);
-        } else if (title) {
-            /* short enough for one paper column: what differs from the defaults only */
-            size_t o = (size_t)snprintf(sub, sizeof sub, "%s, %s", c->model.name, c->cluster.name);
-            if (!fig->gpus_list && o < sizeof sub)
-                o += (size_t)snprintf(sub + o, sizeof sub - o, ", %lld GPUs", (long long)a->gpus[0]);
-            /* comm-volume's panels say their N (fixed, and per GPU) */
-            if (!fig->seq_list && fig->data != fig_comm_volume && o < sizeof sub) {
-                sim_size_str(a->seq[0], b1, sizeof b1);
-                o += (size_t)snprintf(sub + o, sizeof sub - o, fig->data == fig_max_seq ? ", longest N searched up to %s" : ", N = %s", b1);
-            }
-            if (c->w.dtype != ULY_BF16 && o < sizeof sub)
-                o += (size_t)snprintf(sub + o, sizeof sub - o, ", %s", uly_dtype_name(c->w.dtype));
-            if (c->w.micro_batch != 1 && fig->data != fig_max_batch && o < sizeof sub)
-                o += (size_t)snprintf(sub + o, sizeof sub - o, ", micro-batch %lld", (long long)c->w.micro_batch);
-            if (fig->data == fig_breakdown && c->w.global_batch && o < sizeof sub)
-                o += (size_t)snprintf(sub + o, sizeof sub - o, ", global batch %lld", (long long)c->w.global_batch);
-            /* breakdown's bars name their layouts; its line names the batch instead */
-            if (fig->def_spread >= 0 && fig->data != fig_breakdown && o < sizeof sub)
-                snprintf(sub + o, sizeof sub - o, "%s", run->spread_all ? ", SP over all GPUs" : ", best layouts");
-        }
+        strategies_drawn(run, strat, sizeof strat);
+        subtitle(pc, run, a, sub, sizeof sub);
         bad |= sim_gnuplot_assign(vars, vn, "data", csv);
-        bad |= sim_gnuplot_assign(vars, vn, "out", of[1].tmp);
-        bad |= sim_gnuplot_assign(vars, vn, "term", term);
+        bad |= sim_gnuplot_assign(vars, vn, "out", img->tmp);
+        bad |= sim_gnuplot_assign(vars, vn, "term", pc->term);
         bad |= sim_gnuplot_assign(vars, vn, "subtitle", sub);
         bad |= sim_gnuplot_assign(vars, vn, "strategies", strat);
-        if (width > 0) {
+        if (pc->width > 0) {
             size_t l = strlen(vars);
-            snprintf(vars + l, vn - l, "width=%.4g; height=%.4g; ", width, height);
+            snprintf(vars + l, vn - l, "width=%.4g; height=%.4g; ", pc->width, pc->height);
         }
     }
     if (bad) {
         free(vars);
         sim_err("out of memory");
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+        return SIM_EXIT_INTERNAL;
     }
-    if (sim_gnuplot_run("plot", vars, script) != 0) {
-        fprintf(stderr, "ulysim: plot: the data is in %s\n", csv);
-        free(vars);
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
-    }
+    rc = sim_gnuplot_run("plot", vars, script);
     free(vars);
-    if (!sim_image_whole(of[1].tmp, term)) { /* a full disk cuts it short, and gnuplot still exits 0 */
-        sim_err("plot: gnuplot wrote no whole %s image with %s (a full disk?); the data is in %s", term, script,
+    if (rc != 0) {
+        fprintf(stderr, "ulysim: plot: the data is in %s\n", csv);
+        return SIM_EXIT_INTERNAL;
+    }
+    if (!sim_image_whole(img->tmp, pc->term)) { /* a full disk cuts it short, and gnuplot still exits 0 */
+        sim_err("plot: gnuplot wrote no whole %s image with %s (a full disk?); the data is in %s", pc->term, script,
                 csv);
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+        return SIM_EXIT_INTERNAL;
     }
-    if (out_file_commit(&of[1], "", why, sizeof why)) {
+    if (out_file_commit(img, "", why, sizeof why)) {
         sim_err("plot: %s; the data is in %s", why, csv);
-        rc = SIM_EXIT_INTERNAL;
-        goto done;
+        return SIM_EXIT_INTERNAL;
     }
-    printf("%s\n%s\n", out, csv);
-done:
-    free(csv);
+    return 0;
+}
+
+int sim_cmd_plot_main(int argc, char **argv);
+
+int sim_cmd_plot_main(int argc, char **argv)
+{
+    plot_cmd pc = {.title = 1, .spread = -1};
+    pc.user = calloc((size_t)argc + 1, sizeof *pc.user);
+    pc.positional = calloc((size_t)argc + 1, sizeof *pc.positional);
+    sim_args *a = malloc(sizeof *a);
+    sim_ctx *c = malloc(sizeof *c);
+    plot_run *run = calloc(1, sizeof *run);
+    out_file *of = calloc(2, sizeof *of); /* the CSV, the image */
+    if (of) of[0].slot = of[1].slot = -1;
+    int rc = SIM_EXIT_OK;
+    if (!pc.user || !pc.positional || !a || !c || !run || !of) {
+        sim_err("out of memory");
+        rc = SIM_EXIT_INTERNAL;
+    }
+    if (!rc) rc = args_read(&pc, argc, argv);
+    if (!rc) rc = figure_check(&pc);
+    if (!rc) rc = outputs_check(&pc);
+    if (!rc) rc = request_resolve(&pc, argv[0], a, c, run);
+    if (!rc) {
+        run->fig = pc.fig;
+        run->c = c;
+        run->runs_path = pc.runs_path;
+        if (pc.fig->traces) rc = traces_load(&pc, run);
+    }
+    if (!rc) {
+        command_line(run, pc.fig_name, argc, argv);
+        rc = csv_write(&pc, run, &of[0]);
+    }
+    if (!rc && pc.data_only) printf("%s\n", pc.csv);
+    else if (!rc && !(rc = image_render(&pc, run, a, &of[1]))) printf("%s\n%s\n", pc.out, pc.csv);
+    free(pc.csv);
     if (of) {
         out_file_discard(&of[0]);
         out_file_discard(&of[1]);
@@ -632,11 +675,10 @@ done:
             }
         free(run->traces);
     }
-    free(pass);
-    free(user);
-    free(positional);
+    free(pc.user);
+    free(pc.positional);
     free(a);
     free(c);
     free(run);
-    return rc;
+    return rc < 0 ? SIM_EXIT_OK : rc;
 }
