@@ -3,6 +3,7 @@
 #include "args.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,37 +305,20 @@ static int parse_fraction(const char *flag, const char *v, double *out, char *wh
     return 0;
 }
 
-void sim_args_help(FILE *f)
+static void args_defaults(sim_args *a);
+
+/* The options of --help, with the vocabularies' choices and defaults. */
+static void help_options(FILE *f)
 {
-    fprintf(f,
-"usage: ulysim [COMMAND] [OPTIONS]\n"
-"\n"
-"Capacity planning for sequence parallelism from an analytic model of each\n"
-"strategy below.\n"
-"\n"
-"commands:\n"
-"  plan       (default) best layout of every strategy, the recommendation and its\n"
-"             per-layer operations:            ulysim --gpus 64 --seq 1M\n"
-"  max-seq    longest sequence each strategy fits on --gpus (--seq: upper bound,\n"
-"             default 1G tokens):               ulysim max-seq --gpus 64\n"
-"  min-gpus   fewest GPUs on which each strategy fits --seq (--gpus: upper bound,\n"
-"             default the cluster's GPUs):      ulysim min-gpus --seq 4M\n"
-"  sweep      best layout per (strategy, seq, gpus); --seq and --gpus take lists\n"
-"             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
-"                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
-"  presets    list the model and cluster presets with description and source;\n"
-"             `presets show NAME` prints one whole, a template to edit\n");
-    /* the registry's commands (commands.c), one line each */
-    for (int i = 0; i < sim_command_count(); i++) {
-        const sim_command *c = sim_command_at(i);
-        fprintf(f, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary, c->name);
-    }
-    /* the strategy registry, in its order */
-    fprintf(f, "\nstrategies (--strategy NAME):\n");
-    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
-        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
-        if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
-    }
+    /* the vocabularies' choices and defaults */
+    sim_args d;
+    args_defaults(&d);
+    char v[5][120];
+    uly_names_join(dtype_names, ULY_DTYPE_COUNT, "|", "|", v[0], sizeof v[0]);
+    uly_names_join(recompute_names, ULY_RECOMPUTE_COUNT, "|", "|", v[1], sizeof v[1]);
+    uly_names_join(split_names, ULY_SPLIT_COUNT, "|", "|", v[2], sizeof v[2]);
+    uly_names_join(framework_names, ULY_FW_COUNT, "|", "|", v[3], sizeof v[3]);
+    uly_names_join(attn_kernel_names, ULY_AK_COUNT, "|", "|", v[4], sizeof v[4]);
     fprintf(f,
 "\n"
 "options (sizes accept 131072, 128K, 1M, 1G, 1T, 1e6, 2^20; K, M, G, T are powers of 1024):\n"
@@ -360,16 +344,16 @@ void sim_args_help(FILE *f)
 "                       global batch) [sequences; default 1]\n"
 "  --global-batch G     sequences per optimizer step [default micro-batch x dp;\n"
 "                       when given without --batch, micro-batches are searched]\n"
-"  --dtype T            bf16|fp16|fp32 [default bf16]\n"
-"  --recompute R        none|selective|full activation recompute [default full]\n"
+"  --dtype T            %s [default %s]\n"
+"  --recompute R        %s activation recompute [default %s]\n"
 "  --zero Z             ZeRO stage 0|1|2|3 over the data x sequence group [default 3]\n"
 "  --causal, --no-causal  causal attention mask [default causal]\n"
 "  --flash, --no-flash  blockwise (flash) attention [default flash]\n"
-"  --split S            zigzag|contiguous causal split of ring strategies [default zigzag]\n"
+"  --split S            %s causal split of ring strategies [default %s]\n"
 "  --virtual-stages V   interleaved 1F1B: V model chunks per pipeline rank [count;\n"
 "                       default 1, searched with --pp auto unless given]; the layers must\n"
 "                       divide by P x V\n"
-"  --framework F        deepspeed|megatron|fsdp: bytes per parameter of the model states\n"
+"  --framework F        %s: bytes per parameter of the model states\n"
 "                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
 "                       2 + 4 fp32 main grads + 12, --zero 0|1, default 1; fsdp: 4 + 4 + 8,\n"
 "                       --zero 0|2|3]\n"
@@ -386,7 +370,7 @@ void sim_args_help(FILE *f)
 "  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
 "                       under backward on its own stream, or after it [default: the\n"
 "                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
-"  --attn-kernel K      flash attention kernel flash2|flash3|triton|sdpa [default flash2]:\n"
+"  --attn-kernel K      flash attention kernel %s [default %s]:\n"
 "                       the preset's FlashAttention-2 curves times its published speed\n"
 "                       (flash3: Hopper GPUs only)\n"
 "  --attn-density R     block-sparse attention: fraction of score blocks computed\n"
@@ -419,7 +403,42 @@ void sim_args_help(FILE *f)
 "share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
 "source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
 "scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
-        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER);
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
+        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3], v[4], uly_attn_kernel_name(d.attn_kernel));
+}
+
+void sim_args_help(FILE *f)
+{
+    fprintf(f,
+"usage: ulysim [COMMAND] [OPTIONS]\n"
+"\n"
+"Capacity planning for sequence parallelism from an analytic model of each\n"
+"strategy below.\n"
+"\n"
+"commands:\n"
+"  plan       (default) best layout of every strategy, the recommendation and its\n"
+"             per-layer operations:            ulysim --gpus 64 --seq 1M\n"
+"  max-seq    longest sequence each strategy fits on --gpus (--seq: upper bound,\n"
+"             default 1G tokens):               ulysim max-seq --gpus 64\n"
+"  min-gpus   fewest GPUs on which each strategy fits --seq (--gpus: upper bound,\n"
+"             default the cluster's GPUs):      ulysim min-gpus --seq 4M\n"
+"  sweep      best layout per (strategy, seq, gpus); --seq and --gpus take lists\n"
+"             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
+"                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
+"  presets    list the model and cluster presets with description and source;\n"
+"             `presets show NAME` prints one whole, a template to edit\n");
+    /* the registry's commands (commands.c), one line each */
+    for (int i = 0; i < sim_command_count(); i++) {
+        const sim_command *c = sim_command_at(i);
+        fprintf(f, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary, c->name);
+    }
+    /* the strategy registry, in its order */
+    fprintf(f, "\nstrategies (--strategy NAME):\n");
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
+    }
+    help_options(f);
 }
 
 /* The two values of an option given both as ulysim's flag and as
@@ -442,9 +461,39 @@ static int alias_values_agree(int which, const char *v0, const char *v1)
     return uly_size_parse(v0, &x0, NULL, 0) == ULY_OK && uly_size_parse(v1, &x1, NULL, 0) == ULY_OK && x0 == x1;
 }
 
-int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
+/* The switches: the int field at off set to v. */
+static const struct {
+    const char *flag;
+    size_t off;
+    int v;
+} switches[] = {
+    {"--causal", offsetof(sim_args, causal), 1}, {"--no-causal", offsetof(sim_args, causal), 0},
+    {"--flash", offsetof(sim_args, flash), 1}, {"--no-flash", offsetof(sim_args, flash), 0},
+    {"--no-progress", offsetof(sim_args, progress), 0}, {"--progress", offsetof(sim_args, progress), 1},
+    {"--help", offsetof(sim_args, help), 1}, {"-h", offsetof(sim_args, help), 1},
+    {"--version", offsetof(sim_args, version), 1}, {"-V", offsetof(sim_args, version), 1},
+    {"--tp-comm-overlap", offsetof(sim_args, tp_comm_overlap), 1},
+    {"--no-tp-comm-overlap", offsetof(sim_args, tp_comm_overlap), 0},
+    {"--overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), 1},
+    {"--no-overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), -1},
+    {"--sequence-parallel", offsetof(sim_args, sequence_parallel), 1},
+};
+#define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
+
+/* What the parse keeps besides sim_args: --gpus and --seq as typed (their
+ * lists are read again once the command is known), and the last value
+ * given in each form of an option (0 ulysim's flag, 1 Megatron-LM's name
+ * for it, args_alias.c) and where: given both ways, the two must agree, as
+ * --ring and --context-parallel-size do. */
+typedef struct args_state {
+    int have_cmd;
+    const char *gpus_arg, *seq_arg, *seq_flag;
+    const char *form_val[O_COUNT][2];
+    int form_pos[O_COUNT][2];
+} args_state;
+
+static void args_defaults(sim_args *a)
 {
-    char qb[80];
     memset(a, 0, sizeof *a);
     a->cmd = SIM_CMD_PLAN;
     a->model = SIM_DEFAULT_MODEL;
@@ -458,234 +507,259 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     a->split = ULY_SPLIT_ZIGZAG;
     a->progress = 1;
     a->cp_comm = -1;
-    int have_cmd = 0;
-    const char *gpus_arg = NULL, *seq_arg = NULL, *seq_flag = "--seq";
-    /* the last value given in each form of an option (0 ulysim's flag, 1
-     * Megatron-LM's name for it, args_alias.c) and where: given both ways,
-     * the two must agree (below), as --ring and --context-parallel-size do */
-    const char *form_val[O_COUNT][2] = {{NULL}};
-    int form_pos[O_COUNT][2] = {{0}};
+}
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (arg[0] != '-' || arg[1] == 0) {
-            if (have_cmd && a->cmd == SIM_CMD_PRESETS && !a->presets_show && !strcmp(arg, "show")) {
-                a->presets_show = 1;
-                continue;
-            }
-            if (have_cmd && a->presets_show && !a->show_name) {
-                a->show_name = arg;
-                continue;
-            }
-            if (have_cmd)
-                return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
-                            text_quote(arg, qb, sizeof qb));
-            int c = 0;
-            if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
-                char valid[240] = "";
-                for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
-                for (int k = 0; k < sim_command_count(); k++) sim_join(valid, sizeof valid, ", ", sim_command_at(k)->name);
-                return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", text_quote(arg, qb, sizeof qb),
-                                valid);
-            }
-            a->cmd = (sim_cmd)c;
-            have_cmd = 1;
-            continue;
-        }
-        /* --flag=value or --flag value */
-        char name[64];
-        const char *val = NULL;
-        const char *eq = strchr(arg, '=');
-        if (eq && arg[1] == '-') {
-            size_t l = (size_t)(eq - arg);
-            if (l >= sizeof name) l = sizeof name - 1;
-            memcpy(name, arg, l);
-            name[l] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-        }
-        /* boolean flags */
-        struct { const char *flag; int *dst; int v; } bools[] = {
-            {"--causal", &a->causal, 1}, {"--no-causal", &a->causal, 0},
-            {"--flash", &a->flash, 1},   {"--no-flash", &a->flash, 0},
-            {"--no-progress", &a->progress, 0}, {"--progress", &a->progress, 1},
-            {"--help", &a->help, 1},     {"-h", &a->help, 1},
-            {"--version", &a->version, 1}, {"-V", &a->version, 1},
-            {"--tp-comm-overlap", &a->tp_comm_overlap, 1}, {"--no-tp-comm-overlap", &a->tp_comm_overlap, 0},
-            {"--overlap-grad-reduce", &a->overlap_grad_reduce, 1}, {"--no-overlap-grad-reduce", &a->overlap_grad_reduce, -1},
-            {"--sequence-parallel", &a->sequence_parallel, 1},
-        };
-        int matched = 0;
-        for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) {
-            if (strcmp(name, bools[k].flag) == 0) {
-                if (val) return sim_fail(why, n, "%s takes no value (got %s)", bools[k].flag, text_quote(val, qb, sizeof qb));
-                *bools[k].dst = bools[k].v;
-                if (!a->plan_flag && bools[k].dst != &a->help && bools[k].dst != &a->version && bools[k].dst != &a->progress)
-                    a->plan_flag = bools[k].flag;
-                matched = 1;
-                break;
-            }
-        }
-        if (matched) continue;
-
-        const char *typed = name;
-        int which = -1;
-        for (int k = 0; k < O_COUNT; k++)
-            if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
-        if (which < 0) {
-            const char *known[O_COUNT + sizeof bools / sizeof bools[0]];
-            int nk = 0;
-            for (int k = 0; k < O_COUNT; k++) known[nk++] = valued[k];
-            for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) known[nk++] = bools[k].flag;
-            const char *near = name[0] == '-' && name[1] == '-' ? sim_nearest_option(name, known, nk) : NULL;
-            if (near)
-                return sim_fail(why, n, "unknown option %s (did you mean %s? see ulysim --help)",
-                                text_quote(name, qb, sizeof qb), near);
-            return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", text_quote(name, qb, sizeof qb));
-        }
-        if (!val) {
-            if (i + 1 >= argc)
-                return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
-            /* the value left out: the next option is not taken for it (a
-             * file named --gpus written for `--timeline --gpus`) */
-            const char *next = argv[i + 1];
-            if (next[0] == '-' && next[1] == '-' && next[2]) {
-                char nn[64];
-                snprintf(nn, sizeof nn, "%.*s", (int)strcspn(next, "="), next);
-                int known = sim_args_takes_value(nn);
-                for (size_t k = 0; !known && k < sizeof bools / sizeof bools[0]; k++) known = !strcmp(nn, bools[k].flag);
-                if (known)
-                    return sim_fail(why, n, "%s needs a value (got the option %s next; valid: %s VALUE, see ulysim --help)",
-                                    name, nn, name);
-            }
-            val = argv[++i];
-        }
-        const int form = strcmp(name, valued[which]) != 0;
-        if (!a->plan_flag && which != O_FORMAT) {
-            const char *mf = form ? sim_alias_megatron(valued[which]) : NULL;
-            a->plan_flag = mf ? mf : valued[which];
-        }
-        /* one value per option, as the subcommands hold theirs
-         * (sim_opt_value): the last would win in silence; --strategy adds up */
-        if (form_val[which][form] && which != O_STRATEGY) {
-            char q1[80];
-            return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", typed,
-                            text_quote(form_val[which][form], q1, sizeof q1), text_quote(val, qb, sizeof qb));
-        }
-        form_val[which][form] = val;
-        form_pos[which][form] = i;
-        int rc = 0, c = 0;
-        int64_t x = 0;
-        switch (which) {
-        /* each value checked as typed, a list or range too: whether the
-         * command takes one is known once every argument is read (below) */
-        case O_GPUS:
-            gpus_arg = val;
-            rc = parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
-            break;
-        case O_SEQ:
-            seq_arg = val;
-            seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
-            rc = parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
-            break;
-        case O_MODEL:
-            if (!val[0]) return sim_fail(why, n, "--model '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
-            a->model = val;
-            break;
-        case O_CLUSTER:
-            if (!val[0]) return sim_fail(why, n, "--cluster '': empty (valid: a preset name, see 'ulysim presets', or FILE.json)");
-            a->cluster = val;
-            break;
-        case O_STRATEGY: rc = add_strategies(a, val, why, n); break;
-        case O_TIMELINE:
-            if (!val[0]) return sim_fail(why, n, "--timeline '': empty (valid: a file to write, e.g. plan.json)");
-            a->timeline = val;
-            break;
-        case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
-            if (which == O_PP && !strcmp(val, "auto")) {
-                a->pin_pp = ULY_PP_SEARCH;
-                break;
-            }
-            if ((rc = parse_size(typed, val, SIM_GPUS_MAX, &x, why, n)) != 0) {
-                if (which == O_PP) {
-                    size_t l = strlen(why);
-                    if (l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
-                }
-                break;
-            }
-            if (x > SIM_GPUS_MAX) { rc = sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, text_quote(val, qb, sizeof qb), (long long)SIM_GPUS_MAX); break; }
-            if (which == O_ULYSSES) a->pin_u = x;
-            else if (which == O_RING) a->pin_r = x;
-            else if (which == O_TP) a->pin_t = x;
-            else if (which == O_VSTAGES) a->pin_vpp = x;
-            else if (which == O_CP) a->cp = x;
-            else if (which == O_LAYERS_PER_VSTAGE) a->layers_per_vstage = x;
-            else a->pin_pp = x;
-            break;
-        /* the bounds are libulysim's (uly_workload_check) */
-        case O_BATCH:
-            if ((rc = parse_count(typed, val, (int64_t)1 << 20, &a->batch, why, n)) != 0) break;
-            a->batch_set = 1;
-            break;
-        case O_GLOBAL_BATCH: rc = parse_count(typed, val, (int64_t)1 << 40, &a->global_batch, why, n); break;
-        case O_DTYPE: rc = parse_choice(name, val, dtype_names, ULY_DTYPE_COUNT, &c, why, n); a->dtype = (uly_dtype)c; break;
-        case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, ULY_RECOMPUTE_COUNT, &c, why, n); a->recompute = (uly_recompute)c; break;
-        case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
-        case O_SPLIT: rc = parse_choice(name, val, split_names, ULY_SPLIT_COUNT, &c, why, n); a->split = (uly_split)c; break;
-        case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
-        case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, ULY_FW_COUNT, &c, why, n); a->framework = (uly_framework)c; break;
-        case O_ATTN_DENSITY: rc = parse_fraction(name, val, &a->attn_density, why, n); break;
-        case O_FFN_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n); break;
-        case O_LOSS_CHUNKS: rc = parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n); break;
-        case O_CP_COMM: rc = sim_cp_comm_parse(val, &a->cp_comm, why, n); break;
-        case O_NIC_BW: rc = parse_bw(name, val, &a->nic_bw_Bps, why, n); break;
-        case O_ATTN_KERNEL: {
-            rc = parse_choice(name, val, attn_kernel_names, ULY_AK_COUNT, &c, why, n);
-            a->attn_kernel = (uly_attn_kernel)c;
-            a->attn_kernel_set = 1;
-            break;
-        }
-        case O_INTRA_BW: rc = parse_bw(name, val, &a->intra_bw_Bps, why, n); break;
-        case O_GPUS_PER_NODE:
-            if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
-                rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, text_quote(val, qb, sizeof qb));
-            break;
-        case O_OVERSUB: {
-            char *end = NULL;
-            a->oversub = sim_strtod_dec(val, &end);
-            if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
-                rc = sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
-                              text_quote(val, qb, sizeof qb));
-            break;
-        }
-        case O_ZERO_PREFETCH:
-            /* D layers gathered ahead; 0 of them is no prefetch, the same
-             * as none (docs/model.md's D_z = 0; the JSON's zero_prefetch 0) */
-            if (!strcmp(val, "none") || (val[0] && strspn(val, "0") == strlen(val))) {
-                a->zero_prefetch = -1;
-            } else {
-                const int count = uly_size_parse(val, &x, NULL, 0) == ULY_OK;
-                if (count && x <= 1024) a->zero_prefetch = (int)x;
-                else rc = sim_fail(why, n, "%s %s: %s (valid: a layer count 0..1024; 0 or none: no prefetch)", name,
-                                   text_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
-            }
-            break;
-        case O_HCP: {
-            char *end = NULL;
-            const long long u = strtoll(val, &end, 10);
-            long long r = 0;
-            if (end && (*end == ',' || *end == ' ')) r = strtoll(end + 1, &end, 10);
-            if (!end || *end || u < 1 || r < 1 || u > SIM_GPUS_MAX || r > SIM_GPUS_MAX)
-                rc = sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, text_quote(val, qb, sizeof qb));
-            a->hcp_u = u;
-            a->hcp_r = r;
-            break;
-        }
-        }
-        if (rc) return rc;
+/* An argument that is not an option: the command, or `presets show NAME`. */
+static int positional(sim_args *a, args_state *st, const char *arg, char *why, size_t n)
+{
+    char qb[80];
+    if (st->have_cmd && a->cmd == SIM_CMD_PRESETS && !a->presets_show && !strcmp(arg, "show")) {
+        a->presets_show = 1;
+        return 0;
     }
-    if (a->help || a->version) return 0;
+    if (st->have_cmd && a->presets_show && !a->show_name) {
+        a->show_name = arg;
+        return 0;
+    }
+    if (st->have_cmd)
+        return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
+                        text_quote(arg, qb, sizeof qb));
+    int c = 0;
+    if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
+        char valid[240] = "";
+        for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
+        for (int k = 0; k < sim_command_count(); k++) sim_join(valid, sizeof valid, ", ", sim_command_at(k)->name);
+        return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", text_quote(arg, qb, sizeof qb), valid);
+    }
+    a->cmd = (sim_cmd)c;
+    st->have_cmd = 1;
+    return 0;
+}
+
+/* A switch named name (val: a value given with '=', refused): 1 when it is
+ * one, 0 when not, -1 (SIM_EXIT_USAGE in *rc) when given a value. */
+static int read_switch(sim_args *a, const char *name, const char *val, int *rc, char *why, size_t n)
+{
+    char qb[80];
+    for (int k = 0; k < N_SWITCHES; k++) {
+        if (strcmp(name, switches[k].flag) != 0) continue;
+        if (val) {
+            *rc = sim_fail(why, n, "%s takes no value (got %s)", switches[k].flag, text_quote(val, qb, sizeof qb));
+            return -1;
+        }
+        const size_t off = switches[k].off;
+        *(int *)((char *)a + off) = switches[k].v;
+        if (!a->plan_flag && off != offsetof(sim_args, help) && off != offsetof(sim_args, version) &&
+            off != offsetof(sim_args, progress))
+            a->plan_flag = switches[k].flag;
+        return 1;
+    }
+    return 0;
+}
+
+/* An option no table knows: SIM_EXIT_USAGE, with the nearest known one. */
+static int unknown_option(const char *name, char *why, size_t n)
+{
+    char qb[80];
+    const char *known[O_COUNT + N_SWITCHES];
+    int nk = 0;
+    for (int k = 0; k < O_COUNT; k++) known[nk++] = valued[k];
+    for (int k = 0; k < N_SWITCHES; k++) known[nk++] = switches[k].flag;
+    const char *near = name[0] == '-' && name[1] == '-' ? sim_nearest_option(name, known, nk) : NULL;
+    if (near)
+        return sim_fail(why, n, "unknown option %s (did you mean %s? see ulysim --help)", text_quote(name, qb, sizeof qb),
+                        near);
+    return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", text_quote(name, qb, sizeof qb));
+}
+
+/* The value of option name at argv[*i] when not given with '=': the next
+ * argument, unless it is another option (a file named --gpus written for
+ * `--timeline --gpus`). 0, or SIM_EXIT_USAGE. */
+static int take_value(int argc, char **argv, int *i, const char *name, const char **val, char *why, size_t n)
+{
+    if (*i + 1 >= argc) return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
+    const char *next = argv[*i + 1];
+    if (next[0] == '-' && next[1] == '-' && next[2]) {
+        char nn[64];
+        snprintf(nn, sizeof nn, "%.*s", (int)strcspn(next, "="), next);
+        int known = sim_args_takes_value(nn);
+        for (int k = 0; !known && k < N_SWITCHES; k++) known = !strcmp(nn, switches[k].flag);
+        if (known)
+            return sim_fail(why, n, "%s needs a value (got the option %s next; valid: %s VALUE, see ulysim --help)",
+                            name, nn, name);
+    }
+    *val = argv[++*i];
+    return 0;
+}
+
+/* A degree or count of the layout (--ulysses, --ring, --tp, --pp,
+ * --virtual-stages and their Megatron-LM names). */
+static int read_degree(sim_args *a, int which, const char *name, const char *val, char *why, size_t n)
+{
+    char qb[80];
+    int64_t x = 0;
+    if (which == O_PP && !strcmp(val, "auto")) {
+        a->pin_pp = ULY_PP_SEARCH;
+        return 0;
+    }
+    int rc = parse_size(name, val, SIM_GPUS_MAX, &x, why, n);
+    if (rc) {
+        size_t l = strlen(why);
+        if (which == O_PP && l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
+        return rc;
+    }
+    if (x > SIM_GPUS_MAX)
+        return sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, text_quote(val, qb, sizeof qb),
+                        (long long)SIM_GPUS_MAX);
+    int64_t *const dst[] = {[O_ULYSSES] = &a->pin_u, [O_RING] = &a->pin_r, [O_TP] = &a->pin_t, [O_PP] = &a->pin_pp,
+                            [O_VSTAGES] = &a->pin_vpp, [O_CP] = &a->cp, [O_LAYERS_PER_VSTAGE] = &a->layers_per_vstage};
+    *dst[which] = x;
+    return 0;
+}
+
+/* --oversub, --zero-prefetch, --hierarchical-context-parallel-sizes:
+ * values of their own form. */
+static int read_special(sim_args *a, int which, const char *name, const char *val, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    if (which == O_OVERSUB) {
+        a->oversub = sim_strtod_dec(val, &end);
+        if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
+            return sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
+                            text_quote(val, qb, sizeof qb));
+        return 0;
+    }
+    if (which == O_ZERO_PREFETCH) {
+        /* D layers gathered ahead; 0 of them is no prefetch, the same as
+         * none (docs/model.md's D_z = 0; the JSON's zero_prefetch 0) */
+        int64_t x = 0;
+        if (!strcmp(val, "none") || (val[0] && strspn(val, "0") == strlen(val))) {
+            a->zero_prefetch = -1;
+            return 0;
+        }
+        const int count = uly_size_parse(val, &x, NULL, 0) == ULY_OK;
+        if (count && x <= 1024) a->zero_prefetch = (int)x;
+        else return sim_fail(why, n, "%s %s: %s (valid: a layer count 0..1024; 0 or none: no prefetch)", name,
+                             text_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
+        return 0;
+    }
+    /* O_HCP: U,R */
+    const long long u = strtoll(val, &end, 10);
+    long long r = 0;
+    if (end && (*end == ',' || *end == ' ')) r = strtoll(end + 1, &end, 10);
+    a->hcp_u = u;
+    a->hcp_r = r;
+    if (!end || *end || u < 1 || r < 1 || u > SIM_GPUS_MAX || r > SIM_GPUS_MAX)
+        return sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, text_quote(val, qb, sizeof qb));
+    return 0;
+}
+
+/* A non-empty name: --model, --cluster, --timeline. */
+static int read_name(const char **dst, const char *flag, const char *val, const char *valid, char *why, size_t n)
+{
+    if (!val[0]) return sim_fail(why, n, "%s '': empty (valid: %s)", flag, valid);
+    *dst = val;
+    return 0;
+}
+
+/* One option's value, checked as typed (a list or range too: whether the
+ * command takes one is known once every argument is read). The bounds are
+ * libulysim's (uly_workload_check). */
+static int read_value(sim_args *a, args_state *st, int which, int form, const char *name, const char *val, char *why,
+                      size_t n)
+{
+    static const char presets[] = "a preset name, see 'ulysim presets', or FILE.json";
+    int rc = 0, c = 0;
+    switch (which) {
+    case O_GPUS:
+        st->gpus_arg = val;
+        return parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
+    case O_SEQ:
+        st->seq_arg = val;
+        st->seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
+        return parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
+    case O_MODEL: return read_name(&a->model, "--model", val, presets, why, n);
+    case O_CLUSTER: return read_name(&a->cluster, "--cluster", val, presets, why, n);
+    case O_TIMELINE: return read_name(&a->timeline, "--timeline", val, "a file to write, e.g. plan.json", why, n);
+    case O_STRATEGY: return add_strategies(a, val, why, n);
+    case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
+        return read_degree(a, which, name, val, why, n);
+    case O_BATCH:
+        a->batch_set = 1;
+        return parse_count(name, val, (int64_t)1 << 20, &a->batch, why, n);
+    case O_GLOBAL_BATCH: return parse_count(name, val, (int64_t)1 << 40, &a->global_batch, why, n);
+    case O_DTYPE: rc = parse_choice(name, val, dtype_names, ULY_DTYPE_COUNT, &c, why, n); a->dtype = (uly_dtype)c; break;
+    case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, ULY_RECOMPUTE_COUNT, &c, why, n); a->recompute = (uly_recompute)c; break;
+    case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
+    case O_SPLIT: rc = parse_choice(name, val, split_names, ULY_SPLIT_COUNT, &c, why, n); a->split = (uly_split)c; break;
+    case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
+    case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, ULY_FW_COUNT, &c, why, n); a->framework = (uly_framework)c; break;
+    case O_ATTN_KERNEL:
+        rc = parse_choice(name, val, attn_kernel_names, ULY_AK_COUNT, &c, why, n);
+        a->attn_kernel = (uly_attn_kernel)c;
+        a->attn_kernel_set = 1;
+        break;
+    case O_ATTN_DENSITY: return parse_fraction(name, val, &a->attn_density, why, n);
+    case O_FFN_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
+    case O_LOSS_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n);
+    case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
+    case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
+    case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);
+    case O_GPUS_PER_NODE: {
+        char qb[80];
+        if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
+            rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, text_quote(val, qb, sizeof qb));
+        break;
+    }
+    default: return read_special(a, which, name, val, why, n);
+    }
+    return rc;
+}
+
+/* One option at argv[*i] (its value taken): 0, or SIM_EXIT_USAGE. */
+static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *i, char *why, size_t n)
+{
+    const char *arg = argv[*i];
+    /* --flag=value or --flag value */
+    char name[64], qb[80];
+    const char *val = NULL, *eq = strchr(arg, '=');
+    if (eq && arg[1] == '-') {
+        size_t l = (size_t)(eq - arg);
+        if (l >= sizeof name) l = sizeof name - 1;
+        memcpy(name, arg, l);
+        name[l] = 0;
+        val = eq + 1;
+    } else {
+        snprintf(name, sizeof name, "%s", arg);
+    }
+    int rc = 0;
+    const int sw = read_switch(a, name, val, &rc, why, n);
+    if (sw) return rc;
+    int which = -1;
+    for (int k = 0; k < O_COUNT; k++)
+        if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
+    if (which < 0) return unknown_option(name, why, n);
+    if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
+    const int form = strcmp(name, valued[which]) != 0;
+    if (!a->plan_flag && which != O_FORMAT) {
+        const char *mf = form ? sim_alias_megatron(valued[which]) : NULL;
+        a->plan_flag = mf ? mf : valued[which];
+    }
+    /* one value per option, as the subcommands hold theirs (sim_opt_value):
+     * the last would win in silence; --strategy adds up */
+    if (st->form_val[which][form] && which != O_STRATEGY) {
+        char q1[80];
+        return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", name,
+                        text_quote(st->form_val[which][form], q1, sizeof q1), text_quote(val, qb, sizeof qb));
+    }
+    st->form_val[which][form] = val;
+    st->form_pos[which][form] = *i;
+    return read_value(a, st, which, form, name, val, why, n);
+}
+
+/* Once every argument is read: what one option means for another. */
+static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
+{
     /* Megatron-LM shards nothing or (distributed optimizer) the optimizer:
      * without --zero its large runs' choice, the distributed optimizer */
     if (a->framework == ULY_FW_MEGATRON && !a->zero_set) a->zero = 1;
@@ -699,28 +773,22 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
         return sim_fail(why, n, "presets show %s: --format: the preset's file is printed as it is, JSON (valid: "
                         "presets show NAME)", a->show_name);
     for (int k = 0; k < O_COUNT; k++) {
-        if (!form_val[k][0] || !form_val[k][1] || alias_values_agree(k, form_val[k][0], form_val[k][1])) continue;
-        const int f = form_pos[k][0] < form_pos[k][1] ? 0 : 1; /* the one typed first, named first */
+        if (!st->form_val[k][0] || !st->form_val[k][1] || alias_values_agree(k, st->form_val[k][0], st->form_val[k][1]))
+            continue;
+        const int f = st->form_pos[k][0] < st->form_pos[k][1] ? 0 : 1; /* the one typed first, named first */
         const char *flag[2] = {valued[k], sim_alias_megatron(valued[k])};
         return sim_fail(why, n, "%s %.60s disagrees with %s %.60s (valid: give one of them, or the same value)", flag[f],
-                        form_val[k][f], flag[!f], form_val[k][!f]);
+                        st->form_val[k][f], flag[!f], st->form_val[k][!f]);
     }
-    {
-        int rc = sim_megatron_resolve(a, why, n);
-        if (rc) return rc;
-    }
-
+    int rc = sim_megatron_resolve(a, why, n);
+    if (rc) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
-    int lists = a->cmd == SIM_CMD_SWEEP;
-    if (gpus_arg) {
-        int rc = parse_list(valued[O_GPUS], gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
-        if (rc) return rc;
-    }
-    if (seq_arg) {
-        int rc = parse_list(seq_flag, seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
-        if (rc) return rc;
-    }
+    const int lists = a->cmd == SIM_CMD_SWEEP;
+    if (st->gpus_arg && (rc = parse_list(valued[O_GPUS], st->gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n)))
+        return rc;
+    if (st->seq_arg && (rc = parse_list(st->seq_flag, st->seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n)))
+        return rc;
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
     if (a->timeline && a->cmd != SIM_CMD_PLAN)
         return sim_fail(why, n, "--timeline %s: only the plan command writes a timeline (got %s)", a->timeline,
@@ -730,3 +798,18 @@ int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
     return 0;
 }
 
+int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
+{
+    args_state st;
+    memset(&st, 0, sizeof st);
+    st.seq_flag = "--seq";
+    args_defaults(a);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const int rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n)
+                                                    : read_option(a, &st, argc, argv, &i, why, n);
+        if (rc) return rc;
+    }
+    if (a->help || a->version) return 0;
+    return args_finish(a, &st, why, n);
+}
