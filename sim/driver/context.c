@@ -98,11 +98,11 @@ static int check_gpus_nodes(const sim_ctx *c, int64_t gpus, char *why, size_t n)
                 (long long)gpus, (long long)gpn, c->cluster.name, (long long)gpn, (long long)gpn);
 }
 
-int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
+/* The model and cluster presets, the what-if flags applied to the cluster,
+ * and nodes added where the GPUs asked for need more: 0, or 2 with a reason. */
+static int presets_load(const sim_args *a, sim_ctx *c, char *why, size_t n)
 {
     char lib[512];
-    memset(c, 0, sizeof *c);
-    c->a = a;
     static const char cant[] = "cannot load (valid: a preset name, see 'ulysim presets', or FILE.json)";
     lib[0] = 0;
     if (preset_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
@@ -138,10 +138,14 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     lib[0] = 0;
     if (uly_cluster_check(&c->cluster, lib, sizeof lib) != ULY_OK)
         return load_fail(why, n, "--cluster", a->cluster, lib, "invalid cluster");
-    lists_resolve(a, c);
-    /* A preset's node count is a planning default, not a limit: GPUs beyond
-     * it (given, or the default 8 on a smaller cluster) add nodes of the
-     * same kind (a torus keeps its shape). */
+    return 0;
+}
+
+/* A preset's node count is a planning default, not a limit: GPUs beyond it
+ * (given, or the default 8 on a smaller cluster) add nodes of the same kind
+ * (a torus keeps its shape). */
+static void cluster_grow(sim_ctx *c)
+{
     int64_t want = 0;
     for (int i = 0; i < c->n_gpus; i++)
         if (c->gpus[i] > want) want = c->gpus[i];
@@ -150,7 +154,34 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         c->preset_nodes = c->cluster.nodes;
         c->cluster.nodes = (want + gpn - 1) / gpn;
     }
+}
 
+/* libulysim's refusal of the workload, said with the flag the field came
+ * from: SIM_EXIT_USAGE. */
+static int workload_fail(char *lib, char *why, size_t n)
+{
+    static const struct { const char *field, *flag; } map[] = {
+        {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
+        {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
+        {"framework", "--framework"}, {"attn_density", "--attn-density"}, {"ffn_chunks", "--ffn-chunks"},
+        {"loss_chunks", "--loss-chunks"}, {"zero_prefetch", "--zero-prefetch"},
+    };
+    sim_one_line(lib);
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
+        size_t l = strlen(map[k].field);
+        if (strncmp(lib, map[k].field, l) == 0 && strncmp(lib + l, " = ", 3) == 0) {
+            const char *rest = lib + l + 3;
+            const char *colon = strchr(rest, ':');
+            if (colon) return sim_fail(why, n, "%s %.*s:%s", map[k].flag, (int)(colon - rest), rest, colon + 1);
+        }
+    }
+    return sim_fail(why, n, "workload: %s", lib);
+}
+
+/* The workload of the request, and the settings of what it does not run
+ * refused, not dropped: 0, or 2 with a reason. */
+static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
+{
     uly_workload *w = &c->w;
     *w = (uly_workload){.seq = c->seq[0], .micro_batch = a->batch, .global_batch = a->global_batch,
                         .dtype = a->dtype, .causal = a->causal, .flash = a->flash, .recompute = a->recompute,
@@ -163,7 +194,6 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return sim_fail(why, n, "--attn-kernel flash3: FlashAttention-3 runs on Hopper GPUs, and cluster %s's %s is %s "
                         "(valid: flash2, triton or sdpa here)", c->cluster.name, c->cluster.gpu.name,
                         c->cluster.gpu.arch[0] ? c->cluster.gpu.arch : "of unknown architecture (gpu.arch)");
-    /* settings of what the workload does not run: refused, not dropped */
     if (a->attn_kernel_set && !a->flash)
         return sim_fail(why, n, "--attn-kernel %s: a flash attention kernel, and --no-flash materialises the scores "
                         "(valid: one of them)", uly_attn_kernel_name(a->attn_kernel));
@@ -174,63 +204,63 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     if (a->global_batch && a->batch_set && a->global_batch % a->batch != 0)
         return sim_fail(why, n, "--global-batch %lld: not a multiple of --batch %lld (valid: a multiple of the micro-batch)",
                     (long long)a->global_batch, (long long)a->batch);
-    if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) {
-        sim_one_line(lib);
-        /* name the flag the field came from */
-        static const struct { const char *field, *flag; } map[] = {
-            {"seq", "--seq"}, {"micro_batch", "--batch"}, {"global_batch", "--global-batch"},
-            {"zero_stage", "--zero"}, {"dtype", "--dtype"}, {"recompute", "--recompute"}, {"split", "--split"},
-            {"framework", "--framework"}, {"attn_density", "--attn-density"}, {"ffn_chunks", "--ffn-chunks"},
-            {"loss_chunks", "--loss-chunks"}, {"zero_prefetch", "--zero-prefetch"},
-        };
-        for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
-            size_t l = strlen(map[k].field);
-            if (strncmp(lib, map[k].field, l) == 0 && strncmp(lib + l, " = ", 3) == 0) {
-                const char *rest = lib + l + 3;
-                const char *colon = strchr(rest, ':');
-                if (colon)
-                    return sim_fail(why, n, "%s %.*s:%s", map[k].flag, (int)(colon - rest), rest, colon + 1);
-            }
-        }
-        return sim_fail(why, n, "workload: %s", lib);
-    }
+    char lib[512];
+    if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) return workload_fail(lib, why, n);
+    return 0;
+}
 
+/* The search's pins: a pinned Ulysses or ring degree leaves the rest to
+ * data parallelism (the contract: dp is what remains); TP inside them only
+ * when asked. */
+static void search_opts(const sim_args *a, sim_ctx *c)
+{
     c->pinned = a->pin_u || a->pin_r || a->pin_t || a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH;
     c->opts.pin_ulysses = a->pin_u;
     c->opts.pin_ring = a->pin_r;
     c->opts.pin_tp = a->pin_t;
-    /* a pinned Ulysses or ring degree leaves the rest to data parallelism
-     * (the contract: dp is what remains); TP inside them only when asked */
     if ((a->pin_u || a->pin_r) && !a->pin_t) c->opts.pin_tp = 1;
     c->opts.pin_pp = a->pin_pp;
     c->opts.pin_vpp = a->pin_vpp;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
+}
 
-    int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
+/* A strategy named with --strategy, checked against the pinned degrees and
+ * --sequence-parallel: 0, or 2 with a reason. */
+static int strategy_named(const sim_args *a, const uly_strategy *s, char *why, size_t n)
+{
+    const int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
+    const int uses[3] = {s->uses_ulysses, s->uses_ring, s->uses_tp};
+    for (int k = 0; k < 3; k++) {
+        if (pins[k] <= 1 || uses[k]) continue;
+        char names[200] = "";
+        for (int j = 0; j < ULY_STRAT_COUNT; j++) {
+            const uly_strategy *o = uly_strategy_get((uly_strategy_id)j);
+            const int ou[3] = {o ? o->uses_ulysses : 0, o ? o->uses_ring : 0, o ? o->uses_tp : 0};
+            if (o && ou[k]) sim_join(names, sizeof names, ", ", o->name);
+        }
+        return sim_fail(why, n, "%s %lld: strategy '%s' has no such degree (valid: 1, or a strategy that uses it: %s)",
+                        degree_flag(k), (long long)pins[k], s->name, names);
+    }
+    /* Megatron's --sequence-parallel is TP with SP: asked for together with
+     * the TP that has none, one of them would be dropped */
+    if (a->sequence_parallel && s->exec == ULY_EXEC_TP_ALLREDUCE)
+        return sim_fail(why, n, "--sequence-parallel: strategy '%s' is tensor parallelism without sequence "
+                        "parallelism (valid: drop one of them; TP with SP is --strategy megatron-sp)", s->name);
+    return 0;
+}
+
+/* The strategies of the request: those named, or every one that can take
+ * the pinned degrees. 0, or 2 with a reason. */
+static int strategies_pick(const sim_args *a, sim_ctx *c, char *why, size_t n)
+{
     if (a->n_strategies && !a->strategies_all) {
         c->strat_explicit = 1;
         for (int i = 0; i < a->n_strategies; i++) {
             const uly_strategy *s = uly_strategy_get(a->strategies[i]);
             if (!s) return sim_fail(why, n, "internal: strategy %d missing from the registry", (int)a->strategies[i]);
-            int uses[3] = {s->uses_ulysses, s->uses_ring, s->uses_tp};
-            for (int k = 0; k < 3; k++) {
-                if (pins[k] > 1 && !uses[k]) {
-                    char names[200] = "";
-                    for (int j = 0; j < ULY_STRAT_COUNT; j++) {
-                        const uly_strategy *o = uly_strategy_get((uly_strategy_id)j);
-                        int ou[3] = {o ? o->uses_ulysses : 0, o ? o->uses_ring : 0, o ? o->uses_tp : 0};
-                        if (o && ou[k]) sim_join(names, sizeof names, ", ", o->name);
-                    }
-                    return sim_fail(why, n, "%s %lld: strategy '%s' has no such degree (valid: 1, or a strategy that uses it: %s)",
-                                degree_flag(k), (long long)pins[k], s->name, names);
-                }
-            }
-            /* Megatron's --sequence-parallel is TP with SP: asked for
-             * together with the TP that has none, one of them would be dropped */
-            if (a->sequence_parallel && s->exec == ULY_EXEC_TP_ALLREDUCE)
-                return sim_fail(why, n, "--sequence-parallel: strategy '%s' is tensor parallelism without sequence "
-                                "parallelism (valid: drop one of them; TP with SP is --strategy megatron-sp)", s->name);
+            int rc = strategy_named(a, s, why, n);
+            if (rc) return rc;
             c->strat[c->n_strat++] = s->id;
         }
     } else {
@@ -240,6 +270,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
             if (s && strategy_accepts(s, a)) c->strat[c->n_strat++] = s->id;
         }
         if (c->n_strat == 0) {
+            const int64_t pins[3] = {a->pin_u, a->pin_r, a->pin_t};
             char pinned[120] = "";
             for (int k = 0; k < 3; k++)
                 if (pins[k] > 1) {
@@ -250,8 +281,13 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         }
     }
     for (int i = 0; i < c->n_strat; i++) c->opts.strategies |= 1u << c->strat[i];
-    /* a pinned head-splitting degree must split the heads: asking for an
-     * impossible layout is bad input, not a plan to explain */
+    return 0;
+}
+
+/* A pinned head-splitting degree must split the heads: asking for an
+ * impossible layout is bad input, not a plan to explain. */
+static int heads_check(const sim_args *a, const sim_ctx *c, char *why, size_t n)
+{
     const int64_t heads = c->model.heads;
     const int64_t hpins[2] = {a->pin_u, a->pin_t};
     const char *hflags[2] = {"--ulysses", "--tp"};
@@ -266,12 +302,39 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return sim_fail(why, n, "%s %lld: does not split the %lld attention heads of %s evenly (valid: %s)", hflags[k],
                     (long long)hpins[k], (long long)heads, c->model.name, valid);
     }
-    /* a pipeline stage needs at least one layer */
-    if (a->pin_pp > c->model.layers)
-        return sim_fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
-                    (long long)c->model.layers, c->model.name, (long long)c->model.layers);
-    /* interleaving: Megatron's layers per virtual stage name V through L / (pp N) */
+    return 0;
+}
+
+/* Interleaving over searched stages: some P >= 2 must have P x V dividing
+ * the layers (on plan's and max-seq's one GPU count, P dividing it too), or
+ * no layout is left to search. */
+static int vstages_search_check(const sim_args *a, const sim_ctx *c, char *why, size_t n)
+{
+    const int64_t L = c->model.layers, V = c->opts.pin_vpp;
+    const int64_t G = a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ ? c->gpus[0] : 0;
+    if (vstages_searchable(L, V, G)) return 0;
+    char valid[200] = "";
+    for (int64_t v = 2; 2 * v <= L; v++)
+        if (vstages_searchable(L, v, G)) {
+            size_t l = strlen(valid);
+            snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)v);
+        }
+    char on[64] = "";
+    if (G) snprintf(on, sizeof on, " and P dividing %lld GPUs", (long long)G);
+    return sim_fail(why, n, "--virtual-stages %lld with --pp auto: no stage count P >= 2 has P x %lld "
+                    "dividing the %lld layers of %s%s (valid: %s)", (long long)V, (long long)V, (long long)L,
+                    c->model.name, on, valid[0] ? valid : "no interleaving here: leave --virtual-stages out");
+}
+
+/* The pipeline: a stage needs at least one layer; interleaving, given as
+ * virtual stages or as Megatron's layers per virtual stage (V = L / (pp N)),
+ * needs a pipeline whose stages split the layers into chunks. */
+static int pipeline_check(const sim_args *a, sim_ctx *c, char *why, size_t n)
+{
     const int64_t L = c->model.layers;
+    if (a->pin_pp > L)
+        return sim_fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
+                    (long long)L, c->model.name, (long long)L);
     if (a->layers_per_vstage) {
         const int64_t pp = a->pin_pp > 1 ? a->pin_pp : 0, per = a->layers_per_vstage;
         if (!pp)
@@ -288,42 +351,26 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                             "that agree)", (long long)a->pin_vpp, (long long)per, (long long)L, (long long)pp, (long long)v);
         c->opts.pin_vpp = v;
     }
-    if (c->opts.pin_vpp > 1) {
-        if (a->pin_pp == 0 || a->pin_pp == 1)
-            return sim_fail(why, n, "--virtual-stages %lld: interleaving needs a pipeline (valid: with --pp P > 1 or "
-                            "--pp auto)", (long long)c->opts.pin_vpp);
-        if (a->pin_pp > 1 && L % (a->pin_pp * c->opts.pin_vpp))
-            return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks (valid: V "
-                            "with %lld x V dividing %lld)", (long long)c->opts.pin_vpp, (long long)L,
-                            (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp, (long long)L);
-        /* searched stages: some P >= 2 must have P x V dividing the layers
-         * (on plan's and max-seq's one GPU count, P dividing it too), or
-         * no layout is left to search */
-        if (a->pin_pp == ULY_PP_SEARCH) {
-            const int64_t V = c->opts.pin_vpp, G = a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ ? c->gpus[0] : 0;
-            if (!vstages_searchable(L, V, G)) {
-                char valid[200] = "";
-                for (int64_t v = 2; 2 * v <= L; v++)
-                    if (vstages_searchable(L, v, G)) {
-                        size_t l = strlen(valid);
-                        snprintf(valid + l, sizeof valid - l, "%s%lld", l ? ", " : "", (long long)v);
-                    }
-                char on[64] = "";
-                if (G) snprintf(on, sizeof on, " and P dividing %lld GPUs", (long long)G);
-                return sim_fail(why, n, "--virtual-stages %lld with --pp auto: no stage count P >= 2 has P x %lld "
-                                "dividing the %lld layers of %s%s (valid: %s)", (long long)V, (long long)V, (long long)L,
-                                c->model.name, on, valid[0] ? valid : "no interleaving here: leave --virtual-stages out");
-            }
-        }
-    }
-    /* plan and max-seq run on one GPU count: it must hold the layout */
+    if (c->opts.pin_vpp <= 1) return 0;
+    if (a->pin_pp == 0 || a->pin_pp == 1)
+        return sim_fail(why, n, "--virtual-stages %lld: interleaving needs a pipeline (valid: with --pp P > 1 or "
+                        "--pp auto)", (long long)c->opts.pin_vpp);
+    if (a->pin_pp > 1 && L % (a->pin_pp * c->opts.pin_vpp))
+        return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks (valid: V "
+                        "with %lld x V dividing %lld)", (long long)c->opts.pin_vpp, (long long)L,
+                        (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp, (long long)L);
+    return a->pin_pp == ULY_PP_SEARCH ? vstages_search_check(a, c, why, n) : 0;
+}
+
+/* The GPU counts against the layout: plan and max-seq run on one count,
+ * which must hold it; min-gpus searches up to its bound, under which the
+ * pinned layout must fit (rows of "no" without a reason, else). */
+static int gpus_check(const sim_args *a, const sim_ctx *c, char *why, size_t n)
+{
     if (a->cmd == SIM_CMD_PLAN || a->cmd == SIM_CMD_MAXSEQ) {
         int rc = sim_check_pins_divide(c, c->gpus[0], why, n);
-        if (!rc) rc = check_gpus_nodes(c, c->gpus[0], why, n);
-        if (rc) return rc;
+        return rc ? rc : check_gpus_nodes(c, c->gpus[0], why, n);
     }
-    /* min-gpus searches up to its bound: the pinned layout must fit under it
-     * (rows of "no" without a reason, else) */
     if (a->cmd == SIM_CMD_MINGPUS) {
         char desc[120];
         const int64_t prod = pins_gpus(a, desc, sizeof desc);
@@ -333,6 +380,22 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
                             (long long)prod);
     }
     return 0;
+}
+
+int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
+{
+    memset(c, 0, sizeof *c);
+    c->a = a;
+    int rc = presets_load(a, c, why, n);
+    if (rc) return rc;
+    lists_resolve(a, c);
+    cluster_grow(c);
+    if ((rc = workload_build(a, c, why, n)) != 0) return rc;
+    search_opts(a, c);
+    if ((rc = strategies_pick(a, c, why, n)) != 0) return rc;
+    if ((rc = heads_check(a, c, why, n)) != 0) return rc;
+    if ((rc = pipeline_check(a, c, why, n)) != 0) return rc;
+    return gpus_check(a, c, why, n);
 }
 
 int sim_check_pins_divide(const sim_ctx *c, int64_t gpus, char *why, size_t n)
