@@ -14,34 +14,34 @@
  * installed beside this executable (found from /proc/self/exe, so a moved
  * prefix works), else the source tree's when it exists (running from a build
  * tree), else the configure-time install prefix's. */
-const char *sim_preset_dir(void);
+const char *preset_dir(void);
 
 /* SUB ("presets", "plots") of the data directory installed beside the
  * running executable (bin/../share/ulysim/SUB), canonical, into out.
  * Returns 0, or -1 when there is none (a build tree, say). */
-int sim_data_dir_beside_exe(const char *sub, char *out, size_t n);
+int preset_data_dir_beside_exe(const char *sub, char *out, size_t n);
 
 /* name_or_path: a preset name ("llama3-8b") or a path to a .json file.
  * Returns 0, or 2 (bad input) with a reason in why. */
-int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len);
-int sim_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
+int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len);
+int preset_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
 
 /* The same schema and checks on text already in memory (a trace header, a
  * fuzzer's input): len bytes of text, not necessarily NUL-terminated;
  * `shown` names the source in messages. */
-int sim_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len);
-int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why, size_t why_len);
+int preset_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len);
+int preset_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why, size_t why_len);
 
 /* Calls fn once per preset of a kind ("models" or "clusters"), sorted by name,
  * with its name and the "description" and "source" fields. Returns the count,
  * or -1 when the directory cannot be read. */
-typedef void (*sim_preset_fn)(const char *name, const char *description, const char *source, void *ctx);
-int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx);
+typedef void (*preset_fn)(const char *name, const char *description, const char *source, void *ctx);
+int preset_list(const char *kind, preset_fn fn, void *ctx);
 
 /* 1 when s names a file (a '/' in it, or ending .json), not a preset */
-int sim_preset_is_path(const char *s);
+int preset_is_path(const char *s);
 /* The file of a preset name (a model or a cluster) or path, and its kind
  * ("models" or "clusters"): 0, or 2 with the valid names in why. */
-int sim_preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len);
+int preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len);
 
 #endif

@@ -75,7 +75,7 @@ static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", "sm_count", "gemm_peak_frac",
                                        "gemm_tile", "gemm_latency_us", "boost_clock_mhz", "sustained_clock_mhz", "mb_eff",
                                        "kernel_floor_us", NULL};
-static const char *const PEAK_KEYS[] = {"bf16", "fp16", "fp32", NULL};
+static const char *const PEAK_KEYS[] = {ULY_DTYPES(ULY_X_NAME) NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
 static const char *const ACT_KEYS[] = {"fwd", "bwd", NULL};
 static const char *const INTRA_KEYS[] = {"bw_GBps_per_dir", "lat_us", "switched", "pcie_gpus_per_switch",
@@ -493,13 +493,13 @@ static const preset_schema CLUSTER_SCHEMA = {"clusters", CLUSTER_KEYS, "layers",
                                              "this looks like a model preset, not a cluster", sizeof(uly_cluster),
                                              offsetof(uly_cluster, name), cluster_read};
 
-int sim_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why,
+int preset_cluster_parse(const char *text, size_t len, const char *shown, uly_cluster *out, char *why,
                       size_t why_len)
 {
     return preset_text_parse(&CLUSTER_SCHEMA, text, len, shown, out, why, why_len);
 }
 
-int sim_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len)
+int preset_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len)
 {
     return preset_file_load(&CLUSTER_SCHEMA, name_or_path, out, why, why_len);
 }

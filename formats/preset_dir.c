@@ -131,7 +131,7 @@ int preset_sources_check(js_doc *d, const cJSON *root)
 
 /* ------------------------------------------------------------ resolving */
 
-int sim_data_dir_beside_exe(const char *sub, char *out, size_t n)
+int preset_data_dir_beside_exe(const char *sub, char *out, size_t n)
 {
     /* /proc/self/exe, not argv[0]: it is the file that runs, whatever PATH
      * or symbolic link found it. */
@@ -150,7 +150,7 @@ int sim_data_dir_beside_exe(const char *sub, char *out, size_t n)
     return 0;
 }
 
-const char *sim_preset_dir(void)
+const char *preset_dir(void)
 {
     /* The order README.md and --help describe: an explicit choice, then the
      * copy installed with this executable (wherever the prefix now lies),
@@ -159,13 +159,13 @@ const char *sim_preset_dir(void)
     static char beside[PATH_MAX];
     const char *env = getenv("ULYSIM_PRESETS");
     if (env && *env) return env;
-    if (sim_data_dir_beside_exe("presets", beside, sizeof beside) == 0) return beside;
+    if (preset_data_dir_beside_exe("presets", beside, sizeof beside) == 0) return beside;
     struct stat st;
     if (stat(ULY_PRESET_DIR_SOURCE, &st) == 0 && S_ISDIR(st.st_mode)) return ULY_PRESET_DIR_SOURCE;
     return ULY_PRESET_DIR_INSTALLED;
 }
 
-int sim_preset_is_path(const char *s)
+int preset_is_path(const char *s)
 {
     size_t n = strlen(s);
     return strchr(s, '/') != NULL || (n >= 5 && !strcmp(s + n - 5, ".json"));
@@ -193,7 +193,7 @@ static int list_names(const char *kind, name_list *out)
     char dir[4096];
     out->v = NULL;
     out->n = out->cap = 0;
-    snprintf(dir, sizeof dir, "%s/%s", sim_preset_dir(), kind);
+    snprintf(dir, sizeof dir, "%s/%s", preset_dir(), kind);
     DIR *d = opendir(dir);
     if (!d) return -1;
     struct dirent *e;
@@ -256,12 +256,12 @@ static int resolve(const char *kind, const char *name_or_path, char *path, size_
     if (strlen(name_or_path) >= path_len)
         return js_fail(why, why_len, NULL, "%s path is too long (%zu bytes; at most %zu)", what,
                        strlen(name_or_path), path_len - 1);
-    if (sim_preset_is_path(name_or_path)) {
+    if (preset_is_path(name_or_path)) {
         snprintf(path, path_len, "%s", name_or_path);
         snprintf(shown, shown_len, "%s", name_or_path);
         return 0;
     }
-    const char *dir = sim_preset_dir();
+    const char *dir = preset_dir();
     if (valid_preset_name(name_or_path)) {
         snprintf(path, path_len, "%s/%s/%s.json", dir, kind, name_or_path);
         snprintf(shown, shown_len, "%s", path);
@@ -277,7 +277,7 @@ static int resolve(const char *kind, const char *name_or_path, char *path, size_
                    what, shown_name, names);
 }
 
-int sim_preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len)
+int preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len)
 {
     static const char *const kinds[] = {"models", "clusters"};
     char shown[1024];
@@ -288,7 +288,7 @@ int sim_preset_path(const char *name, char *path, size_t path_len, const char **
             *kind = kinds[k];
             return 0;
         }
-        if (sim_preset_is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
+        if (preset_is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
     }
     char models[1024], clusters[1024], shown_name[80];
     names_of("models", models, sizeof models);
@@ -318,7 +318,7 @@ int preset_file_load(const preset_schema *s, const char *name_or_path, void *out
             char stem[ULY_NAME_LEN], probe[4096];
             memcpy(stem, name_or_path, n - 5);
             stem[n - 5] = '\0';
-            snprintf(probe, sizeof probe, "%s/%s/%s.json", sim_preset_dir(), kind, stem);
+            snprintf(probe, sizeof probe, "%s/%s/%s.json", preset_dir(), kind, stem);
             struct stat st;
             size_t w = strlen(why);
             if (valid_preset_name(stem) && stat(probe, &st) == 0 && w + 64 < why_len)
@@ -352,7 +352,7 @@ int preset_text_parse(const preset_schema *s, const char *text, size_t len, cons
     return rc;
 }
 
-int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx)
+int preset_list(const char *kind, preset_fn fn, void *ctx)
 {
     if (!kind || (strcmp(kind, "models") && strcmp(kind, "clusters"))) return -1;
     name_list l;
@@ -361,7 +361,7 @@ int sim_preset_list(const char *kind, sim_preset_fn fn, void *ctx)
         char path[4096], why[256];
         const char *desc = "", *src = "";
         cJSON *root = NULL;
-        snprintf(path, sizeof path, "%s/%s/%s.json", sim_preset_dir(), kind, l.v[i]);
+        snprintf(path, sizeof path, "%s/%s/%s.json", preset_dir(), kind, l.v[i]);
         js_file f = {0};
         int oerr;
         if (preset_file_read(path, path, &f, why, sizeof why, &oerr) == 0) {

@@ -24,7 +24,7 @@ typedef struct preset_schema {
     int (*read)(js_doc *d, const cJSON *root, void *out);
 } preset_schema;
 
-/* name_or_path as sim_model_load takes it. The schema's size bytes of out
+/* name_or_path as preset_model_load takes it. The schema's size bytes of out
  * (NULL: none) are written only when the whole preset is valid. */
 int preset_file_load(const preset_schema *s, const char *name_or_path, void *out, char *why, size_t why_len);
 /* The same on len bytes of text in memory, named `shown` in messages. */

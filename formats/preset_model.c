@@ -62,7 +62,7 @@ static int model_read(js_doc *d, const cJSON *root, void *out)
 static const preset_schema MODEL_SCHEMA = {"models", MODEL_KEYS, "gpu", "this looks like a cluster preset, not a model",
                                            sizeof(uly_model), offsetof(uly_model, name), model_read};
 
-int sim_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len)
+int preset_model_parse(const char *text, size_t len, const char *shown, uly_model *out, char *why, size_t why_len)
 {
     return preset_text_parse(&MODEL_SCHEMA, text, len, shown, out, why, why_len);
 }
@@ -165,7 +165,7 @@ static int model_inline_parse(const char *text, uly_model *out, char *why, size_
     return preset_text_parse(&MODEL_SCHEMA, json, o, shown, out, why, why_len);
 }
 
-int sim_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
+int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
 {
     if (name_or_path && strchr(name_or_path, '=')) return model_inline_parse(name_or_path, out, why, why_len);
     return preset_file_load(&MODEL_SCHEMA, name_or_path, out, why, why_len);

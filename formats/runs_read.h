@@ -2,7 +2,7 @@
  * one run per row, as CSV (RFC 4180 quoting, '#' comment lines) or JSON Lines
  * (one object per line). Pure: text in, a table of strings out, a status and
  * a one-line message with the line (and column) back. What the columns mean
- * is the caller's (sim/validate_runs.c). */
+ * is the caller's (sim/validate/validate_runs.c). */
 #ifndef FORMATS_RUNS_READ_H
 #define FORMATS_RUNS_READ_H
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "preset.h"
+#include "text_quote.h"
 #include "trace_internal.h"
 
 static int get_bool(rd *r, const cJSON *o, const char *what, const char *k, int *out)
@@ -27,7 +28,7 @@ static int parse_model(rd *r, const cJSON *m, uly_model *out)
     if (!text) return 1;
     char why[400], where[600];
     snprintf(where, sizeof where, "%s:1: header model", r->path);
-    int rc = sim_model_parse(text, strlen(text), where, out, why, sizeof why);
+    int rc = preset_model_parse(text, strlen(text), where, out, why, sizeof why);
     free(text);
     if (rc) {
         snprintf(r->why, r->why_len, "%s", why);
@@ -36,34 +37,42 @@ static int parse_model(rd *r, const cJSON *m, uly_model *out)
     return 0;
 }
 
+/* The workload's words, in ulysim.h's vocabularies. */
+static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
+static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
+static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+
+/* A word of the header's workload, one of names: its index in *out. */
+static int get_word(rd *r, const cJSON *w, const char *k, const char *const *names, int count, int *out)
+{
+    const char *s = NULL;
+    char b[64], valid[160];
+    if (get_str(r, w, "header workload", k, &s)) return 2;
+    for (*out = 0; *out < count; ++*out)
+        if (!strcmp(s, names[*out])) return 0;
+    return fail(r, 1, "header workload \"%s\" = \"%s\": must be %s", k, shown(s, b, sizeof b),
+                uly_names_join(names, count, ", ", " or ", valid, sizeof valid));
+}
+
 static int parse_workload(rd *r, const cJSON *w, uly_workload *out)
 {
     if (!cJSON_IsObject(w)) return fail(r, 1, "header \"workload\" must be an object");
     memset(out, 0, sizeof *out);
     int64_t v;
-    const char *s = NULL;
-    char b[64];
+    int word;
     if (get_int(r, w, "header workload", "seq", 1, INT64_C(1) << 50, &out->seq)) return 2;
     if (get_int(r, w, "header workload", "micro_batch", 1, 1 << 30, &out->micro_batch)) return 2;
     if (get_int(r, w, "header workload", "global_batch", 0, INT64_C(1) << 40, &out->global_batch)) return 2;
-    if (get_str(r, w, "header workload", "dtype", &s)) return 2;
-    if (!strcmp(s, "fp32")) out->dtype = ULY_FP32;
-    else if (!strcmp(s, "bf16")) out->dtype = ULY_BF16;
-    else if (!strcmp(s, "fp16")) out->dtype = ULY_FP16;
-    else return fail(r, 1, "header workload \"dtype\" = \"%s\": must be fp32, bf16 or fp16", shown(s, b, sizeof b));
+    if (get_word(r, w, "dtype", dtype_names, ULY_DTYPE_COUNT, &word)) return 2;
+    out->dtype = (uly_dtype)word;
     if (get_bool(r, w, "header workload", "causal", &out->causal)) return 2;
     if (get_bool(r, w, "header workload", "flash", &out->flash)) return 2;
-    if (get_str(r, w, "header workload", "recompute", &s)) return 2;
-    if (!strcmp(s, "none")) out->recompute = ULY_RECOMPUTE_NONE;
-    else if (!strcmp(s, "selective")) out->recompute = ULY_RECOMPUTE_SELECTIVE;
-    else if (!strcmp(s, "full")) out->recompute = ULY_RECOMPUTE_FULL;
-    else return fail(r, 1, "header workload \"recompute\" = \"%s\": must be none, selective or full", shown(s, b, sizeof b));
+    if (get_word(r, w, "recompute", recompute_names, ULY_RECOMPUTE_COUNT, &word)) return 2;
+    out->recompute = (uly_recompute)word;
     if (get_int(r, w, "header workload", "zero_stage", 0, 3, &v)) return 2;
     out->zero_stage = (int)v;
-    if (get_str(r, w, "header workload", "split", &s)) return 2;
-    if (!strcmp(s, "zigzag")) out->split = ULY_SPLIT_ZIGZAG;
-    else if (!strcmp(s, "contiguous")) out->split = ULY_SPLIT_CONTIGUOUS;
-    else return fail(r, 1, "header workload \"split\" = \"%s\": must be zigzag or contiguous", shown(s, b, sizeof b));
+    if (get_word(r, w, "split", split_names, ULY_SPLIT_COUNT, &word)) return 2;
+    out->split = (uly_split)word;
     /* optional: traces written before the key existed were planned with the
      * gradient reduction overlapped with backward */
     int ov = 1;
@@ -103,7 +112,7 @@ static int parse_cluster(rd *r, const cJSON *h, trace_run *run, int required)
     if (!run->cluster_text) return 1;
     char why[600], where[600];
     snprintf(where, sizeof where, "%s:1: header cluster.preset", r->path);
-    if (sim_cluster_parse(run->cluster_text, strlen(run->cluster_text), where, &run->cluster, why, sizeof why)) {
+    if (preset_cluster_parse(run->cluster_text, strlen(run->cluster_text), where, &run->cluster, why, sizeof why)) {
         snprintf(r->why, r->why_len, "%s", why);
         return 2;
     }

@@ -147,7 +147,7 @@ int trace_require_passed(const trace_run *run, const char *use, char *why, size_
  * else the median rank's (the robust estimate of the same work on every
  * rank); a transfer's own time (transfer_s), its wait for late peers (load
  * imbalance) in *wait_s, 0 for other ops. Their sum over the layer ops is
- * the measured step (sim/trace_join.c). */
+ * the measured step (sim/trace/trace_join.c). */
 double trace_op_measured_s(const trace_run *run, int id, double *wait_s);
 
 /* The cluster to price a run's plan on: the embedded preset (profile NULL) or

@@ -13,11 +13,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[512];
     uly_model m;
     uly_cluster c;
-    int rc = sim_model_parse((const char *)data, size, "fuzz", &m, why, sizeof why);
+    int rc = preset_model_parse((const char *)data, size, "fuzz", &m, why, sizeof why);
     if (rc != 0 && rc != 2) abort();
     if (rc == 2 && (why[0] == 0 || strchr(why, '\n'))) abort();
     if (rc == 0 && uly_model_check(&m, NULL, 0) != ULY_OK) abort();
-    rc = sim_cluster_parse((const char *)data, size, "fuzz", &c, why, sizeof why);
+    rc = preset_cluster_parse((const char *)data, size, "fuzz", &c, why, sizeof why);
     if (rc != 0 && rc != 2) abort();
     if (rc == 2 && (why[0] == 0 || strchr(why, '\n'))) abort();
     if (rc == 0 && uly_cluster_check(&c, NULL, 0) != ULY_OK) abort();

@@ -1,5 +1,6 @@
 /* hx_args.c: ulyharness command line. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,15 +9,16 @@
 #include "preset.h"
 #include "text_quote.h"
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: mpirun -np P ulyharness --strategy S [options]\n"
     "Executes the plan libulysim builds for one transformer layer (forward and\n"
     "backward, plus the per-step DP/ZeRO ops) with real MPI collectives and CPU\n"
     "kernels; counts the bytes handed to MPI per op, times every op and checks\n"
     "the output and gradients against a float64 single-rank reference.\n"
     "\n"
-    "  --strategy S        ulysses | ring | rsa | allgather-cp | megatron-sp | usp |\n"
-    "                      megatron-tp\n"
+    "  --strategy S        ";
+/* ... the strategies of the registry, then: */
+static const char usage_rest[] =
     "  --ulysses U --ring R --tp T   degrees. T: tensor parallelism, with sequence\n"
     "                      parallelism (megatron-tp: without), also inside ring,\n"
     "                      ulysses, allgather-cp and usp (heads split T ways, each GEMM\n"
@@ -79,6 +81,30 @@ static const char usage[] =
     "                      the check's line and the one-line result\n"
     "  -V, --version       print the version and exit\n"
     "  -h, --help          print this help and exit\n";
+
+/* The usage: the strategies named as the registry has them, wrapped at 80
+ * columns under the option's text. */
+static void usage_print(FILE *f)
+{
+    fputs(usage_head, f);
+    int col = 22;
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (!s) continue;
+        const int last = i == ULY_STRAT_COUNT - 1, w = (int)strlen(s->name) + (last ? 0 : 2);
+        if (col > 22 && col + 1 + w > 80) {
+            fputs("\n                      ", f);
+            col = 22;
+        } else if (col > 22) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%s%s", s->name, last ? "" : " |");
+        col += w;
+    }
+    fputc('\n', f);
+    fputs(usage_rest, f);
+}
 
 void hx_args_defaults(hx_opts *o)
 {
@@ -267,6 +293,193 @@ static int args_cross_check(const hx_opts *o, const hx_givens *g, int rank)
     return 0;
 }
 
+/* ---------------------------------------------------------- the options */
+
+/* The readers of the options that are more than a number in a range. Each
+ * returns 0, or 2 after the message (rank 0). */
+static int read_strategy(hx_opts *o, const char *a, const char *v, int rank)
+{
+    if (!uly_strategy_find(v)) {
+        char valid[200] = "";
+        for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+            const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+            if (!s) continue;
+            size_t l = strlen(valid);
+            snprintf(valid + l, sizeof valid - l, "%s%s", l ? ", " : "", s->name);
+        }
+        return hx_args_reject(rank, "%s %s: unknown; valid: %s", a, v, valid);
+    }
+    o->strategy = v;
+    return 0;
+}
+
+/* v one of a vocabulary's names (count of them): its index in *out */
+static int read_word(const char *a, const char *v, const char *const *names, int count, int *out, int rank)
+{
+    char valid[200];
+    for (*out = 0; *out < count; ++*out)
+        if (!strcmp(v, names[*out])) return 0;
+    return hx_args_reject(rank, "%s %s: must be %s", a, v, uly_names_join(names, count, ", ", " or ", valid, sizeof valid));
+}
+
+/* the harness runs none and full: selective keeps all K,V blocks */
+static int read_recompute(hx_opts *o, const char *a, const char *v, int rank)
+{
+    const uly_recompute runs[] = {ULY_RECOMPUTE_NONE, ULY_RECOMPUTE_FULL};
+    const char *const names[] = {uly_recompute_name(runs[0]), uly_recompute_name(runs[1])};
+    if (uly_recompute_find(v) == ULY_RECOMPUTE_SELECTIVE)
+        return hx_args_reject(rank, "%s %s: not executed by the harness (the model keeps all K,V blocks for it); use "
+                              "none or full", a, v);
+    int k;
+    if (read_word(a, v, names, 2, &k, rank)) return 2;
+    o->recompute = runs[k];
+    return 0;
+}
+
+static int read_backend(hx_opts *o, const char *a, const char *v, int rank)
+{
+    if (strcmp(v, "mpi") && strcmp(v, "nccl")) return hx_args_reject(rank, "%s %s: unknown; valid: mpi, nccl", a, v);
+    o->backend = v;
+    return 0;
+}
+
+static int read_kernel(hx_opts *o, const char *a, const char *v, int rank)
+{
+    static const char *const names[] = {"ref", "flash"};
+    int k;
+    if (read_word(a, v, names, 2, &k, rank)) return 2;
+    o->kernel = names[k];
+    return 0;
+}
+
+static int read_out(hx_opts *o, const char *a, const char *v, int rank)
+{
+    /* the trace is a file: stdout carries the table and the result line */
+    if (!strcmp(v, "-"))
+        return hx_args_reject(rank, "%s -: the trace is written to a file, not to standard output, which carries the "
+                              "table and the result (valid: a file path; ./- for a file named -)", a);
+    o->out = v;
+    return 0;
+}
+
+static int read_cluster(hx_opts *o, const char *a, const char *v, int rank)
+{
+    (void)a, (void)rank;
+    o->cluster = v;
+    return 0;
+}
+
+static int read_timeout(hx_opts *o, const char *a, const char *v, int rank)
+{
+    char *end = NULL;
+    double t = strtod(v, &end);
+    if (!*v || *end || !(t >= 0) || t > 1e6) return hx_args_reject(rank, "%s %s: seconds >= 0 (0: off)", a, v);
+    o->timeout_s = t;
+    return 0;
+}
+
+/* The words of the options that take one (the --check modes in the order
+ * of HX_CHECK_AUTO .. HX_CHECK_NONE; --sync op is 0, pass 1). */
+static const char *const split_words[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const dtype_words[] = {ULY_DTYPES(ULY_X_NAME)};
+static const char *const sync_words[] = {"op", "pass"};
+static const char *const check_words[] = {"auto", "full", "sampled", "none"};
+
+/* How each option is read: a number in [lo, hi] or a size into the field at
+ * off (its type by kind), a switch setting the int field at off to lo, one
+ * of hi words (its index into the int or enum field at off), or a reader. */
+typedef enum { OPT_I64, OPT_INT, OPT_U64, OPT_SIZE, OPT_SWITCH, OPT_INJECT, OPT_WORD, OPT_READ } opt_kind;
+typedef struct hx_opt {
+    const char *name;
+    opt_kind kind;
+    size_t off, off2; /* OPT_INJECT: the rank's field and the op's */
+    int64_t lo, hi;
+    int (*read)(hx_opts *o, const char *a, const char *v, int rank);
+    const char *const *words;
+} hx_opt;
+
+#define F(field) offsetof(hx_opts, field)
+#define NUM(name, kind, field, lo, hi) {name, kind, F(field), 0, lo, hi, NULL, NULL}
+#define SIZE(name, field) {name, OPT_SIZE, F(field), 0, 0, 0, NULL, NULL}
+#define SWITCH(name, field, value) {name, OPT_SWITCH, F(field), 0, value, 0, NULL, NULL}
+#define WORD(name, field, words, count) {name, OPT_WORD, F(field), 0, 0, count, NULL, words}
+#define INJECT(name, rank, op) {name, OPT_INJECT, F(rank), F(op), 0, 0, NULL, NULL}
+#define READ(name, fn) {name, OPT_READ, 0, 0, 0, 0, fn, NULL}
+static const hx_opt opts[] = {
+    READ("--strategy", read_strategy),
+    NUM("--ulysses", OPT_I64, ulysses, 1, 1 << 20),
+    NUM("--ring", OPT_I64, ring, 1, 1 << 20),
+    NUM("--tp", OPT_I64, tp, 1, 1 << 20),
+    NUM("--pp", OPT_I64, pp, 1, 1 << 20),
+    SIZE("--seq", seq),
+    NUM("--heads", OPT_I64, heads, 1, 4096),
+    NUM("--kv-heads", OPT_I64, kv_heads, 1, 4096),
+    NUM("--head-dim", OPT_I64, head_dim, 1, 4096),
+    SIZE("--ffn", ffn),
+    NUM("--batch", OPT_I64, batch, 1, 1024),
+    SIZE("--vocab", vocab),
+    NUM("--layers", OPT_I64, layers, 1, 1000),
+    SWITCH("--swiglu", swiglu, 1),
+    SWITCH("--causal", causal, 1),
+    SWITCH("--no-causal", causal, 0),
+    WORD("--split", split, split_words, ULY_SPLIT_COUNT),
+    READ("--recompute", read_recompute),
+    NUM("--zero", OPT_INT, zero, 0, 3),
+    READ("--backend", read_backend),
+    WORD("--dtype", dtype, dtype_words, ULY_DTYPE_COUNT),
+    READ("--kernel", read_kernel),
+    NUM("--threads", OPT_INT, threads, 1, 256),
+    NUM("--warmup", OPT_INT, warmup, 0, 100000),
+    WORD("--sync", sync_pass, sync_words, 2),
+    NUM("--reps", OPT_INT, reps, 1, 100000),
+    READ("--out", read_out),
+    READ("--cluster", read_cluster),
+    READ("--cluster-file", read_cluster),
+    NUM("--seed", OPT_U64, seed, 0, INT64_MAX),
+    READ("--timeout", read_timeout),
+    SWITCH("--microbench", microbench, 1),
+    SIZE("--mb-min", mb_min),
+    SIZE("--mb-max", mb_max),
+    SWITCH("--print-plan", print_plan, 1),
+    SWITCH("--quiet", quiet, 1),
+    SWITCH("--no-check", check, HX_CHECK_NONE),
+    WORD("--check", check, check_words, 4),
+    NUM("--check-seed", OPT_U64, check_seed, 1, (int64_t)1 << 53),
+    SWITCH("--inject-error-row", inject_error_row, 1),
+    SWITCH("--inject-error", inject_error, 1),
+    INJECT("--inject-fail", inject_fail_rank, inject_fail_op),
+    INJECT("--inject-hang", inject_hang_rank, inject_hang_op),
+    INJECT("--inject-kill", inject_kill_rank, inject_kill_op),
+};
+#undef F
+#undef NUM
+#undef SIZE
+#undef SWITCH
+#undef WORD
+#undef INJECT
+#undef READ
+
+/* Option d with its value v (NULL for a switch) into o: 0, or 2 after the
+ * message. */
+static int opt_read(const hx_opt *d, hx_opts *o, const char *a, const char *v, int rank)
+{
+    char *base = (char *)o;
+    int64_t x = 0;
+    switch (d->kind) {
+    case OPT_SWITCH: *(int *)(base + d->off) = (int)d->lo; return 0;
+    case OPT_SIZE: return parse_size(a, v, (int64_t *)(base + d->off), rank);
+    case OPT_INJECT: return parse_inject(a, v, (int *)(base + d->off), (int *)(base + d->off2), rank);
+    case OPT_WORD: return read_word(a, v, d->words, (int)d->hi, (int *)(base + d->off), rank);
+    case OPT_READ: return d->read(o, a, v, rank);
+    default: break;
+    }
+    if (parse_int(a, v, d->lo, d->hi, &x, rank)) return 2;
+    if (d->kind == OPT_I64) *(int64_t *)(base + d->off) = x;
+    else if (d->kind == OPT_U64) *(uint64_t *)(base + d->off) = (uint64_t)x;
+    else *(int *)(base + d->off) = (int)x;
+    return 0;
+}
+
 int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
 {
     hx_args_defaults(o);
@@ -274,192 +487,26 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
     memset(&g, 0, sizeof g);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t x = 0;
-        /* a value, taken once */
-#define NEED()                                                              \
-    do {                                                                    \
-        if (!v) return hx_args_reject(rank, "%s: needs a value", a);        \
-        i++;                                                                \
-        if (given(&g, a, v, rank)) return 2;                                \
-    } while (0)
-        /* a switch */
-#define SWITCH() given(&g, a, NULL, rank)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            if (rank == 0) fputs(usage, stdout);
+            if (rank == 0) usage_print(stdout);
             return 1;
-        } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+        }
+        if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             /* the libulysim whose plans it executes: one version for both */
             if (rank == 0) printf("ulyharness %s (libulysim %s)\n", ULY_VERSION, ULY_VERSION);
             return 1;
-        } else if (!strcmp(a, "--strategy")) {
-            NEED();
-            if (!uly_strategy_find(v))
-                return hx_args_reject(rank, "--strategy %s: unknown; valid: %s", v,
-                           "ulysses, ring, rsa, allgather-cp, megatron-sp, usp, megatron-tp");
-            o->strategy = v;
-        } else if (!strcmp(a, "--ulysses")) {
-            NEED();
-            if (parse_int(a, v, 1, 1 << 20, &o->ulysses, rank)) return 2;
-        } else if (!strcmp(a, "--ring")) {
-            NEED();
-            if (parse_int(a, v, 1, 1 << 20, &o->ring, rank)) return 2;
-        } else if (!strcmp(a, "--tp")) {
-            NEED();
-            if (parse_int(a, v, 1, 1 << 20, &o->tp, rank)) return 2;
-        } else if (!strcmp(a, "--pp")) {
-            NEED();
-            if (parse_int(a, v, 1, 1 << 20, &o->pp, rank)) return 2;
-        } else if (!strcmp(a, "--seq")) {
-            NEED();
-            if (parse_size(a, v, &o->seq, rank)) return 2;
-        } else if (!strcmp(a, "--heads")) {
-            NEED();
-            if (parse_int(a, v, 1, 4096, &o->heads, rank)) return 2;
-        } else if (!strcmp(a, "--kv-heads")) {
-            NEED();
-            if (parse_int(a, v, 1, 4096, &o->kv_heads, rank)) return 2;
-        } else if (!strcmp(a, "--head-dim")) {
-            NEED();
-            if (parse_int(a, v, 1, 4096, &o->head_dim, rank)) return 2;
-        } else if (!strcmp(a, "--ffn")) {
-            NEED();
-            if (parse_size(a, v, &o->ffn, rank)) return 2;
-        } else if (!strcmp(a, "--batch")) {
-            NEED();
-            if (parse_int(a, v, 1, 1024, &o->batch, rank)) return 2;
-        } else if (!strcmp(a, "--vocab")) {
-            NEED();
-            if (parse_size(a, v, &o->vocab, rank)) return 2;
-        } else if (!strcmp(a, "--layers")) {
-            NEED();
-            if (parse_int(a, v, 1, 1000, &o->layers, rank)) return 2;
-        } else if (!strcmp(a, "--swiglu")) {
-            (void)SWITCH();
-            o->swiglu = 1;
-        } else if (!strcmp(a, "--causal")) {
-            (void)SWITCH();
-            o->causal = 1;
-        } else if (!strcmp(a, "--no-causal")) {
-            (void)SWITCH();
-            o->causal = 0;
-        } else if (!strcmp(a, "--split")) {
-            NEED();
-            if (!strcmp(v, "zigzag")) o->split = ULY_SPLIT_ZIGZAG;
-            else if (!strcmp(v, "contiguous")) o->split = ULY_SPLIT_CONTIGUOUS;
-            else return hx_args_reject(rank, "--split %s: must be zigzag or contiguous", v);
-        } else if (!strcmp(a, "--recompute")) {
-            NEED();
-            if (!strcmp(v, "none")) o->recompute = ULY_RECOMPUTE_NONE;
-            else if (!strcmp(v, "full")) o->recompute = ULY_RECOMPUTE_FULL;
-            else if (!strcmp(v, "selective"))
-                return hx_args_reject(rank, "--recompute %s: not executed by the harness (the model keeps all K,V "
-                                 "blocks for it); use none or full", v);
-            else return hx_args_reject(rank, "--recompute %s: must be none or full", v);
-        } else if (!strcmp(a, "--zero")) {
-            NEED();
-            if (parse_int(a, v, 0, 3, &x, rank)) return 2;
-            o->zero = (int)x;
-        } else if (!strcmp(a, "--backend")) {
-            NEED();
-            if (strcmp(v, "mpi") && strcmp(v, "nccl"))
-                return hx_args_reject(rank, "--backend %s: unknown; valid: mpi, nccl", v);
-            o->backend = v;
-        } else if (!strcmp(a, "--dtype")) {
-            NEED();
-            if (!strcmp(v, "bf16")) o->dtype = ULY_BF16;
-            else if (!strcmp(v, "fp16")) o->dtype = ULY_FP16;
-            else if (!strcmp(v, "fp32")) o->dtype = ULY_FP32;
-            else return hx_args_reject(rank, "--dtype %s: must be bf16, fp16 or fp32", v);
-        } else if (!strcmp(a, "--kernel")) {
-            NEED();
-            if (strcmp(v, "ref") && strcmp(v, "flash"))
-                return hx_args_reject(rank, "--kernel %s: must be ref or flash", v);
-            o->kernel = v;
-        } else if (!strcmp(a, "--threads")) {
-            NEED();
-            if (parse_int(a, v, 1, 256, &x, rank)) return 2;
-            o->threads = (int)x;
-        } else if (!strcmp(a, "--warmup")) {
-            NEED();
-            if (parse_int(a, v, 0, 100000, &x, rank)) return 2;
-            o->warmup = (int)x;
-        } else if (!strcmp(a, "--sync")) {
-            NEED();
-            if (strcmp(v, "op") && strcmp(v, "pass")) return hx_args_reject(rank, "--sync %s: must be op or pass", v);
-            o->sync_pass = !strcmp(v, "pass");
-        } else if (!strcmp(a, "--reps")) {
-            NEED();
-            if (parse_int(a, v, 1, 100000, &x, rank)) return 2;
-            o->reps = (int)x;
-        } else if (!strcmp(a, "--out")) {
-            NEED();
-            /* the trace is a file: stdout carries the table and the result line */
-            if (!strcmp(v, "-"))
-                return hx_args_reject(rank, "--out -: the trace is written to a file, not to standard output, which "
-                                      "carries the table and the result (valid: a file path; ./- for a file named -)");
-            o->out = v;
-        } else if (!strcmp(a, "--cluster") || !strcmp(a, "--cluster-file")) {
-            NEED();
-            o->cluster = v;
-        } else if (!strcmp(a, "--seed")) {
-            NEED();
-            if (parse_int(a, v, 0, INT64_MAX, &x, rank)) return 2;
-            o->seed = (uint64_t)x;
-        } else if (!strcmp(a, "--timeout")) {
-            NEED();
-            char *end = NULL;
-            double t = strtod(v, &end);
-            if (!*v || *end || !(t >= 0) || t > 1e6)
-                return hx_args_reject(rank, "--timeout %s: seconds >= 0 (0: off)", v);
-            o->timeout_s = t;
-        } else if (!strcmp(a, "--microbench")) {
-            o->microbench = 1;
-        } else if (!strcmp(a, "--mb-min")) {
-            NEED();
-            if (parse_size(a, v, &o->mb_min, rank)) return 2;
-        } else if (!strcmp(a, "--mb-max")) {
-            NEED();
-            if (parse_size(a, v, &o->mb_max, rank)) return 2;
-        } else if (!strcmp(a, "--print-plan")) {
-            (void)SWITCH();
-            o->print_plan = 1;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if (!strcmp(a, "--no-check")) {
-            if (SWITCH()) return 2;
-            o->check = HX_CHECK_NONE;
-        } else if (!strcmp(a, "--check")) {
-            NEED();
-            static const char *const modes[] = {"auto", "full", "sampled", "none"};
-            int m = 0;
-            while (m < 4 && strcmp(v, modes[m])) m++;
-            if (m == 4) return hx_args_reject(rank, "--check %s: must be auto, full, sampled or none", v);
-            o->check = m; /* HX_CHECK_AUTO .. HX_CHECK_NONE in this order */
-        } else if (!strcmp(a, "--check-seed")) {
-            NEED();
-            if (parse_int(a, v, 1, (int64_t)1 << 53, &x, rank)) return 2;
-            o->check_seed = (uint64_t)x;
-        } else if (!strcmp(a, "--inject-error-row")) {
-            (void)SWITCH();
-            o->inject_error_row = 1;
-        } else if (!strcmp(a, "--inject-error")) {
-            (void)SWITCH();
-            o->inject_error = 1;
-        } else if (!strcmp(a, "--inject-fail")) {
-            NEED();
-            if (parse_inject(a, v, &o->inject_fail_rank, &o->inject_fail_op, rank)) return 2;
-        } else if (!strcmp(a, "--inject-hang")) {
-            NEED();
-            if (parse_inject(a, v, &o->inject_hang_rank, &o->inject_hang_op, rank)) return 2;
-        } else if (!strcmp(a, "--inject-kill")) {
-            NEED();
-            if (parse_inject(a, v, &o->inject_kill_rank, &o->inject_kill_op, rank)) return 2;
-        } else {
-            return hx_args_reject(rank, "%s: unknown option (see --help)", a);
         }
-#undef NEED
-#undef SWITCH
+        const hx_opt *d = NULL;
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !d; k++)
+            if (!strcmp(a, opts[k].name)) d = &opts[k];
+        if (!d) return hx_args_reject(rank, "%s: unknown option (see --help)", a);
+        /* a value is taken once; a switch takes none */
+        const char *v = NULL;
+        if (d->kind != OPT_SWITCH) {
+            if (i + 1 >= argc) return hx_args_reject(rank, "%s: needs a value", a);
+            v = argv[++i];
+        }
+        if (given(&g, a, v, rank) || opt_read(d, o, a, v, rank)) return 2;
     }
     if (args_cross_check(o, &g, rank)) return 2;
     o->no_check = o->check == HX_CHECK_NONE;
@@ -476,7 +523,7 @@ int hx_args_out_check(const hx_opts *o)
         char why[4400], cluster[4096];
         const char *kind = NULL;
         /* the cluster file is read later: an --out naming it must not pass */
-        if (o->cluster && !sim_preset_path(o->cluster, cluster, sizeof cluster, &kind, why, sizeof why))
+        if (o->cluster && !preset_path(o->cluster, cluster, sizeof cluster, &kind, why, sizeof why))
             out_file_input_note(cluster, NULL);
         bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
         if (bad) hx_args_reject(0, "--out %s", why);

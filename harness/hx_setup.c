@@ -188,7 +188,7 @@ static int comms_make(hx_ctx *c)
 static int cluster_setup(hx_ctx *c)
 {
     char why[512];
-    if (sim_cluster_load(c->o.cluster, &c->cl, why, sizeof why)) {
+    if (preset_cluster_load(c->o.cluster, &c->cl, why, sizeof why)) {
         if (hx_world_rank() == 0) fprintf(stderr, "ulyharness: --cluster %s: %s\n", c->o.cluster, why);
         return 2;
     }
@@ -197,7 +197,7 @@ static int cluster_setup(hx_ctx *c)
     if (strchr(s, '/') || (n >= 5 && !strcmp(s + n - 5, ".json")))
         snprintf(c->cluster_src, sizeof c->cluster_src, "%s", s);
     else
-        snprintf(c->cluster_src, sizeof c->cluster_src, "%s/clusters/%s.json", sim_preset_dir(), s);
+        snprintf(c->cluster_src, sizeof c->cluster_src, "%s/clusters/%s.json", preset_dir(), s);
     if (hx_world_rank() == 0) {
         FILE *fp = fopen(c->cluster_src, "rb");
         if (fp) {

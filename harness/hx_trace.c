@@ -223,7 +223,6 @@ static cJSON *json_model(const uly_model *m)
 
 static cJSON *json_workload(const uly_workload *w)
 {
-    static const char *const rc[] = {"none", "selective", "full"};
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq", (double)w->seq);
     cJSON_AddNumberToObject(j, "micro_batch", (double)w->micro_batch);
@@ -231,9 +230,9 @@ static cJSON *json_workload(const uly_workload *w)
     cJSON_AddStringToObject(j, "dtype", uly_dtype_name(w->dtype));
     cJSON_AddBoolToObject(j, "causal", w->causal);
     cJSON_AddBoolToObject(j, "flash", w->flash);
-    cJSON_AddStringToObject(j, "recompute", rc[w->recompute]);
+    cJSON_AddStringToObject(j, "recompute", uly_recompute_name(w->recompute));
     cJSON_AddNumberToObject(j, "zero_stage", w->zero_stage);
-    cJSON_AddStringToObject(j, "split", w->split == ULY_SPLIT_ZIGZAG ? "zigzag" : "contiguous");
+    cJSON_AddStringToObject(j, "split", uly_split_name(w->split));
     cJSON_AddBoolToObject(j, "overlap_grad_reduce", uly_grad_reduce_overlaps(w));
     return j;
 }
@@ -433,7 +432,7 @@ int hx_trace_header_micro(hx_trace *trace, const hx_opts *o, int argc, char **ar
     cJSON_AddNumberToObject(x, "ranks", hx_world_size());
     cJSON_AddNumberToObject(x, "warmup", o->warmup);
     cJSON_AddNumberToObject(x, "reps", o->reps);
-    cJSON_AddStringToObject(x, "dtype", "fp32");
+    cJSON_AddStringToObject(x, "dtype", uly_dtype_name(ULY_FP32));
     cJSON_AddStringToObject(x, "size",
                             "nccl-tests: alltoall and reduce_scatter the send buffer, allgather the receive buffer, "
                             "allreduce the buffer, sendrecv the message; bytes per rank");

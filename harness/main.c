@@ -56,7 +56,7 @@ static int run_microbench(const hx_opts *o, hx_trace *trace, int argc, char **ar
 {
     uly_cluster cl;
     char why[512];
-    const int have_cl = sim_cluster_load(o->cluster, &cl, why, sizeof why) == 0;
+    const int have_cl = preset_cluster_load(o->cluster, &cl, why, sizeof why) == 0;
     if (o->out) HX_TRY(hx_trace_open(trace, o->out));
     HX_TRY(hx_trace_header_micro(trace, o, argc, argv, o->cluster, NULL, have_cl ? &cl : NULL));
     hx_mb_result res;

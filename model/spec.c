@@ -22,15 +22,55 @@ const char *uly_status_str(uly_status s)
 
 int uly_dtype_bytes(uly_dtype t) { return t == ULY_FP32 ? 4 : 2; }
 
-const char *uly_dtype_name(uly_dtype t)
+/* The names of each vocabulary, expanded from ulysim.h's lists (so each has
+ * exactly its enum's count of entries), and the lookups both ways. */
+static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
+static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
+static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
+static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
+static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
+static const char *const op_kind_names[] = {ULY_OP_KINDS(ULY_X_NAME)};
+
+static const char *vocab_name(const char *const *names, int count, int v) { return v >= 0 && v < count ? names[v] : "?"; }
+
+/* The value named, or count when none is. */
+static int vocab_find(const char *const *names, int count, const char *name)
 {
-    static const char *const n[] = {"bf16", "fp16", "fp32"};
-    return (unsigned)t < ULY_DTYPE_COUNT ? n[t] : "?";
+    for (int i = 0; name && i < count; i++)
+        if (strcmp(names[i], name) == 0) return i;
+    return count;
 }
+
+const char *uly_names_join(const char *const *names, int count, const char *sep, const char *last, char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n) buf[0] = 0;
+    for (int i = 0; i < count && o < n; i++) {
+        const int k = snprintf(buf + o, n - o, "%s%s", i == 0 ? "" : i == count - 1 ? last : sep, names[i]);
+        if (k < 0) break;
+        o += (size_t)k;
+    }
+    return buf;
+}
+
+#define ULY_VOCAB_LOOKUPS(type, prefix, names, count)                                                                  \
+    const char *prefix##_name(type v) { return vocab_name(names, count, (int)v); }                                     \
+    type prefix##_find(const char *name) { return (type)vocab_find(names, count, name); }
+ULY_VOCAB_LOOKUPS(uly_dtype, uly_dtype, dtype_names, ULY_DTYPE_COUNT)
+ULY_VOCAB_LOOKUPS(uly_recompute, uly_recompute, recompute_names, ULY_RECOMPUTE_COUNT)
+ULY_VOCAB_LOOKUPS(uly_split, uly_split, split_names, ULY_SPLIT_COUNT)
+ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
+ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
+#undef ULY_VOCAB_LOOKUPS
+
+const char *uly_phase_name(uly_phase p) { return vocab_name(phase_names, ULY_PHASE_COUNT, (int)p); }
+const char *uly_op_kind_name(uly_op_kind k) { return vocab_name(op_kind_names, ULY_OP_KIND_COUNT, (int)k); }
 
 const char *uly_topo_name(uly_topo t)
 {
     static const char *const n[] = {"fat-tree", "rail", "torus"};
+    _Static_assert(sizeof n / sizeof n[0] == ULY_TOPO_COUNT, "one name per value");
     return (unsigned)t < ULY_TOPO_COUNT ? n[t] : "?";
 }
 
@@ -43,31 +83,15 @@ const char *uly_coll_model_name(uly_coll_model m)
 const char *uly_group_name(uly_group g)
 {
     static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero", "pp"};
+    _Static_assert(sizeof n / sizeof n[0] == ULY_GROUP_COUNT, "one name per value");
     return (unsigned)g < ULY_GROUP_COUNT ? n[g] : "?";
 }
 
 const char *uly_coll_name(uly_coll c)
 {
     static const char *const n[] = {"none", "alltoall", "allgather", "reduce_scatter", "allreduce", "sendrecv"};
+    _Static_assert(sizeof n / sizeof n[0] == ULY_COLL_COUNT, "one name per value");
     return (unsigned)c < ULY_COLL_COUNT ? n[c] : "?";
-}
-
-const char *uly_phase_name(uly_phase p)
-{
-    static const char *const n[] = {"fwd", "bwd", "step"};
-    return (unsigned)p <= ULY_PHASE_STEP ? n[p] : "?";
-}
-
-const char *uly_op_kind_name(uly_op_kind k)
-{
-    static const char *const n[] = {"gemm", "attn", "elem", "comm"};
-    return (unsigned)k <= ULY_OP_COMM ? n[k] : "?";
-}
-
-const char *uly_attn_kernel_name(uly_attn_kernel k)
-{
-    static const char *const n[] = {"flash2", "flash3", "triton", "sdpa"};
-    return (unsigned)k < ULY_AK_COUNT ? n[k] : "?";
 }
 
 void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *cap)
@@ -125,12 +149,6 @@ int uly_grad_reduce_overlaps(const uly_workload *w)
 
 double uly_attn_density(const uly_workload *w) { return w->attn_density > 0 ? w->attn_density : 1.0; }
 
-const char *uly_framework_name(uly_framework f)
-{
-    static const char *const n[] = {"deepspeed", "megatron", "fsdp"};
-    return (unsigned)f < ULY_FW_COUNT ? n[f] : "?";
-}
-
 void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), fp32 = w->dtype == ULY_FP32;
@@ -173,10 +191,10 @@ double uly_shard_params(double params, double g)
     return g > 1 ? ceil(ceil(params) / g) : params;
 }
 
-
 const char *uly_exec_mode_name(uly_exec_mode m)
 {
     static const char *const n[] = {"tokens", "ulysses-a2a", "allgather", "rsa", "tp-sp", "tp-allreduce"};
+    _Static_assert(sizeof n / sizeof n[0] == ULY_EXEC_COUNT, "one name per value");
     return (unsigned)m < ULY_EXEC_COUNT ? n[m] : "?";
 }
 
@@ -191,18 +209,13 @@ const char *uly_op_type_name(uly_op_type t)
     return (unsigned)t < ULY_OPT_COUNT ? op_type_names[t] : "?";
 }
 
-uly_op_type uly_op_type_find(const char *name)
-{
-    if (!name) return ULY_OPT_COUNT;
-    for (int i = 0; i < ULY_OPT_COUNT; i++)
-        if (strcmp(op_type_names[i], name) == 0) return (uly_op_type)i;
-    return ULY_OPT_COUNT;
-}
+uly_op_type uly_op_type_find(const char *name) { return (uly_op_type)vocab_find(op_type_names, ULY_OPT_COUNT, name); }
 
 const char *uly_mem_term_name(uly_mem_term t)
 {
     static const char *const n[] = {"weights", "grads", "optimizer", "activations", "working",
                                     "scores", "comm_buffers", "zero3_gather", "logits", "reserved"};
+    _Static_assert(sizeof n / sizeof n[0] == ULY_MEM_TERM_COUNT, "one name per value");
     return (unsigned)t < ULY_MEM_TERM_COUNT ? n[t] : "?";
 }
 
@@ -274,18 +287,24 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t n)
     return ULY_OK;
 }
 
+/* field = v: one of a vocabulary's values, or a message naming them. */
+static uly_status vocab_check(const char *field, int v, const char *const *names, int count, char *why, size_t n)
+{
+    char valid[160];
+    if (v >= 0 && v < count) return ULY_OK;
+    return fail(why, n, "%s = %d: must be %s", field, v, uly_names_join(names, count, ", ", " or ", valid, sizeof valid));
+}
+
 uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
 {
     if (!w) return fail(why, n, "workload is missing");
     RANGE_I(w, seq, 1, ULY_SEQ_MAX);
     RANGE_I(w, micro_batch, 1, 1 << 20);
     RANGE_I(w, global_batch, 0, (int64_t)1 << 40);
-    if ((unsigned)w->dtype >= ULY_DTYPE_COUNT) return fail(why, n, "dtype = %d: must be bf16, fp16 or fp32", w->dtype);
-    if ((unsigned)w->recompute > ULY_RECOMPUTE_FULL)
-        return fail(why, n, "recompute = %d: must be none, selective or full", w->recompute);
+    if (vocab_check("dtype", (int)w->dtype, dtype_names, ULY_DTYPE_COUNT, why, n)) return ULY_EINVAL;
+    if (vocab_check("recompute", (int)w->recompute, recompute_names, ULY_RECOMPUTE_COUNT, why, n)) return ULY_EINVAL;
     RANGE_I(w, zero_stage, 0, 3);
-    if (w->split != ULY_SPLIT_ZIGZAG && w->split != ULY_SPLIT_CONTIGUOUS)
-        return fail(why, n, "split = %d: must be zigzag or contiguous", w->split);
+    if (vocab_check("split", (int)w->split, split_names, ULY_SPLIT_COUNT, why, n)) return ULY_EINVAL;
     if (!(w->attn_density >= 0 && w->attn_density <= 1))
         return fail(why, n, "attn_density = %g: must be a fraction in (0, 1]", w->attn_density);
     RANGE_I(w, ffn_chunks, 0, (int64_t)1 << 30);
@@ -295,10 +314,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, cuda_graphs, 0, 1);
     RANGE_I(w, overlap_param_gather, 0, 1);
     RANGE_D(w, step_overhead_s, 0, 3600);
-    if ((unsigned)w->attn_kernel >= ULY_AK_COUNT)
-        return fail(why, n, "attn_kernel = %d: must be flash2, flash3, triton or sdpa", w->attn_kernel);
-    if ((unsigned)w->framework >= ULY_FW_COUNT)
-        return fail(why, n, "framework = %d: must be deepspeed, megatron or fsdp", w->framework);
+    if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
+    if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
         return fail(why, n, "zero_stage = %d: the megatron framework shards the optimizer (zero 1, the distributed "
                     "optimizer) or nothing (zero 0)", w->zero_stage);

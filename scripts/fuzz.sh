@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
 targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval)
 out=build-fuzz; mkdir -p "$out"
-cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim"
+cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim/driver"
 model_src=$(ls model/*.c model/strategy/*.c)
 # the formats library (preset loader, trace reader) and where it finds presets
 formats=(formats/*.c -DULY_PRESET_DIR_SOURCE="\"$PWD/sim/presets\"" -DULY_PRESET_DIR_INSTALLED="\"/nonexistent\"")

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     if (reps < 1) reps = 1;
     char why[512];
-    if (sim_model_load("llama3-8b", &model, why, sizeof why) || sim_cluster_load("dgx-h100", &cluster, why, sizeof why)) {
+    if (preset_model_load("llama3-8b", &model, why, sizeof why) || preset_cluster_load("dgx-h100", &cluster, why, sizeof why)) {
         fprintf(stderr, "search_bench: %s\n", why);
         return 1;
     }

@@ -38,12 +38,45 @@ const char *uly_status_str(uly_status s);
 
 /* ------------------------------------------------------------------ specs */
 
-typedef enum uly_dtype { ULY_BF16 = 0, ULY_FP16 = 1, ULY_FP32 = 2, ULY_DTYPE_COUNT } uly_dtype;
-typedef enum uly_recompute { ULY_RECOMPUTE_NONE = 0, ULY_RECOMPUTE_SELECTIVE = 1, ULY_RECOMPUTE_FULL = 2 } uly_recompute;
-typedef enum uly_split { ULY_SPLIT_ZIGZAG = 0, ULY_SPLIT_CONTIGUOUS = 1 } uly_split;
+/* The vocabularies of a request (dtypes, recompute modes, causal splits,
+ * attention kernels, frameworks) are X-macro lists, each written once here:
+ * X(ENUMERATOR, "name") in enum order. The enum, its count, uly_X_name,
+ * uly_X_find and every list of names (the command lines' choices, the trace
+ * header written and read) are expanded from them, so a new entry is one
+ * line. (A count outside the enum keeps switches over it exhaustive.) */
+#define ULY_X_ENUM(e, name) e,
+#define ULY_X_NAME(e, name) name,
+#define ULY_X_COUNT(e, name) +1
+
+#define ULY_DTYPES(X) X(ULY_BF16, "bf16") X(ULY_FP16, "fp16") X(ULY_FP32, "fp32")
+typedef enum uly_dtype { ULY_DTYPES(ULY_X_ENUM) ULY_DTYPE_COUNT } uly_dtype;
+
+/* Activation recompute: none, selective (attention's scores and softmax,
+ * Korthikanti et al.), full (each layer's input kept, the layer run again). */
+#define ULY_RECOMPUTES(X)                                                                                              \
+    X(ULY_RECOMPUTE_NONE, "none") X(ULY_RECOMPUTE_SELECTIVE, "selective") X(ULY_RECOMPUTE_FULL, "full")
+typedef enum uly_recompute { ULY_RECOMPUTES(ULY_X_ENUM) } uly_recompute;
+enum { ULY_RECOMPUTE_COUNT = 0 ULY_RECOMPUTES(ULY_X_COUNT) };
+
+/* How ring-style strategies cut a causal sequence: zigzag (rank i holds
+ * chunks i and 2r-1-i, balanced) or contiguous (rank i holds chunk i). */
+#define ULY_SPLITS(X) X(ULY_SPLIT_ZIGZAG, "zigzag") X(ULY_SPLIT_CONTIGUOUS, "contiguous")
+typedef enum uly_split { ULY_SPLITS(ULY_X_ENUM) } uly_split;
+enum { ULY_SPLIT_COUNT = 0 ULY_SPLITS(ULY_X_COUNT) };
 
 int uly_dtype_bytes(uly_dtype t);
+/* Each vocabulary's name ("?" out of range), and the value of a name (the
+ * vocabulary's COUNT when it has none). */
 const char *uly_dtype_name(uly_dtype t);
+uly_dtype uly_dtype_find(const char *name);
+const char *uly_recompute_name(uly_recompute r);
+uly_recompute uly_recompute_find(const char *name);
+const char *uly_split_name(uly_split s);
+uly_split uly_split_find(const char *name);
+/* The names of a vocabulary for a message, "bf16, fp16 or fp32": joined by
+ * sep, the last by last (", " and " or "); into buf (n bytes, cut to fit),
+ * which it returns. */
+const char *uly_names_join(const char *const *names, int count, const char *sep, const char *last, char *buf, size_t n);
 
 #define ULY_NAME_LEN 48
 
@@ -76,14 +109,11 @@ typedef struct uly_model {
  *           tutorial's FlashAttention-2 forward at 4K tokens (298 against 405
  *           TFLOP/s); backward assumed the same ratio (not published there).
  * Materialised scores are --no-flash (workload.flash = 0), not a kernel. */
-typedef enum uly_attn_kernel {
-    ULY_AK_FLASH2 = 0,
-    ULY_AK_FLASH3,
-    ULY_AK_TRITON,
-    ULY_AK_SDPA,
-    ULY_AK_COUNT
-} uly_attn_kernel;
+#define ULY_ATTN_KERNELS(X)                                                                                            \
+    X(ULY_AK_FLASH2, "flash2") X(ULY_AK_FLASH3, "flash3") X(ULY_AK_TRITON, "triton") X(ULY_AK_SDPA, "sdpa")
+typedef enum uly_attn_kernel { ULY_ATTN_KERNELS(ULY_X_ENUM) ULY_AK_COUNT } uly_attn_kernel;
 const char *uly_attn_kernel_name(uly_attn_kernel k);
+uly_attn_kernel uly_attn_kernel_find(const char *name);
 /* Speed relative to the preset's FlashAttention-2 curves [backward], and the
  * efficiency cap (1: none). */
 void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *cap);
@@ -105,13 +135,10 @@ void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *
  *              forward to backward) or not (NO_SHARD, --zero 0); --zero 1
  *              is not an FSDP mode.
  * In fp32 training every convention keeps 4 + 4 + 8. */
-typedef enum uly_framework {
-    ULY_FW_DEEPSPEED = 0,
-    ULY_FW_MEGATRON,
-    ULY_FW_FSDP,
-    ULY_FW_COUNT
-} uly_framework;
+#define ULY_FRAMEWORKS(X) X(ULY_FW_DEEPSPEED, "deepspeed") X(ULY_FW_MEGATRON, "megatron") X(ULY_FW_FSDP, "fsdp")
+typedef enum uly_framework { ULY_FRAMEWORKS(ULY_X_ENUM) ULY_FW_COUNT } uly_framework;
 const char *uly_framework_name(uly_framework f);
+uly_framework uly_framework_find(const char *name);
 
 /* The longest sequence uly_workload_check accepts (1T tokens): the
  * command line checks its --seq values, a sweep's every one, against it. */
@@ -463,8 +490,12 @@ int64_t uly_layout_gpus(const uly_layout *l);
 
 /* ----------------------------------------------------------------- plans */
 
-typedef enum uly_phase { ULY_PHASE_FWD = 0, ULY_PHASE_BWD = 1, ULY_PHASE_STEP = 2 } uly_phase;
-typedef enum uly_op_kind { ULY_OP_GEMM = 0, ULY_OP_ATTN, ULY_OP_ELEM, ULY_OP_COMM } uly_op_kind;
+#define ULY_PHASES(X) X(ULY_PHASE_FWD, "fwd") X(ULY_PHASE_BWD, "bwd") X(ULY_PHASE_STEP, "step")
+typedef enum uly_phase { ULY_PHASES(ULY_X_ENUM) } uly_phase;
+enum { ULY_PHASE_COUNT = 0 ULY_PHASES(ULY_X_COUNT) };
+#define ULY_OP_KINDS(X) X(ULY_OP_GEMM, "gemm") X(ULY_OP_ATTN, "attn") X(ULY_OP_ELEM, "elem") X(ULY_OP_COMM, "comm")
+typedef enum uly_op_kind { ULY_OP_KINDS(ULY_X_ENUM) } uly_op_kind;
+enum { ULY_OP_KIND_COUNT = 0 ULY_OP_KINDS(ULY_X_COUNT) };
 typedef enum uly_coll {
     ULY_COLL_NONE = 0,
     ULY_COLL_ALLTOALL,

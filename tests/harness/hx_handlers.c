@@ -73,7 +73,7 @@ int main(void)
 {
     uly_cluster cl;
     char why[512];
-    if (sim_cluster_load("cpu-local", &cl, why, sizeof why)) {
+    if (preset_cluster_load("cpu-local", &cl, why, sizeof why)) {
         fprintf(stderr, "hx_handlers: cluster cpu-local: %s\n", why);
         return 1;
     }

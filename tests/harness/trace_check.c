@@ -144,20 +144,18 @@ static int build_plan(const cJSON *h, uly_plan *p)
     wo.seq = (int64_t)num(w, "seq", 0);
     wo.micro_batch = (int64_t)num(w, "micro_batch", 0);
     wo.global_batch = (int64_t)num(w, "global_batch", 0);
-    const char *dt = str(w, "dtype");
-    wo.dtype = dt && !strcmp(dt, "fp32") ? ULY_FP32 : dt && !strcmp(dt, "fp16") ? ULY_FP16 : ULY_BF16;
+    /* a word outside ulysim.h's vocabularies is the vocabulary's count:
+     * uly_workload_check refuses it */
+    wo.dtype = uly_dtype_find(str(w, "dtype"));
     wo.causal = cJSON_IsTrue(get(w, "causal"));
     wo.flash = cJSON_IsTrue(get(w, "flash"));
-    const char *rc = str(w, "recompute");
-    wo.recompute = rc && !strcmp(rc, "full") ? ULY_RECOMPUTE_FULL
-                 : rc && !strcmp(rc, "selective") ? ULY_RECOMPUTE_SELECTIVE : ULY_RECOMPUTE_NONE;
+    wo.recompute = uly_recompute_find(str(w, "recompute"));
     wo.zero_stage = (int)num(w, "zero_stage", 0);
-    const char *sp = str(w, "split");
-    wo.split = sp && !strcmp(sp, "contiguous") ? ULY_SPLIT_CONTIGUOUS : ULY_SPLIT_ZIGZAG;
+    wo.split = uly_split_find(str(w, "split"));
     if (uly_workload_check(&wo, why, sizeof why)) return fail("header workload: %s%g", why, 0);
     uly_cluster c;
     const char *src = str(cl, "source");
-    if (!src || sim_cluster_load(src, &c, why, sizeof why)) return fail("header cluster source: %s%g", why, 0);
+    if (!src || preset_cluster_load(src, &c, why, sizeof why)) return fail("header cluster source: %s%g", why, 0);
     const cJSON *used = get(cl, "used");
     c.nodes = (int64_t)num(used, "nodes", (double)c.nodes);
     c.gpus_per_node = (int64_t)num(used, "gpus_per_node", (double)c.gpus_per_node);

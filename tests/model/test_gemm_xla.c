@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     }
     uly_cluster c;
     char why[256];
-    if (sim_cluster_load("dgx-h100", &c, why, sizeof why) != 0) {
+    if (preset_cluster_load("dgx-h100", &c, why, sizeof why) != 0) {
         fprintf(stderr, "FAIL: dgx-h100: %s\n", why);
         return 1;
     }

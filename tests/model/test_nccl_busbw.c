@@ -55,7 +55,7 @@ static int check_row(char *line, int lineno)
     double bus, busbw_pub = atof(f[6]), S = atof(f[5]);
     const int64_t nodes = atoll(f[3]), gpn = atoll(f[4]);
     int32_t mask;
-    if (sim_cluster_load(f[1], &c, why, sizeof why) || !coll_of(f[2], &coll, &bus) || !algo_of(f[7], &mask) ||
+    if (preset_cluster_load(f[1], &c, why, sizeof why) || !coll_of(f[2], &coll, &bus) || !algo_of(f[7], &mask) ||
         nodes < 2 || gpn < 1 || !(S > 0) || !(busbw_pub > 0)) {
         fprintf(stderr, "line %d: unreadable row (%s)\n", lineno, why);
         return 2;

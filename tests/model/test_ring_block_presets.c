@@ -72,7 +72,7 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         uly_cluster c;
         char why[256];
-        if (sim_cluster_load(names[i], &c, why, sizeof why) != 0) {
+        if (preset_cluster_load(names[i], &c, why, sizeof why) != 0) {
             fprintf(stderr, "FAIL: %s: %s\n", names[i], why);
             return 1;
         }

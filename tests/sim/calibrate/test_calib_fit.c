@@ -1,4 +1,4 @@
-/* The fits of `ulysim calibrate` (sim/calib_fit.c) on synthetic samples
+/* The fits of `ulysim calibrate` (sim/validate/calib_fit.c) on synthetic samples
  * made from known parameters. Exact samples must give the parameters back
  * to rounding (1e-9 relative: the least squares solve a well-conditioned
  * system of a few unknowns). Samples with relative noise, uniform in +-5%

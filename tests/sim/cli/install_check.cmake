@@ -3,7 +3,7 @@
 #                  ulysim from another directory, ULYSIM_PRESETS unset.
 #  MODE=relocated: copy SRC without build outputs, kernels, harness, bench and
 #                  tests to WORK/src, build and install it, delete
-#                  WORK/src, and run the installed ulysim: sim_preset_dir must
+#                  WORK/src, and run the installed ulysim: preset_dir must
 #                  fall back to the installed presets.
 #  MODE=copied:    cmake --install BUILD into WORK/prefix, copy the prefix to
 #                  WORK/elsewhere and delete the original, then run the copy

@@ -142,7 +142,7 @@ static void test_shipped(void)
     char why[1024];
     for (int i = 0; MODELS[i]; i++) {
         uly_model m;
-        int rc = sim_model_load(MODELS[i], &m, why, sizeof why);
+        int rc = preset_model_load(MODELS[i], &m, why, sizeof why);
         CHECK(rc == 0, "model %s: rc %d: %s", MODELS[i], rc, why);
         if (rc) continue;
         CHECK(!strcmp(m.name, MODELS[i]), "model %s: name field is \"%s\"", MODELS[i], m.name);
@@ -152,7 +152,7 @@ static void test_shipped(void)
     }
     for (int i = 0; CLUSTERS[i]; i++) {
         uly_cluster c;
-        int rc = sim_cluster_load(CLUSTERS[i], &c, why, sizeof why);
+        int rc = preset_cluster_load(CLUSTERS[i], &c, why, sizeof why);
         CHECK(rc == 0, "cluster %s: rc %d: %s", CLUSTERS[i], rc, why);
         if (rc) continue;
         CHECK(!strcmp(c.name, CLUSTERS[i]), "cluster %s: name field is \"%s\"", CLUSTERS[i], c.name);
@@ -176,7 +176,7 @@ static void test_shipped(void)
     for (int k = 0; k < 2; k++)
         for (int i = 0; lists[k][i]; i++) {
             char path[1024];
-            snprintf(path, sizeof path, "%s/%s/%s.json", sim_preset_dir(), kinds[k], lists[k][i]);
+            snprintf(path, sizeof path, "%s/%s/%s.json", preset_dir(), kinds[k], lists[k][i]);
             char *text = read_all(path);
             CHECK(text != NULL, "cannot read %s", path);
             if (!text) continue;
@@ -205,7 +205,7 @@ static void expect_model(const char *name, long long L, long long h, long long a
 {
     char why[512];
     uly_model m;
-    int rc = sim_model_load(name, &m, why, sizeof why);
+    int rc = preset_model_load(name, &m, why, sizeof why);
     CHECK(rc == 0, "%s: %s", name, why);
     if (rc) return;
     CHECK(m.layers == L, "%s layers %lld != %lld", name, (long long)m.layers, L);
@@ -241,7 +241,7 @@ static void test_values(void)
 
     char why[512];
     uly_cluster c;
-    CHECK(sim_cluster_load("dgx-h100", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("dgx-h100", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.gpu.peak_flops[ULY_BF16], 989e12), "h100 bf16 %g", c.gpu.peak_flops[ULY_BF16]);
     CHECK(near(c.gpu.peak_flops[ULY_FP16], 989e12), "h100 fp16 %g", c.gpu.peak_flops[ULY_FP16]);
     CHECK(near(c.gpu.peak_flops[ULY_FP32], 67e12), "h100 fp32 %g", c.gpu.peak_flops[ULY_FP32]);
@@ -270,28 +270,28 @@ static void test_values(void)
     CHECK(fabs(c.gpu.attn_eff[1][0].eff[2] - 232.0 / 989) < 1e-3, "h100 causal d64 at 2K");
     CHECK(fabs(c.gpu.attn_eff[0][1].eff[3] - 326.0 / 989) < 1e-3, "h100 full d128 at 4K");
 
-    CHECK(sim_cluster_load("dgx-a100-40g", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("dgx-a100-40g", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.gpu.peak_flops[ULY_BF16], 312e12) && near(c.gpu.hbm_bytes, 40 * GIB) &&
               near(c.intra_bw_Bps, 12 * 20.0e9) && near(c.nic_bw_Bps, 24e9) && near(c.gpu.hbm_bw_Bps, 1.555e12),
           "a100-40g");
     CHECK(fabs(c.gpu.attn_eff[1][1].eff[0] - 99.0 / 312) < 1e-3, "a100 causal d128 at 512");
-    CHECK(sim_cluster_load("dgx-a100-80g", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("dgx-a100-80g", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.gpu.hbm_bytes, 80 * GIB) && near(c.gpu.hbm_bw_Bps, 2.039e12), "a100-80g");
-    CHECK(sim_cluster_load("dgx-h200", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("dgx-h200", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.gpu.peak_flops[ULY_BF16], 989e12) && near(c.gpu.hbm_bytes, 141 * GIB) &&
               near(c.gpu.hbm_bw_Bps, 4.8e12),
           "h200");
-    CHECK(sim_cluster_load("a800", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("a800", &c, why, sizeof why) == 0, "%s", why);
     CHECK(near(c.intra_bw_Bps, 8 * 20.0e9) && near(c.gpu.peak_flops[ULY_BF16], 312e12), "a800");
-    CHECK(sim_cluster_load("gb200-nvl72", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("gb200-nvl72", &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.gpus_per_node == 72 && near(c.intra_bw_Bps, 18 * 40.1e9) && near(c.gpu.peak_flops[ULY_BF16], 2500e12),
           "gb200");
-    CHECK(sim_cluster_load("piz-daint-p100", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("piz-daint-p100", &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.gpus_per_node == 1 && near(c.gpu.peak_flops[ULY_BF16], 9.3e12) && near(c.gpu.peak_flops[ULY_FP16], 18.7e12) &&
               near(c.gpu.peak_flops[ULY_FP32], 9.3e12) && near(c.gpu.hbm_bytes, 16 * GIB) &&
               c.gpu.attn_eff[1][1].n == 0 && c.topo == ULY_TOPO_FATTREE && c.oversub == 1.0,
           "piz daint");
-    CHECK(sim_cluster_load("cpu-local", &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load("cpu-local", &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.nodes == 1 && c.gpus_per_node == 4 && c.gpu.peak_flops[ULY_FP32] > 1e10 &&
               c.gpu.peak_flops[ULY_FP32] < 1e12 && c.gpu.peak_flops[ULY_BF16] == c.gpu.peak_flops[ULY_FP32],
           "cpu-local");
@@ -467,10 +467,10 @@ static void run_bad(const bad_case *b)
     memset(why, 0, sizeof why);
     if (b->cluster) {
         uly_cluster c;
-        rc = sim_cluster_load(path, &c, why, sizeof why);
+        rc = preset_cluster_load(path, &c, why, sizeof why);
     } else {
         uly_model m;
-        rc = sim_model_load(path, &m, why, sizeof why);
+        rc = preset_model_load(path, &m, why, sizeof why);
     }
     CHECK(rc == 2, "%s: rc %d (want 2), message: %s", b->file, rc, why);
     CHECK(strstr(why, b->file) != NULL, "%s: message does not name the file: %s", b->file, why);
@@ -489,10 +489,10 @@ static void test_bad_files(void)
     /* the base texts themselves are valid */
     tmp_path(path, sizeof path, "base_model.json");
     write_file(path, BASE_MODEL, strlen(BASE_MODEL));
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 0, "base model: %s", why);
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 0, "base model: %s", why);
     tmp_path(path, sizeof path, "base_cluster.json");
     write_file(path, BASE_CLUSTER, strlen(BASE_CLUSTER));
-    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "base cluster: %s", why);
+    CHECK(preset_cluster_load(path, &c, why, sizeof why) == 0, "base cluster: %s", why);
 
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) run_bad(&BAD[i]);
 
@@ -501,7 +501,7 @@ static void test_bad_files(void)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     CHECK(fd >= 0 && ftruncate(fd, 100 * 1000 * 1000) == 0, "cannot make %s", path);
     if (fd >= 0) close(fd);
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "huge.json") && strstr(why, "100000000 bytes") &&
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "huge.json") && strstr(why, "100000000 bytes") &&
               strstr(why, "1 MiB"),
           "huge: %s", why);
     /* Just over the cap: valid JSON padded with spaces. */
@@ -512,26 +512,26 @@ static void test_bad_files(void)
     tmp_path(path, sizeof path, "big.json");
     write_file(path, big, n);
     free(big);
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "1048577 bytes"), "big: %s", why);
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "1048577 bytes"), "big: %s", why);
 
     /* Not a regular file: a directory, a FIFO (must not block), a device. */
     tmp_path(path, sizeof path, "dir.json");
     CHECK(mkdir(path, 0755) == 0, "mkdir");
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "directory"), "dir: %s", why);
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "directory"), "dir: %s", why);
     tmp_path(path, sizeof path, "fifo.json");
     CHECK(mkfifo(path, 0644) == 0, "mkfifo: %s", strerror(errno));
-    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 2 && strstr(why, "not a regular file"), "fifo: %s", why);
-    CHECK(sim_model_load("/dev/zero", &m, why, sizeof why) == 2 && strstr(why, "/dev/zero"), "dev: %s", why);
+    CHECK(preset_cluster_load(path, &c, why, sizeof why) == 2 && strstr(why, "not a regular file"), "fifo: %s", why);
+    CHECK(preset_model_load("/dev/zero", &m, why, sizeof why) == 2 && strstr(why, "/dev/zero"), "dev: %s", why);
     /* Missing and unreadable files. */
     tmp_path(path, sizeof path, "nonexistent.json");
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "nonexistent.json") &&
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "nonexistent.json") &&
               strstr(why, "No such file"),
           "missing: %s", why);
     if (geteuid() != 0) {
         tmp_path(path, sizeof path, "noperm.json");
         write_file(path, BASE_MODEL, strlen(BASE_MODEL));
         chmod(path, 0);
-        CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "cannot open"), "noperm: %s", why);
+        CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "cannot open"), "noperm: %s", why);
     }
     /* NUL byte in the middle of the text. */
     tmp_path(path, sizeof path, "nul.json");
@@ -539,16 +539,16 @@ static void test_bad_files(void)
     t[40] = '\0';
     write_file(path, t, strlen(BASE_MODEL));
     free(t);
-    CHECK(sim_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "NUL byte"), "nul: %s", why);
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 2 && strstr(why, "NUL byte"), "nul: %s", why);
 
     /* A failed load leaves *out untouched, and NULL/short why is safe. */
     memset(&m, 0x5a, sizeof m);
     uly_model before = m;
     tmp_path(path, sizeof path, "negative.json");
-    CHECK(sim_model_load(path, &m, NULL, 0) == 2, "why NULL");
+    CHECK(preset_model_load(path, &m, NULL, 0) == 2, "why NULL");
     CHECK(!memcmp(&m, &before, sizeof m), "a failed load wrote to *out");
     char tiny[8];
-    CHECK(sim_model_load(path, &m, tiny, sizeof tiny) == 2 && strlen(tiny) == 7, "short why: [%s]", tiny);
+    CHECK(preset_model_load(path, &m, tiny, sizeof tiny) == 2 && strlen(tiny) == 7, "short why: [%s]", tiny);
     rm_tmpdir();
 }
 
@@ -560,15 +560,15 @@ static void test_user_files(void)
     make_tmpdir();
     /* A copy of a shipped preset, by path, loads to the same values. */
     char src[1024];
-    snprintf(src, sizeof src, "%s/models/llama3-70b.json", sim_preset_dir());
+    snprintf(src, sizeof src, "%s/models/llama3-70b.json", preset_dir());
     char *text = read_all(src);
     CHECK(text != NULL, "read %s", src);
     tmp_path(path, sizeof path, "mine.json");
     write_file(path, text, strlen(text));
     free(text);
     uly_model a, b;
-    CHECK(sim_model_load("llama3-70b", &a, why, sizeof why) == 0, "%s", why);
-    CHECK(sim_model_load(path, &b, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load("llama3-70b", &a, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load(path, &b, why, sizeof why) == 0, "%s", why);
     CHECK(!memcmp(&a, &b, sizeof a), "copy differs");
 
     /* A minimal model: no description/source/notes. MQA, odd sizes. */
@@ -577,21 +577,21 @@ static void test_user_files(void)
                        "\"tied_embeddings\":true,\"dropout\":false}";
     tmp_path(path, sizeof path, "mini.json");
     write_file(path, mini, strlen(mini));
-    CHECK(sim_model_load(path, &a, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load(path, &a, why, sizeof why) == 0, "%s", why);
     CHECK(a.layers == 2 && a.hidden == 96 && a.kv_heads == 1 && a.vocab == 7 && !strcmp(a.name, "tiny-mqa"),
           "mini values");
 
     /* A path without ".json" but with a slash is a path too. */
     tmp_path(path, sizeof path, "model.txt");
     write_file(path, mini, strlen(mini));
-    CHECK(sim_model_load(path, &a, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load(path, &a, why, sizeof why) == 0, "%s", why);
 
     /* Relative path with ./ */
     char cwd[512];
     CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
     CHECK(chdir(tmpdir) == 0, "chdir");
-    CHECK(sim_model_load("./mini.json", &a, why, sizeof why) == 0, "%s", why);
-    CHECK(sim_model_load("mini.json", &a, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load("./mini.json", &a, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_model_load("mini.json", &a, why, sizeof why) == 0, "%s", why);
     CHECK(chdir(cwd) == 0, "chdir back");
 
     /* A torus cluster, a rail cluster, a cluster whose GPU lacks bf16. */
@@ -605,7 +605,7 @@ static void test_user_files(void)
     tmp_path(path, sizeof path, "torus.json");
     write_file(path, torus, strlen(torus));
     uly_cluster c;
-    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.topo == ULY_TOPO_TORUS && c.torus_k == 4 && c.torus_dims == 3 && near(c.torus_link_bw_Bps, 50e9) &&
               near(c.gpu.peak_flops[ULY_FP16], 100e12) && near(c.gpu.peak_flops[ULY_BF16], 459e12) && c.intra_switched == 0 &&
               c.gpu.attn_eff[0][0].n == 0,
@@ -614,7 +614,7 @@ static void test_user_files(void)
     tmp_path(path, sizeof path, "rail.json");
     write_file(path, rail, strlen(rail));
     free(rail);
-    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.topo == ULY_TOPO_RAIL && c.oversub == 2.0 && c.gpus_per_leaf == 16 && c.nodes == 4, "rail values");
     CHECK(c.gpu.gemm_eff.n == 2 && c.gpu.attn_eff[1][1].n == 2 && c.gpu.attn_eff[1][0].n == 0, "curves");
     /* GEMMs by shape with a power cap: the fields in their units, no curve */
@@ -624,7 +624,7 @@ static void test_user_files(void)
     tmp_path(path, sizeof path, "shape.json");
     write_file(path, shape, strlen(shape));
     free(shape);
-    CHECK(sim_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
+    CHECK(preset_cluster_load(path, &c, why, sizeof why) == 0, "%s", why);
     CHECK(c.gpu.sm_count == 100 && near(c.gpu.gemm_peak_frac, 0.75) && c.gpu.gemm_tile_m == 128 &&
               c.gpu.gemm_tile_n == 256 && near(c.gpu.gemm_latency_s, 2.5e-6) && near(c.gpu.boost_clock_hz, 1.8e9) &&
               near(c.gpu.sustained_clock_hz, 1.5e9) && c.gpu.gemm_eff.n == 0 &&
@@ -641,26 +641,26 @@ static void test_resolve(void)
     uly_model m;
     uly_cluster c;
     /* unknown names list the valid ones */
-    CHECK(sim_model_load("llama9", &m, why, sizeof why) == 2, "llama9");
+    CHECK(preset_model_load("llama9", &m, why, sizeof why) == 2, "llama9");
     CHECK(strstr(why, "unknown model preset \"llama9\"") && strstr(why, "llama3-8b") && strstr(why, "gpt-7b") &&
               strstr(why, "bert-base") && one_line(why),
           "unknown model: %s", why);
-    CHECK(sim_cluster_load("dgx-h300", &c, why, sizeof why) == 2, "h300");
+    CHECK(preset_cluster_load("dgx-h300", &c, why, sizeof why) == 2, "h300");
     CHECK(strstr(why, "unknown cluster preset \"dgx-h300\"") && strstr(why, "dgx-h100") && strstr(why, "cpu-local"),
           "unknown cluster: %s", why);
     /* kinds are separate: a cluster name is not a model */
-    CHECK(sim_model_load("dgx-h100", &m, why, sizeof why) == 2 && strstr(why, "unknown model preset"), "%s", why);
+    CHECK(preset_model_load("dgx-h100", &m, why, sizeof why) == 2 && strstr(why, "unknown model preset"), "%s", why);
     /* empty, odd and hostile names */
-    CHECK(sim_model_load("", &m, why, sizeof why) == 2 && strstr(why, "empty"), "empty: %s", why);
-    CHECK(sim_model_load(NULL, &m, why, sizeof why) == 2, "NULL name");
-    CHECK(sim_model_load("a b\nc", &m, why, sizeof why) == 2 && one_line(why), "newline name: %s", why);
-    CHECK(sim_model_load("..", &m, why, sizeof why) == 2 && strstr(why, "unknown model preset"), "dotdot: %s", why);
+    CHECK(preset_model_load("", &m, why, sizeof why) == 2 && strstr(why, "empty"), "empty: %s", why);
+    CHECK(preset_model_load(NULL, &m, why, sizeof why) == 2, "NULL name");
+    CHECK(preset_model_load("a b\nc", &m, why, sizeof why) == 2 && one_line(why), "newline name: %s", why);
+    CHECK(preset_model_load("..", &m, why, sizeof why) == 2 && strstr(why, "unknown model preset"), "dotdot: %s", why);
     char longname[5000];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
-    CHECK(sim_model_load(longname, &m, why, sizeof why) == 2 && strlen(why) < 400, "long name: %s", why);
+    CHECK(preset_model_load(longname, &m, why, sizeof why) == 2 && strlen(why) < 400, "long name: %s", why);
     /* "NAME.json" not in the working directory points at the preset */
-    CHECK(sim_model_load("gpt-7b.json", &m, why, sizeof why) == 2 && strstr(why, "did you mean the preset gpt-7b"),
+    CHECK(preset_model_load("gpt-7b.json", &m, why, sizeof why) == 2 && strstr(why, "did you mean the preset gpt-7b"),
           "json name: %s", why);
     /* ULYSIM_PRESETS decides the directory */
     const char *saved = getenv("ULYSIM_PRESETS");
@@ -675,11 +675,11 @@ static void test_resolve(void)
                        "\"tied_embeddings\":false,\"dropout\":false}";
     write_file(path, mini, strlen(mini));
     setenv("ULYSIM_PRESETS", tmpdir, 1);
-    CHECK(!strcmp(sim_preset_dir(), tmpdir), "dir %s", sim_preset_dir());
-    CHECK(sim_model_load("only-one", &m, why, sizeof why) == 0 && m.layers == 1, "%s", why);
-    CHECK(sim_model_load("gpt-7b", &m, why, sizeof why) == 2 && strstr(why, "valid names are only-one"), "%s", why);
-    CHECK(sim_cluster_load("dgx-h100", &c, why, sizeof why) == 2 && strstr(why, "cannot read"), "%s", why);
-    CHECK(sim_preset_list("clusters", NULL, NULL) == -1, "list of a missing dir");
+    CHECK(!strcmp(preset_dir(), tmpdir), "dir %s", preset_dir());
+    CHECK(preset_model_load("only-one", &m, why, sizeof why) == 0 && m.layers == 1, "%s", why);
+    CHECK(preset_model_load("gpt-7b", &m, why, sizeof why) == 2 && strstr(why, "valid names are only-one"), "%s", why);
+    CHECK(preset_cluster_load("dgx-h100", &c, why, sizeof why) == 2 && strstr(why, "cannot read"), "%s", why);
+    CHECK(preset_list("clusters", NULL, NULL) == -1, "list of a missing dir");
     if (keep) {
         setenv("ULYSIM_PRESETS", keep, 1);
         free(keep);
@@ -690,7 +690,7 @@ static void test_resolve(void)
     /* Without $ULYSIM_PRESETS the source tree's directory is used. */
     char *k2 = getenv("ULYSIM_PRESETS") ? strdup(getenv("ULYSIM_PRESETS")) : NULL;
     unsetenv("ULYSIM_PRESETS");
-    CHECK(sim_model_load("llama3-8b", &m, why, sizeof why) == 0, "source dir: %s (%s)", why, sim_preset_dir());
+    CHECK(preset_model_load("llama3-8b", &m, why, sizeof why) == 0, "source dir: %s (%s)", why, preset_dir());
     if (k2) {
         setenv("ULYSIM_PRESETS", k2, 1);
         free(k2);
@@ -718,7 +718,7 @@ static void test_list(void)
     const char *const *lists[2] = {MODELS, CLUSTERS};
     for (int k = 0; k < 2; k++) {
         seen s = {.n = 0};
-        int n = sim_preset_list(kinds[k], collect, &s);
+        int n = preset_list(kinds[k], collect, &s);
         CHECK(n == s.n && n > 0, "%s: count %d, callbacks %d", kinds[k], n, s.n);
         CHECK(s.bad == 0, "%s: %d presets without description or source", kinds[k], s.bad);
         for (int i = 1; i < s.n; i++)
@@ -730,8 +730,8 @@ static void test_list(void)
             CHECK(found, "%s: %s not listed", kinds[k], lists[k][i]);
         }
     }
-    CHECK(sim_preset_list("gpus", collect, NULL) == -1, "bad kind");
-    CHECK(sim_preset_list(NULL, collect, NULL) == -1, "NULL kind");
+    CHECK(preset_list("gpus", collect, NULL) == -1, "bad kind");
+    CHECK(preset_list(NULL, collect, NULL) == -1, "NULL kind");
 }
 
 int main(int argc, char **argv)

@@ -372,7 +372,7 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
     printf("\n  plan %d: %s — %s on %s, N = %lld, %s split, per-rank dims: %lld heads / %lld kv heads, attention "
            "%lld x %lld, GEMM tokens %lld\n",
            index, ps->label, c->model.name, c->cluster.name, (long long)ps->seq,
-           ps->split == ULY_SPLIT_ZIGZAG ? "zigzag" : "contiguous", (long long)plan.dims.heads,
+           uly_split_name(ps->split), (long long)plan.dims.heads,
            (long long)plan.dims.kv_heads, (long long)plan.dims.attn_q, (long long)plan.dims.attn_kv,
            (long long)plan.dims.tokens);
     printf("  %3s %-14s %-5s %-4s %12s %12s %7s %8s %8s  %s\n", "id", "op", "phase", "kind", "predicted_ms",
@@ -387,8 +387,8 @@ static void run_plan(ug_ctx *c, const pspec *ps, int index)
         ug_j_int(&j, "ulysses", ps->u);
         ug_j_int(&j, "ring", ps->r);
         ug_j_int(&j, "seq", ps->seq);
-        ug_j_str(&j, "split", ps->split == ULY_SPLIT_ZIGZAG ? "zigzag" : "contiguous");
-        ug_j_str(&j, "dtype", "bf16");
+        ug_j_str(&j, "split", uly_split_name(ps->split));
+        ug_j_str(&j, "dtype", uly_dtype_name(ULY_BF16));
         ug_j_bool(&j, "causal", 1);
         ug_j_str(&j, "recompute", "full");
         ug_j_int(&j, "heads", plan.dims.heads);

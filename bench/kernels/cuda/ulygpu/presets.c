@@ -86,16 +86,16 @@ int ug_presets_load(ug_ctx *c)
     const char *md = c->o.model ? c->o.model : "llama3-8b";
 #ifdef ULYGPU_HAVE_PRESETS
     char why[512];
-    if (sim_cluster_load(cl, &c->cluster, why, sizeof why) != 0) {
+    if (preset_cluster_load(cl, &c->cluster, why, sizeof why) != 0) {
         fprintf(stderr, "ulygpu: --cluster %s: %s\n", cl, why);
         return UG_EXIT_USAGE;
     }
-    if (sim_model_load(md, &c->model, why, sizeof why) != 0) {
+    if (preset_model_load(md, &c->model, why, sizeof why) != 0) {
         fprintf(stderr, "ulygpu: --model %s: %s\n", md, why);
         return UG_EXIT_USAGE;
     }
-    snprintf(c->cluster_src, sizeof c->cluster_src, "preset \"%s\" loaded from %s", cl, sim_preset_dir());
-    snprintf(c->model_src, sizeof c->model_src, "preset \"%s\" loaded from %s", md, sim_preset_dir());
+    snprintf(c->cluster_src, sizeof c->cluster_src, "preset \"%s\" loaded from %s", cl, preset_dir());
+    snprintf(c->model_src, sizeof c->model_src, "preset \"%s\" loaded from %s", md, preset_dir());
 #else
     if (strcmp(cl, "dgx-h200") != 0 || strcmp(md, "llama3-8b") != 0) {
         fprintf(stderr,
@@ -209,7 +209,7 @@ int ug_presets_check(void)
     char why[512];
     embedded_cluster(&e);
     embedded_model(&me);
-    if (sim_cluster_load("dgx-h200", &f, why, sizeof why) != 0 || sim_model_load("llama3-8b", &mf, why, sizeof why)) {
+    if (preset_cluster_load("dgx-h200", &f, why, sizeof why) != 0 || preset_model_load("llama3-8b", &mf, why, sizeof why)) {
         printf("ulygpu --check-presets: cannot load the presets: %s\n", why);
         return UG_EXIT_FAIL;
     }

@@ -1,0 +1,815 @@
+/* args.c: parsing the ulysim command line (context.c resolves what it
+ * names) and its --help; the messages of bad input are args_msg.c's. */
+#include "args.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "out_file.h"
+
+/* The planning commands, in sim_cmd order. */
+static const char *const cmd_names[] = {"plan", "max-seq", "min-gpus", "sweep", "presets"};
+#define N_CMDS ((int)(sizeof cmd_names / sizeof cmd_names[0]))
+
+const char *sim_cmd_name(sim_cmd c)
+{
+    return (int)c >= 0 && (int)c < N_CMDS ? cmd_names[c] : "?";
+}
+
+double sim_strtod_dec(const char *v, char **end)
+{
+    const char *p = v;
+    if (*p == '+' || *p == '-') p++;
+    const int digit = (*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9');
+    char *e = NULL;
+    const double x = digit ? strtod(v, &e) : NAN;
+    /* a digit first rules out inf, nan and blanks; an x in what strtod took is hex */
+    for (const char *q = v; digit && q < e; q++)
+        if (*q == 'x' || *q == 'X') {
+            *end = (char *)v;
+            return NAN;
+        }
+    *end = digit ? e : (char *)v;
+    return x;
+}
+
+/* A size; part of a list or range (what: "upper bound", ...) when whole is
+ * not v: the message names the whole value as typed, then the part. */
+static int parse_size_of(const char *flag, const char *whole, const char *what, const char *v, int64_t hi,
+                         int64_t *out, char *why, size_t n)
+{
+    char lib[160] = "", qb[80], qw[80];
+    uly_status st = uly_size_parse(v, out, lib, sizeof lib);
+    if (st == ULY_OK) return 0;
+    sim_one_line(lib);
+    if (!lib[0]) snprintf(lib, sizeof lib, "not a size");
+    /* the library's message may start with the value itself: say it once */
+    const char *msg = lib;
+    text_quote(v, qb, sizeof qb);
+    size_t ql = strlen(qb);
+    if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
+    while (*msg == ' ') msg++;
+    /* past what any size holds (2^62): the flag's own bound is the one to
+     * state, where it has one (--seq: 1T), as a value past it but in range
+     * is told */
+    if (hi < INT64_MAX && strncmp(msg, "too large", 9) == 0) {
+        if (whole != v)
+            return sim_fail(why, n, "%s %s: %s %s: too large (valid: at most %lld)", flag,
+                            text_quote(whole, qw, sizeof qw), what, qb, (long long)hi);
+        return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, qb, (long long)hi);
+    }
+    if (whole != v)
+        return sim_fail(why, n, "%s %s: %s %s: %s (valid: positive integers, e.g. 131072, 128K, 1M, 1e6, 2^20, in a "
+                        "list A,B,C or ranges LO..HI; K, M, G, T are powers of 1024)",
+                        flag, text_quote(whole, qw, sizeof qw), what, qb, msg);
+    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
+                flag, qb, msg);
+}
+
+/* hi: the flag's largest value, stated when a size is past what any size
+ * holds; INT64_MAX where the flag's bound is checked later */
+static int parse_size(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
+{
+    return parse_size_of(flag, v, NULL, v, hi, out, why, n);
+}
+
+/* A count in 1..hi, hi being libulysim's bound on the field
+ * (uly_workload_check): said here as the flag's range, since the library's
+ * own message states 0.. (its 0 is "not given", which the flag never is). */
+static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
+{
+    char qb[80];
+    int64_t x = 0;
+    int rc = parse_size(flag, v, hi, &x, why, n);
+    if (rc) return rc;
+    if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, text_quote(v, qb, sizeof qb), (long long)hi);
+    *out = x;
+    return 0;
+}
+
+/* A list: comma-separated values or ranges A..B (A, 2A, 4A, ... up to B). */
+static int parse_list(const char *flag, const char *v, int allow_list, int64_t hi_limit,
+                      int64_t *out, int *n_out, char *why, size_t n)
+{
+    char qb[80];
+    int count = 0;
+    size_t len = strlen(v);
+    if (len == 0) return parse_size(flag, v, hi_limit, &out[0], why, n);
+    if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
+        return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
+                    flag, text_quote(v, qb, sizeof qb));
+    char *copy = malloc(len + 1);
+    if (!copy) return sim_fail(why, n, "out of memory");
+    memcpy(copy, v, len + 1);
+    int rc = 0;
+    char *p = copy;
+    /* a message names the value as typed (v), then the piece of it that is
+     * wrong: '8..' is an open range, not an empty --gpus */
+    const int one_item = !strchr(v, ',');
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        char *dots = strstr(p, "..");
+        int64_t lo, hi;
+        if (!p[0] || (dots && (dots == p || !dots[2]))) {
+            rc = sim_fail(why, n, "%s %s: %s (valid: positive integers in a list A,B,C or ranges LO..HI, e.g. "
+                          "8,16,64 or 8..1024)", flag, text_quote(v, qb, sizeof qb),
+                          !p[0] ? "an empty item in the list" : dots == p ? "the range has no lower bound"
+                                                                          : "the range has no upper bound");
+            break;
+        }
+        if (dots) {
+            *dots = 0;
+            if ((rc = parse_size_of(flag, v, "lower bound", p, hi_limit, &lo, why, n)) != 0) break;
+            if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, hi_limit, &hi, why, n)) != 0) break;
+            if (lo > hi) {
+                rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
+                          flag, text_quote(v, qb, sizeof qb));
+                break;
+            }
+        } else {
+            if ((rc = one_item ? parse_size(flag, v, hi_limit, &lo, why, n) : parse_size_of(flag, v, "item", p, hi_limit, &lo, why, n)) != 0)
+                break;
+            hi = lo;
+        }
+        if (hi > hi_limit) {
+            rc = sim_fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, text_quote(v, qb, sizeof qb),
+                      (long long)hi, (long long)hi_limit);
+            break;
+        }
+        for (int64_t x = lo; x <= hi; x *= 2) {
+            if (count >= SIM_LIST_MAX) {
+                rc = sim_fail(why, n, "%s %s: more than %d values (valid: a shorter list or range)", flag,
+                          text_quote(v, qb, sizeof qb), SIM_LIST_MAX);
+                break;
+            }
+            out[count++] = x;
+            if (x > INT64_MAX / 2) break;
+        }
+        if (rc) break;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    free(copy);
+    /* a value listed twice would be priced twice, its rows repeated */
+    for (int i = 1; !rc && i < count; i++)
+        for (int j = 0; j < i; j++)
+            if (out[i] == out[j]) {
+                rc = sim_fail(why, n, "%s %s: %lld is listed twice (valid: each value once)", flag,
+                              text_quote(v, qb, sizeof qb), (long long)out[i]);
+                break;
+            }
+    if (rc) return rc;
+    *n_out = count;
+    return 0;
+}
+
+static int parse_choice(const char *flag, const char *v, const char *const *names, int count, int *out,
+                        char *why, size_t n)
+{
+    char qb[80], valid[200] = "";
+    for (int i = 0; i < count; i++) {
+        if (strcmp(v, names[i]) == 0) { *out = i; return 0; }
+        sim_join(valid, sizeof valid, "|", names[i]);
+    }
+    return sim_fail(why, n, "%s %s: unknown value (valid: %s)", flag, text_quote(v, qb, sizeof qb), valid);
+}
+
+static void strategy_names(char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (s) sim_join(buf, n, ", ", s->name);
+    }
+}
+
+static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
+{
+    char qb[80], names[200];
+    size_t len = strlen(v);
+    char *copy = malloc(len + 1);
+    if (!copy) return sim_fail(why, n, "out of memory");
+    memcpy(copy, v, len + 1);
+    int rc = 0;
+    char *p = copy;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (strcmp(p, "all") == 0) {
+            a->strategies_all = 1;
+            for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+                int seen = 0;
+                for (int j = 0; j < a->n_strategies; j++) seen |= a->strategies[j] == (uly_strategy_id)i;
+                if (!seen && uly_strategy_get((uly_strategy_id)i)) a->strategies[a->n_strategies++] = (uly_strategy_id)i;
+            }
+        } else {
+            const uly_strategy *s = uly_strategy_find(p);
+            if (!s) {
+                strategy_names(names, sizeof names);
+                rc = sim_fail(why, n, "--strategy %s: unknown strategy (valid: %s, all)", text_quote(p, qb, sizeof qb), names);
+                break;
+            }
+            int seen = 0;
+            for (int j = 0; j < a->n_strategies; j++) seen |= a->strategies[j] == s->id;
+            if (!seen && a->n_strategies < ULY_STRAT_COUNT) a->strategies[a->n_strategies++] = s->id;
+        }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    free(copy);
+    return rc;
+}
+
+static const char *const fmt_names[] = {"table", "json", "csv"};
+/* the choices of the vocabularies, from ulysim.h's lists */
+static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
+static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
+static const char *const zero_names[] = {"0", "1", "2", "3"};
+static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
+static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
+
+/* Options that take a value, in the parse switch's order. */
+enum {
+    O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
+    O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
+    O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
+    O_ATTN_KERNEL, O_TIMELINE,
+    O_COUNT
+};
+static const char *const valued[O_COUNT] = {
+    "--gpus", "--seq", "--model", "--cluster", "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--batch",
+    "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
+    "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
+    "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline",
+};
+
+int sim_args_takes_value(const char *name)
+{
+    const char *canon = sim_alias_canonical(name);
+    for (int k = 0; k < O_COUNT; k++)
+        if (strcmp(canon, valued[k]) == 0) return 1;
+    return 0;
+}
+
+/* A bandwidth with its unit, decimal as network and datasheet figures are:
+ * 400Gb/s, 50GB/s, 25 GB/s, 800Mb/s, 1.6Tb/s ("bps"/"Bps" too); bytes/s out. */
+static int parse_bw(const char *flag, const char *v, double *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const double x = sim_strtod_dec(v, &end);
+    while (end && *end == ' ') end++;
+    const char *unit = end; /* as typed, for the range below */
+    double scale = 0;
+    if (end && *end) {
+        static const struct { char c; double f; } pre[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
+        double f = 1;
+        for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+            if (*end == pre[i].c) {
+                f = pre[i].f;
+                end++;
+                break;
+            }
+        if (!strcmp(end, "B/s") || !strcmp(end, "Bps")) scale = f;
+        else if (!strcmp(end, "b/s") || !strcmp(end, "bps")) scale = f / 8.0;
+    }
+    if (!v[0] || !(scale > 0) || !(x > 0) || !isfinite(x))
+        return sim_fail(why, n, "%s %s: not a bandwidth (valid: a positive number with its unit, e.g. 400Gb/s or "
+                        "50GB/s, per GPU per direction)", flag, text_quote(v, qb, sizeof qb));
+    /* libulysim holds a cluster's links to 1 MB/s..1 PB/s (uly_cluster_check);
+     * checked here, in the unit typed, so that a what-if value out of it is
+     * this flag's error and not the preset's (--cluster 'dgx-h100':
+     * intra_bw_Bps = ...). Always, even where the link goes unused (one
+     * node, one GPU per node): what a flag accepts does not hang on others. */
+    if (!(x * scale >= 1e6 && x * scale <= 1e15))
+        return sim_fail(why, n, "%s %s: out of range (valid: %g..%g %s per GPU per direction)",
+                        flag, text_quote(v, qb, sizeof qb), 1e6 / scale, 1e15 / scale, unit);
+    *out = x * scale;
+    return 0;
+}
+
+/* A fraction in (0, 1]. */
+static int parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const double x = sim_strtod_dec(v, &end);
+    if (!v[0] || !end || *end || !(x > 0 && x <= 1))
+        return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
+                        text_quote(v, qb, sizeof qb));
+    *out = x;
+    return 0;
+}
+
+static void args_defaults(sim_args *a);
+
+/* The options of --help, with the vocabularies' choices and defaults. */
+static void help_options(FILE *f)
+{
+    /* the vocabularies' choices and defaults */
+    sim_args d;
+    args_defaults(&d);
+    char v[5][120];
+    uly_names_join(dtype_names, ULY_DTYPE_COUNT, "|", "|", v[0], sizeof v[0]);
+    uly_names_join(recompute_names, ULY_RECOMPUTE_COUNT, "|", "|", v[1], sizeof v[1]);
+    uly_names_join(split_names, ULY_SPLIT_COUNT, "|", "|", v[2], sizeof v[2]);
+    uly_names_join(framework_names, ULY_FW_COUNT, "|", "|", v[3], sizeof v[3]);
+    uly_names_join(attn_kernel_names, ULY_AK_COUNT, "|", "|", v[4], sizeof v[4]);
+    fprintf(f,
+"\n"
+"options (sizes accept 131072, 128K, 1M, 1G, 1T, 1e6, 2^20; K, M, G, T are powers of 1024):\n"
+"  --gpus N             GPUs in total [count; default %d, or one node where %d GPUs are not whole nodes]\n"
+"  --seq N              sequence length [tokens; default 128K]\n"
+"  --model NAME|FILE    model preset or JSON file [default %s]\n"
+"  --cluster NAME|FILE  cluster preset or JSON file [default %s]\n"
+"  --strategy NAME      one of the strategies above or all [default all];\n"
+"                       repeatable or comma-separated\n"
+"  --ulysses U          pin the Ulysses (all-to-all) degree [ways; default searched]\n"
+"  --ring R             pin the context-parallel (ring) degree [ways; default searched]\n"
+"  --tp T               pin the tensor-parallel degree [ways; default searched, 1 when\n"
+"                       --ulysses or --ring is pinned]; TP sits inside every strategy\n"
+"                       but rsa (Megatron-Core's TP x CP)\n"
+"  --pp P|auto          pipeline stages, 1F1B [ways; default 1; auto: searched over the\n"
+"                       divisors of --gpus; at most the layers; uneven stages are\n"
+"                       paced by the heaviest;\n"
+"                       micro-batches per step = global batch / (micro-batch x dp),\n"
+"                       1 without --global-batch: then the bubble is (P-1)/P]\n"
+"                       (the data-parallel degree is what remains of --gpus: the\n"
+"                       product of the pinned degrees must divide it)\n"
+"  --batch B            the micro-batch: sequences per replica per micro-step (not the\n"
+"                       global batch) [sequences; default 1]\n"
+"  --global-batch G     sequences per optimizer step [default micro-batch x dp;\n"
+"                       when given without --batch, micro-batches are searched]\n"
+"  --dtype T            %s [default %s]\n"
+"  --recompute R        %s activation recompute [default %s]\n"
+"  --zero Z             ZeRO stage 0|1|2|3 over the data x sequence group [default 3]\n"
+"  --causal, --no-causal  causal attention mask [default causal]\n"
+"  --flash, --no-flash  blockwise (flash) attention [default flash]\n"
+"  --split S            %s causal split of ring strategies [default %s]\n"
+"  --virtual-stages V   interleaved 1F1B: V model chunks per pipeline rank [count;\n"
+"                       default 1, searched with --pp auto unless given]; the layers must\n"
+"                       divide by P x V\n"
+"  --framework F        %s: bytes per parameter of the model states\n"
+"                       and what --zero shards [default deepspeed: 2 + 2 + 12; megatron:\n"
+"                       2 + 4 fp32 main grads + 12, --zero 0|1, default 1; fsdp: 4 + 4 + 8,\n"
+"                       --zero 0|2|3]\n"
+"  --zero-prefetch D|none  ZeRO-3 layers gathered ahead of their compute [layers 0..1024,\n"
+"                       0 = none; default 1]\n"
+"  --nic-bw BW          what-if: NIC bandwidth per GPU per direction, with its unit\n"
+"                       (400Gb/s, 50GB/s) [default: the cluster preset's]\n"
+"  --intra-bw BW        what-if: in-node bandwidth per GPU per direction [default: preset's]\n"
+"  --gpus-per-node G    what-if: GPUs per node [count; default: preset's]\n"
+"  --oversub X          what-if: leaf uplink oversubscription of a fat tree or rail\n"
+"                       [ratio >= 1; default: preset's]\n"
+"  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
+"                       GEMMs (TransformerEngine userbuffers), or not [default: not]\n"
+"  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
+"                       under backward on its own stream, or after it [default: the\n"
+"                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
+"  --attn-kernel K      flash attention kernel %s [default %s]:\n"
+"                       the preset's FlashAttention-2 curves times its published speed\n"
+"                       (flash3: Hopper GPUs only)\n"
+"  --attn-density R     block-sparse attention: fraction of score blocks computed\n"
+"                       [fraction in (0, 1]; default 1, dense]\n"
+"  --ffn-chunks C       blockwise FFN over C chunks: its f-wide activations not kept\n"
+"                       [count; default 1]\n"
+"  --loss-chunks C      output layer and loss over C chunks: logits never whole [count;\n"
+"                       default 1]\n"
+"  --format F           table|json|csv [default table; csv for sweep]\n"
+"  --timeline FILE      plan: also write the recommendation's predicted schedule [file;\n"
+"                       default none] as Chrome trace events (Perfetto), as trace export\n"
+"                       does: one layer and one step, compute, transfers in flight,\n"
+"                       exposed time\n"
+"  --progress, --no-progress  sweep: a progress bar on stderr, or none [default: shown\n"
+"                       on a tty when the sweep runs longer than a second]; the other\n"
+"                       commands draw none and accept either\n"
+"  -h, --help           this help\n"
+"  -V, --version        version\n"
+"\n"
+"Megatron-LM's names are read as ulysim's: --tensor-model-parallel-size (--tp),\n"
+"--pipeline-model-parallel-size (--pp), --virtual-pipeline-model-parallel-size and\n"
+"--num-layers-per-virtual-pipeline-stage (--virtual-stages), --micro-batch-size (--batch),\n"
+"--global-batch-size (--global-batch), --seq-length (--seq), --context-parallel-size with\n"
+"--cp-comm-type p2p|all_gather|a2a|a2a+p2p (ring, allgather-cp, ulysses, usp; a2a+p2p with\n"
+"--hierarchical-context-parallel-sizes U,R), --sequence-parallel (drops megatron-tp).\n"
+"\n"
+"Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 internal failure.\n"
+"Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
+"rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else\n"
+"share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
+"source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
+"scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
+        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3], v[4], uly_attn_kernel_name(d.attn_kernel));
+}
+
+void sim_args_help(FILE *f)
+{
+    fprintf(f,
+"usage: ulysim [COMMAND] [OPTIONS]\n"
+"\n"
+"Capacity planning for sequence parallelism from an analytic model of each\n"
+"strategy below.\n"
+"\n"
+"commands:\n"
+"  plan       (default) best layout of every strategy, the recommendation and its\n"
+"             per-layer operations:            ulysim --gpus 64 --seq 1M\n"
+"  max-seq    longest sequence each strategy fits on --gpus (--seq: upper bound,\n"
+"             default 1G tokens):               ulysim max-seq --gpus 64\n"
+"  min-gpus   fewest GPUs on which each strategy fits --seq (--gpus: upper bound,\n"
+"             default the cluster's GPUs):      ulysim min-gpus --seq 4M\n"
+"  sweep      best layout per (strategy, seq, gpus); --seq and --gpus take lists\n"
+"             A,B,C and ranges A..B (A, 2A, 4A, ... up to B):\n"
+"                                               ulysim sweep --seq 8K..1M --gpus 8..1024\n"
+"  presets    list the model and cluster presets with description and source;\n"
+"             `presets show NAME` prints one whole, a template to edit\n");
+    /* the registry's commands (commands.c), one line each */
+    for (int i = 0; i < sim_command_count(); i++) {
+        const sim_command *c = sim_command_at(i);
+        fprintf(f, "  %-10s %s (ulysim %s --help)\n", c->name, c->summary, c->name);
+    }
+    /* the strategy registry, in its order */
+    fprintf(f, "\nstrategies (--strategy NAME):\n");
+    for (int i = 0; i < ULY_STRAT_COUNT; i++) {
+        const uly_strategy *s = uly_strategy_get((uly_strategy_id)i);
+        if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
+    }
+    help_options(f);
+}
+
+/* The two values of an option given both as ulysim's flag and as
+ * Megatron-LM's name for it (both checked already): the same value however
+ * spelt (128K and 131072, a list in the same order), or not. */
+static int alias_values_agree(int which, const char *v0, const char *v1)
+{
+    if (which == O_SEQ) {
+        static int64_t l0[SIM_LIST_MAX], l1[SIM_LIST_MAX];
+        int n0 = 0, n1 = 0;
+        char why[256];
+        if (parse_list("", v0, 1, INT64_MAX, l0, &n0, why, sizeof why) ||
+            parse_list("", v1, 1, INT64_MAX, l1, &n1, why, sizeof why))
+            return 0;
+        return n0 == n1 && memcmp(l0, l1, (size_t)n0 * sizeof l0[0]) == 0;
+    }
+    const int auto0 = which == O_PP && !strcmp(v0, "auto"), auto1 = which == O_PP && !strcmp(v1, "auto");
+    if (auto0 || auto1) return auto0 && auto1;
+    int64_t x0 = 0, x1 = 0;
+    return uly_size_parse(v0, &x0, NULL, 0) == ULY_OK && uly_size_parse(v1, &x1, NULL, 0) == ULY_OK && x0 == x1;
+}
+
+/* The switches: the int field at off set to v. */
+static const struct {
+    const char *flag;
+    size_t off;
+    int v;
+} switches[] = {
+    {"--causal", offsetof(sim_args, causal), 1}, {"--no-causal", offsetof(sim_args, causal), 0},
+    {"--flash", offsetof(sim_args, flash), 1}, {"--no-flash", offsetof(sim_args, flash), 0},
+    {"--no-progress", offsetof(sim_args, progress), 0}, {"--progress", offsetof(sim_args, progress), 1},
+    {"--help", offsetof(sim_args, help), 1}, {"-h", offsetof(sim_args, help), 1},
+    {"--version", offsetof(sim_args, version), 1}, {"-V", offsetof(sim_args, version), 1},
+    {"--tp-comm-overlap", offsetof(sim_args, tp_comm_overlap), 1},
+    {"--no-tp-comm-overlap", offsetof(sim_args, tp_comm_overlap), 0},
+    {"--overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), 1},
+    {"--no-overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), -1},
+    {"--sequence-parallel", offsetof(sim_args, sequence_parallel), 1},
+};
+#define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
+
+/* What the parse keeps besides sim_args: --gpus and --seq as typed (their
+ * lists are read again once the command is known), and the last value
+ * given in each form of an option (0 ulysim's flag, 1 Megatron-LM's name
+ * for it, args_alias.c) and where: given both ways, the two must agree, as
+ * --ring and --context-parallel-size do. */
+typedef struct args_state {
+    int have_cmd;
+    const char *gpus_arg, *seq_arg, *seq_flag;
+    const char *form_val[O_COUNT][2];
+    int form_pos[O_COUNT][2];
+} args_state;
+
+static void args_defaults(sim_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = SIM_CMD_PLAN;
+    a->model = SIM_DEFAULT_MODEL;
+    a->cluster = SIM_DEFAULT_CLUSTER;
+    a->batch = 1;
+    a->dtype = ULY_BF16;
+    a->recompute = ULY_RECOMPUTE_FULL;
+    a->zero = 3;
+    a->causal = 1;
+    a->flash = 1;
+    a->split = ULY_SPLIT_ZIGZAG;
+    a->progress = 1;
+    a->cp_comm = -1;
+}
+
+/* An argument that is not an option: the command, or `presets show NAME`. */
+static int positional(sim_args *a, args_state *st, const char *arg, char *why, size_t n)
+{
+    char qb[80];
+    if (st->have_cmd && a->cmd == SIM_CMD_PRESETS && !a->presets_show && !strcmp(arg, "show")) {
+        a->presets_show = 1;
+        return 0;
+    }
+    if (st->have_cmd && a->presets_show && !a->show_name) {
+        a->show_name = arg;
+        return 0;
+    }
+    if (st->have_cmd)
+        return sim_fail(why, n, "unexpected argument %s (valid: options start with --; see --help)",
+                        text_quote(arg, qb, sizeof qb));
+    int c = 0;
+    if (parse_choice("command", arg, cmd_names, N_CMDS, &c, why, n) != 0) {
+        char valid[240] = "";
+        for (int k = 0; k < N_CMDS; k++) sim_join(valid, sizeof valid, ", ", cmd_names[k]);
+        for (int k = 0; k < sim_command_count(); k++) sim_join(valid, sizeof valid, ", ", sim_command_at(k)->name);
+        return sim_fail(why, n, "unknown command %s (valid: %s; see --help)", text_quote(arg, qb, sizeof qb), valid);
+    }
+    a->cmd = (sim_cmd)c;
+    st->have_cmd = 1;
+    return 0;
+}
+
+/* A switch named name (val: a value given with '=', refused): 1 when it is
+ * one, 0 when not, -1 (SIM_EXIT_USAGE in *rc) when given a value. */
+static int read_switch(sim_args *a, const char *name, const char *val, int *rc, char *why, size_t n)
+{
+    char qb[80];
+    for (int k = 0; k < N_SWITCHES; k++) {
+        if (strcmp(name, switches[k].flag) != 0) continue;
+        if (val) {
+            *rc = sim_fail(why, n, "%s takes no value (got %s)", switches[k].flag, text_quote(val, qb, sizeof qb));
+            return -1;
+        }
+        const size_t off = switches[k].off;
+        *(int *)((char *)a + off) = switches[k].v;
+        if (!a->plan_flag && off != offsetof(sim_args, help) && off != offsetof(sim_args, version) &&
+            off != offsetof(sim_args, progress))
+            a->plan_flag = switches[k].flag;
+        return 1;
+    }
+    return 0;
+}
+
+/* An option no table knows: SIM_EXIT_USAGE, with the nearest known one. */
+static int unknown_option(const char *name, char *why, size_t n)
+{
+    char qb[80];
+    const char *known[O_COUNT + N_SWITCHES];
+    int nk = 0;
+    for (int k = 0; k < O_COUNT; k++) known[nk++] = valued[k];
+    for (int k = 0; k < N_SWITCHES; k++) known[nk++] = switches[k].flag;
+    const char *near = name[0] == '-' && name[1] == '-' ? sim_nearest_option(name, known, nk) : NULL;
+    if (near)
+        return sim_fail(why, n, "unknown option %s (did you mean %s? see ulysim --help)", text_quote(name, qb, sizeof qb),
+                        near);
+    return sim_fail(why, n, "unknown option %s (valid: see ulysim --help)", text_quote(name, qb, sizeof qb));
+}
+
+/* The value of option name at argv[*i] when not given with '=': the next
+ * argument, unless it is another option (a file named --gpus written for
+ * `--timeline --gpus`). 0, or SIM_EXIT_USAGE. */
+static int take_value(int argc, char **argv, int *i, const char *name, const char **val, char *why, size_t n)
+{
+    if (*i + 1 >= argc) return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
+    const char *next = argv[*i + 1];
+    if (next[0] == '-' && next[1] == '-' && next[2]) {
+        char nn[64];
+        snprintf(nn, sizeof nn, "%.*s", (int)strcspn(next, "="), next);
+        int known = sim_args_takes_value(nn);
+        for (int k = 0; !known && k < N_SWITCHES; k++) known = !strcmp(nn, switches[k].flag);
+        if (known)
+            return sim_fail(why, n, "%s needs a value (got the option %s next; valid: %s VALUE, see ulysim --help)",
+                            name, nn, name);
+    }
+    *val = argv[++*i];
+    return 0;
+}
+
+/* A degree or count of the layout (--ulysses, --ring, --tp, --pp,
+ * --virtual-stages and their Megatron-LM names). */
+static int read_degree(sim_args *a, int which, const char *name, const char *val, char *why, size_t n)
+{
+    char qb[80];
+    int64_t x = 0;
+    if (which == O_PP && !strcmp(val, "auto")) {
+        a->pin_pp = ULY_PP_SEARCH;
+        return 0;
+    }
+    int rc = parse_size(name, val, SIM_GPUS_MAX, &x, why, n);
+    if (rc) {
+        size_t l = strlen(why);
+        if (which == O_PP && l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
+        return rc;
+    }
+    if (x > SIM_GPUS_MAX)
+        return sim_fail(why, n, "%s %s: too large (valid: at most %lld)", name, text_quote(val, qb, sizeof qb),
+                        (long long)SIM_GPUS_MAX);
+    int64_t *const dst[] = {[O_ULYSSES] = &a->pin_u, [O_RING] = &a->pin_r, [O_TP] = &a->pin_t, [O_PP] = &a->pin_pp,
+                            [O_VSTAGES] = &a->pin_vpp, [O_CP] = &a->cp, [O_LAYERS_PER_VSTAGE] = &a->layers_per_vstage};
+    *dst[which] = x;
+    return 0;
+}
+
+/* --oversub, --zero-prefetch, --hierarchical-context-parallel-sizes:
+ * values of their own form. */
+static int read_special(sim_args *a, int which, const char *name, const char *val, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    if (which == O_OVERSUB) {
+        a->oversub = sim_strtod_dec(val, &end);
+        if (!val[0] || !end || *end || !(a->oversub >= 1 && a->oversub <= 1000))
+            return sim_fail(why, n, "%s %s: not an oversubscription (valid: a ratio 1..1000, 1 = non-blocking)", name,
+                            text_quote(val, qb, sizeof qb));
+        return 0;
+    }
+    if (which == O_ZERO_PREFETCH) {
+        /* D layers gathered ahead; 0 of them is no prefetch, the same as
+         * none (docs/model.md's D_z = 0; the JSON's zero_prefetch 0) */
+        int64_t x = 0;
+        if (!strcmp(val, "none") || (val[0] && strspn(val, "0") == strlen(val))) {
+            a->zero_prefetch = -1;
+            return 0;
+        }
+        const int count = uly_size_parse(val, &x, NULL, 0) == ULY_OK;
+        if (count && x <= 1024) a->zero_prefetch = (int)x;
+        else return sim_fail(why, n, "%s %s: %s (valid: a layer count 0..1024; 0 or none: no prefetch)", name,
+                             text_quote(val, qb, sizeof qb), count ? "too many layers" : "not a layer count");
+        return 0;
+    }
+    /* O_HCP: U,R */
+    const long long u = strtoll(val, &end, 10);
+    long long r = 0;
+    if (end && (*end == ',' || *end == ' ')) r = strtoll(end + 1, &end, 10);
+    a->hcp_u = u;
+    a->hcp_r = r;
+    if (!end || *end || u < 1 || r < 1 || u > SIM_GPUS_MAX || r > SIM_GPUS_MAX)
+        return sim_fail(why, n, "%s %s: not two degrees (valid: U,R, e.g. 4,2)", name, text_quote(val, qb, sizeof qb));
+    return 0;
+}
+
+/* A non-empty name: --model, --cluster, --timeline. */
+static int read_name(const char **dst, const char *flag, const char *val, const char *valid, char *why, size_t n)
+{
+    if (!val[0]) return sim_fail(why, n, "%s '': empty (valid: %s)", flag, valid);
+    *dst = val;
+    return 0;
+}
+
+/* One option's value, checked as typed (a list or range too: whether the
+ * command takes one is known once every argument is read). The bounds are
+ * libulysim's (uly_workload_check). */
+static int read_value(sim_args *a, args_state *st, int which, int form, const char *name, const char *val, char *why,
+                      size_t n)
+{
+    static const char presets[] = "a preset name, see 'ulysim presets', or FILE.json";
+    int rc = 0, c = 0;
+    switch (which) {
+    case O_GPUS:
+        st->gpus_arg = val;
+        return parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
+    case O_SEQ:
+        st->seq_arg = val;
+        st->seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
+        return parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
+    case O_MODEL: return read_name(&a->model, "--model", val, presets, why, n);
+    case O_CLUSTER: return read_name(&a->cluster, "--cluster", val, presets, why, n);
+    case O_TIMELINE: return read_name(&a->timeline, "--timeline", val, "a file to write, e.g. plan.json", why, n);
+    case O_STRATEGY: return add_strategies(a, val, why, n);
+    case O_ULYSSES: case O_RING: case O_TP: case O_PP: case O_VSTAGES: case O_CP: case O_LAYERS_PER_VSTAGE:
+        return read_degree(a, which, name, val, why, n);
+    case O_BATCH:
+        a->batch_set = 1;
+        return parse_count(name, val, (int64_t)1 << 20, &a->batch, why, n);
+    case O_GLOBAL_BATCH: return parse_count(name, val, (int64_t)1 << 40, &a->global_batch, why, n);
+    case O_DTYPE: rc = parse_choice(name, val, dtype_names, ULY_DTYPE_COUNT, &c, why, n); a->dtype = (uly_dtype)c; break;
+    case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, ULY_RECOMPUTE_COUNT, &c, why, n); a->recompute = (uly_recompute)c; break;
+    case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
+    case O_SPLIT: rc = parse_choice(name, val, split_names, ULY_SPLIT_COUNT, &c, why, n); a->split = (uly_split)c; break;
+    case O_FORMAT: rc = parse_choice(name, val, fmt_names, 3, &c, why, n); a->format = (sim_format)c; a->format_set = 1; break;
+    case O_FRAMEWORK: rc = parse_choice(name, val, framework_names, ULY_FW_COUNT, &c, why, n); a->framework = (uly_framework)c; break;
+    case O_ATTN_KERNEL:
+        rc = parse_choice(name, val, attn_kernel_names, ULY_AK_COUNT, &c, why, n);
+        a->attn_kernel = (uly_attn_kernel)c;
+        a->attn_kernel_set = 1;
+        break;
+    case O_ATTN_DENSITY: return parse_fraction(name, val, &a->attn_density, why, n);
+    case O_FFN_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
+    case O_LOSS_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n);
+    case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
+    case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
+    case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);
+    case O_GPUS_PER_NODE: {
+        char qb[80];
+        if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
+            rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, text_quote(val, qb, sizeof qb));
+        break;
+    }
+    default: return read_special(a, which, name, val, why, n);
+    }
+    return rc;
+}
+
+/* One option at argv[*i] (its value taken): 0, or SIM_EXIT_USAGE. */
+static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *i, char *why, size_t n)
+{
+    const char *arg = argv[*i];
+    /* --flag=value or --flag value */
+    char name[64], qb[80];
+    const char *val = NULL, *eq = strchr(arg, '=');
+    if (eq && arg[1] == '-') {
+        size_t l = (size_t)(eq - arg);
+        if (l >= sizeof name) l = sizeof name - 1;
+        memcpy(name, arg, l);
+        name[l] = 0;
+        val = eq + 1;
+    } else {
+        snprintf(name, sizeof name, "%s", arg);
+    }
+    int rc = 0;
+    const int sw = read_switch(a, name, val, &rc, why, n);
+    if (sw) return rc;
+    int which = -1;
+    for (int k = 0; k < O_COUNT; k++)
+        if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
+    if (which < 0) return unknown_option(name, why, n);
+    if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
+    const int form = strcmp(name, valued[which]) != 0;
+    if (!a->plan_flag && which != O_FORMAT) {
+        const char *mf = form ? sim_alias_megatron(valued[which]) : NULL;
+        a->plan_flag = mf ? mf : valued[which];
+    }
+    /* one value per option, as the subcommands hold theirs (sim_opt_value):
+     * the last would win in silence; --strategy adds up */
+    if (st->form_val[which][form] && which != O_STRATEGY) {
+        char q1[80];
+        return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", name,
+                        text_quote(st->form_val[which][form], q1, sizeof q1), text_quote(val, qb, sizeof qb));
+    }
+    st->form_val[which][form] = val;
+    st->form_pos[which][form] = *i;
+    return read_value(a, st, which, form, name, val, why, n);
+}
+
+/* Once every argument is read: what one option means for another. */
+static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
+{
+    /* Megatron-LM shards nothing or (distributed optimizer) the optimizer:
+     * without --zero its large runs' choice, the distributed optimizer */
+    if (a->framework == ULY_FW_MEGATRON && !a->zero_set) a->zero = 1;
+    if (a->presets_show && !a->show_name)
+        return sim_fail(why, n, "presets show: which preset? (valid: presets show NAME, a name from 'ulysim presets')");
+    /* presets lists files: a planning flag there would be read and dropped */
+    if (a->cmd == SIM_CMD_PRESETS && a->plan_flag)
+        return sim_fail(why, n, "presets: %s is not used by presets (valid: presets [--format table|csv|json], or "
+                        "presets show NAME)", a->plan_flag);
+    if (a->presets_show && a->format_set)
+        return sim_fail(why, n, "presets show %s: --format: the preset's file is printed as it is, JSON (valid: "
+                        "presets show NAME)", a->show_name);
+    for (int k = 0; k < O_COUNT; k++) {
+        if (!st->form_val[k][0] || !st->form_val[k][1] || alias_values_agree(k, st->form_val[k][0], st->form_val[k][1]))
+            continue;
+        const int f = st->form_pos[k][0] < st->form_pos[k][1] ? 0 : 1; /* the one typed first, named first */
+        const char *flag[2] = {valued[k], sim_alias_megatron(valued[k])};
+        return sim_fail(why, n, "%s %.60s disagrees with %s %.60s (valid: give one of them, or the same value)", flag[f],
+                        st->form_val[k][f], flag[!f], st->form_val[k][!f]);
+    }
+    int rc = sim_megatron_resolve(a, why, n);
+    if (rc) return rc;
+    /* the lists as typed; their defaults depend on the command and the
+     * cluster, and are the context's (context.c) */
+    const int lists = a->cmd == SIM_CMD_SWEEP;
+    if (st->gpus_arg && (rc = parse_list(valued[O_GPUS], st->gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n)))
+        return rc;
+    if (st->seq_arg && (rc = parse_list(st->seq_flag, st->seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n)))
+        return rc;
+    if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
+    if (a->timeline && a->cmd != SIM_CMD_PLAN)
+        return sim_fail(why, n, "--timeline %s: only the plan command writes a timeline (got %s)", a->timeline,
+                        sim_cmd_name(a->cmd));
+    if (a->timeline && out_file_check(a->timeline, OUT_FILE_STREAM, why, n)) /* before the work */
+        return SIM_EXIT_USAGE;
+    return 0;
+}
+
+int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
+{
+    args_state st;
+    memset(&st, 0, sizeof st);
+    st.seq_flag = "--seq";
+    args_defaults(a);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const int rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n)
+                                                    : read_option(a, &st, argc, argv, &i, why, n);
+        if (rc) return rc;
+    }
+    if (a->help || a->version) return 0;
+    return args_finish(a, &st, why, n);
+}
