@@ -443,17 +443,14 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
     if (w->zero_stage >= 3) {
         /* gather each layer's weights before its forward and again before its
          * backward, reduce-scatter its grads; prefetch hides the gathers
-         * under the phase's compute, without it they wait on the critical path.
-         * DeepSpeed fetches a submodule at a time (its pre-forward and
-         * pre-backward hooks: one all-gather per weight matrix), FSDP a unit
-         * (a layer's flat parameter) at once: the gather's messages */
+         * under the phase's compute, without it they wait on the critical path
+         * (the messages a framework sends them in: uly_zero_gather_msgs) */
         const int32_t ov = uly_zero_prefetch_layers(w) > 0 ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
-        const int msgs = w->framework == ULY_FW_DEEPSPEED ? 4 + (x->m->swiglu ? 3 : 2) : 1;
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, msgs);
+                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ov;
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, msgs);
+                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ov;
     }
     /* gradient reductions hide under backward only on their own stream */

@@ -269,29 +269,33 @@ typedef struct coll_memo {
         int64_t bytes;
         int32_t steps;
         uly_coll coll;
+        int32_t split; /* a layer's ZeRO-3 gather, priced in the framework's messages */
         double s;
     } e[ULY_GROUP_COUNT][2];
     uint8_t next[ULY_GROUP_COUNT];
+    int zero_msgs; /* the messages of a layer's ZeRO-3 gather (uly_zero_gather_msgs) */
 } coll_memo;
 
 static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, const uly_cluster *c, const uly_plan *plan, const uly_op *o)
 {
     const unsigned g = (unsigned)o->group;
+    /* a layer's ZeRO-3 gather sent in several messages (DeepSpeed: a
+     * submodule at a time) pays each message's latency and protocol */
+    const int32_t split = o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step;
     if (g < ULY_GROUP_COUNT)
         for (int j = 0; j < 2; j++)
-            if (mm->e[g][j].bytes == o->bytes_sent && mm->e[g][j].coll == o->coll && mm->e[g][j].steps == o->steps)
+            if (mm->e[g][j].bytes == o->bytes_sent && mm->e[g][j].coll == o->coll && mm->e[g][j].steps == o->steps &&
+                mm->e[g][j].split == split)
                 return mm->e[g][j].s;
-    /* a gather or reduction sent in several messages (ZeRO-3 a submodule at
-     * a time) pays each message's latency and protocol; a ring's steps are
-     * its hops, priced by the collective itself */
     const uly_group_place *q = &plan->place[o->group];
-    const int msgs = o->coll != ULY_COLL_SENDRECV && o->steps > 1 ? o->steps : 1;
+    const int msgs = split ? mm->zero_msgs : 1;
     const double s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
                                                         q->node_groups);
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;
         mm->e[g][j].bytes = o->bytes_sent, mm->e[g][j].coll = o->coll, mm->e[g][j].steps = o->steps;
+        mm->e[g][j].split = split;
         mm->e[g][j].s = s;
     }
     return s;
@@ -354,6 +358,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
         memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
         memo.next[k] = 0;
     }
+    memo.zero_msgs = uly_zero_gather_msgs(m, w);
     /* full recompute's copy of the forward ops (copies: the plan as
      * uly_plan_build left it) takes their times rather than working them
      * out again, a quarter of a plan's ops, when the copy follows them and
@@ -515,7 +520,9 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     for (int ph = 0; ph < 2; ph++) {
         if (bg[ph] <= 0) continue;
         const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
-        crit[ph] += e + (bg[ph] - e) * (bgw[ph] / bg[ph]);
+        tm->layer_slowdown_s[ph] = (bg[ph] - e) * (bgw[ph] / bg[ph]);
+        crit[ph] += e + tm->layer_slowdown_s[ph];
+        tm->compute_s += tm->layer_slowdown_s[ph]; /* compute, slowed */
         tm->comm_exposed_s += e;
         tm->comm_overlapped_s += bg[ph] - e;
         bg_frac[ph] = e / bg[ph];
@@ -523,8 +530,13 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* an eager framework issues each kernel from the host: a phase whose
      * kernels are shorter than their issue waits on the host */
     const double host_s = w->cuda_graphs ? 0.0 : c->host_launch_s;
-    if ((double)ls.kern_f * host_s > crit[0]) crit[0] = (double)ls.kern_f * host_s;
-    if ((double)ls.kern_b * host_s > crit[1]) crit[1] = (double)ls.kern_b * host_s;
+    const int kern[2] = {ls.kern_f, ls.kern_b};
+    for (int ph = 0; ph < 2; ph++)
+        if ((double)kern[ph] * host_s > crit[ph]) {
+            tm->layer_host_wait_s[ph] = (double)kern[ph] * host_s - crit[ph];
+            crit[ph] = (double)kern[ph] * host_s;
+            tm->compute_s += tm->layer_host_wait_s[ph]; /* the compute stream, waiting on its kernels' issue */
+        }
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;

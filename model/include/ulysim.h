@@ -663,6 +663,13 @@ typedef struct uly_plan {
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;
 
+/* The messages a framework sends a layer's ZeRO-3 weight gather in: DeepSpeed
+ * fetches a submodule at a time (its pre-forward and pre-backward hooks, one
+ * all-gather per weight matrix: Q, K, V, O and the MLP's two or three), FSDP
+ * a unit, the layer's flat parameter, at once. The plan's op is the layer's
+ * gather (the executors run it whole); the pricing splits it. */
+int uly_zero_gather_msgs(const uly_model *m, const uly_workload *w);
+
 /* The share of a rank's model parameters in one bucket of the framework's
  * overlapped gradient reduction and parameter gather, at most 1: the last
  * bucket's reduction waits for the end of backward, the first bucket's
@@ -735,7 +742,8 @@ typedef struct uly_memory {
 typedef struct uly_timing {
     double layer_fwd_s;        /* one layer, one micro-batch, critical path */
     double layer_bwd_s;        /* includes recompute */
-    double compute_s;          /* per layer fwd+bwd compute on the critical path */
+    double compute_s;          /* per layer fwd+bwd compute on the critical path (slowed beside background
+                                * transfers, and waiting on an eager host's kernel issue, included) */
     double comm_exposed_s;     /* per layer fwd+bwd communication not hidden */
     double comm_overlapped_s;  /* per layer fwd+bwd communication hidden under compute */
     double model_s;            /* per micro-batch, outside the layers (embedding, logits, loss, stage transfers) */
@@ -754,6 +762,11 @@ typedef struct uly_timing {
     double hfu;
     double zero_gather_s;         /* ZeRO-3 weight gathers per step, per rank (0 below ZeRO-3) */
     double zero_gather_exposed_s; /* the part not hidden under compute, the step's first gather included */
+    /* A layer phase's time [fwd, bwd] that no op carries: its compute slowed
+     * beside the phase's background transfers (ZeRO), and its wait on an
+     * eager host issuing its kernels; layer_*_s includes both. */
+    double layer_slowdown_s[2];
+    double layer_host_wait_s[2];
 } uly_timing;
 
 typedef struct uly_result {

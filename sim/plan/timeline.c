@@ -114,6 +114,17 @@ static void lay_phase(tl_state *st, uly_phase ph)
         in_flight(st, i, phase_start, ph == ULY_PHASE_FWD ? "the forward phase" : "the backward phase");
         on_path(st, i);
     }
+    /* what no op carries: compute slowed beside the phase's background
+     * transfers, and the wait on an eager host issuing the phase's kernels */
+    const double extra[2] = {st->r->time.layer_slowdown_s[ph], st->r->time.layer_host_wait_s[ph]};
+    static const char *const what[2] = {"compute slowed beside background transfers", "waiting on the host's kernel issue"};
+    for (int k = 0; k < 2; k++) {
+        if (!(extra[k] > 0)) continue;
+        char nm[128];
+        snprintf(nm, sizeof nm, "%s (%s)", what[k], uly_phase_name(ph));
+        sim_te_slice(st->ev, 1, 1, nm, k ? "host" : "compute", st->t, extra[k]);
+        st->t += extra[k];
+    }
 }
 
 /* Process 2: one step on the critical path, from the plan's timing. */

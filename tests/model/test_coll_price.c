@@ -92,7 +92,8 @@ static void check_plan(const uly_model *m, const uly_workload *w, const uly_clus
         /* a gather or reduction in several messages (ZeRO-3 under DeepSpeed,
          * a submodule at a time): each message its share of the bytes, each
          * priced whole; a ring's steps are its hops */
-        const double msgs = o->coll != ULY_COLL_SENDRECV && o->steps > 1 ? o->steps : 1;
+        const double msgs = o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step && w->framework == ULY_FW_DEEPSPEED
+                                ? 4 + (m->swiglu ? 3 : 2) : 1;
         const double n = (double)o->bytes_sent / msgs;
         const double want = msgs * (c->coll_model == ULY_COLL_NCCL ? nccl(c, o, q, n) : hockney(c, o, q, n));
         compared++;
