@@ -238,7 +238,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL, O_TIMELINE,
+    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -246,7 +246,7 @@ static const char *const valued[O_COUNT] = {
     "--global-batch", "--dtype", "--recompute", "--zero", "--split", "--format", "--virtual-stages", "--framework",
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
-    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline",
+    "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline", "--step-overhead-ms",
 };
 
 int sim_args_takes_value(const char *name)
@@ -300,6 +300,18 @@ static int parse_fraction(const char *flag, const char *v, double *out, char *wh
     const double x = sim_strtod_dec(v, &end);
     if (!v[0] || !end || *end || !(x > 0 && x <= 1))
         return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
+                        text_quote(v, qb, sizeof qb));
+    *out = x;
+    return 0;
+}
+
+/* Milliseconds of host work: a decimal in [0, 3.6e6] (an hour) */
+static int parse_ms(const char *flag, const char *v, double *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const double x = sim_strtod_dec(v, &end);
+    if (!v[0] || !end || *end || !(x >= 0 && x <= 3.6e6))
+        return sim_fail(why, n, "%s %s: not a time in milliseconds (valid: a number in [0, 3600000], e.g. 12.5)", flag,
                         text_quote(v, qb, sizeof qb));
     *out = x;
     return 0;
@@ -370,6 +382,13 @@ static void help_options(FILE *f)
 "  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
 "                       under backward on its own stream, or after it [default: the\n"
 "                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
+"  --overlap-param-gather, --no-overlap-param-gather  the sharded optimizer's weight\n"
+"                       gather under the next step's forward, bucket by bucket (Megatron-LM's\n"
+"                       flag), or after the optimizer step [default: after]\n"
+"  --cuda-graphs, --no-cuda-graphs  the step's kernels replayed from CUDA graphs (no host\n"
+"                       issue per kernel), or launched eagerly [default: eager]\n"
+"  --step-overhead-ms T  host work per step outside the kernels (data loading, logging,\n"
+"                       synchronisations), as measured for your framework [ms; default 0]\n"
 "  --attn-kernel K      flash attention kernel %s [default %s]:\n"
 "                       the preset's FlashAttention-2 curves times its published speed\n"
 "                       (flash3: Hopper GPUs only)\n"
@@ -477,6 +496,10 @@ static const struct {
     {"--overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), 1},
     {"--no-overlap-grad-reduce", offsetof(sim_args, overlap_grad_reduce), -1},
     {"--sequence-parallel", offsetof(sim_args, sequence_parallel), 1},
+    {"--overlap-param-gather", offsetof(sim_args, overlap_param_gather), 1},
+    {"--no-overlap-param-gather", offsetof(sim_args, overlap_param_gather), 0},
+    {"--cuda-graphs", offsetof(sim_args, cuda_graphs), 1},
+    {"--no-cuda-graphs", offsetof(sim_args, cuda_graphs), 0},
 };
 #define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
 
@@ -702,6 +725,11 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
     case O_ATTN_DENSITY: return parse_fraction(name, val, &a->attn_density, why, n);
     case O_FFN_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
     case O_LOSS_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n);
+    case O_STEP_OVERHEAD: {
+        double ms = 0;
+        if ((rc = parse_ms(name, val, &ms, why, n)) == 0) a->step_overhead_s = ms * 1e-3;
+        break;
+    }
     case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
     case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
     case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);

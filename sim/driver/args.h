@@ -71,6 +71,9 @@ typedef struct sim_args {
     int64_t ffn_chunks, loss_chunks;     /* 0: whole */
     int tp_comm_overlap;
     int overlap_grad_reduce; /* 1 on, -1 off, 0 the framework's default */
+    int overlap_param_gather;            /* Megatron's --overlap-param-gather */
+    int cuda_graphs;                     /* the step's kernels replayed from CUDA graphs */
+    double step_overhead_s;              /* --step-overhead-ms: the host's own work per step */
     int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */
     uly_attn_kernel attn_kernel;
     int sequence_parallel;               /* Megatron's --sequence-parallel: TP splits the sequence too */

@@ -183,6 +183,15 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                       sim_plural_s(uly_zero_prefetch_layers(w)));
     if (k > 0 && (size_t)k < n && w->tp_comm_overlap)
         k += snprintf(buf + k, n - (size_t)k, "; TP communication overlapped with its GEMMs");
+    if (k > 0 && (size_t)k < n && w->zero_stage >= 3) /* which schedule priced the gathers (uly_zero_gather_msgs) */
+        k += snprintf(buf + k, n - (size_t)k, "; ZeRO-3 gathers as %s sends them, %s", uly_framework_name(w->framework),
+                      w->framework == ULY_FW_DEEPSPEED ? "a weight matrix at a time" : "a layer at once");
+    if (k > 0 && (size_t)k < n && w->overlap_param_gather)
+        k += snprintf(buf + k, n - (size_t)k, "; weight gather under the next step's forward");
+    if (k > 0 && (size_t)k < n && w->cuda_graphs)
+        k += snprintf(buf + k, n - (size_t)k, "; CUDA graphs");
+    if (k > 0 && (size_t)k < n && w->step_overhead_s > 0)
+        k += snprintf(buf + k, n - (size_t)k, "; host work %g ms per step", w->step_overhead_s * 1e3);
     if (k > 0 && (size_t)k < n && w->overlap_grad_reduce)
         snprintf(buf + k, n - (size_t)k, "; gradient reduction %s backward",
                  uly_grad_reduce_overlaps(w) ? "overlapped with" : "after");
@@ -588,6 +597,9 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "overlap_grad_reduce", cJSON_CreateBool(uly_grad_reduce_overlaps(w)));
     ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
     ADD(wo, "attn_kernel", cJSON_CreateString(uly_attn_kernel_name(w->attn_kernel)));
+    ADD(wo, "overlap_param_gather", cJSON_CreateBool(w->overlap_param_gather));
+    ADD(wo, "cuda_graphs", cJSON_CreateBool(w->cuda_graphs));
+    ADD(wo, "step_overhead_s", sim_json_num(w->step_overhead_s));
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();

@@ -106,6 +106,13 @@ int main(void)
               r.time.layer_fwd_s, kf);
         CHECK(kb > 10 && fabs(r.time.layer_bwd_s / (kb * 1e-3) - 1) < 1e-12, "host-bound backward %.9g s, want %d kernels x 1 ms",
               r.time.layer_bwd_s, kb);
+        /* the host's own work per step, as the user gives it, adds to the step */
+        uly_result more;
+        w.step_overhead_s = 0.0125;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &more) == ULY_OK, "evaluate with host work");
+        CHECK(fabs(more.time.step_s - r.time.step_s - 0.0125) < 1e-12, "host work per step: the step grew %.9g s, want 0.0125",
+              more.time.step_s - r.time.step_s);
+        w.step_overhead_s = 0;
         /* CUDA graphs: the host issues nothing per kernel, as with no host cost */
         w.cuda_graphs = 1;
         uly_result free_host;
