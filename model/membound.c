@@ -6,29 +6,9 @@
  *
  * The counts are the kernels Megatron-LM's layer launches for the op (its
  * jit fusions, fused layer norm and fused softmax; FlashAttention-2's
- * kernels), written once here; uly_emit_op copies them onto each op. */
-#include <string.h>
-
+ * kernels), written once here; uly_emit_op copies them onto each op. The
+ * classes' names are the vocabulary's (spec.c). */
 #include "internal.h"
-
-static const char *const mb_names[ULY_MB_COUNT] = {
-#define ULY_MB_CLASS_NAME(e, n) [ULY_MB_##e] = n,
-    ULY_MB_CLASSES(ULY_MB_CLASS_NAME)
-#undef ULY_MB_CLASS_NAME
-};
-
-const char *uly_mb_class_name(uly_mb_class c)
-{
-    return (unsigned)c < ULY_MB_COUNT ? mb_names[c] : "?";
-}
-
-uly_mb_class uly_mb_class_find(const char *name)
-{
-    if (!name) return ULY_MB_COUNT;
-    for (int i = 0; i < ULY_MB_COUNT; i++)
-        if (strcmp(mb_names[i], name) == 0) return (uly_mb_class)i;
-    return ULY_MB_COUNT;
-}
 
 /* Per op type, its class and kernels. A type left out is one kernel of the
  * stream class (class 0, count 0 read as 1): a forward GEMM, whose

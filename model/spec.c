@@ -31,6 +31,7 @@ static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
 static const char *const op_kind_names[] = {ULY_OP_KINDS(ULY_X_NAME)};
+static const char *const mb_class_names[] = {ULY_MB_CLASSES(ULY_X_NAME)};
 
 static const char *vocab_name(const char *const *names, int count, int v) { return v >= 0 && v < count ? names[v] : "?"; }
 
@@ -62,6 +63,7 @@ ULY_VOCAB_LOOKUPS(uly_recompute, uly_recompute, recompute_names, ULY_RECOMPUTE_C
 ULY_VOCAB_LOOKUPS(uly_split, uly_split, split_names, ULY_SPLIT_COUNT)
 ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
+ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
 #undef ULY_VOCAB_LOOKUPS
 
 const char *uly_phase_name(uly_phase p) { return vocab_name(phase_names, ULY_PHASE_COUNT, (int)p); }

@@ -266,13 +266,9 @@ const char *uly_topo_name(uly_topo t);
  *   optim    the optimizer step's multi-tensor passes (many tensors per
  *            launch, four or more streams per element). */
 #define ULY_MB_CLASSES(X) \
-    X(STREAM, "stream") X(NORM, "norm") X(NORM_BWD, "norm_bwd") X(SOFTMAX, "softmax") X(OPTIM, "optim")
-typedef enum uly_mb_class {
-#define ULY_MB_CLASS_ENUM(e, n) ULY_MB_##e,
-    ULY_MB_CLASSES(ULY_MB_CLASS_ENUM)
-#undef ULY_MB_CLASS_ENUM
-    ULY_MB_COUNT
-} uly_mb_class;
+    X(ULY_MB_STREAM, "stream") X(ULY_MB_NORM, "norm") X(ULY_MB_NORM_BWD, "norm_bwd") X(ULY_MB_SOFTMAX, "softmax") \
+    X(ULY_MB_OPTIM, "optim")
+typedef enum uly_mb_class { ULY_MB_CLASSES(ULY_X_ENUM) ULY_MB_COUNT } uly_mb_class;
 /* The class's name ("?" out of range); the class of a name, ULY_MB_COUNT when none. */
 const char *uly_mb_class_name(uly_mb_class c);
 uly_mb_class uly_mb_class_find(const char *name);
