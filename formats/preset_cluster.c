@@ -68,7 +68,8 @@ static int get_curve_set(js_doc *d, const cJSON *g, const char *key, const char 
 }
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
-                                           "gpus_per_node", "gpu", "intra", "inter", "overlap", NULL};
+                                           "gpus_per_node", "gpu", "intra", "inter", "overlap", "host", NULL};
+static const char *const HOST_KEYS[] = {"cpu_model", "cores", "ranks", "blas_core", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", NULL};
@@ -201,6 +202,27 @@ static int cluster_missing(js_doc *d, const cJSON *root)
                        list);
 }
 
+/* Optional "host": the machine a measured profile's rates are of (ulysim
+ * calibrate writes it; ulysim validate compares it with a trace's host).
+ * The model never reads it: checked here for its shape only. */
+static int host_check(js_doc *d, const cJSON *root)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "host");
+    if (!h) return 0;
+    int64_t x;
+    if (js_get_object(d, root, "", "host", &h) || js_check_keys(d, h, "host", HOST_KEYS, NULL)) return 2;
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(h, "cpu_model");
+    if (!cJSON_IsString(cpu))
+        return js_bad_value(d, "host.cpu_model", cpu, "must be a string: the CPU's model name as /proc/cpuinfo gives it");
+    if (js_check_text(d, cpu, "host.cpu_model")) return 2;
+    if (js_get_int(d, h, "host", "cores", 1, 1 << 20, &x)) return 2;
+    if (cJSON_GetObjectItemCaseSensitive(h, "ranks") && js_get_int(d, h, "host", "ranks", 1, 1 << 20, &x)) return 2;
+    const cJSON *blas = cJSON_GetObjectItemCaseSensitive(h, "blas_core");
+    if (blas && !cJSON_IsString(blas))
+        return js_bad_value(d, "host.blas_core", blas, "must be a string: an OpenBLAS kernel set (e.g. \"Zen\")");
+    return blas ? js_check_text(d, blas, "host.blas_core") : 0;
+}
+
 /* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
 static int cluster_read(js_doc *d, const cJSON *root, void *out)
 {
@@ -307,6 +329,7 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
             return 2;
         cl->overlap_miss = 1.0 - ov;
     }
+    if (host_check(d, root)) return 2;
     if (preset_sources_check(d, root)) return 2;
     char w[512];
     return uly_cluster_check(cl, w, sizeof w) == ULY_OK ? 0 : js_doc_fail(d, "%s", w);

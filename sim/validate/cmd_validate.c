@@ -239,6 +239,64 @@ static int profiles_load(const val_opts *o, uly_cluster *prof)
     return 0;
 }
 
+/* Without --cluster, a CPU run is priced on the host profile of its host
+ * (CPU model, cores, ranks: validate_host.c) where `ulysim calibrate --host`
+ * wrote one: s->used_prof[f] its path (allocated), prof_kind VAL_PROF_HOST.
+ * 0, or 1 when out of memory. */
+static int host_profile_take(const trace_run *run, val_set *s, int f)
+{
+    char path[4096];
+    if (!val_host_profile_find(run, path, sizeof path)) return 0;
+    char *own = strdup(path);
+    if (!own) return 1;
+    s->used_prof[f] = own;
+    s->prof_kind[f] = VAL_PROF_HOST;
+    return 0;
+}
+
+/* The warnings about a run's profile, on stderr (the report's "# host:" line
+ * says the same per run): priced with rates of another host, or of another
+ * OpenBLAS kernel set; a CPU run (the harness's MPI backend) priced on the
+ * profile its trace embeds, for want of a host profile. Each said once, not
+ * once per run of a set. */
+static void host_warn(const trace_run *run, const val_set *s, int f)
+{
+    static char said[3][10240];
+    char msg[10240] = "", hr[192], hp[192], path[4096], fix[4200];
+    const val_host *h = &s->prof_host[f];
+    const int kind = s->prof_kind[f];
+    const char *prof = kind == VAL_PROF_EMBEDDED ? "the profile the trace embeds" : s->used_prof[f];
+    val_host_describe(run->cpu_model, run->cores_online, hr, sizeof hr);
+    val_host_describe(h->cpu_model, h->cores, hp, sizeof hp);
+    val_host_profile_find(run, path, sizeof path);
+    if (!path[0]) snprintf(path, sizeof path, "%s", "(no configuration directory: set ULYSIM_CONFIG_DIR)");
+    if (kind == VAL_PROF_GIVEN)
+        snprintf(fix, sizeof fix, "ulysim calibrate --host, run on the trace's host, writes a profile validate uses "
+                 "without --cluster");
+    else
+        snprintf(fix, sizeof fix, "no profile of its host at %s: ulysim calibrate --host, run there, writes one", path);
+    const int m = val_host_matches(run, h);
+    if (m == 0)
+        snprintf(msg, sizeof msg, "warning: %s ran on %s; %s was measured on %s: its rates are not this host's (%s)",
+                 run->path, hr, prof, hp, fix);
+    else if (m == 1 && h->blas_core[0] && run->blas_core[0] && strcmp(h->blas_core, run->blas_core))
+        snprintf(msg, sizeof msg, "warning: %s ran OpenBLAS's %s kernels; %s was measured with %s (set "
+                 "OPENBLAS_CORETYPE=%s for the harness, as ulysim calibrate --host said)", run->path,
+                 run->blas_core, prof, h->blas_core, h->blas_core);
+    else if (kind == VAL_PROF_EMBEDDED && strcmp(run->backend, "nccl"))
+        snprintf(msg, sizeof msg, "warning: %s ran on %s with %d ranks, priced on the profile the trace embeds "
+                 "(%s, %s: not rates measured for this run; %s)", run->path, hr, run->ranks, run->cluster.name,
+                 m < 0 ? "which records no host" : "measured on this CPU with other ranks or settings", fix);
+    if (!msg[0]) return;
+    /* the same words for every run of a set but the file's name: compare without it */
+    const char *key = msg + strlen("warning: ") + strlen(run->path);
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(said[i], key)) return;
+    memmove(said[1], said[0], sizeof said[0] * 2);
+    snprintf(said[0], sizeof said[0], "%s", key);
+    sim_err_as("ulysim validate", "%s", msg);
+}
+
 /* Trace f read, checked to be a passed plan run, and joined with its
  * prediction on its profile: 0, or 1 / 2 after the message. */
 static int run_load(const val_opts *o, const uly_cluster *prof, val_set *s, int f)
@@ -271,7 +329,13 @@ static int run_load(const val_opts *o, const uly_cluster *prof, val_set *s, int 
                    run->ranks, run->ranks);
         return 2;
     }
-    s->used_prof[f] = p ? p : "embedded";
+    s->prof_kind[f] = p ? VAL_PROF_GIVEN : VAL_PROF_EMBEDDED;
+    if (!p && host_profile_take(run, s, f)) return 1;
+    if (!p && s->prof_kind[f] == VAL_PROF_HOST) p = s->used_prof[f];
+    if (!p) s->used_prof[f] = "embedded";
+    else if (s->prof_kind[f] == VAL_PROF_GIVEN) s->used_prof[f] = p;
+    val_profile_host(p, run->cluster_text, &s->prof_host[f]);
+    host_warn(run, s, f);
     uly_cluster c;
     if (trace_cluster_for(run, p, &c, why, sizeof why) || trace_join_build(run, &c, &s->joins[f], why, sizeof why)) {
         sim_err_as("ulysim validate", "%s", why);
@@ -361,7 +425,9 @@ static int runs_validate(val_opts *o, val_set *s)
     s->runs = calloc((size_t)o->n_files, sizeof *s->runs);
     s->joins = calloc((size_t)o->n_files, sizeof *s->joins);
     s->used_prof = calloc((size_t)o->n_files, sizeof *s->used_prof);
-    if (!s->runs || !s->joins || !s->used_prof) return 1;
+    s->prof_kind = calloc((size_t)o->n_files, sizeof *s->prof_kind);
+    s->prof_host = calloc((size_t)o->n_files, sizeof *s->prof_host);
+    if (!s->runs || !s->joins || !s->used_prof || !s->prof_kind || !s->prof_host) return 1;
     s->n = o->n_files; /* every trace is freed, read or not */
     for (int f = 0; f < s->n; f++)
         if ((rc = run_load(o, prof, s, f)) != 0) return rc;
@@ -380,7 +446,11 @@ static void val_set_free(val_set *s)
     for (int f = 0; s->runs && f < s->n; f++) trace_free(&s->runs[f]);
     free(s->runs);
     free(s->joins);
+    for (int f = 0; s->used_prof && s->prof_kind && f < s->n; f++)
+        if (s->prof_kind[f] == VAL_PROF_HOST) free((char *)s->used_prof[f]);
     free(s->used_prof);
+    free(s->prof_kind);
+    free(s->prof_host);
 }
 
 /* ulyharness plan traces: validated, written, and the exit status. */

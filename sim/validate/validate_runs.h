@@ -102,10 +102,4 @@ int sim_validate_runs(int argc, char **argv);
 /* 1 when argv holds --runs: validate's entry hands over to sim_validate_runs. */
 int sim_validate_is_runs(int argc, char **argv);
 
-/* The CPU a cluster profile was calibrated on, as `ulysim calibrate` records
- * it in the profile's "source" (validate_host.c): of the profile file or
- * preset `profile`, or (profile NULL) of the JSON text a trace embeds; ""
- * when it records none (a preset of datasheet numbers). */
-void validate_profile_cpu(const char *profile, const char *embedded_text, char *cpu, size_t n);
-
 #endif
