@@ -411,6 +411,48 @@ static int parse_summary(rd *r, const cJSON *x, trace_run *run)
     return 0;
 }
 
+/* A plan trace read whole: every op has its line, in the header's
+ * execution order, as many as the summary counts, and something was
+ * timed. 0, or 2 after the message. */
+static int plan_complete(rd *r, const trace_run *run, int seen_summary)
+{
+    for (int i = 0; i < run->plan.n_ops; i++)
+        if (!run->ops[i].present)
+            return fail(r, seen_summary, "plan op %d (%s, %s) has no op line before the summary", i,
+                        uly_op_type_name(run->plan.ops[i].type), uly_phase_name(run->plan.ops[i].phase));
+    /* every op has its line: now they must come in the header's execution order */
+    for (int k = 0; k < r->n_exec_order; k++)
+        if (run->order[k] != r->exec_order[k]) {
+            const int id = run->order[k];
+            return fail(r, run->ops[id].line,
+                        "op id %d (%s) out of execution order: harness.execution_order has op %d here "
+                        "(op lines come in execution order)", id, uly_op_type_name(run->plan.ops[id].type),
+                        r->exec_order[k]);
+        }
+    /* a summary that counts other op lines than the file has is not
+     * this file's: lines lost or added, by hand or by a tool */
+    if (r->summary_ops >= 0 && r->summary_ops != run->n_order)
+        return fail(r, seen_summary, "summary \"ops\" = %lld, but the trace has %d op lines (valid: the number "
+                                      "of op lines, one per plan op)", (long long)r->summary_ops, run->n_order);
+    /* the measured step as validate works it out (sim/trace/trace_join.c: per
+     * layer op, a transfer's transfer_s plus its wait_s, another op's
+     * time_s; the slowest rank's where the plan gives the ranks different
+     * work, else the median rank's): nothing timed, nothing to compare a
+     * prediction with; trace check says so as validate does */
+    double step = 0;
+    for (int k = 0; k < run->n_order; k++) {
+        const int id = run->order[k];
+        const uly_op *o = &run->plan.ops[id];
+        if (o->per_model || o->per_step) continue;
+        double wait;
+        step += trace_op_measured_s(run, id, &wait) + wait;
+    }
+    if (!(step > 0))
+        return fail(r, 0, "its layer ops' measured times add up to 0 s: nothing was timed, nothing to compare a "
+                           "prediction against (valid: the trace of a timed run)");
+    return 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
@@ -497,44 +539,8 @@ int trace_read(const char *path, trace_run *run, char *why, size_t why_len)
     if (rc) return rc;
     if (!seen_summary)
         return fail(&r, total, "truncated: the trace ends without its summary line (the run did not finish)");
-    if (run->kind == TRACE_PLAN) {
-        for (int i = 0; i < run->plan.n_ops; i++)
-            if (!run->ops[i].present)
-                return fail(&r, seen_summary, "plan op %d (%s, %s) has no op line before the summary", i,
-                            uly_op_type_name(run->plan.ops[i].type), uly_phase_name(run->plan.ops[i].phase));
-        /* every op has its line: now they must come in the header's execution order */
-        for (int k = 0; k < r.n_exec_order; k++)
-            if (run->order[k] != r.exec_order[k]) {
-                const int id = run->order[k];
-                return fail(&r, run->ops[id].line,
-                            "op id %d (%s) out of execution order: harness.execution_order has op %d here "
-                            "(op lines come in execution order)", id, uly_op_type_name(run->plan.ops[id].type),
-                            r.exec_order[k]);
-            }
-        /* a summary that counts other op lines than the file has is not
-         * this file's: lines lost or added, by hand or by a tool */
-        if (r.summary_ops >= 0 && r.summary_ops != run->n_order)
-            return fail(&r, seen_summary, "summary \"ops\" = %lld, but the trace has %d op lines (valid: the number "
-                                          "of op lines, one per plan op)", (long long)r.summary_ops, run->n_order);
-        /* the measured step as validate works it out (sim/trace/trace_join.c: per
-         * layer op, a transfer's transfer_s plus its wait_s, another op's
-         * time_s; the slowest rank's where the plan gives the ranks different
-         * work, else the median rank's): nothing timed, nothing to compare a
-         * prediction with; trace check says so as validate does */
-        double step = 0;
-        for (int k = 0; k < run->n_order; k++) {
-            const int id = run->order[k];
-            const uly_op *o = &run->plan.ops[id];
-            if (o->per_model || o->per_step) continue;
-            double wait;
-            step += trace_op_measured_s(run, id, &wait) + wait;
-        }
-        if (!(step > 0))
-            return fail(&r, 0, "its layer ops' measured times add up to 0 s: nothing was timed, nothing to compare a "
-                               "prediction against (valid: the trace of a timed run)");
-    } else if (run->n_points == 0) {
-        return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
-    }
+    if (run->kind == TRACE_PLAN) return plan_complete(&r, run, seen_summary);
+    if (run->n_points == 0) return fail(&r, seen_summary, "a microbench trace without micro-benchmark lines");
     return 0;
 }
 

@@ -111,6 +111,7 @@ while [ $# -gt 0 ]; do
     *) echo "validate-cpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+build=$(cd "$build" 2>/dev/null && pwd || echo "$build") # absolute: calibrate and validate run in $out
 ulysim=$build/sim/ulysim
 harness=$build/harness/ulyharness
 for b in "$ulysim" "$harness"; do
@@ -270,10 +271,13 @@ if [ $cal_host = 1 ]; then
     > "$out/calibrate-host.txt"
   grep '^# host profile\|^# OpenBLAS kernels' "$out/calibrate-host.txt"
 fi
+# calibrate and validate run in $out on the files' names: what they print
+# (calibrate-np*.txt, validate.txt, validate.json) names the files as given,
+# with no path of this machine in it
 [ $cal_host = 1 ] || echo "# 2. calibrate (micro-benchmarks and kernel runs only)"
 for p in $([ $cal_host = 1 ] || echo $ranks $over); do
-  "$ulysim" calibrate "$out/mb-np$p.trace" --kernels "$out"/kern-*-np$kranks-*.trace \
-    -o "$out/cpu-calibrated-np$p.json" > "$out/calibrate-np$p.txt"
+  (cd "$out" && "$ulysim" calibrate "mb-np$p.trace" --kernels kern-*-np$kranks-*.trace \
+    -o "cpu-calibrated-np$p.json") > "$out/calibrate-np$p.txt"
   tail -1 "$out/calibrate-np$p.txt"
 done
 
@@ -283,14 +287,14 @@ validate_set() {
   local label=$1 file=$2; shift 2
   local traces=() profiles=() p
   for p in "$@"; do
-    traces+=("$out"/val-*-np$p-*.trace)
-    [ $cal_host = 1 ] || profiles+=(--cluster "$out/cpu-calibrated-np$p.json")
+    traces+=($(cd "$out" && echo val-*-np$p-*.trace))
+    [ $cal_host = 1 ] || profiles+=(--cluster "cpu-calibrated-np$p.json")
   done
   local rc=0
   # --calibrate-host: no --cluster; validate finds the host profiles in OUT/config
-  ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" --max-error "$max_error" \
-    --min-agreement "$min_agree" > "$out/$file.txt" || rc=$?
-  ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" --format json \
+  (cd "$out" && ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" \
+    --max-error "$max_error" --min-agreement "$min_agree") > "$out/$file.txt" || rc=$?
+  (cd "$out" && ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" --format json) \
     > "$out/$file.json" || true
   sed -n '/^## runs/,$p' "$out/$file.txt"
   # the per-op limit, on the median over the set's per-layer ops
