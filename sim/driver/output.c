@@ -618,14 +618,25 @@ static cJSON *tiers_json(int tiers)
     return a;
 }
 
-static const char *status_name(int st)
+/* A plan's status, read alone: "ok" only for a plan that was priced and
+ * fits; "does-not-fit" for one priced that does not (memory or a fatal
+ * reason, in "reasons"), so that a script reading "status" alone never
+ * takes a plan that cannot run for one that can. */
+static const char *status_name(const sim_summary *s)
 {
-    switch (st) {
-    case SIM_ROW_OK: return "ok";
+    switch (s->status) {
+    case SIM_ROW_OK: return s->feasible ? "ok" : "does-not-fit";
     case SIM_ROW_NOLAYOUT: return "no-valid-layout";
     case SIM_ROW_OVERFLOW: return "overflow";
     default: return "error";
     }
+}
+
+int sim_json_recommended(cJSON *root, const sim_summary *rows, int rec)
+{
+    int bad = sim_json_add(root, "recommended", rec >= 0 ? sim_json_int(rec) : cJSON_CreateNull());
+    return bad | sim_json_add(root, "recommended_strategy",
+                              rec >= 0 ? cJSON_CreateString(rows[rec].strategy->name) : cJSON_CreateNull());
 }
 
 cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
@@ -649,7 +660,7 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(p, "gpus", sim_json_int(s->gpus));
     ADD(p, "seq", sim_json_int(s->seq));
     ADD(p, "feasible", cJSON_CreateBool(s->feasible && s->status == SIM_ROW_OK));
-    ADD(p, "status", cJSON_CreateString(status_name(s->status)));
+    ADD(p, "status", cJSON_CreateString(status_name(s)));
     cJSON *rs = cJSON_CreateArray();
     if (s->status == SIM_ROW_NOLAYOUT)
         ADD(rs, NULL, cJSON_CreateString("no layout of this strategy has valid shapes; reasons of the layout shown"));

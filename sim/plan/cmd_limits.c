@@ -148,7 +148,7 @@ static int write_json(const sim_ctx *c, const void *result, FILE *f)
         bad |= sim_json_add(plans, NULL, p);
     }
     bad |= sim_json_add(root, "plans", plans);
-    bad |= sim_json_add(root, "recommended", L->rec >= 0 ? sim_json_int(L->rec) : cJSON_CreateNull());
+    bad |= sim_json_recommended(root, L->row, L->rec);
     return sim_json_emit(root, bad, f);
 }
 

@@ -402,7 +402,7 @@ int sim_plan_write_json(const sim_ctx *c, const void *result, FILE *f)
     cJSON *plans = cJSON_CreateArray();
     for (int i = 0; i < nrows; i++) bad |= sim_json_add(plans, NULL, sim_json_plan(c, &rows[i]));
     bad |= sim_json_add(root, "plans", plans);
-    bad |= sim_json_add(root, "recommended", rec >= 0 ? sim_json_int(rec) : cJSON_CreateNull());
+    bad |= sim_json_recommended(root, rows, rec);
     bad |= sim_json_add(root, "why", rec >= 0 ? cJSON_CreateString(why) : cJSON_CreateNull());
     cJSON *notes = cJSON_CreateArray();
     if (note[0]) bad |= sim_json_add(notes, NULL, cJSON_CreateString(note));
