@@ -175,32 +175,13 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     return get_curve_set(d, g, "act_eff", ACT_KEYS, act_c, "elements through the activation");
 }
 
-/* Every required field a cluster file lacks, at once: one missing field
- * keeps its own message (from the field's reader, with what it expects),
- * two or more are listed together so a hand-written file is fixed in one go. */
-static int cluster_missing(js_doc *d, const cJSON *root)
-{
-    static const struct {
-        const char *obj, *key;
-    } req[] = {{NULL, "nodes"},         {NULL, "gpus_per_node"},    {NULL, "gpu"},           {NULL, "intra"},
-               {NULL, "inter"},         {"gpu", "name"},            {"gpu", "peak_tflops"},  {"gpu", "hbm_gib"},
-               {"gpu", "hbm_bw_GBps"},  {"gpu", "mem_eff"},         {"gpu", "reserved_gib"}, {"gpu", "gemm_eff"},
-               {"intra", "bw_GBps_per_dir"}, {"intra", "lat_us"},   {"intra", "switched"},   {"inter", "nic_GBps_per_gpu"},
-               {"inter", "lat_us"},     {"inter", "topology"}};
-    char list[800] = "";
-    int n = 0;
-    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
-        const cJSON *o = req[i].obj ? cJSON_GetObjectItemCaseSensitive(root, req[i].obj) : root;
-        if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, req[i].key)) continue;
-        size_t l = strlen(list);
-        snprintf(list + l, sizeof list - l, "%s%s%s%s", n ? ", " : "", req[i].obj ? req[i].obj : "",
-                 req[i].obj ? "." : "", req[i].key);
-        n++;
-    }
-    if (n < 2) return 0;
-    return js_doc_fail(d, "%d fields are missing: %s (a complete cluster to start from: ulysim presets show dgx-h100)", n,
-                       list);
-}
+/* The fields a cluster file must have (preset_missing lists those it lacks). */
+static const preset_req CLUSTER_REQ[] = {
+    {NULL, "nodes"},         {NULL, "gpus_per_node"},    {NULL, "gpu"},           {NULL, "intra"},
+    {NULL, "inter"},         {"gpu", "name"},            {"gpu", "peak_tflops"},  {"gpu", "hbm_gib"},
+    {"gpu", "hbm_bw_GBps"},  {"gpu", "mem_eff"},         {"gpu", "reserved_gib"}, {"gpu", "gemm_eff"},
+    {"intra", "bw_GBps_per_dir"}, {"intra", "lat_us"},   {"intra", "switched"},   {"inter", "nic_GBps_per_gpu"},
+    {"inter", "lat_us"},     {"inter", "topology"}};
 
 /* Optional "host": the machine a measured profile's rates are of (ulysim
  * calibrate writes it; ulysim validate compares it with a trace's host).
@@ -227,7 +208,9 @@ static int host_check(js_doc *d, const cJSON *root)
 static int cluster_read(js_doc *d, const cJSON *root, void *out)
 {
     uly_cluster *cl = out;
-    if (cluster_missing(d, root)) return 2;
+    if (preset_missing(d, root, CLUSTER_REQ, (int)(sizeof CLUSTER_REQ / sizeof CLUSTER_REQ[0]),
+                       "a complete cluster to start from: ulysim presets show dgx-h100"))
+        return 2;
     if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
     if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
     if (cl->nodes * cl->gpus_per_node > 10000000)

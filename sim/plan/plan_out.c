@@ -99,9 +99,8 @@ static void table_head(const sim_ctx *c, const sim_plan_result *R, FILE *f)
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
     whatif_lines(c, f);
-    if (c->preset_nodes)
-        fprintf(f, "#           (the preset has %lld node%s; nodes of the same kind were added for %lld GPUs)\n",
-                (long long)c->preset_nodes, sim_plural_s(c->preset_nodes), (long long)c->gpus[0]);
+    char grown[200];
+    if (sim_cluster_grown(c, grown, sizeof grown)[0]) fprintf(f, "#           (%s)\n", grown);
     char wl[400];
     sim_workload_str(w, wl, sizeof wl);
     fprintf(f, "# workload  %s\n", wl);

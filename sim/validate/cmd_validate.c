@@ -36,7 +36,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ulysim validate RUN.trace... [--cluster NAME|FILE]... [--max-error F] [--max-run-error F]\n"
             "                       [--min-agreement F] [--format table|json] [--brief]\n"
-            "       ulysim validate --runs FILE [--format table|csv|json] [--max-median-err PCT] [--max-err PCT]\n"
+            "       ulysim validate --runs FILE [--format table|csv|json] [--max-error F] [--max-run-error F]\n"
             "       ulysim validate --torch-trace FILE.json [plan flags: --model, --cluster, --gpus, --seq, ...]\n"
             "Prediction against measurement, for three kinds of measured run (one kind at a time):\n"
             "  RUN.trace           ulyharness plan traces (traces/FORMAT.md): bytes, per-op and step times,\n"
@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "  --runs FILE         a runs file (docs/runs.md: CSV or JSON Lines, one measured run per row, its\n"
             "                      configuration as plan's flags): each row priced as `ulysim plan` prices it,\n"
             "                      beside its step_s, tokens_per_s, tflops_per_gpu, mem_gib and oom; no limit by\n"
-            "                      default: --max-median-err PCT and --max-err PCT (percent) exit 1 when exceeded\n"
+            "                      default: --max-error F (each quantity's median) and --max-run-error F (any row)\n"
+            "                      exit 1 when exceeded\n"
             "                      (ulysim validate --runs FILE --help for more)\n"
             "  --torch-trace FILE  a torch.profiler Chrome trace (traceEvents): GPU kernel time per category\n"
             "                      (NCCL collectives, attention forward and backward, GEMM, the rest) per step\n"
@@ -54,9 +55,11 @@ static void usage(FILE *f)
             "                    instead of the one embedded in each trace; repeatable: then each run uses the\n"
             "                    profile whose gpus_per_node equals its rank count (profiles per rank count,\n"
             "                    for ranks that share the host's cores)\n"
+            "Limits, in every mode, are fractions of the measured value (0.2 = 20%%), or percent with its sign\n"
+            "(20%%).\n"
             "  --max-error F     fail (exit 1) when the median absolute step-time error over the runs exceeds F\n"
-            "                    (a fraction: 0.2 = 20%%) [default 0.2 when neither this nor --max-run-error is\n"
-            "                    given; none: no limit on the times, bytes only]\n"
+            "                    [default 0.2 when neither this nor --max-run-error is given; none: no limit on\n"
+            "                    the times, bytes only]\n"
             "  --max-run-error F fail when any run's absolute step-time error exceeds F (none: no limit)\n"
             "                    [default: none]\n"
             "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
@@ -71,21 +74,19 @@ static void usage(FILE *f)
             "the run failed its checks (FILE.failed: a wrong run's times are no evidence) included.\n");
 }
 
-/* A limit: an error (a fraction of the measured time, 0.2 = 20%, in
- * 0..100) or an agreement (a fraction of the pairs: 0..1, above 1 no run
- * could pass). Decimal only (sim_strtod_dec): strtod would read 0x10 as 16,
- * 1600%, where sizes refuse hex. */
-static int parse_frac(const char *flag, const char *v, double hi, double *out)
+int val_limit_parse(const char *flag, const char *v, double hi, double *out)
 {
     char qb[80], *end = NULL;
-    const double x = sim_strtod_dec(v, &end);
-    if (!*v || *end || !(x >= 0 && x <= hi)) {
+    double x = sim_strtod_dec(v, &end);
+    const int pct = *v && end && end[0] == '%' && !end[1]; /* 20% = 0.2: the other form, converted */
+    if (pct) x /= 100;
+    if (!*v || !end || (*end && !pct) || !(x >= 0 && x <= hi)) {
         if (hi > 1)
-            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%), or none (no limit)", flag,
-                       text_quote(v, qb, sizeof qb), hi);
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%; or percent with its sign: "
+                       "20%%), or none (no limit)", flag, text_quote(v, qb, sizeof qb), hi);
         else
-            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs)", flag,
-                       text_quote(v, qb, sizeof qb));
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs; or percent "
+                       "with its sign: 80%%)", flag, text_quote(v, qb, sizeof qb));
         return 2;
     }
     *out = x;
@@ -176,7 +177,7 @@ static int opts_parse(int argc, char **argv, val_opts *o)
         if (r < 0) return 2;
         if (lim >= 0) {
             if (!strcmp(v, "none") && lim != 2) *limit_dst[lim] = INFINITY; /* no limit on the times, on purpose: bytes only */
-            else if (parse_frac(LIMIT[lim][0], v, limit_hi[lim], limit_dst[lim])) return 2;
+            else if (val_limit_parse(LIMIT[lim][0], v, limit_hi[lim], limit_dst[lim])) return 2;
         } else if ((r = sim_opt_help(WHO, a))) {
             if (r < 0) return 2;
             usage(stdout);

@@ -31,6 +31,7 @@ typedef struct vr_row {
     int feasible;                      /* 1: the priced layout fits and has no fatal reason */
     uly_layout best;                   /* the layout priced (when priced) */
     int64_t micro_batch;               /* its micro-batch */
+    char cluster[64];                  /* the cluster that priced it: its name (the row's, or --cluster's) */
 } vr_row;
 
 typedef struct vr_set {
@@ -101,5 +102,10 @@ int vr_print(const vr_set *s, sim_format fmt, double max_median_pct, double max_
 int sim_validate_runs(int argc, char **argv);
 /* 1 when argv holds --runs: validate's entry hands over to sim_validate_runs. */
 int sim_validate_is_runs(int argc, char **argv);
+
+/* A limit of validate, in every mode: a fraction of the measured value in
+ * 0..hi (0.2 = 20%), or percent with its sign (20%), decimal only; 0, or 2
+ * after the message naming flag (cmd_validate.c). */
+int val_limit_parse(const char *flag, const char *v, double hi, double *out);
 
 #endif
