@@ -31,23 +31,13 @@
 
 #include "kern_attn.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
+/* kern_rand_new, ending the benchmark when memory runs out */
 static float *rand_new(size_t n, unsigned *seed)
 {
-    float *p = malloc(n * sizeof *p);
+    float *p = kern_rand_new(n, seed);
     if (!p) {
         fprintf(stderr, "attn_bench: out of memory (%zu floats)\n", n);
         exit(1);
-    }
-    for (size_t i = 0; i < n; i++) {
-        *seed = *seed * 1664525u + 1013904223u;
-        p[i] = (float)((*seed >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
     }
     return p;
 }
@@ -78,7 +68,7 @@ static double attn_time(const struct kern_attn_impl *im, const struct kern_attn_
 {
     double best = INFINITY;
     for (int r = 0; r < reps; r++) {
-        const double t = now_s();
+        const double t = kern_now_s();
         kern_status st = im->fwd(ds, b->q, b->k, b->v, b->o, b->lse);
         if (st == KERN_OK && with_bwd)
             st = im->bwd(ds, b->q, b->k, b->v, b->o, b->lse, b->dout, b->dq, b->dk, b->dv);
@@ -86,7 +76,7 @@ static double attn_time(const struct kern_attn_impl *im, const struct kern_attn_
             fprintf(stderr, "attn_bench: %s failed: %s\n", im->name, kern_status_str(st));
             exit(1);
         }
-        best = fmin(best, now_s() - t);
+        best = fmin(best, kern_now_s() - t);
     }
     return best;
 }

@@ -35,14 +35,14 @@
  * spreads it over every candidate alike. */
 #define PROBE_ROUNDS 3
 
-static double now_s(void)
+double kern_now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static float *rand_new(size_t n, unsigned *seed)
+float *kern_rand_new(size_t n, unsigned *seed)
 {
     float *p = malloc(n * sizeof *p);
     if (!p) return NULL;
@@ -56,15 +56,15 @@ static float *rand_new(size_t n, unsigned *seed)
 double kern_sgemm_gflops(int m, int n, int k, int reps)
 {
     unsigned seed = 1;
-    float *a = rand_new((size_t)m * k, &seed), *b = rand_new((size_t)k * n, &seed);
-    float *c = rand_new((size_t)m * n, &seed);
+    float *a = kern_rand_new((size_t)m * k, &seed), *b = kern_rand_new((size_t)k * n, &seed);
+    float *c = kern_rand_new((size_t)m * n, &seed);
     double best = INFINITY;
     if (a && b && c) {
         kern_gemm_f32(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n); /* warm-up: pages, threads */
         for (int r = 0; r < reps; r++) {
-            const double t = now_s();
+            const double t = kern_now_s();
             kern_gemm_f32(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
-            best = fmin(best, now_s() - t);
+            best = fmin(best, kern_now_s() - t);
         }
     }
     free(a), free(b), free(c);

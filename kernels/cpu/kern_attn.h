@@ -176,6 +176,11 @@ int kern_blas_probe(const char *self, const char *child_flag, kern_blas_choice *
  * Best, not mean: the box may be shared, and the minimum is the kernel's
  * time without other people's work in it. */
 double kern_sgemm_gflops(int m, int n, int k, int reps);
+/* For benchmarks and probes (blas_probe.c): a monotonic clock in seconds,
+ * and n floats in [-1, 1) from a linear congruential generator seeded by
+ * *seed (malloc'ed; NULL when out of memory). */
+double kern_now_s(void);
+float *kern_rand_new(size_t n, unsigned *seed);
 
 #ifdef __cplusplus
 }
