@@ -353,6 +353,9 @@ int look_figure(const char *svg_path, const char *figure, const csv *c)
     int bad = look_check(svg_path, figure, NULL, rules);
     /* comm-volume: a strategy drawn as another (same bytes) is named in the legend */
     const int k = c ? col_of(c, "same_as_label") : -1;
+    if (c && k < 0 && !strcmp(figure, "comm-volume"))
+        bad |= fail("%s: no same_as_label column: a strategy drawn as another (the same bytes) goes unnamed",
+                    figure);
     if (k >= 0) {
         size_t len;
         char *svg = slurp(svg_path, &len);
