@@ -203,8 +203,7 @@ int js_bad_value(js_doc *d, const char *path, const cJSON *v, const char *fmt, .
     return js_doc_fail(d, "field \"%s\" = %s: %s", path, val, rule);
 }
 
-/* Edit distance for "did you mean" hints on unknown keys (short keys only). */
-static int edit_distance(const char *a, const char *b)
+int js_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     if (la > 40 || lb > 40) return 99;
@@ -550,7 +549,7 @@ int js_check_keys(js_doc *d, const cJSON *obj, const char *prefix, const char *c
             for (int i = 0; allowed[i]; i++) {
                 int w = snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", allowed[i]);
                 if (w > 0 && (size_t)w < sizeof list - o) o += (size_t)w;
-                int dist = edit_distance(k, allowed[i]);
+                int dist = js_edit_distance(k, allowed[i]);
                 if (dist < best) best = dist, best_key = allowed[i];
             }
             if (schema_hint)

@@ -107,6 +107,10 @@ int js_is_int_in(const cJSON *v, int64_t lo, int64_t hi);
 
 /* A character of a name: A-Z a-z 0-9 . _ + - */
 int js_name_char_ok(char ch);
+/* Edit distance (insertions, deletions, substitutions) between two short
+ * strings, for "did you mean" hints on unknown keys and preset names; 99
+ * past 40 characters. */
+int js_edit_distance(const char *a, const char *b);
 
 /* Does a dotted path ("gpu.hbm_gib") name a member of root? */
 int js_path_exists(const cJSON *root, const char *path);

@@ -69,7 +69,8 @@ static int get_curve_set(js_doc *d, const cJSON *g, const char *key, const char 
 
 static const char *const CLUSTER_KEYS[] = {"name", "description", "source", "notes", "sources", "nodes",
                                            "gpus_per_node", "gpu", "intra", "inter", "overlap", "overlap_slowdown",
-                                           "host_launch_us", "collectives", "host_cpu", NULL};
+                                           "host_launch_us", "collectives", "host_cpu", "host", NULL};
+static const char *const HOST_KEYS[] = {"cpu_model", "cores", "ranks", "blas_core", NULL};
 static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib", "hbm_bw_GBps", "mem_eff",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", "sm_count", "gemm_peak_frac",
@@ -271,33 +272,34 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
     return get_curve_set(d, g, "act_eff", ACT_KEYS, act_c, "elements through the activation");
 }
 
-/* Every required field a cluster file lacks, at once: one missing field
- * keeps its own message (from the field's reader, with what it expects),
- * two or more are listed together so a hand-written file is fixed in one go. */
-static int cluster_missing(js_doc *d, const cJSON *root)
+/* The fields a cluster file must have (preset_missing lists those it lacks;
+ * gpu.gemm_eff is parse_gemm's to ask for: a GPU priced by shape has none). */
+static const preset_req CLUSTER_REQ[] = {
+    {NULL, "nodes"},         {NULL, "gpus_per_node"},    {NULL, "gpu"},           {NULL, "intra"},
+    {NULL, "inter"},         {"gpu", "name"},            {"gpu", "peak_tflops"},  {"gpu", "hbm_gib"},
+    {"gpu", "hbm_bw_GBps"},  {"gpu", "mem_eff"},         {"gpu", "reserved_gib"},
+    {"intra", "bw_GBps_per_dir"}, {"intra", "lat_us"},   {"intra", "switched"},   {"inter", "nic_GBps_per_gpu"},
+    {"inter", "lat_us"},     {"inter", "topology"}};
+
+/* Optional "host": the machine a measured profile's rates are of (ulysim
+ * calibrate writes it; ulysim validate compares it with a trace's host).
+ * The model never reads it: checked here for its shape only. */
+static int host_check(js_doc *d, const cJSON *root)
 {
-    static const struct {
-        const char *obj, *key;
-    } req[] = {{NULL, "nodes"},         {NULL, "gpus_per_node"},    {NULL, "gpu"},           {NULL, "intra"},
-               {NULL, "inter"},         {"gpu", "name"},            {"gpu", "peak_tflops"},  {"gpu", "hbm_gib"},
-               {"gpu", "hbm_bw_GBps"},  {"gpu", "mem_eff"},         {"gpu", "reserved_gib"}, {"gpu", "gemm_eff"},
-               {"intra", "bw_GBps_per_dir"}, {"intra", "lat_us"},   {"intra", "switched"},   {"inter", "nic_GBps_per_gpu"},
-               {"inter", "lat_us"},     {"inter", "topology"}};
-    char list[800] = "";
-    int n = 0;
-    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++) {
-        const cJSON *o = req[i].obj ? cJSON_GetObjectItemCaseSensitive(root, req[i].obj) : root;
-        if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, req[i].key)) continue;
-        /* a GPU priced by shape has no GEMM curve */
-        if (!strcmp(req[i].key, "gemm_eff") && cJSON_GetObjectItemCaseSensitive(o, "sm_count")) continue;
-        size_t l = strlen(list);
-        snprintf(list + l, sizeof list - l, "%s%s%s%s", n ? ", " : "", req[i].obj ? req[i].obj : "",
-                 req[i].obj ? "." : "", req[i].key);
-        n++;
-    }
-    if (n < 2) return 0;
-    return js_doc_fail(d, "%d fields are missing: %s (a complete cluster to start from: ulysim presets show dgx-h100)", n,
-                       list);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "host");
+    if (!h) return 0;
+    int64_t x;
+    if (js_get_object(d, root, "", "host", &h) || js_check_keys(d, h, "host", HOST_KEYS, NULL)) return 2;
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(h, "cpu_model");
+    if (!cJSON_IsString(cpu))
+        return js_bad_value(d, "host.cpu_model", cpu, "must be a string: the CPU's model name as /proc/cpuinfo gives it");
+    if (js_check_text(d, cpu, "host.cpu_model")) return 2;
+    if (js_get_int(d, h, "host", "cores", 1, 1 << 20, &x)) return 2;
+    if (cJSON_GetObjectItemCaseSensitive(h, "ranks") && js_get_int(d, h, "host", "ranks", 1, 1 << 20, &x)) return 2;
+    const cJSON *blas = cJSON_GetObjectItemCaseSensitive(h, "blas_core");
+    if (blas && !cJSON_IsString(blas))
+        return js_bad_value(d, "host.blas_core", blas, "must be a string: an OpenBLAS kernel set (e.g. \"Zen\")");
+    return blas ? js_check_text(d, blas, "host.blas_core") : 0;
 }
 
 /* Optional: which model prices the collectives (absent: "hockney", the
@@ -343,7 +345,9 @@ static int parse_collectives(js_doc *d, const cJSON *root, uly_cluster *cl)
 static int cluster_read(js_doc *d, const cJSON *root, void *out)
 {
     uly_cluster *cl = out;
-    if (cluster_missing(d, root)) return 2;
+    if (preset_missing(d, root, CLUSTER_REQ, (int)(sizeof CLUSTER_REQ / sizeof CLUSTER_REQ[0]),
+                       "a complete cluster to start from: ulysim presets show dgx-h100"))
+        return 2;
     if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
     if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
     if (cl->nodes * cl->gpus_per_node > 10000000)
@@ -484,6 +488,7 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
                 return 2;
     }
     if (parse_collectives(d, root, cl)) return 2;
+    if (host_check(d, root)) return 2;
     if (preset_sources_check(d, root)) return 2;
     char w[512];
     return uly_cluster_check(cl, w, sizeof w) == ULY_OK ? 0 : js_doc_fail(d, "%s", w);

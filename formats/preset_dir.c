@@ -108,6 +108,24 @@ static int preset_root_read(js_doc *d, const preset_schema *s, cJSON *root, void
     return rc;
 }
 
+/* Every required field a file lacks, named together when two or more are
+ * missing (one is left to its reader's own message): 0, or 2. */
+int preset_missing(js_doc *d, const cJSON *root, const preset_req *req, int n_req, const char *start_from)
+{
+    char list[800] = "";
+    int n = 0;
+    for (int i = 0; i < n_req; i++) {
+        const cJSON *o = req[i].obj ? cJSON_GetObjectItemCaseSensitive(root, req[i].obj) : root;
+        if (!cJSON_IsObject(o) || cJSON_GetObjectItemCaseSensitive(o, req[i].key)) continue;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s%s%s", n ? ", " : "", req[i].obj ? req[i].obj : "",
+                 req[i].obj ? "." : "", req[i].key);
+        n++;
+    }
+    if (n < 2) return 0;
+    return js_doc_fail(d, "%d fields are missing: %s (%s)", n, list, start_from);
+}
+
 /* "sources": { "<dotted field path>": "<where the number comes from>" }. */
 int preset_sources_check(js_doc *d, const cJSON *root)
 {
@@ -230,16 +248,28 @@ static void free_names(name_list *l)
 
 /* The kind's names, comma-separated, into buf: 0, or -1 when the directory
  * cannot be read. */
-static int names_of(const char *kind, char *buf, size_t n)
+/* The names of kind, comma-separated, into buf; near: the name closest to
+ * typed (a "did you mean" hint, as unknown options get one), "" when none
+ * is within two edits, or a third of its length. 0, or -1 when the
+ * directory cannot be read. */
+static int names_of(const char *kind, const char *typed, char *buf, size_t n, char *near, size_t near_n)
 {
     name_list l;
     buf[0] = 0;
+    if (near_n) near[0] = 0;
     if (list_names(kind, &l) != 0) return -1;
     size_t o = 0;
+    int best = 99;
     for (int i = 0; i < l.n; i++) {
         int w = snprintf(buf + o, n - o, "%s%s", i ? ", " : "", l.v[i]);
         if (w < 0 || (size_t)w >= n - o) break;
         o += (size_t)w;
+        const int d = typed ? js_edit_distance(typed, l.v[i]) : 99;
+        const int room = (int)strlen(l.v[i]) / 3 > 2 ? (int)strlen(l.v[i]) / 3 : 2;
+        if (d <= room && d < best && near_n) {
+            best = d;
+            snprintf(near, near_n, "%s", l.v[i]);
+        }
     }
     free_names(&l);
     return 0;
@@ -268,13 +298,14 @@ static int resolve(const char *kind, const char *name_or_path, char *path, size_
         struct stat st;
         if (stat(path, &st) == 0) return 0;
     }
-    char names[1024];
-    if (names_of(kind, names, sizeof names) != 0)
+    char names[1024], near[64], hint[96] = "";
+    if (names_of(kind, name_or_path, names, sizeof names, near, sizeof near) != 0)
         snprintf(names, sizeof names, "(none: cannot read %s/%s; set ULYSIM_PRESETS)", dir, kind);
+    if (near[0]) snprintf(hint, sizeof hint, " (did you mean %s?)", near);
     char shown_name[80];
     snprintf(shown_name, sizeof shown_name, "%.64s%s", name_or_path, strlen(name_or_path) > 64 ? "..." : "");
-    return js_fail(why, why_len, NULL, "unknown %s preset \"%s\": valid names are %s (or a path to a .json file)",
-                   what, shown_name, names);
+    return js_fail(why, why_len, NULL, "unknown %s preset \"%s\"%s: valid names are %s (or a path to a .json file)",
+                   what, shown_name, hint, names);
 }
 
 int preset_path(const char *name, char *path, size_t path_len, const char **kind, char *why, size_t why_len)
@@ -290,12 +321,13 @@ int preset_path(const char *name, char *path, size_t path_len, const char **kind
         }
         if (preset_is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
     }
-    char models[1024], clusters[1024], shown_name[80];
-    names_of("models", models, sizeof models);
-    names_of("clusters", clusters, sizeof clusters);
+    char models[1024], clusters[1024], shown_name[80], near_m[64], near_c[64], hint[96] = "";
+    names_of("models", name, models, sizeof models, near_m, sizeof near_m);
+    names_of("clusters", name, clusters, sizeof clusters, near_c, sizeof near_c);
+    if (near_m[0] || near_c[0]) snprintf(hint, sizeof hint, " (did you mean %s?)", near_m[0] ? near_m : near_c);
     snprintf(shown_name, sizeof shown_name, "%.64s%s", name ? name : "", name && strlen(name) > 64 ? "..." : "");
-    return js_fail(why, why_len, NULL, "unknown preset \"%s\": valid names are the models %s and the clusters %s",
-                   shown_name, models, clusters);
+    return js_fail(why, why_len, NULL, "unknown preset \"%s\"%s: valid names are the models %s and the clusters %s",
+                   shown_name, hint, models, clusters);
 }
 
 int preset_file_load(const preset_schema *s, const char *name_or_path, void *out, char *why, size_t why_len)

@@ -35,4 +35,15 @@ int preset_text_parse(const preset_schema *s, const char *text, size_t len, cons
  * paths of the file ("gpu.hbm_gib") to where each number comes from. */
 int preset_sources_check(js_doc *d, const cJSON *root);
 
+/* A required field: obj (NULL: the top level) and key. */
+typedef struct preset_req {
+    const char *obj, *key;
+} preset_req;
+/* Every required field of req a file lacks, at once: one missing field
+ * keeps its own message (from the field's reader, with what it expects);
+ * two or more are listed together, with start_from (where a complete file
+ * is), so that a hand-written file is fixed in one go. 0, or 2 after the
+ * message. */
+int preset_missing(js_doc *d, const cJSON *root, const preset_req *req, int n_req, const char *start_from);
+
 #endif

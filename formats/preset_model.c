@@ -13,10 +13,20 @@ static const char *const MODEL_KEYS[] = {
     "name", "description", "source", "notes", "sources", "layers", "hidden", "heads", "kv_heads",
     "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm", NULL};
 
+/* The ten fields a model file must have: nothing is derived silently
+ * (preset_missing lists those it lacks; embed_norm is optional). */
+static const preset_req MODEL_REQ[] = {{NULL, "layers"},   {NULL, "hidden"},     {NULL, "heads"},
+                                       {NULL, "kv_heads"}, {NULL, "head_dim"},   {NULL, "ffn_hidden"},
+                                       {NULL, "vocab"},    {NULL, "swiglu"},     {NULL, "tied_embeddings"},
+                                       {NULL, "dropout"}};
+
 /* The fields after the name into out (a uly_model), then libulysim's own checks. */
 static int model_read(js_doc *d, const cJSON *root, void *out)
 {
     uly_model *m = out;
+    if (preset_missing(d, root, MODEL_REQ, (int)(sizeof MODEL_REQ / sizeof MODEL_REQ[0]),
+                       "a complete model to start from: ulysim presets show llama3-8b"))
+        return 2;
     if (js_get_int(d, root, "", "layers", 1, 100000, &m->layers)) return 2;
     if (js_get_int(d, root, "", "hidden", 1, 1048576, &m->hidden)) return 2;
     if (js_get_int(d, root, "", "heads", 1, 16384, &m->heads)) return 2;

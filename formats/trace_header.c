@@ -299,8 +299,10 @@ int trace_header_parse(rd *r, const cJSON *h, trace_run *run)
     copy_str(run->cpu_model, sizeof run->cpu_model, str_of(hw, "cpu_model"));
     copy_str(run->mpi_library, sizeof run->mpi_library, str_of(sw, "mpi_library"));
     copy_str(run->blas, sizeof run->blas, str_of(sw, "blas"));
+    copy_str(run->blas_core, sizeof run->blas_core, str_of(sw, "blas_core"));
     copy_str(run->kernel, sizeof run->kernel, str_of(sw, "attention_kernel"));
     copy_str(run->mode, sizeof run->mode, str_of(hx, "mode"));
+    copy_str(run->backend, sizeof run->backend, str_of(hx, "backend") ? str_of(hx, "backend") : "mpi");
     int64_t x;
     if (cJSON_IsObject(hw) && get(hw, "ranks")) {
         if (get_int(r, hw, "header hardware", "ranks", 1, 1 << 24, &x)) return 2;

@@ -97,6 +97,8 @@ typedef struct trace_run {
     char created[64];
     char command[1024];      /* argv joined with spaces (shell-quoted where needed) */
     char hostname[128], cpu_model[128], mpi_library[160], blas[160], kernel[32], mode[32];
+    char blas_core[32];      /* OpenBLAS's kernel set (software.blas_core; older traces: "") */
+    char backend[16];        /* harness.backend: "mpi" (CPU kernels; also where absent) or "nccl" */
     int ranks, cores_online, threads, warmup, reps;
 
     /* the cluster of the header: the embedded preset with cluster.used applied */

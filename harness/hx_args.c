@@ -79,6 +79,10 @@ static const char usage_rest[] =
     "  --print-plan        print the plan and exit\n"
     "  --quiet             no table (a plan's ops, --microbench's sizes): only errors,\n"
     "                      the check's line and the one-line result\n"
+    "  --blas-probe        without mpirun: which OpenBLAS kernel set runs SGEMM\n"
+    "                      fastest and correctly here, against OpenBLAS's own\n"
+    "                      choice (each measured in a child process; set the\n"
+    "                      winner with OPENBLAS_CORETYPE), then exit; alone\n"
     "  -V, --version       print the version and exit\n"
     "  -h, --help          print this help and exit\n";
 
@@ -496,6 +500,9 @@ int hx_args_parse(int argc, char **argv, hx_opts *o, int rank)
             if (rank == 0) printf("ulyharness %s (libulysim %s)\n", ULY_VERSION, ULY_VERSION);
             return 1;
         }
+        if (!strcmp(a, "--blas-probe") || !strcmp(a, "--blas-probe-child")) /* main.c reads it alone */
+            return hx_args_reject(rank, "%s runs alone, before MPI (valid: ulyharness --blas-probe, without "
+                                  "mpirun or other options)", a);
         const hx_opt *d = NULL;
         for (size_t k = 0; k < sizeof opts / sizeof opts[0] && !d; k++)
             if (!strcmp(a, opts[k].name)) d = &opts[k];

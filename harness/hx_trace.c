@@ -75,6 +75,9 @@ cJSON *hx_json_software(const char *kernel)
     snprintf(std, sizeof std, "%d.%d", ver, sub);
     cJSON_AddStringToObject(s, "mpi_standard", std);
     cJSON_AddStringToObject(s, "blas", kern_blas_config_get());
+    /* the kernel set OpenBLAS runs (its own choice, or OPENBLAS_CORETYPE's):
+     * a profile measured with another set prices other SGEMM rates */
+    cJSON_AddStringToObject(s, "blas_core", kern_blas_core_get());
     cJSON_AddNumberToObject(s, "blas_threads", kern_blas_threads_get());
 #ifdef __VERSION__
     cJSON_AddStringToObject(s, "compiler", "gcc-compatible " __VERSION__);

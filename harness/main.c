@@ -167,8 +167,25 @@ static int run(int argc, char **argv, int *code)
     return rc;
 }
 
+/* --blas-probe: which OpenBLAS kernel set SGEMM runs fastest with here
+ * (kernels/cpu/blas_probe.c), before MPI starts: each candidate is this
+ * program again, run with --blas-probe-child and OPENBLAS_CORETYPE set. The
+ * lines are read by `ulysim calibrate --host`. */
+static int blas_probe(void)
+{
+    kern_blas_choice ch;
+    const int rc = kern_blas_probe("/proc/self/exe", "--blas-probe-child", &ch);
+    printf("# %s\n", ch.report);
+    printf("default %s %.2f\n", ch.deflt[0] ? ch.deflt : "none", ch.default_gflops);
+    if (rc == 0) printf("best %s %.2f\n", ch.best, ch.best_gflops);
+    else fprintf(stderr, "ulyharness: --blas-probe: no OpenBLAS kernel set ran SGEMM correctly\n");
+    return rc == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "--blas-probe-child")) return kern_blas_probe_child();
+    if (argc == 2 && !strcmp(argv[1], "--blas-probe")) return blas_probe();
     int provided = 0;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "ulyharness: MPI_Init_thread failed\n");

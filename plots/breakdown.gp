@@ -26,6 +26,16 @@ if (!exists("height")) height = 3.3
 if (!exists("fontsize")) fontsize = 9
 if (!exists("dpi")) dpi = 300
 if (!exists("subtitle")) subtitle = ""
+# the svg terminal sets the two lines of a bar's label 1.5 em apart (cairo's
+# terminals about 1.2): there the figure is as tall as its labels need, so
+# that one bar's second line does not run into the next bar's first
+if (term eq "svg") {
+    set datafile separator comma
+    set datafile columnheaders
+    stats data using 0 nooutput
+    need = 1.9 + STATS_records * 2 * 1.5 * (fontsize - 1) / 72.0
+    height = height > need ? height : need
+}
 fmt_png = 'set terminal pngcairo enhanced size %d,%d font "Sans,%g" fontscale %g linewidth %g'
 fmt_svg = 'set terminal svg enhanced size %g,%g font "Sans,%g" linewidth 1 background "white"'
 fmt_pdf = 'set terminal pdfcairo enhanced size %gin,%gin font "Sans,%g" linewidth 2'

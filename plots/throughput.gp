@@ -1,7 +1,7 @@
 # throughput.gp: model TFLOP/s per GPU against the sequence length, one line
 # per strategy (spread over all GPUs, or at its best layout) on one model and
 # cluster, in the style of the Ulysses paper's Figures 4-5. Points where the
-# strategy runs out of memory are drawn open (its marker, hollow and larger)
+# strategy runs out of memory are drawn open (its marker, hollow, the same size)
 # at the TFLOP/s the closest layout would reach if it fitted, not joined to
 # the line.
 #
@@ -44,16 +44,12 @@ psc = (term eq "png") ? dpi / 96.0 : 1.0
 # in greyscale; linetype i for the strategy whose sidx (CSV column) is i: the
 # same in every ulysim figure
 set linetype 1 lc rgb "#0072B2" dt 1 pt 7 ps 0.6*psc lw 1.5               # 1: blue, solid, circle
-set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.55*psc lw 1.5               # 2: vermillion, dashed, square
+set linetype 2 lc rgb "#D55E00" dt 2 pt 5 ps 0.6*psc lw 1.5               # 2: vermillion, dashed, square
 set linetype 3 lc rgb "#009E73" dt 4 pt 9 ps 0.6*psc lw 1.5               # 3: green, dash-dot, triangle
 set linetype 4 lc rgb "#E69F00" dt 5 pt 11 ps 0.6*psc lw 1.5              # 4: orange, dash-dot-dot, triangle down
 set linetype 5 lc rgb "#000000" dt 3 pt 13 ps 0.6*psc lw 1.5              # 5: black, dotted, diamond
 set linetype 6 lc rgb "#882255" dt (8,3,2,3) pt 15 ps 0.6*psc lw 1.5      # 6: wine, long dash-dot, pentagon
-set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.7*psc lw 1.5            # 7: sky blue, sparse dots, star
-# Megatron-SP and Megatron-TP run the same GEMMs and often reach the same
-# TFLOP/s: Megatron-SP, drawn first, with larger diamonds and a wider line,
-# stays visible under Megatron-TP's stars
-set linetype 5 ps 0.85*psc lw 2.5
+set linetype 7 lc rgb "#56B4E9" dt (2,4) pt 3 ps 0.6*psc lw 1.5            # 7: sky blue, sparse dots, star
 
 # the open version of each strategy's point type, for out-of-memory points
 hollow(i) = (i == 1) ? 6 : (i == 2) ? 4 : (i == 3) ? 8 : (i == 4) ? 10 : (i == 5) ? 12 : (i == 6) ? 14 : 1
@@ -84,11 +80,34 @@ smax = STATS_max
 stats data using "tflops_per_gpu" nooutput
 ymax = STATS_max
 
+XLO = smin / 1.4
+XHI = smax * 1.4
+YLO = 0
+YHI = ymax
+# Points of several strategies that would lie on one another (same x, y
+# within 3.5% of the axis height) are set apart sideways, in sidx order
+# around their x, a factor 2^0.16 (a sixth of the gap between two x values
+# that double) apart: each marker stays visible, none strays far from its x,
+# and a point with no neighbour stays where it is.
+# DY[x slot * 8 + sidx]: each strategy's y at each x (slots of a quarter
+# factor of 2), filled by dodge_fill before the plot.
+array DY[64 * 8 + 8]
+do for [q = 1:|DY|] { DY[q] = NaN }
+xslot(x) = int(floor(log(x) / log(2) * 4 + 0.5)) % 64
+near(i, s, t) = (t != s && DY[i * 8 + t] == DY[i * 8 + t] && abs(DY[i * 8 + t] - DY[i * 8 + s]) < 0.035 * (YHI - YLO)) ? 1 : 0
+# near2: near, or near through a third (a chain of three is one group)
+near2(i, s, t) = t != s && (near(i, s, t) || sum [u = 1:8] (near(i, s, u) * near(i, u, t)) > 0) ? 1 : 0
+dodge(x, s) = (dq_i = xslot(x), dq_n = sum [t = 1:8] near2(dq_i, s, t), \
+               dq_r = sum [t = 1:8] (t < s ? near2(dq_i, s, t) : 0), x * 2**(0.16 * (dq_r - dq_n / 2.0)))
+stats data using (DY[xslot(column("seq")) * 8 + int(column("sidx"))] = column("tflops_per_gpu"), 0) nooutput
+
 # ------------------------------------------------------------------- axes
 smallfont = sprintf(",%g", fontsize - 1)
 set logscale x 2
 set xrange [smin / 1.4 : smax * 1.4]
-set yrange [0 : ymax * 1.08]
+# from 0 to the first labelled tick at or above the highest point
+set yrange [0 : *]
+set autoscale ymax
 # a tic at every power of two, labelled at every other one when there are many
 nt = 0
 do for [k = 0:40] { if (2**k >= smin && 2**k <= smax) { nt = nt + 1 } }
@@ -106,8 +125,8 @@ set tmargin (subtitle ne "" ? 2.2 : 1)
 # legend under the axes, covering no data
 set key outside below center vertical maxrows 4 reverse Left width 1 height 0.6 samplen 2.2 spacing 1.0 font smallfont
 
-plot for [i=1:words(strategies)] data using "seq":(fit(word(strategies, i))) \
+plot for [i=1:words(strategies)] data using (dodge(column("seq"), sidx(word(strategies, i)))):(fit(word(strategies, i))) \
          with linespoints lt sidx(word(strategies, i)) title label(word(strategies, i)), \
-     for [i=1:words(strategies)] data using "seq":(oom(word(strategies, i))) \
-         with points lt sidx(word(strategies, i)) pt hollow(sidx(word(strategies, i))) ps 0.9*psc lw 0.8 notitle, \
-     NaN with points lc rgb "#000000" pt 6 ps 0.9*psc lw 0.8 title "out of memory"
+     for [i=1:words(strategies)] data using (dodge(column("seq"), sidx(word(strategies, i)))):(oom(word(strategies, i))) \
+         with points lt sidx(word(strategies, i)) pt hollow(sidx(word(strategies, i))) ps 0.6*psc lw 0.8 notitle, \
+     NaN with points lc rgb "#000000" pt 6 ps 0.6*psc lw 0.8 title "out of memory"

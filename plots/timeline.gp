@@ -1,7 +1,7 @@
 # timeline.gp: one ulyharness run's operations in execution order, laid end
 # to end as the harness runs them (a barrier before each): the measured
 # timeline above the one libulysim predicts for the same plan. Colour and fill
-# say what an operation is; the ones wide enough are named.
+# say what an operation is; the ones wide enough are named (in both lanes).
 #
 # Made by `ulysim plot timeline TRACE -o FILE.png|svg|pdf`, which writes the
 # data (FILE.csv) and runs:  gnuplot -e "data='FILE.csv'; out='FILE.png'; term='png'" timeline.gp
@@ -58,16 +58,21 @@ uname = us == 1e6 ? "µs" : us == 1e3 ? "ms" : "s"
 # lanes: measured at 0 (top), predicted at 1
 half = 0.3
 is(k) = strcol("kind") eq K[k]
-# an operation is named when its name fits inside its box: the plot is about
-# width - 2.3 inches wide, a character of the small font about 0.55 em
+# an operation is named inside its box where its name fits: the plot is
+# about width - 2.3 inches wide, a character of the small font about 0.55 em.
+# An operation named in the predicted lane is named in the measured lane too,
+# above its box where the name does not fit inside: a name in the predicted
+# lane alone reads as an operation the run did not have
 charw = (fontsize - 2) * 0.55 / 72 * (tmax * 1.01) / (width - 2.3)
-name_if(d) = d > (strlen(strcol("op")) + 1) * charw ? strcol("op") : ""
+fits(d) = d > (strlen(strcol("op")) + 1) * charw
+name_if(d) = fits(d) ? strcol("op") : ""
+name_above(dummy) = !fits(column("measured_s")) && fits(column("predicted_s")) ? strcol("op") : ""
 
 # ------------------------------------------------------------------- axes
 smallfont = sprintf(",%g", fontsize - 1)
 tinyfont = sprintf(",%g", fontsize - 2)
 set xrange [0 : tmax * us * 1.01]
-set yrange [1.6 : -0.6]
+set yrange [1.6 : -0.75]
 set ytics ("measured" 0, "predicted" 1) scale 0
 set xtics nomirror out scale 0.6 font smallfont
 set xlabel sprintf("time from the start of the run (%s)", uname)
@@ -84,6 +89,8 @@ plot for [k=1:4] data using ((column("measured_start_s") + column("measured_s") 
          (column("predicted_start_s") * us):((column("predicted_start_s") + column("predicted_s")) * us):(1 - half):(1 + half) \
          with boxxyerror lc rgb KC[k] lw 0.3 fs pattern KF[k] border rgb "#000000" notitle, \
      data using ((column("measured_start_s") + column("measured_s") / 2) * us):(0):(name_if(column("measured_s"))) \
+         with labels font tinyfont noenhanced notitle, \
+     data using ((column("measured_start_s") + column("measured_s") / 2) * us):(0 - half - 0.15):(name_above(0)) \
          with labels font tinyfont noenhanced notitle, \
      data using ((column("predicted_start_s") + column("predicted_s") / 2) * us):(1):(name_if(column("predicted_s"))) \
          with labels font tinyfont noenhanced notitle

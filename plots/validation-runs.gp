@@ -6,7 +6,7 @@
 # the data (OUT.csv) and runs:  gnuplot -e "data='OUT.csv'; out='OUT.png'; term='png'" validation-runs.gp
 # By hand, every variable is optional:
 #   data        CSV written by `ulysim plot validation --runs` [validation-runs.csv]
-#               columns used: strategy, predicted_s, measured_s, sidx, label
+#               columns used: point, point_side, strategy, predicted_s, measured_s, sidx, label
 #   out         output file [validation-runs.<term>]
 #   term        png (pngcairo) | svg | pdf (pdfcairo) [pdf]
 #   width, height   size in inches [3.5 x 3.8: one paper column]
@@ -72,7 +72,12 @@ set yrange [lo : hi]
 set size ratio -1
 set xtics ()
 set ytics ()
-do for [k = -9:6] { if (10.0**k >= lo && 10.0**k <= hi) { set xtics add (dur(10.0**k) 10.0**k); set ytics add (dur(10.0**k) 10.0**k) } }
+# a labelled tick at every decade; where the runs span fewer than three, at
+# 1, 2 and 5 of each decade too, so that each axis has a scale to read
+nd = 0
+do for [k = -9:6] { if (10.0**k >= lo && 10.0**k <= hi) { nd = nd + 1 } }
+do for [k = -10:6] { do for [m in "1 2 5"] { v = m * 10.0**k; \
+    if (v >= lo && v <= hi && (m == 1 || nd < 3)) { set xtics add (dur(v) v); set ytics add (dur(v) v) } } }
 set mxtics 10
 set mytics 10
 set xtics nomirror out scale 0.6, 0.3 font smallfont
@@ -90,4 +95,8 @@ plot '+' using 1:($1 * (1 - band)):($1 * (1 + band)) with filledcurves fc rgb "#
          title sprintf("±%.0f%%", band * 100), \
      x with lines lc rgb "#000000" lw 1 dt 2 title "y = x", \
      for [i=1:words(strategies)] data using "predicted_s":(of(word(strategies, i))) \
-         with points lt sidx(word(strategies, i)) ps 0.9*psc title label(word(strategies, i))
+         with points lt sidx(word(strategies, i)) ps 0.9*psc title label(word(strategies, i)), \
+     data using "predicted_s":"measured_s":(column("point_side") > 0 ? strcol("point") : "") with labels left \
+         offset 0.8, -0.6 font smallfont noenhanced notitle, \
+     data using "predicted_s":"measured_s":(column("point_side") < 0 ? strcol("point") : "") with labels right \
+         offset -0.8, 0.6 font smallfont noenhanced notitle

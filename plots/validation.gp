@@ -89,7 +89,15 @@ set yrange [lo : hi]
 set size ratio -1
 set xtics ()
 set ytics ()
-do for [k = -9:4] { if (10.0**k >= lo && 10.0**k <= hi) { set xtics add (dur(10.0**k) 10.0**k); set ytics add (dur(10.0**k) 10.0**k) } }
+# every decade labelled on y; on x too while the labels fit side by side
+# (five decades at one paper column), else every other one, the rest ticked
+nd = 0
+do for [k = -9:4] { if (10.0**k >= lo && 10.0**k <= hi) { nd = nd + 1 } }
+xstep = nd > 5 ? 2 : 1
+j = 0
+do for [k = -9:4] { if (10.0**k >= lo && 10.0**k <= hi) { \
+    if (j % xstep == 0) { set xtics add (dur(10.0**k) 10.0**k 0) } else { set xtics add ("" 10.0**k 0) }; \
+    set ytics add (dur(10.0**k) 10.0**k); j = j + 1 } }
 set mxtics 10
 set mytics 10
 set xtics nomirror out scale 0.6, 0.3 font smallfont

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# readme-commands.sh: runs the commands README.md shows, as written, so the
-# README stays true. Every line of a fenced code block that starts with
+# readme-commands.sh: runs the commands README.md shows, and those of the
+# reference pages it links to that hold runnable examples (docs/cli.md,
+# docs/harness.md, docs/validate.md, docs/figures.md, docs/megatron-logs.md),
+# as written, so they
+# stay true. Every line of a fenced code block that starts with
 # `ulysim`, `ulyharness`, `mpirun`, `./build/` or `build/` (a leading "$ "
 # prompt and a trailing "  # comment" dropped), and every such line of an
 # indented (4-space) code block, must exit 0. Under a "$ " prompt, the lines
@@ -12,8 +15,10 @@
 # figures README.md shows are the ones the current binary draws. The Quick
 # start's set-up and test commands (scripts/...) are not run: they install
 # packages and build (minutes); the benchmark table's commands are run with
-# --bench, but for those with a placeholder to fill in (a word in capitals,
-# such as N or OLD/build), which are listed as skipped.
+# --bench (docs/benchmarks.md's table), but for those with a placeholder to
+# fill in (a word in capitals, such as N or OLD/build), which are listed as
+# skipped. The configuration directory (ULYSIM_CONFIG_DIR) is the scratch
+# directory's: no host profile of the user's is read or written.
 #   scripts/readme-commands.sh [--bench] [--list] [BUILD_DIR]
 # Runs in a scratch directory where ./build is BUILD_DIR (default build/), the
 # checkout's other top-level entries linked but for docs/,
@@ -43,11 +48,12 @@ records() {
          f && shown { if ($0 != "...") print "OUT\t" $0; next }
          f && /^(ulysim|ulyharness|mpirun|\.\/build\/|build\/)/ { cmd($0); next }
          !f && /^    (ulysim|ulyharness|mpirun|\.\/build\/|build\/)/ { sub(/^    /, ""); cmd($0) }' \
-        "$root/README.md"
+        "$root/README.md" "$root/docs/cli.md" "$root/docs/harness.md" "$root/docs/validate.md" \
+        "$root/docs/figures.md" "$root/docs/megatron-logs.md"
     if [ "$bench" = 1 ]; then
-        awk -F'|' '/^## Benchmarks/ { t = 1 } /^## / && !/Benchmarks/ { t = 0 }
+        awk -F'|' '/^# Benchmarks/ { t = 1 } /^## / { t = 0 }
                    t && NF > 3 && match($3, /`[^`]*`/) { print "CMD\t" substr($3, RSTART + 1, RLENGTH - 2) }' \
-            "$root/README.md"
+            "$root/docs/benchmarks.md"
     fi
 }
 if [ "$list" = 1 ]; then records | awk -F'\t' '$1 == "CMD" && !seen[$2]++ { print $2 }'; exit 0; fi
@@ -63,6 +69,7 @@ done
 mkdir -p "$work/docs/figures" "$work/out"
 cd "$work"
 export PATH="$build/sim:$build/harness:$PATH"
+export ULYSIM_CONFIG_DIR="$work/config"
 # as the README's reader has it: root is allowed by the command's own flags
 unset OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 squeeze() { tr -s ' '; }
@@ -120,5 +127,5 @@ for csv in docs/figures/*.csv; do
         { diff "$root/$csv" "$csv" || true; } | head -6 | sed 's/^/     /'
     fi
 done
-echo "$n commands from README.md, $failed failed${skipped:+, $skipped skipped}"
+echo "$n commands from README.md and docs/, $failed failed${skipped:+, $skipped skipped}"
 [ "$n" -gt 0 ] && [ "$failed" = 0 ]

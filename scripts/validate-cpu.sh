@@ -54,6 +54,10 @@
 #                 attention, a real difference the ranking should find; ulysses has none)
 #   --kernel-ranks P  ranks of the kernel runs (default: the cores, at most the largest
 #                 of --ranks): one rank per core measures the kernels, not the scheduler
+#   --calibrate-host  step 2 is `ulysim calibrate --host` (the profile a new user makes:
+#                 its own kernel and micro-benchmark runs, into OUT/config, which step 3
+#                 reads as ULYSIM_CONFIG_DIR, validating without --cluster) instead of
+#                 ulysim calibrate on this script's kernel runs
 # Exit: the exit status of ulysim validate (0 pass, 1 fail), 2 on a setup error.
 set -euo pipefail
 
@@ -78,6 +82,7 @@ sync=op
 rounds=3
 kranks=
 splits="zigzag contiguous"
+cal_host=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -94,6 +99,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --splits) splits=$2; shift 2 ;;
     --kernel-ranks) kranks=$2; shift 2 ;;
+    --calibrate-host) cal_host=1; shift ;;
     --quiet-load) quiet_load=$2; shift 2 ;;
     --quiet-wait) quiet_wait=$2; shift 2 ;;
     --max-other) max_other=$2; shift 2 ;;
@@ -101,7 +107,7 @@ while [ $# -gt 0 ]; do
     --nice) niceness=$2; shift 2 ;;
     --max-error) max_error=$2; shift 2 ;;
     --min-agreement) min_agree=$2; shift 2 ;;
-    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "validate-cpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -223,13 +229,14 @@ fi
 # measured step (ms) of a plan trace: the meas_ms column of `ulysim validate --brief`
 meas_ms() { "$ulysim" validate "$1" --brief | awk '/^## runs/{f = 1; next} f && $1 !~ /^#/ && NF > 5 {print $(NF - 4); exit}'; }
 echo "# 1. runs"
+[ $cal_host = 1 ] && kseqs=""  # calibrate --host makes its own
 for s in $kseqs; do
   run "kern-megatron-sp-np$kranks-s$s" "$kranks" --strategy megatron-sp --seq "$s" "${common[@]}"
   run "kern-allgather-cp-np$kranks-s$s" "$kranks" --strategy allgather-cp --seq "$s" "${common[@]}"
 done
 mkdir -p "$out/rounds"
 for p in $ranks $over; do
-  run "mb-np$p" "$p" --microbench --mb-min 1K --mb-max 4M --warmup 2 --reps 20
+  [ $cal_host = 1 ] || run "mb-np$p" "$p" --microbench --mb-min 1K --mb-max 4M --warmup 2 --reps 20
   # a validated configuration: strategy name and split (tag "" for zigzag)
   confs=(ulysses:zigzag)
   for sp in $splits; do
@@ -257,11 +264,18 @@ for p in $ranks $over; do
   done
 done
 
+if [ $cal_host = 1 ]; then
+  echo "# 2. ulysim calibrate --host (its own micro-benchmarks and kernel runs; profiles in $out/config)"
+  host_ranks=$(echo $ranks $over | tr ' ' ',')
+  ULYSIM_CONFIG_DIR=$out/config "$ulysim" calibrate --host --ranks "$host_ranks" --keep "$out/host" \
+    > "$out/calibrate-host.txt"
+  grep '^# host profile\|^# OpenBLAS kernels' "$out/calibrate-host.txt"
+fi
 # calibrate and validate run in $out on the files' names: what they print
 # (calibrate-np*.txt, validate.txt, validate.json) names the files as given,
 # with no path of this machine in it
-echo "# 2. calibrate (micro-benchmarks and kernel runs only)"
-for p in $ranks $over; do
+[ $cal_host = 1 ] || echo "# 2. calibrate (micro-benchmarks and kernel runs only)"
+for p in $([ $cal_host = 1 ] || echo $ranks $over); do
   (cd "$out" && "$ulysim" calibrate "mb-np$p.trace" --kernels kern-*-np$kranks-*.trace \
     -o "cpu-calibrated-np$p.json") > "$out/calibrate-np$p.txt"
   tail -1 "$out/calibrate-np$p.txt"
@@ -274,12 +288,14 @@ validate_set() {
   local traces=() profiles=() p
   for p in "$@"; do
     traces+=($(cd "$out" && echo val-*-np$p-*.trace))
-    profiles+=(--cluster "cpu-calibrated-np$p.json")
+    [ $cal_host = 1 ] || profiles+=(--cluster "cpu-calibrated-np$p.json")
   done
   local rc=0
-  (cd "$out" && "$ulysim" validate "${traces[@]}" "${profiles[@]}" --max-error "$max_error" \
-    --min-agreement "$min_agree") > "$out/$file.txt" || rc=$?
-  (cd "$out" && "$ulysim" validate "${traces[@]}" "${profiles[@]}" --format json) > "$out/$file.json" || true
+  # --calibrate-host: no --cluster; validate finds the host profiles in OUT/config
+  (cd "$out" && ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" \
+    --max-error "$max_error" --min-agreement "$min_agree") > "$out/$file.txt" || rc=$?
+  (cd "$out" && ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "${traces[@]}" "${profiles[@]}" --format json) \
+    > "$out/$file.json" || true
   sed -n '/^## runs/,$p' "$out/$file.txt"
   # the per-op limit, on the median over the set's per-layer ops
   local opmed

@@ -16,59 +16,30 @@
  * has the instructions for (--probe-core, each in its own process, so an
  * unusable one cannot take the benchmark down), checks each one's SGEMM
  * against a plain float64 loop, and, when a correct one is faster than the
- * one OpenBLAS chose, re-executes itself with OPENBLAS_CORETYPE set to it.
+ * one OpenBLAS chose, re-executes itself with OPENBLAS_CORETYPE set to it
+ * (the probe is kernels/cpu/blas_probe.c, shared with ulyharness --blas-probe).
  * The variable is set in this process alone (and passed to the image that
  * replaces it), never for the caller's shell or other programs. An
  * OPENBLAS_CORETYPE the caller set is respected: no probe. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_spawn, setenv under -std=c11 */
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kern_attn.h"
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
+/* kern_rand_new, ending the benchmark when memory runs out */
 static float *rand_new(size_t n, unsigned *seed)
 {
-    float *p = malloc(n * sizeof *p);
+    float *p = kern_rand_new(n, seed);
     if (!p) {
         fprintf(stderr, "attn_bench: out of memory (%zu floats)\n", n);
         exit(1);
     }
-    for (size_t i = 0; i < n; i++) {
-        *seed = *seed * 1664525u + 1013904223u;
-        p[i] = (float)((*seed >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
-    }
     return p;
-}
-
-/* Best of reps SGEMM m x n x k, GFLOP/s. Best, not mean: the box is shared,
- * and the minimum is the kernel's time without other people's work in it. */
-static double sgemm_rate(int m, int n, int k, int reps)
-{
-    unsigned seed = 1;
-    float *a = rand_new((size_t)m * k, &seed), *b = rand_new((size_t)k * n, &seed);
-    float *c = rand_new((size_t)m * n, &seed);
-    double best = INFINITY;
-    kern_gemm_f32(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n); /* warm-up: pages, threads */
-    for (int r = 0; r < reps; r++) {
-        const double t = now_s();
-        kern_gemm_f32(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
-        best = fmin(best, now_s() - t);
-    }
-    free(a), free(b), free(c);
-    return 2.0 * m * n * (double)k / best * 1e-9;
 }
 
 struct attn_bufs {
@@ -97,7 +68,7 @@ static double attn_time(const struct kern_attn_impl *im, const struct kern_attn_
 {
     double best = INFINITY;
     for (int r = 0; r < reps; r++) {
-        const double t = now_s();
+        const double t = kern_now_s();
         kern_status st = im->fwd(ds, b->q, b->k, b->v, b->o, b->lse);
         if (st == KERN_OK && with_bwd)
             st = im->bwd(ds, b->q, b->k, b->v, b->o, b->lse, b->dout, b->dq, b->dk, b->dv);
@@ -105,103 +76,13 @@ static double attn_time(const struct kern_attn_impl *im, const struct kern_attn_
             fprintf(stderr, "attn_bench: %s failed: %s\n", im->name, kern_status_str(st));
             exit(1);
         }
-        best = fmin(best, now_s() - t);
+        best = fmin(best, kern_now_s() - t);
     }
     return best;
 }
 
-/* SGEMM is correct when every entry is within the float32 bound n u
- * (u = 2^-24) of a float64 loop, relative to the sum of its products'
- * magnitudes (Higham, Accuracy and Stability of Numerical Algorithms, 3.1). */
-#define PROBE_N 256
-#define PROBE_TOL ((double)PROBE_N / 16777216.0)
-
-/* --probe-core: the child's half. One line: core name, correct or not,
- * SGEMM GFLOP/s at 1024^3 (the kernel sets differ most on big blocks). */
-static int probe_core_child(void)
-{
-    const double err = kern_gemm_check(PROBE_N, 12345u);
-    const double g = sgemm_rate(1024, 1024, 1024, 4);
-    printf("%s %d %.3g %.2f\n", kern_blas_core_get(), err <= PROBE_TOL, err, g);
-    return 0;
-}
-
-/* OpenBLAS's x86-64 kernel sets worth trying, newest first, with the
- * instructions each needs (a set the CPU lacks would die of SIGILL; the
- * probe's own process would catch that, but there is no point starting it). */
-struct core_cand {
-    const char *name;
-    int ok;
-};
-
-static int cands_list(struct core_cand *c)
-{
-    int n = 0;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-    c[n++] = (struct core_cand){"Cooperlake", avx512};
-    c[n++] = (struct core_cand){"SkylakeX", avx512};
-    c[n++] = (struct core_cand){"Zen", avx2};
-    c[n++] = (struct core_cand){"Haswell", avx2};
-    c[n++] = (struct core_cand){"Sandybridge", __builtin_cpu_supports("avx")};
-#endif
-    (void)c;
-    return n;
-}
-
-/* Runs `self --probe-core` with OPENBLAS_CORETYPE = core (NULL: unset) and
- * reads its line; 0 when it ran and printed one. */
-static int probe_one(const char *self, const char *core, char *name, size_t name_len, int *ok, double *gflops)
-{
-    extern char **environ;
-    char *env[512], coreenv[96];
-    int ne = 0;
-    for (char **e = environ; *e && ne < 510; e++)
-        if (strncmp(*e, "OPENBLAS_CORETYPE=", 18) != 0 && strncmp(*e, "OPENBLAS_VERBOSE=", 17) != 0) env[ne++] = *e;
-    if (core) {
-        snprintf(coreenv, sizeof coreenv, "OPENBLAS_CORETYPE=%s", core);
-        env[ne++] = coreenv;
-    }
-    env[ne] = NULL;
-    int fd[2];
-    if (pipe(fd) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 1 /* O_WRONLY */, 0);
-    char *args[] = {(char *)self, "--probe-core", NULL};
-    pid_t pid;
-    const int rc = posix_spawn(&pid, self, &fa, NULL, args, env);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    char line[256] = "";
-    FILE *f = fdopen(fd[0], "r");
-    if (f) {
-        if (rc == 0 && !fgets(line, sizeof line, f)) line[0] = 0;
-        fclose(f);
-    } else {
-        close(fd[0]);
-    }
-    if (rc != 0) return -1;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    char nm[64];
-    double err;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || sscanf(line, "%63s %d %lg %lg", nm, ok, &err, gflops) != 4)
-        return -1;
-    snprintf(name, name_len, "%s", nm);
-    return 0;
-}
-
-/* Probes the kernel sets; re-executes with the fastest correct one when it
- * is not the one running. Each set is probed in PROBE_ROUNDS interleaved
- * rounds and keeps its best: a shared machine's load swings a single run by
- * 2x, and interleaving spreads it over every candidate alike. */
-#define PROBE_ROUNDS 3
+/* Probes the kernel sets (kern_blas_probe); re-executes with the fastest
+ * correct one when it is not the one running. */
 static void core_choose(char **argv, char *report, size_t report_len)
 {
     const char *self = "/proc/self/exe";
@@ -209,39 +90,10 @@ static void core_choose(char **argv, char *report, size_t report_len)
         snprintf(report, report_len, "OPENBLAS_CORETYPE=%s set by the caller: not probed", getenv("OPENBLAS_CORETYPE"));
         return;
     }
-    struct core_cand c[8];
-    const int nc = cands_list(c);
-    char got[9][64]; /* [0]: OpenBLAS's own choice; [1 + i]: candidate i */
-    int ran[9] = {0}, ok[9] = {0};
-    double g[9] = {0};
-    for (int round = 0; round < PROBE_ROUNDS; round++)
-        for (int i = -1; i < nc; i++) {
-            if (i >= 0 && !c[i].ok) continue;
-            int okr = 0;
-            double gr = 0;
-            if (probe_one(self, i < 0 ? NULL : c[i].name, got[i + 1], sizeof got[0], &okr, &gr) != 0) continue;
-            ok[i + 1] = (ran[i + 1] ? ok[i + 1] : 1) && okr; /* wrong once: wrong */
-            ran[i + 1] = 1;
-            if (gr > g[i + 1]) g[i + 1] = gr;
-        }
-    size_t used = (size_t)snprintf(report, report_len, "probed SGEMM 1024^3, best of %d rounds (GFLOP/s):", PROBE_ROUNDS);
-    int best = -1;
-    for (int i = -1; i < nc; i++) {
-        const int k = i + 1;
-        const char *want = i < 0 ? "default" : c[i].name;
-        if (i >= 0 && !c[i].ok) continue;
-        if (used < report_len) {
-            if (!ran[k]) used += (size_t)snprintf(report + used, report_len - used, " %s failed;", want);
-            else
-                used += (size_t)snprintf(report + used, report_len - used, " %s%s%s %.1f%s;", want,
-                                         i >= 0 && strcmp(want, got[k]) ? " ran " : i < 0 ? " " : "",
-                                         i >= 0 && strcmp(want, got[k]) ? got[k] : i < 0 ? got[k] : "", g[k],
-                                         ok[k] ? "" : " WRONG");
-        }
-        /* a candidate counts only when OpenBLAS really ran that set */
-        if (ran[k] && ok[k] && (i < 0 || strcmp(want, got[k]) == 0) && (best < 0 || g[k] > g[best])) best = k;
-    }
-    if (best >= 0 && strcmp(got[best], kern_blas_core_get()) != 0 && setenv("OPENBLAS_CORETYPE", got[best], 1) == 0) {
+    kern_blas_choice ch;
+    const int found = kern_blas_probe(self, "--probe-core", &ch) == 0;
+    snprintf(report, report_len, "%s", ch.report);
+    if (found && strcmp(ch.best, kern_blas_core_get()) != 0 && setenv("OPENBLAS_CORETYPE", ch.best, 1) == 0) {
         /* the same arguments, and what the probe found for the header */
         char *args[128];
         int n = 0;
@@ -290,7 +142,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--probe-core") == 0) return probe_core_child();
+        } else if (strcmp(a, "--probe-core") == 0) return kern_blas_probe_child();
         else if (strcmp(a, "--fwd-only") == 0) fwd_only = 1;
         else if (strcmp(a, "--no-core-probe") == 0) probe = 0;
         else if (strcmp(a, "--core-report") == 0 && v) core_report = v, i++; else if (strcmp(a, "--n") == 0 && v) ok = arg_int(v, 1, &n), i++;
@@ -327,11 +179,11 @@ int main(int argc, char **argv)
     printf("# FLOPs: fwd 4*N^2*d*heads (causal half); fwd+bwd 3.5x fwd (bwd recomputes QK^T: 2.5x fwd)\n");
     printf("#\n# %-34s %12s %12s %10s\n", "kernel", "time_ms", "GFLOP", "GFLOP/s");
 
-    const double g1 = sgemm_rate(n, n, d, reps);
+    const double g1 = kern_sgemm_gflops(n, n, d, reps);
     printf("  %-34s %12.2f %12.3f %10.1f\n", "sgemm NxNxd (QK^T shape)", 2.0 * n * n * (double)d / g1 * 1e-6,
            2.0 * n * n * (double)d * 1e-9, g1);
     const int sq = 2048;
-    const double g2 = sgemm_rate(sq, sq, sq, reps);
+    const double g2 = kern_sgemm_gflops(sq, sq, sq, reps);
     printf("  %-34s %12.2f %12.3f %10.1f\n", "sgemm 2048^3", 2.0 * sq * sq * (double)sq / g2 * 1e-6,
            2.0 * sq * sq * (double)sq * 1e-9, g2);
     const double g_sgemm = fmax(g1, g2); /* the harder bar of the two */

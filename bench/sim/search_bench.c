@@ -1,4 +1,4 @@
-/* search_bench: how fast ulysim searches (the README's benchmark targets, one
+/* search_bench: how fast ulysim searches (docs/benchmarks.md's targets, one
  * core).
  *
  *  1. full search: every strategy, every split of 1024 GPUs into

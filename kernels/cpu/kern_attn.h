@@ -156,6 +156,32 @@ const char *kern_blas_core_get(void);    /* the OpenBLAS kernel set running (ope
  * run, and not below a NaN. */
 double kern_gemm_check(int n, unsigned seed);
 
+/* The OpenBLAS kernel set (blas_probe.c). OpenBLAS picks its kernels once,
+ * when it loads, from the CPU it recognises; OPENBLAS_CORETYPE overrides
+ * that. kern_blas_probe runs `self child_flag` once per candidate set the
+ * CPU has the instructions for (and once with OpenBLAS's own choice), each
+ * a process whose main calls kern_blas_probe_child (one line: the set
+ * running, whether its SGEMM checks out against float64, its GFLOP/s at
+ * 1024^3): the fastest correct one and OpenBLAS's own choice, with
+ * their rates, and one line of every candidate's rate in report. 0, or -1
+ * when none ran correctly. */
+typedef struct kern_blas_choice {
+    char best[64], deflt[64];           /* kernel set names, as openblas_get_corename gives them */
+    double best_gflops, default_gflops; /* default_gflops 0: OpenBLAS's own choice did not run correctly */
+    char report[512];
+} kern_blas_choice;
+int kern_blas_probe_child(void);
+int kern_blas_probe(const char *self, const char *child_flag, kern_blas_choice *out);
+/* Best of reps SGEMM C = A B^T, m x n x k, in GFLOP/s (0 when it cannot run).
+ * Best, not mean: the box may be shared, and the minimum is the kernel's
+ * time without other people's work in it. */
+double kern_sgemm_gflops(int m, int n, int k, int reps);
+/* For benchmarks and probes (blas_probe.c): a monotonic clock in seconds,
+ * and n floats in [-1, 1) from a linear congruential generator seeded by
+ * *seed (malloc'ed; NULL when out of memory). */
+double kern_now_s(void);
+float *kern_rand_new(size_t n, unsigned *seed);
+
 #ifdef __cplusplus
 }
 #endif

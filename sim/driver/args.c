@@ -2,6 +2,7 @@
  * names) and its --help; the messages of bad input are args_msg.c's. */
 #include "args.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -90,6 +91,26 @@ static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out
     return 0;
 }
 
+/* 1 when v is a number written with thousands separators (1,000,000;
+ * 131,072): 1..3 digits, then groups of a comma and three digits, one of
+ * them starting with 0 (a list's item never does: 8,128,512 is a list of GPU
+ * counts). A comma separates a list's items, so such a number would be read
+ * as the list 1, 000, 000 and refused for its zero, which says nothing of
+ * the comma. */
+static int thousands_grouped(const char *v)
+{
+    int lead = 0, zero_led = 0;
+    while (isdigit((unsigned char)v[lead])) lead++;
+    if (lead < 1 || lead > 3 || v[lead] != ',') return 0;
+    for (const char *p = v + lead; *p; p += 4) {
+        if (p[0] != ',' || !isdigit((unsigned char)p[1]) || !isdigit((unsigned char)p[2]) ||
+            !isdigit((unsigned char)p[3]))
+            return 0;
+        zero_led |= p[1] == '0';
+    }
+    return zero_led;
+}
+
 /* A list: comma-separated values or ranges A..B (A, 2A, 4A, ... up to B). */
 static int parse_list(const char *flag, const char *v, int allow_list, int64_t hi_limit,
                       int64_t *out, int *n_out, char *why, size_t n)
@@ -98,6 +119,16 @@ static int parse_list(const char *flag, const char *v, int allow_list, int64_t h
     int count = 0;
     size_t len = strlen(v);
     if (len == 0) return parse_size(flag, v, hi_limit, &out[0], why, n);
+    if (thousands_grouped(v)) {
+        char digits[64];
+        size_t k = 0;
+        for (const char *p = v; *p && k + 1 < sizeof digits; p++)
+            if (*p != ',') digits[k++] = *p;
+        digits[k] = 0;
+        return sim_fail(why, n, "%s %s: commas are not accepted in a number (a comma separates the items of a "
+                        "list; valid: %s, or a suffix or exponent: 1M = 1048576, 1e6 = 1000000)", flag,
+                        text_quote(v, qb, sizeof qb), digits);
+    }
     if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
         return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
                     flag, text_quote(v, qb, sizeof qb));
@@ -406,6 +437,9 @@ static void help_options(FILE *f)
 "  --progress, --no-progress  sweep: a progress bar on stderr, or none [default: shown\n"
 "                       on a tty when the sweep runs longer than a second]; the other\n"
 "                       commands draw none and accept either\n"
+"  --require-fit        exit 3 when no plan fits [default: 0, the output saying why]:\n"
+"                       nothing fits, or the pinned layout cannot run (plan, max-seq,\n"
+"                       min-gpus, sweep); the output is written as without it\n"
 "  -h, --help           this help\n"
 "  -V, --version        version\n"
 "\n"
@@ -416,7 +450,8 @@ static void help_options(FILE *f)
 "--cp-comm-type p2p|all_gather|a2a|a2a+p2p (ring, allgather-cp, ulysses, usp; a2a+p2p with\n"
 "--hierarchical-context-parallel-sizes U,R), --sequence-parallel (drops megatron-tp).\n"
 "\n"
-"Exit status: 0 success, 2 bad usage or input (one line on stderr), 1 internal failure.\n"
+"Exit status: 0 success (an answer that no plan fits included), 2 bad usage or input (one\n"
+"line on stderr), 1 internal failure; with --require-fit, 3 when no plan fits.\n"
 "Under mpirun, max-seq, min-gpus, sweep and plan split their work across ranks;\n"
 "rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else\n"
 "share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
@@ -489,6 +524,7 @@ static const struct {
     {"--causal", offsetof(sim_args, causal), 1}, {"--no-causal", offsetof(sim_args, causal), 0},
     {"--flash", offsetof(sim_args, flash), 1}, {"--no-flash", offsetof(sim_args, flash), 0},
     {"--no-progress", offsetof(sim_args, progress), 0}, {"--progress", offsetof(sim_args, progress), 1},
+    {"--require-fit", offsetof(sim_args, require_fit), 1},
     {"--help", offsetof(sim_args, help), 1}, {"-h", offsetof(sim_args, help), 1},
     {"--version", offsetof(sim_args, version), 1}, {"-V", offsetof(sim_args, version), 1},
     {"--tp-comm-overlap", offsetof(sim_args, tp_comm_overlap), 1},

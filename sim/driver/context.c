@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output.h"
 #include "preset.h"
 
 /* ------------------------------------------------------------- resolving */
@@ -462,6 +463,62 @@ uly_status sim_summary_of_layout(const sim_ctx *c, const uly_layout *l, int64_t 
     return st;
 }
 
+/* The global batch nearest to w's, above (dir 1) or below (dir -1), within
+ * BATCH_HINT_TRIES, for which strategy s has a layout on gpus GPUs whose
+ * data-parallel degree and micro-batch divide it: 0 when none; *res that
+ * layout's result (scratch). */
+#define BATCH_HINT_TRIES 64
+static int64_t nearest_batch(const sim_ctx *c, uly_strategy_id s, int64_t gpus, const uly_workload *w, int dir,
+                             uly_result *res)
+{
+    for (int k = 1; k <= BATCH_HINT_TRIES; k++) {
+        uly_workload t = *w;
+        t.global_batch = w->global_batch + dir * k;
+        if (t.global_batch < 1) return 0;
+        uly_search_stats stats = {0, 0};
+        if (uly_search_best_plan(&c->model, &t, &c->cluster, gpus, s, &c->opts, res, NULL, &stats) == ULY_OK &&
+            res->feasible)
+            return t.global_batch;
+        for (int i = 0; i < res->n_reasons && i < ULY_MAX_REASONS; i++) /* fits but for memory: a batch that runs */
+            if (res->reasons[i].code == ULY_R_OUT_OF_MEMORY) return t.global_batch;
+    }
+    return 0;
+}
+
+/* No layout of strategy s divides the global batch: the layout shown (plain
+ * data parallelism over every GPU) says "not a multiple of micro-batch x
+ * data-parallel = G", which is not the constraint to meet: the strategy's
+ * other layouts run other data-parallel degrees. The nearest global batches
+ * some layout runs say what would: out->hint. res: scratch (the row's
+ * numbers are already in out). */
+static void batch_hint(const sim_ctx *c, uly_strategy_id s, int64_t gpus, const uly_workload *w, sim_summary *out,
+                       uly_result *res)
+{
+    int has = 0;
+    for (int i = 0; i < out->n_reasons && i < ULY_MAX_REASONS; i++)
+        has |= out->reasons[i].code == ULY_R_BATCH_NOT_DIVISIBLE;
+    if (!has || w->global_batch <= 0 || !res) return;
+    char near[2][120] = {"", ""};
+    for (int d = 0; d < 2; d++) {
+        const int64_t g = nearest_batch(c, s, gpus, w, d ? 1 : -1, res);
+        char ls[64];
+        sim_degrees_str(&res->layout, ls, sizeof ls);
+        if (g)
+            snprintf(near[d], sizeof near[d], "%lld (%s, micro-batch %lld)", (long long)g, ls,
+                     (long long)res->micro_batch);
+    }
+    const char *name = uly_strategy_get(s)->name;
+    if (!near[0][0] && !near[1][0])
+        snprintf(out->hint, sizeof out->hint, "no %s layout on %lld GPUs runs a global batch within %d of %lld",
+                 name, (long long)gpus, BATCH_HINT_TRIES, (long long)w->global_batch);
+    else
+        snprintf(out->hint, sizeof out->hint,
+                 "no %s layout on %lld GPUs runs global batch %lld (a global batch is a multiple of micro-batch x dp, the "
+                 "sequences a step runs at once); "
+                 "the nearest that one does: %s%s%s", name, (long long)gpus, (long long)w->global_batch, near[0],
+                 near[0][0] && near[1][0] ? " or " : "", near[1]);
+}
+
 /* ------------------------------------------------------ the best layout */
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -526,6 +583,7 @@ void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t se
     if (st == ULY_OK) {
         out->status = SIM_ROW_OK;
         sim_summary_from_result(out, res);
+        if (!out->feasible) batch_hint(c, s, gpus, &w, out, res);
         goto done;
     }
     if (st != ULY_EINVAL && st != ULY_EOVERFLOW) {
@@ -553,6 +611,7 @@ void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t se
     if (sim_summary_of_layout(c, &l, seq, out, plan, res) == ULY_OK) out->feasible = 0;
     /* the search's overflow is the row's too, whatever the layout's own status */
     out->status = st == ULY_EOVERFLOW || out->status == SIM_ROW_OVERFLOW ? SIM_ROW_OVERFLOW : SIM_ROW_NOLAYOUT;
+    batch_hint(c, s, gpus, &w, out, res);
 done:
     free(own_plan);
     free(own_res);

@@ -72,6 +72,7 @@ typedef struct sim_summary {
     uint64_t evaluated;
     int32_t at_bound;      /* max-seq: the layout's next length (value + its granule) is past the bound searched */
     char note[160];        /* why no reasons could be had (library message), or empty */
+    char hint[240];        /* no layout valid: the constraint to meet (the global batch's divisor), or empty */
 } sim_summary;
 
 /* A row begun: zeroed, with strategy s (its registry entry and id). */

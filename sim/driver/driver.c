@@ -157,3 +157,14 @@ int sim_planning_run(const sim_ctx *c, const sim_planning *cmd)
     rows_free(&r);
     return rc;
 }
+
+int sim_require_fit(const sim_ctx *c, int any_fits, const char *what)
+{
+    if (!c->a->require_fit || any_fits) return SIM_EXIT_OK;
+    const sim_args *a = c->a;
+    const int pinned = a->pin_u > 0 || a->pin_r > 0 || a->pin_t > 0 || a->pin_pp > 0;
+    fflush(stdout);
+    sim_err("--require-fit: %s (exit %d; the output above says why)",
+            pinned ? "the pinned layout cannot run" : what, SIM_EXIT_NOFIT);
+    return SIM_EXIT_NOFIT;
+}

@@ -47,6 +47,11 @@ typedef struct sim_planning {
 /* The planning commands (plan/cmd_*.c). */
 extern const sim_planning sim_cmd_plan, sim_cmd_maxseq, sim_cmd_mingpus, sim_cmd_sweep;
 
+/* --require-fit (an after hook's part): SIM_EXIT_NOFIT with one line on
+ * stderr when the flag is given and no plan fits (any_fits 0), what saying
+ * of what; else SIM_EXIT_OK. The output is written before, as without it. */
+int sim_require_fit(const sim_ctx *c, int any_fits, const char *what);
+
 /* Runs one planning command on a resolved request; rank 0 writes. Returns
  * the exit status. */
 int sim_planning_run(const sim_ctx *c, const sim_planning *cmd);

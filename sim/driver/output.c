@@ -244,6 +244,7 @@ void sim_reasons_str(const sim_ctx *c, const sim_summary *s, int fatal_only, cha
         if (k < 0 || (size_t)k >= n - o) break;
         o += (size_t)k;
     }
+    if (s->hint[0] && o < n) snprintf(buf + o, n - o, "%s%s", o ? "; " : "", s->hint);
 }
 
 int sim_has_numbers(const sim_summary *s)
@@ -577,6 +578,10 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(co, "intra_bw_Bps", sim_json_num(cl->intra_bw_Bps));
     ADD(co, "nic_bw_Bps", sim_json_num(cl->nic_bw_Bps));
     ADD(co, "topology", cJSON_CreateString(uly_topo_name(cl->topo) ? uly_topo_name(cl->topo) : "?"));
+    /* --gpus beyond the preset's nodes grew the cluster: said, not hidden in "nodes" */
+    char grown[200];
+    ADD(co, "preset_nodes", c->preset_nodes ? sim_json_int(c->preset_nodes) : cJSON_CreateNull());
+    ADD(co, "grown", c->preset_nodes ? cJSON_CreateString(sim_cluster_grown(c, grown, sizeof grown)) : cJSON_CreateNull());
     ADD(cfg, "cluster", co);
 
     cJSON *wo = cJSON_CreateObject();
@@ -630,14 +635,36 @@ static cJSON *tiers_json(int tiers)
     return a;
 }
 
-static const char *status_name(int st)
+/* A plan's status, read alone: "ok" only for a plan that was priced and
+ * fits; "does-not-fit" for one priced that does not (memory or a fatal
+ * reason, in "reasons"), so that a script reading "status" alone never
+ * takes a plan that cannot run for one that can. */
+static const char *status_name(const sim_summary *s)
 {
-    switch (st) {
-    case SIM_ROW_OK: return "ok";
+    switch (s->status) {
+    case SIM_ROW_OK: return s->feasible ? "ok" : "does-not-fit";
     case SIM_ROW_NOLAYOUT: return "no-valid-layout";
     case SIM_ROW_OVERFLOW: return "overflow";
     default: return "error";
     }
+}
+
+const char *sim_cluster_grown(const sim_ctx *c, char *buf, size_t n)
+{
+    const int64_t gpus = c->cluster.nodes * c->cluster.gpus_per_node;
+    if (c->preset_nodes)
+        snprintf(buf, n, "the preset has %lld node%s; nodes of the same kind were added for %lld GPUs",
+                 (long long)c->preset_nodes, sim_plural_s(c->preset_nodes), (long long)gpus);
+    else if (n)
+        buf[0] = 0;
+    return buf;
+}
+
+int sim_json_recommended(cJSON *root, const sim_summary *rows, int rec)
+{
+    int bad = sim_json_add(root, "recommended", rec >= 0 ? sim_json_int(rec) : cJSON_CreateNull());
+    return bad | sim_json_add(root, "recommended_strategy",
+                              rec >= 0 ? cJSON_CreateString(rows[rec].strategy->name) : cJSON_CreateNull());
 }
 
 cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
@@ -661,11 +688,12 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(p, "gpus", sim_json_int(s->gpus));
     ADD(p, "seq", sim_json_int(s->seq));
     ADD(p, "feasible", cJSON_CreateBool(s->feasible && s->status == SIM_ROW_OK));
-    ADD(p, "status", cJSON_CreateString(status_name(s->status)));
+    ADD(p, "status", cJSON_CreateString(status_name(s)));
     cJSON *rs = cJSON_CreateArray();
     if (s->status == SIM_ROW_NOLAYOUT)
         ADD(rs, NULL, cJSON_CreateString("no layout of this strategy has valid shapes; reasons of the layout shown"));
     if (s->status == SIM_ROW_OVERFLOW) ADD(rs, NULL, cJSON_CreateString("sizes overflow 63 bits"));
+    if (s->hint[0]) ADD(rs, NULL, cJSON_CreateString(s->hint));
     for (int i = 0; i < s->n_reasons && i < ULY_MAX_REASONS; i++) {
         char one[256];
         uly_reason_format(&s->reasons[i], &c->model, one, sizeof one);

@@ -101,6 +101,16 @@ cJSON *sim_json_int(int64_t v);
 cJSON *sim_json_num(double v);
 /* Adds, returning 0, or 1 on out of memory (the item is freed). */
 int sim_json_add(cJSON *obj, const char *key, cJSON *item);
+/* "recommended": the index into "plans" of the best plan that fits, or
+ * null (the contract of docs/design.md), and "recommended_strategy": that
+ * plan's strategy by name, or null; 0, or 1 when out of memory. */
+int sim_json_recommended(cJSON *root, const sim_summary *rows, int rec);
+/* When --gpus grew the preset's cluster (nodes of the same kind added for
+ * the GPUs asked for): "the preset has N nodes; nodes of the same kind were
+ * added for G GPUs" in buf, else ""; buf returned. Every writer says it:
+ * the plan and limits tables, sweep's table (its CSV on stderr), and JSON's
+ * config.cluster (preset_nodes, grown). */
+const char *sim_cluster_grown(const sim_ctx *c, char *buf, size_t n);
 cJSON *sim_json_config(const sim_ctx *c, const char *command);
 cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s);
 /* The per-op breakdown of a plan with its priced result. */

@@ -661,6 +661,7 @@ int sim_cmd_plot_main(int argc, char **argv)
     }
     if (!rc && pc.data_only) printf("%s\n", pc.csv);
     else if (!rc && !(rc = image_render(&pc, run, a, &of[1]))) printf("%s\n%s\n", pc.out, pc.csv);
+    if (!rc && run->summary[0]) fputs(run->summary, stdout);
     free(pc.csv);
     if (of) {
         out_file_discard(&of[0]);

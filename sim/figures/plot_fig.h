@@ -49,6 +49,7 @@ struct plot_run {
     char command[1024];  /* the ulysim command line, for the CSV header */
     char notes[8192];    /* '#' notes after the rows: points left out and why */
     size_t notes_len;
+    char summary[2048];  /* '#' lines the command prints after the files' names: what the reader must not miss */
 };
 
 /* A CSV column: its name, and its meaning with the unit. */

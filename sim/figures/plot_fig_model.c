@@ -127,6 +127,8 @@ int fig_comm_volume(plot_run *r, FILE *f)
         {"comm_bwd_bytes", "bytes sent per GPU, one layer, backward with recompute [bytes]"},
         {"comm_total_bytes", "fwd + bwd [bytes]"},
         {"fits", "1: the layout also fits in memory (not needed for the volume)"},
+        {"same_as_label", "the strategies drawn as this one, their bytes being the same at every point (legend: "
+                          "\"Ring = All-gather CP\"); empty: none"},
     };
     plot_csv_header(r, f, about, cols, (int)(sizeof cols / sizeof cols[0]), 1);
     /* every point first: which strategies are drawn depends on all of them */
@@ -152,14 +154,22 @@ int fig_comm_volume(plot_run *r, FILE *f)
     free(plan);
     free(res);
     /* Without --strategy, a strategy whose line would hide under an earlier
-     * one's is drawn once, as the earlier one; --strategy draws what it names */
+     * one's is drawn once, as the earlier one, and named beside it in the
+     * legend (same_as_label: "Ring = All-gather CP"); --strategy draws what
+     * it names */
     int n_drawn = 0;
+    char same[ULY_STRAT_COUNT][160];
     for (int si = 0; si < c->n_strat; si++) {
-        int hidden = 0;
-        for (int k = 0; k < n_drawn && !c->strat_explicit && !hidden; k++)
-            hidden = cv_same_line(&pts[si * per_strat], &pts[k * per_strat], per_strat);
-        if (hidden) continue;
+        int hidden = -1;
+        for (int k = 0; k < n_drawn && !c->strat_explicit && hidden < 0; k++)
+            if (cv_same_line(&pts[si * per_strat], &pts[k * per_strat], per_strat)) hidden = k;
+        if (hidden >= 0) {
+            const size_t l = strlen(same[hidden]);
+            snprintf(same[hidden] + l, sizeof same[0] - l, "%s%s", l ? " = " : "", uly_strategy_get(c->strat[si])->label);
+            continue;
+        }
         if (n_drawn != si) memcpy(&pts[n_drawn * per_strat], &pts[si * per_strat], sizeof *pts * (size_t)per_strat);
+        same[n_drawn][0] = 0;
         c->strat[n_drawn++] = c->strat[si];
     }
     c->n_strat = n_drawn;
@@ -197,9 +207,9 @@ int fig_comm_volume(plot_run *r, FILE *f)
                     plot_note(r, "%s %s, %lld GPUs (%s): %s", panels[pi], sim_strategy_name(s), (long long)P, pt->ls,
                               pt->why);
                 if (pt->state != CV_ROW) continue;
-                fprintf(f, "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%d", panels[pi], sim_strategy_name(s), (long long)P,
+                fprintf(f, "%s,%s,%lld,%lld,%s,%lld,%lld,%lld,%d,%s", panels[pi], sim_strategy_name(s), (long long)P,
                         (long long)pt->seq, pt->ls, (long long)pt->fwd, (long long)pt->bwd,
-                        (long long)(pt->fwd + pt->bwd), pt->fits);
+                        (long long)(pt->fwd + pt->bwd), pt->fits, same[si]);
                 plot_strategy_cells(f, s);
             }
     free(pts);

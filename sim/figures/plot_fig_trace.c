@@ -4,7 +4,9 @@
  * and checked by trace_read.h's reader; its plan is priced on the cluster
  * profile embedded in it, or on --cluster, by trace_join_build. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
@@ -121,6 +123,75 @@ static void trace_row_common(FILE *f, const plot_trace *t, int i)
             t->run.ops[i].exposed ? "exposed" : "total", trace_predicted(t, i), t->run.ops[i].t.median);
 }
 
+/* The points VAL_FAR_OFF times or more off the prediction (either way),
+ * the figure's extremes: the command names them (run->summary) and the CSV
+ * notes them, furthest first, VAL_FAR_NAMED of them by name. */
+#define VAL_FAR_OFF 10.0
+static void duration_str(double s, char *b, size_t n)
+{
+    if (s >= 1) snprintf(b, n, "%.3g s", s);
+    else if (s >= 1e-3) snprintf(b, n, "%.3g ms", s * 1e3);
+    else snprintf(b, n, "%.3g µs", s * 1e6);
+}
+
+#define VAL_FAR_NAMED 4
+typedef struct far_pt {
+    const plot_trace *t;
+    int i;
+    double off; /* |log10(measured / predicted)| */
+} far_pt;
+
+static int far_cmp(const void *a, const void *b)
+{
+    const double x = ((const far_pt *)a)->off, y = ((const far_pt *)b)->off;
+    return (x < y) - (x > y);
+}
+
+static void far_off_name(plot_run *r)
+{
+    int n_far = 0, cap = 0;
+    for (int k = 0; k < r->n_traces; k++) cap += r->traces[k]->run.plan.n_ops;
+    far_pt *far = malloc(sizeof *far * (size_t)(cap + 1));
+    if (!far) return;
+    for (int k = 0; k < r->n_traces; k++) {
+        const plot_trace *t = r->traces[k];
+        for (int i = 0; i < t->run.plan.n_ops; i++) {
+            const double p = trace_predicted(t, i), m = t->run.ops[i].t.median;
+            if (p > 0 && m > 0 && fabs(log10(m / p)) >= log10(VAL_FAR_OFF))
+                far[n_far++] = (far_pt){t, i, fabs(log10(m / p))};
+        }
+    }
+    qsort(far, (size_t)n_far, sizeof *far, far_cmp);
+    const int n = n_far < VAL_FAR_NAMED ? n_far : VAL_FAR_NAMED;
+    if (!n_far) {
+        free(far);
+        return;
+    }
+    size_t o = (size_t)snprintf(r->summary, sizeof r->summary,
+                                "# %d point%s %g times or more off the prediction, furthest first:\n", n_far,
+                                n_far == 1 ? " is" : "s are", VAL_FAR_OFF);
+    for (int j = 0; j < n && o < sizeof r->summary; j++) {
+        const plot_trace *t = far[j].t;
+        const uly_op *op = &t->run.plan.ops[far[j].i];
+        const double ratio = t->run.ops[far[j].i].t.median / trace_predicted(t, far[j].i);
+        char pb[32], mb[32];
+        duration_str(trace_predicted(t, far[j].i), pb, sizeof pb);
+        duration_str(t->run.ops[far[j].i].t.median, mb, sizeof mb);
+        int k = snprintf(r->summary + o, sizeof r->summary - o,
+                         "#   %s %s (%s) of %s: predicted %s, measured %s (%s%.*f times)%s\n",
+                         uly_op_type_name(op->type), uly_phase_name(op->phase), uly_op_kind_name(op->kind), t->base,
+                         pb, mb, ratio >= 1 ? "" : "1/", fabs(log10(ratio)) >= 2 ? 0 : 1, ratio >= 1 ? ratio : 1 / ratio,
+                         t->run.ops[far[j].i].exposed ? "; the exposed part of a transfer under compute" : "");
+        if (k > 0) o += (size_t)k;
+    }
+    free(far);
+    for (const char *p = r->summary; *p;) { /* the same lines as notes in the CSV */
+        const char *nl = strchr(p, '\n');
+        plot_note(r, "%.*s", (int)(nl ? nl - p - 2 : (long)strlen(p) - 2), p + 2);
+        p = nl ? nl + 1 : p + strlen(p);
+    }
+}
+
 int fig_validation(plot_run *r, FILE *f)
 {
     const char *about[] = {
@@ -143,6 +214,7 @@ int fig_validation(plot_run *r, FILE *f)
             plot_strategy_cells(f, t->run.layout.strategy);
         }
     }
+    far_off_name(r);
     return 0;
 }
 

@@ -35,8 +35,10 @@ int fig_validation_runs(plot_run *r, FILE *f)
                "+-10%% band\n");
     fprintf(f, "# columns   line: the row's line in the runs file; strategy; gpus; seq; layout: the best layout of "
                "the pins given; predicted_s, measured_s: step time [s]; err_pct: predicted / measured - 1 [%%]; "
-               "sidx, label, label_short: the strategy's place in the registry and its legend names\n");
-    fprintf(f, "line,strategy,gpus,seq,layout,predicted_s,measured_s,err_pct,sidx,label,label_short\n");
+               "point: the name written beside the point (the row's label, else its group, else its line); point_side: "
+               "1 written right of the point, -1 left (a group's rows alternate); sidx, label, label_short: the "
+               "strategy's place in the registry and its legend names\n");
+    fprintf(f, "line,strategy,gpus,seq,layout,predicted_s,measured_s,err_pct,point,point_side,sidx,label,label_short\n");
     for (int i = 0; i < s.n; i++) {
         const vr_row *x = &s.rows[i];
         const uly_strategy *st = x->strategy;
@@ -45,8 +47,21 @@ int fig_validation_runs(plot_run *r, FILE *f)
                       isnan(x->meas[VR_STEP]) ? "no measured step_s" : "not priced");
             continue;
         }
-        fprintf(f, "%d,%s,%lld,%lld,%s,%.10g,%.10g,%.6f", x->line, st->name, (long long)x->gpus, (long long)x->seq, x->layout,
-                x->pred[VR_STEP], x->meas[VR_STEP], vr_err(x, VR_STEP) * 100);
+        /* a point the reader can name: its label (else its group, else its
+         * line); the rows of a group (22B full, 22B seqsel) lie side by
+         * side, so they are named on alternate sides (point_side 1 right,
+         * -1 left) */
+        char point[160];
+        int in_group = 0;
+        for (int k = 0; k < i && x->group[0]; k++) in_group += strcmp(s.rows[k].group, x->group) == 0;
+        if (x->label[0]) snprintf(point, sizeof point, "%s", x->label);
+        else if (x->group[0]) snprintf(point, sizeof point, "%s", x->group);
+        else snprintf(point, sizeof point, "line %d", x->line);
+        for (char *q = point; *q; q++)
+            if (*q == ',' || *q == '"' || (unsigned char)*q < 0x20) *q = ' ';
+        fprintf(f, "%d,%s,%lld,%lld,%s,%.10g,%.10g,%.6f,%s,%d", x->line, st->name, (long long)x->gpus,
+                (long long)x->seq, x->layout, x->pred[VR_STEP], x->meas[VR_STEP], vr_err(x, VR_STEP) * 100, point,
+                in_group % 2 ? -1 : 1);
         plot_strategy_cells(f, st->id);
     }
     vr_free(&s);

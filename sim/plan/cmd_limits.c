@@ -148,7 +148,7 @@ static int write_json(const sim_ctx *c, const void *result, FILE *f)
         bad |= sim_json_add(plans, NULL, p);
     }
     bad |= sim_json_add(root, "plans", plans);
-    bad |= sim_json_add(root, "recommended", L->rec >= 0 ? sim_json_int(L->rec) : cJSON_CreateNull());
+    bad |= sim_json_recommended(root, L->row, L->rec);
     return sim_json_emit(root, bad, f);
 }
 
@@ -165,6 +165,8 @@ static void table_head(const sim_ctx *c, const sim_limits *L, FILE *f)
         fprintf(f, "# ulysim %s min-gpus: fewest GPUs on which each strategy fits: %s on %s, sequence %s (%lld tokens), at most %lld GPUs\n",
                 ULY_VERSION, c->model.name, c->cluster.name, b, (long long)c->seq[0], (long long)L->bound);
     }
+    char grown[200];
+    if (sim_cluster_grown(c, grown, sizeof grown)[0]) fprintf(f, "# cluster   %s\n", grown);
     fprintf(f, "# micro-batch %lld, %s, %s, %s, recompute %s, ZeRO-%d; columns as in `ulysim plan`, at the limit found\n",
             (long long)c->w.micro_batch, uly_dtype_name(c->w.dtype), c->w.causal ? "causal" : "non-causal",
             c->w.flash ? "flash" : "no flash", uly_recompute_name(c->w.recompute), c->w.zero_stage);
@@ -218,8 +220,16 @@ static int write_csv(const sim_ctx *c, const void *result, FILE *f)
     return ferror(f) ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
 }
 
+/* --require-fit: no strategy reaches a limit (no length fits, or no GPU count) */
+static int after(const sim_ctx *c, const void *result)
+{
+    const sim_limits *L = result;
+    return sim_require_fit(c, L->rec >= 0, L->kind == SIM_ROWS_MAXSEQ ? "no strategy fits any sequence length searched"
+                                                                      : "no strategy fits on the GPU counts searched");
+}
+
 #define LIMITS_COMMAND(name_, compute_, sum_up_)                                                                       \
     {.name = name_, .count = count, .compute = compute_, .result_size = sizeof(sim_limits), .sum_up = sum_up_,         \
-     .write = {write_table, write_json, write_csv}}
+     .write = {write_table, write_json, write_csv}, .after = after}
 const sim_planning sim_cmd_maxseq = LIMITS_COMMAND("max-seq", compute_maxseq, sum_up_maxseq);
 const sim_planning sim_cmd_mingpus = LIMITS_COMMAND("min-gpus", compute_mingpus, sum_up_mingpus);

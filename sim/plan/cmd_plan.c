@@ -253,7 +253,10 @@ static int sum_up(const sim_ctx *c, sim_rows *rows, void *result)
 static int after(const sim_ctx *c, const void *result)
 {
     const sim_plan_result *R = result;
-    if (!c->a->timeline || R->plan) return SIM_EXIT_OK;
+    char what[160];
+    snprintf(what, sizeof what, "no strategy fits %lld GPUs at %lld tokens", (long long)c->gpus[0],
+             (long long)c->seq[0]);
+    if (!c->a->timeline || R->plan) return sim_require_fit(c, R->rec >= 0, what);
     fflush(stdout);
     sim_err("--timeline %s: no plan fits, so no schedule was written (the plans above say why)", c->a->timeline);
     return SIM_EXIT_USAGE;

@@ -4,6 +4,7 @@
  * and the output is the same byte for byte as one process. */
 #include "driver.h"
 #include "output.h"
+#include "plan_out.h"
 
 typedef struct sweep {
     const sim_summary *row;
@@ -76,11 +77,25 @@ static int write_rows(const sim_ctx *c, const void *result, FILE *f)
                 c->model.name, c->cluster.name, S->ns, S->nq, S->ng);
         fprintf(f, "# best layout per row; best = 1: highest tokens/s at its (seq, gpus); one block per strategy (gnuplot index), a blank line per sequence\n");
     }
+    char grown[200];
+    if (sim_cluster_grown(c, grown, sizeof grown)[0]) {
+        if (c->a->format == SIM_FMT_TABLE) fprintf(f, "# cluster   %s\n", grown);
+        else sim_err("note: %s", grown); /* the CSV holds rows alone: said on stderr */
+    }
     return sim_print_rows(c, S->row, S->n, SIM_ROWS_SWEEP, S->best, (int)S->ng, (int)(S->nq * S->ng), f)
                ? SIM_EXIT_INTERNAL
                : SIM_EXIT_OK;
 }
 
+/* --require-fit: no row of the sweep fits */
+static int after(const sim_ctx *c, const void *result)
+{
+    const sweep *S = result;
+    int any = 0;
+    for (size_t i = 0; i < S->n && !any; i++) any = sim_plan_usable(&S->row[i]);
+    return sim_require_fit(c, any, "no strategy fits at any sequence length and GPU count of the sweep");
+}
+
 const sim_planning sim_cmd_sweep = {.name = "sweep", .shows_progress = 1, .count = count, .compute = compute,
                                     .result_size = sizeof(sweep), .sum_up = sum_up,
-                                    .write = {write_rows, write_json, write_rows}};
+                                    .write = {write_rows, write_json, write_rows}, .after = after};

@@ -99,9 +99,8 @@ static void table_head(const sim_ctx *c, const sim_plan_result *R, FILE *f)
             uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
             uly_topo_name(cl->topo));
     whatif_lines(c, f);
-    if (c->preset_nodes)
-        fprintf(f, "#           (the preset has %lld node%s; nodes of the same kind were added for %lld GPUs)\n",
-                (long long)c->preset_nodes, sim_plural_s(c->preset_nodes), (long long)c->gpus[0]);
+    char grown[200];
+    if (sim_cluster_grown(c, grown, sizeof grown)[0]) fprintf(f, "#           (%s)\n", grown);
     char wl[400];
     sim_workload_str(w, wl, sizeof wl);
     fprintf(f, "# workload  %s\n", wl);
@@ -402,7 +401,7 @@ int sim_plan_write_json(const sim_ctx *c, const void *result, FILE *f)
     cJSON *plans = cJSON_CreateArray();
     for (int i = 0; i < nrows; i++) bad |= sim_json_add(plans, NULL, sim_json_plan(c, &rows[i]));
     bad |= sim_json_add(root, "plans", plans);
-    bad |= sim_json_add(root, "recommended", rec >= 0 ? sim_json_int(rec) : cJSON_CreateNull());
+    bad |= sim_json_recommended(root, rows, rec);
     bad |= sim_json_add(root, "why", rec >= 0 ? cJSON_CreateString(why) : cJSON_CreateNull());
     cJSON *notes = cJSON_CreateArray();
     if (note[0]) bad |= sim_json_add(notes, NULL, cJSON_CreateString(note));

@@ -61,6 +61,11 @@ typedef struct cal_compute {
     double share;                              /* the kernel runs' rates are worth this at the ranks fitted */
 } cal_compute;
 
+/* `ulysim calibrate --host ...` (calib_host.c): measures this host with
+ * ulyharness and writes its profile; argv[0] is "calibrate". The exit
+ * status. */
+int sim_calib_host(int argc, char **argv);
+
 /* The last part of a path. */
 const char *calib_base_name(const char *p);
 

@@ -96,7 +96,7 @@ typedef struct cal_src {
 
 /* The name, description, node layout and links of the profile. */
 static void profile_links(cJSON *root, const cal_args *a, const uly_cluster *bc, const cal_links *L,
-                          const cal_src *S, const char *nm)
+                          const cal_src *S, const char *nm, const char *kern_blas_core)
 {
     const calib_links *F = &L->F;
     const uly_cluster *cal = &L->cal;
@@ -123,6 +123,19 @@ static void profile_links(cJSON *root, const cal_args *a, const uly_cluster *bc,
                               "rate below is per rank at this count",
              S->files, m0->cores_online);
     set_source(root, "gpus_per_node", buf);
+    /* the host the rates are of, for ulysim validate to compare with a
+     * trace's (validate_host.c): the micro-benchmark's CPU and cores, the
+     * kernel runs' OpenBLAS kernel set (they measured the GEMMs) */
+    cJSON *host = cJSON_CreateObject();
+    cJSON_AddStringToObject(host, "cpu_model", m0->cpu_model);
+    cJSON_AddNumberToObject(host, "cores", m0->cores_online > 0 ? m0->cores_online : 1);
+    cJSON_AddNumberToObject(host, "ranks", ranks);
+    const char *blas = a->n_k && kern_blas_core[0] ? kern_blas_core : m0->blas_core;
+    if (blas[0]) cJSON_AddStringToObject(host, "blas_core", blas);
+    set_item(root, "host", host);
+    snprintf(buf, sizeof buf, "the host of the micro-benchmarks (%s: hardware.cpu_model and cores_online)%s%s", S->files,
+             blas[0] ? "; blas_core: the OpenBLAS kernel set of the " : "", blas[0] ? (a->n_k ? "kernel runs" : "micro-benchmark") : "");
+    set_source(root, "host", buf);
     cJSON *intra = cJSON_GetObjectItemCaseSensitive(root, "intra");
     cJSON *inter = cJSON_GetObjectItemCaseSensitive(root, "inter");
     cJSON *gpu = cJSON_GetObjectItemCaseSensitive(root, "gpu");
@@ -314,7 +327,7 @@ int calib_profile_write(const cal_args *a, const uly_cluster *bc, const cal_link
     else snprintf(nm, sizeof nm, "%.24s-calibrated-np%d", bc->name, L->ranks);
     list_files(S.files, sizeof S.files, L->mb, L->n_mb);
     list_files(S.kfiles, sizeof S.kfiles, C->kr, C->n_k);
-    profile_links(root, a, bc, L, &S, nm);
+    profile_links(root, a, bc, L, &S, nm, C->n_k ? C->kr[0].blas_core : "");
     profile_compute(root, C, &S);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

@@ -66,6 +66,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ulysim calibrate MICROBENCH.trace... -o cluster.json [--base PRESET] [--name NAME]\n"
             "                        [--kernels PLAN.trace...]\n"
+            "       ulysim calibrate --host [--ranks P,...] [...]   measure this host and write its profile where\n"
+            "                        ulysim validate finds it (ulysim calibrate --host --help)\n"
             "Fits latency (alpha) and inverse bandwidth (beta) per link tier from ulyharness --microbench traces,\n"
             "by weighted least squares (GSL; relative residuals) on the model's own collective formulas\n"
             "(uly_cost_collective: alltoall, allgather, reduce_scatter, allreduce, sendrecv points), prints the\n"
@@ -622,6 +624,8 @@ static void compute_free(cal_compute *C)
 
 int sim_cmd_calibrate(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--host")) return sim_calib_host(argc, argv); /* calib_host.c */
     cal_args a = {.base = "cpu-local"};
     cal_links L;
     cal_compute C;

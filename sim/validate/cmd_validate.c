@@ -36,7 +36,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ulysim validate RUN.trace... [--cluster NAME|FILE]... [--max-error F] [--max-run-error F]\n"
             "                       [--min-agreement F] [--format table|json] [--brief]\n"
-            "       ulysim validate --runs FILE [--format table|csv|json] [--max-median-err PCT] [--max-err PCT]\n"
+            "       ulysim validate --runs FILE [--format table|csv|json] [--max-error F] [--max-run-error F]\n"
             "       ulysim validate --torch-trace FILE.json [plan flags: --model, --cluster, --gpus, --seq, ...]\n"
             "Prediction against measurement, for three kinds of measured run (one kind at a time):\n"
             "  RUN.trace           ulyharness plan traces (traces/FORMAT.md): bytes, per-op and step times,\n"
@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "  --runs FILE         a runs file (docs/runs.md: CSV or JSON Lines, one measured run per row, its\n"
             "                      configuration as plan's flags): each row priced as `ulysim plan` prices it,\n"
             "                      beside its step_s, tokens_per_s, tflops_per_gpu, mem_gib and oom; no limit by\n"
-            "                      default: --max-median-err PCT and --max-err PCT (percent) exit 1 when exceeded\n"
+            "                      default: --max-error F (each quantity's median) and --max-run-error F (any row)\n"
+            "                      exit 1 when exceeded\n"
             "                      (ulysim validate --runs FILE --help for more)\n"
             "  --torch-trace FILE  a torch.profiler Chrome trace (traceEvents): GPU kernel time per category\n"
             "                      (NCCL collectives, attention forward and backward, GEMM, the rest) per step\n"
@@ -54,9 +55,11 @@ static void usage(FILE *f)
             "                    instead of the one embedded in each trace; repeatable: then each run uses the\n"
             "                    profile whose gpus_per_node equals its rank count (profiles per rank count,\n"
             "                    for ranks that share the host's cores)\n"
+            "Limits, in every mode, are fractions of the measured value (0.2 = 20%%), or percent with its sign\n"
+            "(20%%).\n"
             "  --max-error F     fail (exit 1) when the median absolute step-time error over the runs exceeds F\n"
-            "                    (a fraction: 0.2 = 20%%) [default 0.2 when neither this nor --max-run-error is\n"
-            "                    given; none: no limit on the times, bytes only]\n"
+            "                    [default 0.2 when neither this nor --max-run-error is given; none: no limit on\n"
+            "                    the times, bytes only]\n"
             "  --max-run-error F fail when any run's absolute step-time error exceeds F (none: no limit)\n"
             "                    [default: none]\n"
             "  --min-agreement F fail when fewer than this fraction of strategy pairs at the same size are\n"
@@ -71,21 +74,19 @@ static void usage(FILE *f)
             "the run failed its checks (FILE.failed: a wrong run's times are no evidence) included.\n");
 }
 
-/* A limit: an error (a fraction of the measured time, 0.2 = 20%, in
- * 0..100) or an agreement (a fraction of the pairs: 0..1, above 1 no run
- * could pass). Decimal only (sim_strtod_dec): strtod would read 0x10 as 16,
- * 1600%, where sizes refuse hex. */
-static int parse_frac(const char *flag, const char *v, double hi, double *out)
+int val_limit_parse(const char *flag, const char *v, double hi, double *out)
 {
     char qb[80], *end = NULL;
-    const double x = sim_strtod_dec(v, &end);
-    if (!*v || *end || !(x >= 0 && x <= hi)) {
+    double x = sim_strtod_dec(v, &end);
+    const int pct = *v && end && end[0] == '%' && !end[1]; /* 20% = 0.2: the other form, converted */
+    if (pct) x /= 100;
+    if (!*v || !end || (*end && !pct) || !(x >= 0 && x <= hi)) {
         if (hi > 1)
-            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%), or none (no limit)", flag,
-                       text_quote(v, qb, sizeof qb), hi);
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..%g (0.2 = 20%%; or percent with its sign: "
+                       "20%%), or none (no limit)", flag, text_quote(v, qb, sizeof qb), hi);
         else
-            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs)", flag,
-                       text_quote(v, qb, sizeof qb));
+            sim_err_as("ulysim validate", "%s %s: must be a fraction in 0..1 (0.8 = 80%% of the pairs; or percent "
+                       "with its sign: 80%%)", flag, text_quote(v, qb, sizeof qb));
         return 2;
     }
     *out = x;
@@ -176,7 +177,7 @@ static int opts_parse(int argc, char **argv, val_opts *o)
         if (r < 0) return 2;
         if (lim >= 0) {
             if (!strcmp(v, "none") && lim != 2) *limit_dst[lim] = INFINITY; /* no limit on the times, on purpose: bytes only */
-            else if (parse_frac(LIMIT[lim][0], v, limit_hi[lim], limit_dst[lim])) return 2;
+            else if (val_limit_parse(LIMIT[lim][0], v, limit_hi[lim], limit_dst[lim])) return 2;
         } else if ((r = sim_opt_help(WHO, a))) {
             if (r < 0) return 2;
             usage(stdout);
@@ -239,6 +240,64 @@ static int profiles_load(const val_opts *o, uly_cluster *prof)
     return 0;
 }
 
+/* Without --cluster, a CPU run is priced on the host profile of its host
+ * (CPU model, cores, ranks: validate_host.c) where `ulysim calibrate --host`
+ * wrote one: s->used_prof[f] its path (allocated), prof_kind VAL_PROF_HOST.
+ * 0, or 1 when out of memory. */
+static int host_profile_take(const trace_run *run, val_set *s, int f)
+{
+    char path[4096];
+    if (!val_host_profile_find(run, path, sizeof path)) return 0;
+    char *own = strdup(path);
+    if (!own) return 1;
+    s->used_prof[f] = own;
+    s->prof_kind[f] = VAL_PROF_HOST;
+    return 0;
+}
+
+/* The warnings about a run's profile, on stderr (the report's "# host:" line
+ * says the same per run): priced with rates of another host, or of another
+ * OpenBLAS kernel set; a CPU run (the harness's MPI backend) priced on the
+ * profile its trace embeds, for want of a host profile. Each said once, not
+ * once per run of a set. */
+static void host_warn(const trace_run *run, const val_set *s, int f)
+{
+    static char said[3][10240];
+    char msg[10240] = "", hr[192], hp[192], path[4096], fix[4200];
+    const val_host *h = &s->prof_host[f];
+    const int kind = s->prof_kind[f];
+    const char *prof = kind == VAL_PROF_EMBEDDED ? "the profile the trace embeds" : s->used_prof[f];
+    val_host_describe(run->cpu_model, run->cores_online, hr, sizeof hr);
+    val_host_describe(h->cpu_model, h->cores, hp, sizeof hp);
+    val_host_profile_find(run, path, sizeof path);
+    if (!path[0]) snprintf(path, sizeof path, "%s", "(no configuration directory: set ULYSIM_CONFIG_DIR)");
+    if (kind == VAL_PROF_GIVEN)
+        snprintf(fix, sizeof fix, "ulysim calibrate --host, run on the trace's host, writes a profile validate uses "
+                 "without --cluster");
+    else
+        snprintf(fix, sizeof fix, "no profile of its host at %s: ulysim calibrate --host, run there, writes one", path);
+    const int m = val_host_matches(run, h);
+    if (m == 0)
+        snprintf(msg, sizeof msg, "warning: %s ran on %s; %s was measured on %s: its rates are not this host's (%s)",
+                 run->path, hr, prof, hp, fix);
+    else if (m == 1 && h->blas_core[0] && run->blas_core[0] && strcmp(h->blas_core, run->blas_core))
+        snprintf(msg, sizeof msg, "warning: %s ran OpenBLAS's %s kernels; %s was measured with %s (set "
+                 "OPENBLAS_CORETYPE=%s for the harness, as ulysim calibrate --host said)", run->path,
+                 run->blas_core, prof, h->blas_core, h->blas_core);
+    else if (kind == VAL_PROF_EMBEDDED && strcmp(run->backend, "nccl"))
+        snprintf(msg, sizeof msg, "warning: %s ran on %s with %d ranks, priced on the profile the trace embeds "
+                 "(%s, %s: not rates measured for this run; %s)", run->path, hr, run->ranks, run->cluster.name,
+                 m < 0 ? "which records no host" : "measured on this CPU with other ranks or settings", fix);
+    if (!msg[0]) return;
+    /* the same words for every run of a set but the file's name: compare without it */
+    const char *key = msg + strlen("warning: ") + strlen(run->path);
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(said[i], key)) return;
+    memmove(said[1], said[0], sizeof said[0] * 2);
+    snprintf(said[0], sizeof said[0], "%s", key);
+    sim_err_as("ulysim validate", "%s", msg);
+}
+
 /* Trace f read, checked to be a passed plan run, and joined with its
  * prediction on its profile: 0, or 1 / 2 after the message. */
 static int run_load(const val_opts *o, const uly_cluster *prof, val_set *s, int f)
@@ -271,7 +330,13 @@ static int run_load(const val_opts *o, const uly_cluster *prof, val_set *s, int 
                    run->ranks, run->ranks);
         return 2;
     }
-    s->used_prof[f] = p ? p : "embedded";
+    s->prof_kind[f] = p ? VAL_PROF_GIVEN : VAL_PROF_EMBEDDED;
+    if (!p && host_profile_take(run, s, f)) return 1;
+    if (!p && s->prof_kind[f] == VAL_PROF_HOST) p = s->used_prof[f];
+    if (!p) s->used_prof[f] = "embedded";
+    else if (s->prof_kind[f] == VAL_PROF_GIVEN) s->used_prof[f] = p;
+    val_profile_host(p, run->cluster_text, &s->prof_host[f]);
+    host_warn(run, s, f);
     uly_cluster c;
     if (trace_cluster_for(run, p, &c, why, sizeof why) || trace_join_build(run, &c, &s->joins[f], why, sizeof why)) {
         sim_err_as("ulysim validate", "%s", why);
@@ -361,7 +426,9 @@ static int runs_validate(val_opts *o, val_set *s)
     s->runs = calloc((size_t)o->n_files, sizeof *s->runs);
     s->joins = calloc((size_t)o->n_files, sizeof *s->joins);
     s->used_prof = calloc((size_t)o->n_files, sizeof *s->used_prof);
-    if (!s->runs || !s->joins || !s->used_prof) return 1;
+    s->prof_kind = calloc((size_t)o->n_files, sizeof *s->prof_kind);
+    s->prof_host = calloc((size_t)o->n_files, sizeof *s->prof_host);
+    if (!s->runs || !s->joins || !s->used_prof || !s->prof_kind || !s->prof_host) return 1;
     s->n = o->n_files; /* every trace is freed, read or not */
     for (int f = 0; f < s->n; f++)
         if ((rc = run_load(o, prof, s, f)) != 0) return rc;
@@ -380,7 +447,11 @@ static void val_set_free(val_set *s)
     for (int f = 0; s->runs && f < s->n; f++) trace_free(&s->runs[f]);
     free(s->runs);
     free(s->joins);
+    for (int f = 0; s->used_prof && s->prof_kind && f < s->n; f++)
+        if (s->prof_kind[f] == VAL_PROF_HOST) free((char *)s->used_prof[f]);
     free(s->used_prof);
+    free(s->prof_kind);
+    free(s->prof_host);
 }
 
 /* ulyharness plan traces: validated, written, and the exit status. */

@@ -21,13 +21,6 @@ const char val_step_definition[] =
     "line the rest) and ZeRO prefetches blocking; the prediction sums uly_plan_price's op_time_s the same way, "
     "with op_exposed_s for the overlapped ring transfers";
 
-/* The CPU the run's profile was calibrated on, "" when it records none. */
-static void profile_cpu(const val_set *s, int f, char *cpu, size_t n)
-{
-    const char *p = s->used_prof[f];
-    validate_profile_cpu(strcmp(p, "embedded") ? p : NULL, s->runs[f].cluster_text, cpu, n);
-}
-
 /* A file's name without its folders, for the table's columns. */
 static const char *base_name(const char *path)
 {
@@ -109,11 +102,9 @@ static cJSON *json_run(const val_set *s, int f)
     cJSON_AddBoolToObject(o, "causal", r->workload.causal);
     cJSON_AddStringToObject(o, "cluster", j->cluster_name);
     cJSON_AddStringToObject(o, "profile", s->used_prof[f]);
-    char pcpu[128];
-    profile_cpu(s, f, pcpu, sizeof pcpu);
     cJSON_AddStringToObject(o, "cpu_model", r->cpu_model);
-    cJSON_AddStringToObject(o, "profile_cpu_model", pcpu);
-    cJSON_AddBoolToObject(o, "host_matches_profile", pcpu[0] && !strcmp(pcpu, r->cpu_model));
+    cJSON_AddStringToObject(o, "profile_cpu_model", s->prof_host[f].cpu_model);
+    cJSON_AddBoolToObject(o, "host_matches_profile", val_host_matches(r, &s->prof_host[f]) == 1);
     cJSON_AddNumberToObject(o, "size_group", s->ranking.group[f]);
     json_times(o, j);
     cJSON_AddBoolToObject(o, "bytes_ok", j->n_bytes_bad == 0);
@@ -230,14 +221,16 @@ static void table_run(const val_set *s, int f)
     printf("\n## %s: %s, %d ranks, seq %lld, batch %lld, %s, zero %d; priced on %s (%s)\n", r->path,
            s->ranking.label[f], r->ranks, (long long)r->workload.seq, (long long)r->workload.micro_batch,
            r->workload.causal ? "causal" : "non-causal", r->workload.zero_stage, j->cluster_name, s->used_prof[f]);
-    char pcpu[128];
-    profile_cpu(s, f, pcpu, sizeof pcpu);
+    const char *pcpu = s->prof_host[f].cpu_model;
     if (!pcpu[0])
         printf("# host: %s (%s); the profile records no calibration host: its rates are not measured on this "
                "CPU (ulysim calibrate writes a profile that does)\n", r->hostname, r->cpu_model);
     else
-        printf("# host: %s (%s); the profile was calibrated on %s: %s\n", r->hostname, r->cpu_model, pcpu,
-               strcmp(pcpu, r->cpu_model) ? "ANOTHER CPU, its rates are not this host's" : "the same CPU");
+        printf("# host: %s (%s); %s was calibrated on %s: %s\n", r->hostname, r->cpu_model,
+               s->prof_kind[f] == VAL_PROF_HOST ? "this host's profile (ulysim calibrate --host)" : "the profile",
+               pcpu, val_host_matches(r, &s->prof_host[f]) ? "the same CPU"
+               : strcmp(pcpu, r->cpu_model) ? "ANOTHER CPU, its rates are not this host's"
+               : "the same CPU with another core count, its rates are not this host's");
     printf("# %3s %-16s %-5s %-4s %-14s %12s %12s %5s %10s %10s %8s %s\n", "id", "op", "phase", "kind", "coll",
            "bytes_plan", "bytes_meas", "bytes", "pred_ms", "meas_ms", "err", "note");
     for (int k = 0; k < j->n; k++) table_op(&j->ops[k]);

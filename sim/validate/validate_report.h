@@ -6,6 +6,7 @@
 
 #include "trace_join.h"
 #include "trace_read.h"
+#include "validate_host.h"
 #include "validate_rank.h"
 
 #define VAL_MAX_PROFILES 16
@@ -21,12 +22,18 @@ typedef struct val_opts {
     int n_files;
 } val_opts;
 
+/* Which profile priced a run: the one its trace embeds, a --cluster, or
+ * the host profile of its host (ulysim calibrate --host). */
+enum { VAL_PROF_EMBEDDED = 0, VAL_PROF_GIVEN = 1, VAL_PROF_HOST = 2 };
+
 /* The runs, their joins and what they sum up to. */
 typedef struct val_set {
     int n;
     trace_run *runs;
     trace_join *joins;
-    const char **used_prof; /* [run]: the --cluster profile that priced it, or "embedded" */
+    const char **used_prof; /* [run]: the profile that priced it (a --cluster, or the host profile's path), or "embedded" */
+    int *prof_kind;         /* [run]: VAL_PROF_* */
+    val_host *prof_host;    /* [run]: the host that profile was measured on */
     int n_ops_total, n_bytes_bad;
     double med_step, max_step, med_op, max_op; /* |error| over the runs' steps, the per-layer ops' */
     int worst_run;                             /* the run of max_step */

@@ -305,6 +305,7 @@ static int row_resolve(const runs_table *t, int i, const int *kind, row_at *at, 
     r->strategy = uly_strategy_get(c->strat[0]);
     r->gpus = c->gpus[0];
     r->seq = c->seq[0];
+    snprintf(r->cluster, sizeof r->cluster, "%s", c->cluster.name);
     return 0;
 }
 

@@ -31,6 +31,7 @@ typedef struct vr_row {
     int feasible;                      /* 1: the priced layout fits and has no fatal reason */
     uly_layout best;                   /* the layout priced (when priced) */
     int64_t micro_batch;               /* its micro-batch */
+    char cluster[64];                  /* the cluster that priced it: its name (the row's, or --cluster's) */
 } vr_row;
 
 typedef struct vr_set {
@@ -102,10 +103,9 @@ int sim_validate_runs(int argc, char **argv);
 /* 1 when argv holds --runs: validate's entry hands over to sim_validate_runs. */
 int sim_validate_is_runs(int argc, char **argv);
 
-/* The CPU a cluster profile was calibrated on, as `ulysim calibrate` records
- * it in the profile's "source" (validate_host.c): of the profile file or
- * preset `profile`, or (profile NULL) of the JSON text a trace embeds; ""
- * when it records none (a preset of datasheet numbers). */
-void validate_profile_cpu(const char *profile, const char *embedded_text, char *cpu, size_t n);
+/* A limit of validate, in every mode: a fraction of the measured value in
+ * 0..hi (0.2 = 20%), or percent with its sign (20%), decimal only; 0, or 2
+ * after the message naming flag (cmd_validate.c). */
+int val_limit_parse(const char *flag, const char *v, double hi, double *out);
 
 #endif

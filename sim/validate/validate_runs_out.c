@@ -14,14 +14,15 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: ulysim validate --runs FILE [--format table|csv|json] [--max-median-err PCT] [--max-err PCT]\n"
+            "usage: ulysim validate --runs FILE [--format table|csv|json] [--max-error F] [--max-run-error F]\n"
             "Measured runs (a runs file, docs/runs.md: CSV or JSON Lines, one run per row) against the model:\n"
             "each row is priced as `ulysim plan` prices its configuration columns (a column NAME is the flag\n"
             "--NAME; one strategy per row, at the best layout of the degrees given), beside its measured\n"
             "step_s, tokens_per_s, tflops_per_gpu (in its flop_convention), mem_gib and oom.\n"
             "  --format F            table (default), csv (one line per row and quantity) or json\n"
-            "  --max-median-err PCT  exit 1 when a quantity's median |error| exceeds PCT percent\n"
-            "  --max-err PCT         exit 1 when any row's |error| exceeds PCT percent\n"
+            "  --max-error F         exit 1 when a quantity's median |error| exceeds F\n"
+            "  --max-run-error F     exit 1 when any row's |error| exceeds F\n"
+            "Limits, as in every mode of validate, are fractions (0.1 = 10%%), or percent with its sign (10%%).\n"
             "error = predicted / measured - 1. Exit: 0 printed (and the limits hold), 1 a limit exceeded,\n"
             "2 bad usage or a bad runs file (one line naming the file, line, row and value).\n");
 }
@@ -83,8 +84,8 @@ static void print_table(const vr_set *s, FILE *f)
 {
     fprintf(f, "# ulysim %s validate --runs %s: %d run%s priced as `ulysim plan` prices their flags; error = "
                "predicted / measured - 1\n", ULY_VERSION, s->path, s->n, s->n == 1 ? "" : "s");
-    fprintf(f, "# %-5s %-24s %-12s %6s %7s %-20s %-15s %12s %12s %8s\n", "line", "label", "strategy", "gpus", "seq",
-            "layout", "quantity", "predicted", "measured", "err_pct");
+    fprintf(f, "# %-5s %-24s %-12s %6s %7s %-20s %-15s %12s %12s %8s  %s\n", "line", "label", "strategy", "gpus", "seq",
+            "layout", "quantity", "predicted", "measured", "err_pct", "cluster");
     for (int i = 0; i < s->n; i++) {
         const vr_row *r = &s->rows[i];
         int printed = 0;
@@ -94,16 +95,16 @@ static void print_table(const vr_set *s, FILE *f)
             char pred[32] = "-", err[32] = "-";
             if (!isnan(r->pred[q])) snprintf(pred, sizeof pred, "%.4g", r->pred[q]);
             if (!isnan(e)) snprintf(err, sizeof err, "%+.1f", e * 100);
-            fprintf(f, "  %-5d %-24.24s %-12s %6lld %7lld %-20s %-15s %12s %12.4g %8s\n", r->line,
+            fprintf(f, "  %-5d %-24.24s %-12s %6lld %7lld %-20s %-15s %12s %12.4g %8s  %s\n", r->line,
                     r->label[0] ? r->label : "-", strategy_name(r->strategy), (long long)r->gpus, (long long)r->seq,
-                    r->layout, qname(r, q), pred, r->meas[q], err);
+                    r->layout, qname(r, q), pred, r->meas[q], err, r->cluster[0] ? r->cluster : "-");
             printed = 1;
         }
         if (r->oom_meas >= 0) {
-            fprintf(f, "  %-5d %-24.24s %-12s %6lld %7lld %-20s %-15s %12s %12s %8s\n", r->line,
+            fprintf(f, "  %-5d %-24.24s %-12s %6lld %7lld %-20s %-15s %12s %12s %8s  %s\n", r->line,
                     r->label[0] ? r->label : "-", strategy_name(r->strategy), (long long)r->gpus, (long long)r->seq,
                     r->layout, "oom", r->priced ? yes_no(r->oom_pred) : "-", yes_no(r->oom_meas),
-                    !r->priced ? "-" : r->oom_pred == r->oom_meas ? "agree" : "DISAGREE");
+                    !r->priced ? "-" : r->oom_pred == r->oom_meas ? "agree" : "DISAGREE", r->cluster[0] ? r->cluster : "-");
             printed = 1;
         }
         if (!printed)
@@ -134,7 +135,7 @@ static void print_table(const vr_set *s, FILE *f)
 
 static void print_csv(const vr_set *s, FILE *f)
 {
-    fprintf(f, "line,label,group,strategy,gpus,seq,layout,quantity,flop_convention,predicted,measured,err_pct\n");
+    fprintf(f, "line,label,group,strategy,gpus,seq,layout,quantity,flop_convention,predicted,measured,err_pct,cluster\n");
     for (int i = 0; i < s->n; i++) {
         const vr_row *r = &s->rows[i];
         for (int q = 0; q <= VR_Q_COUNT; q++) {
@@ -147,13 +148,17 @@ static void print_csv(const vr_set *s, FILE *f)
             fprintf(f, ",%s,%lld,%lld,%s,%s,%s,", strategy_name(r->strategy), (long long)r->gpus, (long long)r->seq,
                     r->layout, oom ? "oom" : vr_quantity_names[q], q == VR_TFLOPS ? uly_flop_conv_name(r->flop_conv) : "");
             if (oom) {
-                fprintf(f, "%s,%d,\n", r->priced ? (r->oom_pred ? "1" : "0") : "", r->oom_meas);
+                fprintf(f, "%s,%d,,", r->priced ? (r->oom_pred ? "1" : "0") : "", r->oom_meas);
+                csv_cell(f, r->cluster);
+                fputc('\n', f);
                 continue;
             }
             const double e = vr_err(r, q);
             if (!isnan(r->pred[q])) fprintf(f, "%.6g", r->pred[q]);
             fprintf(f, ",%.6g,", r->meas[q]);
             if (!isnan(e)) fprintf(f, "%.4f", e * 100);
+            fputc(',', f);
+            csv_cell(f, r->cluster);
             fputc('\n', f);
         }
     }
@@ -181,6 +186,7 @@ static int print_json(const vr_set *s, double max_median_pct, double max_pct, in
         cJSON_AddStringToObject(o, "source", r->source);
         cJSON_AddStringToObject(o, "group", r->group);
         cJSON_AddStringToObject(o, "strategy", strategy_name(r->strategy));
+        cJSON_AddStringToObject(o, "cluster", r->cluster); /* the cluster that priced the row */
         cJSON_AddNumberToObject(o, "gpus", (double)r->gpus);
         cJSON_AddNumberToObject(o, "seq", (double)r->seq);
         cJSON_AddBoolToObject(o, "priced", r->priced);
@@ -248,13 +254,17 @@ int vr_print(const vr_set *s, sim_format fmt, double max_median_pct, double max_
     } else {
         print_table(s, f);
         if (isnan(max_median_pct) && isnan(max_pct))
-            fprintf(f, "# result: no limits given (--max-median-err PCT, --max-err PCT)\n");
+            fprintf(f, "# result: no limits given (--max-error F, --max-run-error F)\n");
         else if (bad)
             fprintf(f, "# result: FAIL: %s\n", what);
-        else
-            fprintf(f, "# result: PASS (limits:%s%.3g%s%s%.3g%s)\n", isnan(max_median_pct) ? "" : " median |error| <= ",
-                    isnan(max_median_pct) ? 0.0 : max_median_pct, isnan(max_median_pct) ? "" : "%",
-                    isnan(max_pct) ? "" : " every |error| <= ", isnan(max_pct) ? 0.0 : max_pct, isnan(max_pct) ? "" : "%");
+        else {
+            /* each limit given, and only those (a missing one printed "0") */
+            char lim[2][64] = {"", ""};
+            if (!isnan(max_median_pct)) snprintf(lim[0], sizeof lim[0], " median |error| <= %.3g%%", max_median_pct);
+            if (!isnan(max_pct)) snprintf(lim[1], sizeof lim[1], "%s every |error| <= %.3g%%", lim[0][0] ? ";" : "",
+                                          max_pct);
+            fprintf(f, "# result: PASS (limits:%s%s)\n", lim[0], lim[1]);
+        }
     }
     return bad ? 1 : 0;
 }
@@ -269,23 +279,38 @@ int sim_validate_is_runs(int argc, char **argv)
 /* The prefix of bad usage, as validate's other modes have it (cmd_validate.c). */
 static const char *const WHO = "ulysim validate";
 
-static int parse_pct(const char *flag, const char *v, double *out)
+/* A limit, as every mode of validate takes it (val_limit_parse), as the
+ * percent this mode computes in. The spellings before the modes shared
+ * one convention took percent without its sign: refused, naming the one
+ * that means the same. */
+static int parse_limit(const char *flag, const char *v, double *pct_out)
 {
-    char *end = NULL, qb[80];
-    const double x = v ? strtod(v, &end) : NAN;
-    if (!v || !v[0] || !end || *end || !(x >= 0) || !(x <= 1e6)) {
-        sim_err_as(WHO, "%s %s: not a percentage (valid: a number >= 0, e.g. 10 for 10%%)", flag,
-                   v ? text_quote(v, qb, sizeof qb) : "(missing)");
-        return SIM_EXIT_USAGE;
-    }
-    *out = x;
+    double frac = 0;
+    if (val_limit_parse(flag, v, 1e4, &frac)) return SIM_EXIT_USAGE;
+    *pct_out = frac * 100;
     return 0;
+}
+
+static int old_limit(const char *a, const char *v)
+{
+    char qb[80];
+    const char *now = !strncmp(a, "--max-median-err", 16) ? "--max-error" : "--max-run-error";
+    char *end = NULL;
+    const double x = v ? strtod(v, &end) : NAN;
+    if (v && end && !*end && x >= 0)
+        sim_err_as(WHO, "%.*s %s: validate's limits are fractions in every mode now (valid: %s %g, or %s %g%%)",
+                   (int)strcspn(a, "="), a, text_quote(v, qb, sizeof qb), now, x / 100, now, x);
+    else
+        sim_err_as(WHO, "%.*s: validate's limits are fractions in every mode now (valid: %s F, e.g. 0.1 or 10%%)",
+                   (int)strcspn(a, "="), a, now);
+    return SIM_EXIT_USAGE;
 }
 
 int sim_validate_runs(int argc, char **argv)
 {
     static const char *const RUNS[] = {"--runs", NULL}, *const FORMAT[] = {"--format", NULL},
-                             *const MEDIAN[] = {"--max-median-err", NULL}, *const MAX[] = {"--max-err", NULL};
+                             *const MEDIAN[] = {"--max-error", NULL}, *const MAX[] = {"--max-run-error", NULL},
+                             *const OLD[] = {"--max-median-err", NULL}, *const OLD_MAX[] = {"--max-err", NULL};
     const char *path = NULL, *format = NULL, *median_v = NULL, *max_v = NULL;
     double max_median = NAN, max_err = NAN;
     sim_format fmt = SIM_FMT_TABLE;
@@ -307,9 +332,12 @@ int sim_validate_runs(int argc, char **argv)
                 return SIM_EXIT_USAGE;
             }
         } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, MEDIAN, &median_v, &v)) > 0) {
-            rc = parse_pct(MEDIAN[0], v, &max_median);
+            rc = parse_limit(MEDIAN[0], v, &max_median);
         } else if (!r && (r = sim_opt_value(WHO, argc, argv, &i, MAX, &max_v, &v)) > 0) {
-            rc = parse_pct(MAX[0], v, &max_err);
+            rc = parse_limit(MAX[0], v, &max_err);
+        } else if (!r && ((r = sim_opt_value(WHO, argc, argv, &i, OLD, NULL, &v)) > 0 ||
+                          (r = sim_opt_value(WHO, argc, argv, &i, OLD_MAX, NULL, &v)) > 0)) {
+            return old_limit(a, v);
         } else if (r) {
             return SIM_EXIT_USAGE;
         } else if (a[0] != '-' || !a[1]) {
@@ -319,7 +347,7 @@ int sim_validate_runs(int argc, char **argv)
             return SIM_EXIT_USAGE;
         } else {
             sim_err_as(WHO, "%s: not an option of validate --runs (valid: --runs FILE, --format table|csv|json, "
-                       "--max-median-err PCT, --max-err PCT)", text_quote(a, qb, sizeof qb));
+                       "--max-error F, --max-run-error F)", text_quote(a, qb, sizeof qb));
             return SIM_EXIT_USAGE;
         }
         if (rc) return rc;

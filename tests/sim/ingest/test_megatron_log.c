@@ -2,7 +2,8 @@
  * logs written here line by line: the argument block (GQA on and off, the
  * vocabulary from the padding line), the warm-up rule over log intervals,
  * the mapping of parallel settings to strategies, and the bad logs it must
- * refuse with the file and line. */
+ * refuse with the file and line; and, for each log named on the command
+ * line (the fixtures), that its throughput and times hold together. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,8 +349,49 @@ static void test_iterations(void)
           "a checkpoint line: %d reports, %s", run.n_reports, why);
 }
 
-int main(void)
+/* The fixture logs (and the example of docs/megatron-logs.md, which is the
+ * GPT 7B one) hold together: a report's throughput times its time and the
+ * GPUs is Megatron-LM's FLOP count of one iteration, which its
+ * num_floating_point_operations (megatron/training/training.py) writes as
+ *   12 B s L h^2 ((1 + g/a + s/h) q/h + f/h * (3/2 if SwiGLU) + V / (2 L h))
+ * with B the global batch, g the query groups (a without GQA), q = a d the
+ * query projection; written out here, not taken from the reader. Within
+ * 0.2%: the log prints 4-5 digits. */
+static void test_fixture_flops(const char *path)
 {
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 20];
+    size_t len = f ? fread(text, 1, sizeof text, f) : 0;
+    if (f) fclose(f);
+    CHECK(len > 0, "%s: cannot read", path);
+    if (!len) return;
+    if (mlog_parse(text, len, path, &run, why, sizeof why) != 0) {
+        CHECK(0, "%s: %s", path, why);
+        return;
+    }
+    const double B = (double)run.global_batch, s = (double)run.seq, L = (double)run.layers, h = (double)run.hidden;
+    const double a = (double)run.heads, d = run.head_dim > 0 ? (double)run.head_dim : h / a;
+    const double g = run.gqa == 1 ? (double)run.kv_heads : a, q = a * d, V = (double)run.vocab;
+    const double flops = 12 * B * s * L * h * h *
+                         ((1 + g / a + s / h) * q / h + (double)run.ffn_hidden / h * (run.swiglu == 1 ? 1.5 : 1.0) +
+                          V / (2 * L * h));
+    int n = 0;
+    for (int i = 0; i < run.n_reports; i++) {
+        const mlog_report *r = &run.reports[i];
+        if (!(r->tflops == r->tflops)) continue; /* no throughput logged */
+        const double got = r->tflops * 1e12 * (double)run.world_size * r->iter_ms / 1e3;
+        CHECK(fabs(got / flops - 1) <= 0.002,
+              "%s:%d: iteration %lld: %.1f TFLOP/s x %lld GPUs x %.4f s = %.4g FLOPs, Megatron-LM counts %.4g for "
+              "%g x %g tokens", path, r->line, (long long)r->iteration, r->tflops, (long long)run.world_size,
+              r->iter_ms / 1e3, got, flops, B, s);
+        n++;
+    }
+    printf("  %s: %d reports checked against %.4g FLOPs per iteration\n", path, n, flops);
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) test_fixture_flops(argv[i]);
     test_arguments();
     test_median();
     test_layout();

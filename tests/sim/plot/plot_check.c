@@ -22,6 +22,9 @@
  *       hand with only `data` (and `out`) set: the documented defaults work.
  *   plot_check help ULYSIM
  *       `ulysim plot --help` names every figure; `ulysim --help` lists plot.
+ *   plot_check look FIGURE SVG [TITLE]   what a reader sees (plot_look.c),
+ *       also run on every SVG render: no text too small, outside the image
+ *       or on another; markers apart and in range; nothing above the title.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -648,6 +651,7 @@ static int mode_render(int argc, char **argv)
         for (int i = 0; i < ntr; i++) trace_free(&tr[i]);
     } else rc = fail("no check for figure %s", figure);
     if (!rc && strcmp(figure, "timeline") != 0) rc = check_strategy_cols(ulysim, &c, &fa);
+    if (!rc && strcmp(fmt, "svg") == 0) rc = look_figure(img, figure, &c); /* plot_look.c */
     csv_free(&c);
     return rc;
 }
@@ -788,7 +792,7 @@ static int mode_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return fail("usage: plot_check render|nognuplot|fail|byhand|help ...");
+    if (argc < 2) return fail("usage: plot_check render|nognuplot|fail|byhand|help|look ...");
     const char *t = getenv("PLOT_CHECK_NAME");
     if (t) g_test = t;
     if (strcmp(argv[1], "render") == 0) return mode_render(argc, argv);
@@ -796,5 +800,6 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "fail") == 0) return mode_fail(argc, argv);
     if (strcmp(argv[1], "byhand") == 0) return mode_byhand(argc, argv);
     if (strcmp(argv[1], "help") == 0) return mode_help(argc, argv);
+    if (strcmp(argv[1], "look") == 0) return mode_look(argc, argv);
     return fail("unknown mode %s", argv[1]);
 }

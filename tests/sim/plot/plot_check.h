@@ -50,4 +50,14 @@ void add_pins(args *a, const char *layout);
 void degrees_str(const cJSON *plan, char *b, size_t n);
 const cJSON *plan_of(const cJSON *root, const char *strategy);
 
+/* What a reader sees (plot_look.c), on an SVG the figure was drawn to:
+ * rules of look_check, as flags. */
+enum { LOOK_MARKERS = 1, LOOK_TICKS = 2, LOOK_TICKS3 = 4, LOOK_NAMED = 8, LOOK_LANES = 16 };
+#define LOOK_MIN_TICKS 3
+int look_check(const char *svg_path, const char *figure, const char *title, unsigned rules);
+/* The rules for a figure of `ulysim plot` (c: its CSV, for the legend's
+ * names), and `plot_check look FIGURE SVG [TITLE]` on any SVG (reproduce's). */
+int look_figure(const char *svg_path, const char *figure, const csv *c);
+int mode_look(int argc, char **argv);
+
 #endif

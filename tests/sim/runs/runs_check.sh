@@ -32,13 +32,20 @@ med=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; v[++n] = e }
         print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }' "$W/selene.csv")
 max=$(awk -F, 'NR > 1 && $8 == "step_s" { e = $12 < 0 ? -$12 : $12; if (e > m) m = e } END { print m }' "$W/selene.csv")
 below() { awk -v x="$1" -v d="$2" 'BEGIN { printf "%.4f", x + d }'; }
-expect_rc 1 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" -0.01)"
+# the limits are fractions, as in every mode of validate, or percent with its
+# sign: the median's in percent (10%), the largest's as a fraction (0.1)
+frac() { awk -v x="$1" -v d="$2" 'BEGIN { printf "%.6f", (x + d) / 100 }'; }
+expect_rc 1 "$U" validate --runs "$SEL" --max-error "$(below "$med" -0.01)%"
 grep -q '^# result: FAIL: step_s median' "$W/out" || fail "median limit below the median: no FAIL line"
-expect_rc 0 "$U" validate --runs "$SEL" --max-median-err "$(below "$med" 0.01)"
+expect_rc 0 "$U" validate --runs "$SEL" --max-error "$(below "$med" 0.01)%"
 grep -q '^# result: PASS' "$W/out" || fail "median limit above the median: no PASS line"
-expect_rc 1 "$U" validate --runs "$SEL" --max-err "$(below "$max" -0.01)"
-expect_rc 0 "$U" validate --runs "$SEL" --max-err "$(below "$max" 0.01)" --format json
+expect_rc 1 "$U" validate --runs "$SEL" --max-run-error "$(frac "$max" -0.01)"
+expect_rc 0 "$U" validate --runs "$SEL" --max-run-error "$(frac "$max" 0.01)" --format json
 grep -q '"result":[[:space:]]*"PASS"' "$W/out" || fail "json: no PASS result"
+# the percent spellings of before (no sign) are refused, naming the limit that means the same
+expect_rc 2 "$U" validate --runs "$SEL" --max-median-err 10
+grep -qF -- "--max-median-err '10': validate's limits are fractions in every mode now (valid: --max-error 0.1, or --max-error 10%)" "$W/err" ||
+    fail "--max-median-err 10: $(cat "$W/err")"
 
 # 3. a row priced as the plan command prices the same flags
 cat >"$W/one.csv" <<'CSV'
@@ -192,7 +199,7 @@ grep -q '^# quantity ' "$W/out" && [ "$(grep -c ' step_s ' "$W/out")" -ge "$nlog
 # validate's help names its three inputs and the default limits; ulysim's
 # command list says what it validates
 expect_rc 0 "$U" validate --help
-for w in '--runs FILE' '--torch-trace FILE' 'default 0.2' '--max-median-err PCT'; do
+for w in '--runs FILE' '--torch-trace FILE' 'default 0.2' '--max-error F' 'Limits, in every mode, are fractions of the measured value (0.2 = 20%), or percent with its sign'; do
     grep -qF -- "$w" "$W/out" || fail "validate --help lacks '$w'"
 done
 expect_rc 0 "$U" --help

@@ -147,7 +147,10 @@ if(EXISTS ${TRACE} AND EXISTS ${MB})
     "validate_min_agreement_twice|--min-agreement given twice|validate %T% --min-agreement 0.5 --min-agreement 0.9"
     "validate_format_twice|--format given twice [(]'json', then 'table'|validate %T% --format json --format=table"
     "validate_runs_format_twice|--format given twice [(]'csv', then 'json'|validate --runs %OUT%/r.csv --format csv --format json"
-    "validate_runs_max_err_twice|--max-err given twice [(]'5', then '10'|validate --runs=%OUT%/r.csv --max-err=5 --max-err 10"
+    "validate_runs_max_err_twice|--max-run-error given twice [(]'0.05', then '10%'|validate --runs=%OUT%/r.csv --max-run-error=0.05 --max-run-error 10%"
+    # one convention for limits in every mode: fractions, or percent with its sign; the percent without a sign of before is refused
+    "validate_runs_old_pct|--max-err '10': validate's limits are fractions in every mode now [(]valid: --max-run-error 0.1, or --max-run-error 10%[)]|validate --runs %OUT%/r.csv --max-err 10"
+    "validate_pct_sign_only|--max-error '%': must be a fraction|validate %T% --max-error %"
     "export_cluster_twice|--cluster given twice [(]'cpu-local', then 'dgx-h100'|trace export %T% -o %OUT%/t.json --cluster cpu-local --cluster dgx-h100"
     "export_out_twice|-o given twice [(]'[^']+', then '[^']+'|trace export %T% -o %OUT%/a.json --output=%OUT%/b.json"
     "calibrate_out_twice|-o given twice|calibrate %MB% -o %OUT%/a.json -o %OUT%/b.json"

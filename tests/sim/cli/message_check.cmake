@@ -1,0 +1,22 @@
+# sim.cli.msg.CASE: what a newcomer's mistake is told, and what a run says.
+# One command (words joined by @ in A) exits RC; stderr matches ERR (a regex,
+# optional) and stdout OUT (optional); with RC 2, stderr is one line.
+string(REPLACE "@" ";" a "${A}")
+execute_process(COMMAND ${ULYSIM} ${a} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL RC)
+  message(FATAL_ERROR "ulysim ${a}: exit ${rc} (want ${RC})\nstderr: ${err}")
+endif()
+if(DEFINED ERR AND NOT err MATCHES "${ERR}")
+  message(FATAL_ERROR "ulysim ${a}: stderr lacks /${ERR}/:\n${err}")
+endif()
+if(DEFINED OUT AND NOT out MATCHES "${OUT}")
+  message(FATAL_ERROR "ulysim ${a}: stdout lacks /${OUT}/:\n${out}")
+endif()
+if(RC EQUAL 2)
+  string(REGEX MATCHALL "\n" nl "${err}")
+  list(LENGTH nl n)
+  if(NOT n EQUAL 1)
+    message(FATAL_ERROR "ulysim ${a}: want one line on stderr, got ${n}:\n${err}")
+  endif()
+endif()
+message(STATUS "ok: exit ${rc}: ${err}")

@@ -1,0 +1,25 @@
+# sim.ingest.doc_example: the example log docs/megatron-logs.md shows whole
+# ("## A complete example", its first code block) is the fixture
+# data/gpt7b-tp8-sp.log byte for byte, so the page's log is one the reader
+# and sim.ingest.megatron_log's FLOP check have read. -DDOC -DLOG
+file(READ ${DOC} doc)
+string(FIND "${doc}" "## A complete example" at)
+if(at LESS 0)
+  message(FATAL_ERROR "${DOC}: no '## A complete example' section")
+endif()
+string(SUBSTRING "${doc}" ${at} -1 doc)
+string(FIND "${doc}" "\n```\n" open)
+if(open LESS 0)
+  message(FATAL_ERROR "${DOC}: the example has no code block")
+endif()
+math(EXPR start "${open} + 5")
+string(SUBSTRING "${doc}" ${start} -1 rest)
+string(FIND "${rest}" "\n```\n" close)
+string(SUBSTRING "${rest}" 0 ${close} block)
+file(READ ${LOG} log)
+string(REGEX REPLACE "\n$" "" log "${log}")
+if(NOT block STREQUAL log)
+  file(WRITE ${OUT}/doc-example.log "${block}\n")
+  message(FATAL_ERROR "${DOC}'s example log differs from ${LOG} (the page's copy: ${OUT}/doc-example.log)")
+endif()
+message(STATUS "the example log of ${DOC} is ${LOG}")
