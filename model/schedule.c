@@ -55,6 +55,7 @@ typedef struct rates {
      * plan's attention ops (forward, its recompute, backward) share their
      * block size, and a curve between points costs three logarithms */
     double attn_x[2], attn_e[2];
+    double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
 } rates;
 
 /* Flash attention's efficiency at block size x, on the backward's own curve
@@ -215,11 +216,18 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, c
 
 /* How much compute beside a transfer slows, per second of the transfer:
  * by the tier it crosses (NCCL holds more SMs for NVLink's channels than
- * for a NIC's), else the GPU's own figure (CPU profiles: calibrated). */
-static inline double comm_sigma(const uly_cluster *c, const uly_op *o)
+ * for a NIC's), else the GPU's own figure (CPU profiles: calibrated); the
+ * pricing's rates hold both tiers' (rates_init) */
+static inline double comm_sigma(const uly_cluster *c, int inter)
 {
-    const double s = c->overlap_slowdown[(o->tiers & ULY_TIER_INTER) ? 1 : 0];
+    const double s = c->overlap_slowdown[inter];
     return s > 0 ? s : c->gpu.comm_slowdown;
+}
+
+/* a transfer's comm_sigma, from the rates */
+static inline double op_sigma(const rates *r, const uly_op *o)
+{
+    return r->sigma[(o->tiers & ULY_TIER_INTER) ? 1 : 0];
 }
 
 /* A layer op's share of the per-layer sums, taken by the loop over the ops
@@ -305,8 +313,9 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
  * field by field, as an initializer would zero the whole struct first (the
  * GEMM rates, set only where GEMMs go by shape, too) */
 static inline __attribute__((always_inline)) void rates_init(rates *rt, const uly_model *m, const uly_workload *w,
-                                                             const uly_gpu *g)
+                                                             const uly_cluster *c)
 {
+    const uly_gpu *g = &c->gpu;
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
     rt->inv_peak = 1.0 / g->peak_flops[w->dtype];
@@ -329,6 +338,8 @@ static inline __attribute__((always_inline)) void rates_init(rates *rt, const ul
     rt->ak_fwd = ak[0], rt->ak_bwd = ak[1], rt->ak_cap = ak[2];
     rt->attn_x[0] = rt->attn_x[1] = -1; /* no block size is negative */
     rt->attn_e[0] = rt->attn_e[1] = 0;
+    rt->sigma[0] = comm_sigma(c, 0);
+    rt->sigma[1] = comm_sigma(c, 1);
     if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, w->dtype);
 }
 
@@ -402,8 +413,8 @@ static inline __attribute__((always_inline)) void op_comm_rare(op_sums *s, const
     if (!o->per_step) {
         s->model_s += ti;
     } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-        if (o->type == ULY_OPT_ZERO_GATHER_W) s->pgather += ti, s->pg_w += ti * comm_sigma(x->c, o);
-        else s->dp_grad += ti, s->dp_w += ti * comm_sigma(x->c, o);
+        if (o->type == ULY_OPT_ZERO_GATHER_W) s->pgather += ti, s->pg_w += ti * op_sigma(x->rt, o);
+        else s->dp_grad += ti, s->dp_w += ti * op_sigma(x->rt, o);
         x->late[s->n_late++] = i;
     } else {
         s->step_fixed += ti;
@@ -431,10 +442,10 @@ static inline __attribute__((always_inline)) void op_comm_layer(op_sums *s, cons
         s->odd++;
         if (o->type == ULY_OPT_ZERO_RS_GRAD) s->rs_layer += ti;
         x->bg[o->phase] += ti;
-        x->bgw[o->phase] += ti * comm_sigma(x->c, o);
+        x->bgw[o->phase] += ti * op_sigma(x->rt, o);
         x->late[s->n_late++] = i;
     } else if (o->overlaps >= 0 && o->overlaps < x->n && o->overlaps != i) {
-        hidden_add(x->hd, o->overlaps, o, ti, comm_sigma(x->c, o));
+        hidden_add(x->hd, o->overlaps, o, ti, op_sigma(x->rt, o));
         x->late[s->n_late++] = i;
     }
 }
@@ -680,7 +691,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     rates rt;
-    rates_init(&rt, m, w, &c->gpu);
+    rates_init(&rt, m, w, c);
     uly_timing *tm = &res->time;
     memset(tm, 0, sizeof *tm);
     int late[ULY_PLAN_MAX_OPS];
