@@ -111,7 +111,9 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
             const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
             const uly_curve *ae = &r->act_eff[b];
-            const double a = (double)o->act_elems * r->act_s[b] / (ae->n ? uly_curve_eval(ae, (double)o->act_elems) : 1.0);
+            /* a constant rate: no division (by 1) */
+            double a = (double)o->act_elems * r->act_s[b];
+            if (ae->n) a /= uly_curve_eval(ae, (double)o->act_elems);
             if (a > t) t = a;
         }
     } else if (o->kind == ULY_OP_ATTN) {
