@@ -695,7 +695,12 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     rates rt;
     rates_init(&rt, m, w, c);
     uly_timing *tm = &res->time;
-    memset(tm, 0, sizeof *tm);
+    /* the timing's sums start at 0; every other field is set below (a
+     * memset of the whole struct cost more than the pricing of a few ops) */
+    _Static_assert(sizeof(uly_timing) == 24 * sizeof(double), "uly_timing changed: set its new field in price");
+    tm->comm_overlapped_s = 0;
+    tm->layer_slowdown_s[0] = tm->layer_slowdown_s[1] = 0;
+    tm->layer_host_wait_s[0] = tm->layer_host_wait_s[1] = 0;
     int late[ULY_PLAN_MAX_OPS];
     hidden hd;
     hd.n = 0;
