@@ -339,17 +339,27 @@ static int parse_collectives(js_doc *d, const cJSON *root, uly_cluster *cl)
     return 0;
 }
 
+/* A link's object (intra, inter) into o, checked against its keys: its
+ * bandwidth per GPU per direction (field bw_key, GB/s) and latency (lat_us) */
+static int parse_link(js_doc *d, const cJSON *root, const char *key, const char *const *keys, const char *bw_key,
+                      const cJSON **o, double *bw_Bps, double *lat_s)
+{
+    double x;
+    if (js_get_object(d, root, "", key, o) || js_check_keys(d, *o, key, keys, NULL)) return 2;
+    if (js_get_num(d, *o, key, bw_key, 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
+    *bw_Bps = x * 1e9;
+    if (js_get_num(d, *o, key, "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
+    *lat_s = x * 1e-6;
+    return 0;
+}
+
 /* The links inside a node: intra's bandwidth, latency and switch, NVLink
  * SHARP, or a PCIe server's switches and socket link. */
 static int parse_intra(js_doc *d, const cJSON *root, uly_cluster *cl)
 {
     const cJSON *o;
     double x;
-    if (js_get_object(d, root, "", "intra", &o) || js_check_keys(d, o, "intra", INTRA_KEYS, NULL)) return 2;
-    if (js_get_num(d, o, "intra", "bw_GBps_per_dir", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
-    cl->intra_bw_Bps = x * 1e9;
-    if (js_get_num(d, o, "intra", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
-    cl->intra_lat_s = x * 1e-6;
+    if (parse_link(d, root, "intra", INTRA_KEYS, "bw_GBps_per_dir", &o, &cl->intra_bw_Bps, &cl->intra_lat_s)) return 2;
     if (js_get_bool(d, o, "intra", "switched", &cl->intra_switched)) return 2;
     /* optional: NVLink SHARP on the node's NVSwitches (NCCL's NVLS) */
     cl->intra_nvls = 0;
@@ -442,12 +452,7 @@ static int parse_topology(js_doc *d, const cJSON *o, uly_cluster *cl)
 static int parse_inter(js_doc *d, const cJSON *root, uly_cluster *cl)
 {
     const cJSON *o;
-    double x;
-    if (js_get_object(d, root, "", "inter", &o) || js_check_keys(d, o, "inter", INTER_KEYS, NULL)) return 2;
-    if (js_get_num(d, o, "inter", "nic_GBps_per_gpu", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
-    cl->nic_bw_Bps = x * 1e9;
-    if (js_get_num(d, o, "inter", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
-    cl->nic_lat_s = x * 1e-6;
+    if (parse_link(d, root, "inter", INTER_KEYS, "nic_GBps_per_gpu", &o, &cl->nic_bw_Bps, &cl->nic_lat_s)) return 2;
     /* optional: the node's NICs (absent: one per GPU) and IB SHARP in the
      * switches (NCCL's CollNet) */
     cl->nics_per_node = 0;
