@@ -76,7 +76,7 @@ static double attn_eff(rates *r, int own, double x)
 
 /* An op's time reads its phase only as `bwd` (backward, not recompute): a
  * full-recompute copy of a forward op costs what the forward op does, and
- * price() takes it from there. */
+ * copy_pass takes it from there. */
 /* A GEMM op by its shape (uly_gemm_time_s): the forward product, or a
  * backward op's input gradient (m x n)(n x k) and weight gradient
  * (k x m)(m x n); an op built without a shape at the achievable fraction of
