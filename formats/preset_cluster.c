@@ -341,29 +341,27 @@ static int parse_collectives(js_doc *d, const cJSON *root, uly_cluster *cl)
     return 0;
 }
 
-/* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
-static int cluster_read(js_doc *d, const cJSON *root, void *out)
+/* A link's object (intra, inter) into o, checked against its keys: its
+ * bandwidth per GPU per direction (field bw_key, GB/s) and latency (lat_us) */
+static int parse_link(js_doc *d, const cJSON *root, const char *key, const char *const *keys, const char *bw_key,
+                      const cJSON **o, double *bw_Bps, double *lat_s)
 {
-    uly_cluster *cl = out;
-    if (preset_missing(d, root, CLUSTER_REQ, (int)(sizeof CLUSTER_REQ / sizeof CLUSTER_REQ[0]),
-                       "a complete cluster to start from: ulysim presets show dgx-h100"))
-        return 2;
-    if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
-    if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
-    if (cl->nodes * cl->gpus_per_node > 10000000)
-        return js_bad_value(d, "nodes", cJSON_GetObjectItemCaseSensitive(root, "nodes"),
-                            "nodes x gpus_per_node (%lld) = %lld GPUs: at most 10000000", (long long)cl->gpus_per_node,
-                            (long long)(cl->nodes * cl->gpus_per_node));
-
-    const cJSON *o;
-    if (js_get_object(d, root, "", "gpu", &o) || parse_gpu(d, o, &cl->gpu)) return 2;
-
     double x;
-    if (js_get_object(d, root, "", "intra", &o) || js_check_keys(d, o, "intra", INTRA_KEYS, NULL)) return 2;
-    if (js_get_num(d, o, "intra", "bw_GBps_per_dir", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
-    cl->intra_bw_Bps = x * 1e9;
-    if (js_get_num(d, o, "intra", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
-    cl->intra_lat_s = x * 1e-6;
+    if (js_get_object(d, root, "", key, o) || js_check_keys(d, *o, key, keys, NULL)) return 2;
+    if (js_get_num(d, *o, key, bw_key, 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
+    *bw_Bps = x * 1e9;
+    if (js_get_num(d, *o, key, "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
+    *lat_s = x * 1e-6;
+    return 0;
+}
+
+/* The links inside a node: intra's bandwidth, latency and switch, NVLink
+ * SHARP, or a PCIe server's switches and socket link. */
+static int parse_intra(js_doc *d, const cJSON *root, uly_cluster *cl)
+{
+    const cJSON *o;
+    double x;
+    if (parse_link(d, root, "intra", INTRA_KEYS, "bw_GBps_per_dir", &o, &cl->intra_bw_Bps, &cl->intra_lat_s)) return 2;
     if (js_get_bool(d, o, "intra", "switched", &cl->intra_switched)) return 2;
     /* optional: NVLink SHARP on the node's NVSwitches (NCCL's NVLS) */
     cl->intra_nvls = 0;
@@ -396,20 +394,15 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
             return js_bad_value(d, path, f, "describes a PCIe server: give intra.pcie_gpus_per_switch too, or remove it");
         }
     }
+    return 0;
+}
 
-    if (js_get_object(d, root, "", "inter", &o) || js_check_keys(d, o, "inter", INTER_KEYS, NULL)) return 2;
-    if (js_get_num(d, o, "inter", "nic_GBps_per_gpu", 0.001, 0, 100000, "(GB/s per GPU per direction)", &x)) return 2;
-    cl->nic_bw_Bps = x * 1e9;
-    if (js_get_num(d, o, "inter", "lat_us", 0, 0, 1000000, "(microseconds)", &x)) return 2;
-    cl->nic_lat_s = x * 1e-6;
-    /* optional: the node's NICs (absent: one per GPU) and IB SHARP in the
-     * switches (NCCL's CollNet) */
-    cl->nics_per_node = 0;
-    if (cJSON_GetObjectItemCaseSensitive(o, "nics_per_node") &&
-        js_get_int(d, o, "inter", "nics_per_node", 1, 1024, &cl->nics_per_node))
-        return 2;
-    cl->inter_sharp = 0;
-    if (cJSON_GetObjectItemCaseSensitive(o, "sharp") && js_get_bool(d, o, "inter", "sharp", &cl->inter_sharp)) return 2;
+/* The network's shape: inter.topology, the fields of a fat tree or rail
+ * (oversubscription, GPUs per leaf) or of a torus (k, dims, link), none of
+ * the other shape's. */
+static int parse_topology(js_doc *d, const cJSON *o, uly_cluster *cl)
+{
+    double x;
     const cJSON *t;
     if (js_get_field(d, o, "inter", "topology", "one of \"fat-tree\", \"rail\", \"torus\"", &t)) return 2;
     if (cJSON_IsString(t) && !strcmp(t->valuestring, "fat-tree"))
@@ -453,6 +446,30 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
             return 2;
         if (js_get_int(d, o, "inter", "gpus_per_leaf", 1, 10000000, &cl->gpus_per_leaf)) return 2;
     }
+    return 0;
+}
+
+/* The network between nodes: inter's NIC bandwidth and latency, NICs per
+ * node, IB SHARP, then its shape. */
+static int parse_inter(js_doc *d, const cJSON *root, uly_cluster *cl)
+{
+    const cJSON *o;
+    if (parse_link(d, root, "inter", INTER_KEYS, "nic_GBps_per_gpu", &o, &cl->nic_bw_Bps, &cl->nic_lat_s)) return 2;
+    /* optional: the node's NICs (absent: one per GPU) and IB SHARP in the
+     * switches (NCCL's CollNet) */
+    cl->nics_per_node = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "nics_per_node") &&
+        js_get_int(d, o, "inter", "nics_per_node", 1, 1024, &cl->nics_per_node))
+        return 2;
+    cl->inter_sharp = 0;
+    if (cJSON_GetObjectItemCaseSensitive(o, "sharp") && js_get_bool(d, o, "inter", "sharp", &cl->inter_sharp)) return 2;
+    return parse_topology(d, o, cl);
+}
+
+/* The executor's overlap of transfers with compute, the host's cost of a
+ * kernel's issue, compute's slowdown beside a transfer: all optional. */
+static int parse_overlap(js_doc *d, const cJSON *root, uly_cluster *cl)
+{
     /* optional: the overlap of transfers with compute that the executor
      * achieves (ulysim calibrate measures it on CPU hosts); absent: 1 */
     cl->overlap_miss = 0;
@@ -487,8 +504,27 @@ static int cluster_read(js_doc *d, const cJSON *root, void *out)
                            &cl->overlap_slowdown[k]))
                 return 2;
     }
-    if (parse_collectives(d, root, cl)) return 2;
-    if (host_check(d, root)) return 2;
+    return 0;
+}
+
+/* The fields after the name into out (a uly_cluster), then libulysim's own checks. */
+static int cluster_read(js_doc *d, const cJSON *root, void *out)
+{
+    uly_cluster *cl = out;
+    if (preset_missing(d, root, CLUSTER_REQ, (int)(sizeof CLUSTER_REQ / sizeof CLUSTER_REQ[0]),
+                       "a complete cluster to start from: ulysim presets show dgx-h100"))
+        return 2;
+    if (js_get_int(d, root, "", "nodes", 1, 1048576, &cl->nodes)) return 2;
+    if (js_get_int(d, root, "", "gpus_per_node", 1, 1024, &cl->gpus_per_node)) return 2;
+    if (cl->nodes * cl->gpus_per_node > 10000000)
+        return js_bad_value(d, "nodes", cJSON_GetObjectItemCaseSensitive(root, "nodes"),
+                            "nodes x gpus_per_node (%lld) = %lld GPUs: at most 10000000", (long long)cl->gpus_per_node,
+                            (long long)(cl->nodes * cl->gpus_per_node));
+
+    const cJSON *o;
+    if (js_get_object(d, root, "", "gpu", &o) || parse_gpu(d, o, &cl->gpu)) return 2;
+    if (parse_intra(d, root, cl) || parse_inter(d, root, cl) || parse_overlap(d, root, cl)) return 2;
+    if (parse_collectives(d, root, cl) || host_check(d, root)) return 2;
     if (preset_sources_check(d, root)) return 2;
     char w[512];
     return uly_cluster_check(cl, w, sizeof w) == ULY_OK ? 0 : js_doc_fail(d, "%s", w);

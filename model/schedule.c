@@ -55,6 +55,7 @@ typedef struct rates {
      * plan's attention ops (forward, its recompute, backward) share their
      * block size, and a curve between points costs three logarithms */
     double attn_x[2], attn_e[2];
+    double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
 } rates;
 
 /* Flash attention's efficiency at block size x, on the backward's own curve
@@ -75,7 +76,7 @@ static double attn_eff(rates *r, int own, double x)
 
 /* An op's time reads its phase only as `bwd` (backward, not recompute): a
  * full-recompute copy of a forward op costs what the forward op does, and
- * price() takes it from there. */
+ * copy_pass takes it from there. */
 /* A GEMM op by its shape (uly_gemm_time_s): the forward product, or a
  * backward op's input gradient (m x n)(n x k) and weight gradient
  * (k x m)(m x n); an op built without a shape at the achievable fraction of
@@ -110,7 +111,9 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
             const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
             const uly_curve *ae = &r->act_eff[b];
-            const double a = (double)o->act_elems * r->act_s[b] / (ae->n ? uly_curve_eval(ae, (double)o->act_elems) : 1.0);
+            /* a constant rate: no division (by 1) */
+            double a = (double)o->act_elems * r->act_s[b];
+            if (ae->n) a /= uly_curve_eval(ae, (double)o->act_elems);
             if (a > t) t = a;
         }
     } else if (o->kind == ULY_OP_ATTN) {
@@ -215,11 +218,18 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, c
 
 /* How much compute beside a transfer slows, per second of the transfer:
  * by the tier it crosses (NCCL holds more SMs for NVLink's channels than
- * for a NIC's), else the GPU's own figure (CPU profiles: calibrated). */
-static inline double comm_sigma(const uly_cluster *c, const uly_op *o)
+ * for a NIC's), else the GPU's own figure (CPU profiles: calibrated); the
+ * pricing's rates hold both tiers' (rates_init) */
+static inline double comm_sigma(const uly_cluster *c, int inter)
 {
-    const double s = c->overlap_slowdown[(o->tiers & ULY_TIER_INTER) ? 1 : 0];
+    const double s = c->overlap_slowdown[inter];
     return s > 0 ? s : c->gpu.comm_slowdown;
+}
+
+/* a transfer's comm_sigma, from the rates */
+static inline double op_sigma(const rates *r, const uly_op *o)
+{
+    return r->sigma[(o->tiers & ULY_TIER_INTER) ? 1 : 0];
 }
 
 /* A layer op's share of the per-layer sums, taken by the loop over the ops
@@ -301,64 +311,198 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
     return s;
 }
 
-/* Prices the plan; with totals, in the same pass over the ops, also the
- * traffic totals (ULY_EOVERFLOW when one overflows). */
-static inline __attribute__((always_inline)) uly_status
-price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan, uly_result *res,
-      int totals, double *compute_s_keep, const double *compute_s_reuse, int copies)
+/* The rates of one pricing, from the GPU, the workload and the model:
+ * field by field, as an initializer would zero the whole struct first (the
+ * GEMM rates, set only where GEMMs go by shape, too) */
+static inline __attribute__((always_inline)) void rates_init(rates *rt, const uly_model *m, const uly_workload *w,
+                                                             const uly_cluster *c)
 {
-    if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
-    const int n = plan->n_ops;
-    double *t = res->op_time_s, *ex = res->op_exposed_s;
     const uly_gpu *g = &c->gpu;
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
-    rates rt = {.inv_peak = 1.0 / g->peak_flops[w->dtype],
-                .inv_tensor = 1.0 / (g->peak_flops[w->dtype] * uly_gpu_clock_scale(g)),
-                .by_shape = g->sm_count > 0,
-                .peak_frac = g->gemm_peak_frac,
-                .inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff),
-                .gemm = &g->gemm_eff,
-                .attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
-                .attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0],
-                .act_eff = g->act_eff,
-                .head_dim = (double)m->head_dim,
-                .beta = (double)uly_dtype_bytes(w->dtype),
-                .act_s = {g->act_fwd_s_per_elem, g->act_bwd_s_per_elem},
-                .attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0,
-                .ak_fwd = ak[0], .ak_bwd = ak[1], .ak_cap = ak[2],
-                .attn_x = {-1, -1}, /* no block size is negative */
-                .floor_s = g->kernel_floor_s[w->cuda_graphs ? 1 : 0]};
+    rt->inv_peak = 1.0 / g->peak_flops[w->dtype];
+    rt->inv_tensor = 1.0 / (g->peak_flops[w->dtype] * uly_gpu_clock_scale(g));
+    rt->by_shape = g->sm_count > 0;
+    rt->peak_frac = g->gemm_peak_frac;
+    rt->inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff);
     for (int k = 0; k < ULY_MB_COUNT; k++)
-        rt.inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
-    if (rt.by_shape) uly_gemm_rates_init(&rt.gemm_r, g, w->dtype);
+        rt->inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
+    rt->floor_s = g->kernel_floor_s[w->cuda_graphs ? 1 : 0];
+    rt->gemm = &g->gemm_eff;
+    rt->attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
+    rt->attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
+    rt->act_eff = g->act_eff;
+    rt->head_dim = (double)m->head_dim;
+    rt->beta = (double)uly_dtype_bytes(w->dtype);
+    rt->act_s[0] = g->act_fwd_s_per_elem;
+    rt->act_s[1] = g->act_bwd_s_per_elem;
+    rt->attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0;
+    rt->ak_fwd = ak[0], rt->ak_bwd = ak[1], rt->ak_cap = ak[2];
+    rt->attn_x[0] = rt->attn_x[1] = -1; /* no block size is negative */
+    rt->attn_e[0] = rt->attn_e[1] = 0;
+    rt->sigma[0] = comm_sigma(c, 0);
+    rt->sigma[1] = comm_sigma(c, 1);
+    if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, w->dtype);
+}
 
+/* What stays fixed while the ops are priced: the specs, res's per-op
+ * arrays (t, ex), the compute times kept or reused, which totals are
+ * wanted, and the pass's own tables (locals of price) */
+typedef struct pricing {
+    const uly_cluster *c;
+    const uly_plan *plan;
+    int n;                 /* the plan's ops */
+    double *t, *ex;        /* res->op_time_s, res->op_exposed_s */
+    double *keep;          /* the compute times, kept for a later reuse (or NULL) */
+    const double *reuse;   /* the compute times to take rather than work out (or NULL) */
+    int totals;            /* the traffic totals wanted */
+    int bytes;             /* their bytes too (reused: the byte totals in res stand) */
+    rates *rt;
+    coll_memo *memo;
+    hidden *hd;
+    int *late;             /* comm ops whose exposure is known only at the end */
+    /* ZeRO's gathers; ZeRO's background per phase, and weighted by the
+     * slowdown it causes (arrays indexed by phase: apart from op_sums,
+     * which stays in registers) */
+    zero_gathers *zg;
+    double *bg, *bgw;
+} pricing;
 
-    uly_timing *tm = &res->time;
-    memset(tm, 0, sizeof *tm);
-    /* one pass: each op's time; the per-layer critical path of each phase;
-     * the background (ZeRO) totals; for each attention op the transfers that
-     * hide under it; the per-micro-batch and per-step extras */
-    double bg[2] = {0, 0}, bgw[2] = {0, 0}; /* ZeRO background per phase; weighted by the slowdown it causes */
-    double model_s = 0, step_fixed = 0, dp_grad = 0, dp_w = 0, hw_model = 0;
-    double pgather = 0, pg_w = 0; /* the per-step weight gather, when the next step's forward hides it */
-    double rs_layer = 0;          /* ZeRO-3: a layer's gradient reduce-scatter under backward */
-    int late[ULY_PLAN_MAX_OPS], n_late = 0;  /* comm ops whose exposure is known only at the end */
-    hidden hd;
-    hd.n = 0;
-    memset(hd.mark, 0, sizeof hd.mark);
-    zero_gathers zg = {0, 0, {0, 0}, 0};
-    int ovf = 0;
-    traffic tr = {0, 0, 0, 0, 0, 0};
-    const int bytes = totals && !compute_s_reuse; /* reused: the byte totals in res stand */
-    /* summed in locals: stores through res could alias the plan's ops */
-    layer_sums ls = {0, 0, 0, 0, 0, 0, 0};
-    coll_memo memo;
-    for (int k = 0; k < ULY_GROUP_COUNT; k++) {
-        memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
-        memo.next[k] = 0;
+/* The pass's sums: the per-layer ones, the traffic, the per-micro-batch
+ * and per-step extras; summed in a local (stores through res could alias
+ * the plan's ops) of scalars alone, which GCC keeps in registers */
+typedef struct op_sums {
+    layer_sums ls;
+    traffic tr;
+    double model_s, step_fixed, dp_grad, dp_w, hw_model;
+    double pgather, pg_w; /* the per-step weight gather, when the next step's forward hides it */
+    double rs_layer;      /* ZeRO-3: a layer's gradient reduce-scatter under backward */
+    int n_late;           /* the entries of pricing.late */
+    int odd;              /* ops the copy's pass does not handle (ops_pass) */
+} op_sums;
+
+/* A compute op: its time; the phase's critical path, or the micro-batch's
+ * model ops, or the step's fixed cost */
+static inline __attribute__((always_inline)) void op_compute(op_sums *s, const pricing *x, int i, const uly_op *o,
+                                                             int rare)
+{
+    const double ti = x->reuse ? x->reuse[i] : compute_time(x->rt, o);
+    if (x->keep) x->keep[i] = ti;
+    x->t[i] = ti;
+    x->ex[i] = ti;
+    if (__builtin_expect(rare, 0)) {
+        s->odd++;
+        if (o->per_step) {
+            s->step_fixed += ti;
+        } else {
+            s->model_s += ti;
+            s->hw_model += o->flops;
+        }
+        return;
     }
-    memo.zero_msgs = uly_zero_gather_msgs(m, w);
+    layer_compute_add(&s->ls, o, ti);
+}
+
+/* A comm op once per step or per micro-batch: the model's share, or the
+ * step's, exposed or under a whole phase */
+static inline __attribute__((always_inline)) void op_comm_rare(op_sums *s, const pricing *x, int i, const uly_op *o,
+                                                               double ti)
+{
+    s->odd++;
+    /* of the traffic, only the pipeline's stage transfers' tiers */
+    if (x->totals && o->group == ULY_GROUP_PP) s->tr.tiers |= o->tiers;
+    if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(x->zg, o, ti);
+    if (!o->per_step) {
+        s->model_s += ti;
+    } else if (o->overlaps == ULY_OVERLAP_PHASE) {
+        if (o->type == ULY_OPT_ZERO_GATHER_W) s->pgather += ti, s->pg_w += ti * op_sigma(x->rt, o);
+        else s->dp_grad += ti, s->dp_w += ti * op_sigma(x->rt, o);
+        x->late[s->n_late++] = i;
+    } else {
+        s->step_fixed += ti;
+    }
+}
+
+/* A layer op's traffic, in the totals (a re-placed plan's bytes stand:
+ * its tiers alone) */
+static inline __attribute__((always_inline)) void op_traffic(op_sums *s, const pricing *x, const uly_op *o)
+{
+    if (!x->totals) return;
+    s->tr.tiers |= o->tiers;
+    if (x->bytes) traffic_add(&s->tr, o);
+}
+
+/* A layer's comm op: its kernel; on the critical path, under a whole phase
+ * (in_phase: not in the copy's pass) or under another op */
+static inline __attribute__((always_inline)) void op_comm_layer(op_sums *s, const pricing *x, int i,
+                                                                const uly_op *o, double ti, int in_phase)
+{
+    layer_comm_kernel(&s->ls, o);
+    if (o->overlaps == ULY_OVERLAP_NONE) {
+        layer_exposed_add(&s->ls, o, ti);
+    } else if (in_phase && o->overlaps == ULY_OVERLAP_PHASE) {
+        s->odd++;
+        if (o->type == ULY_OPT_ZERO_RS_GRAD) s->rs_layer += ti;
+        x->bg[o->phase] += ti;
+        x->bgw[o->phase] += ti * op_sigma(x->rt, o);
+        x->late[s->n_late++] = i;
+    } else if (o->overlaps >= 0 && o->overlaps < x->n && o->overlaps != i) {
+        hidden_add(x->hd, o->overlaps, o, ti, op_sigma(x->rt, o));
+        x->late[s->n_late++] = i;
+    }
+}
+
+/* A comm op: its time, then where it goes */
+static inline __attribute__((always_inline)) void op_comm(op_sums *s, const pricing *x, int i, const uly_op *o,
+                                                          int rare)
+{
+    const double ti = coll_time(x->memo, x->c, x->plan, o);
+    x->t[i] = ti;
+    x->ex[i] = ti;
+    if (__builtin_expect(rare, 0)) {
+        op_comm_rare(s, x, i, o, ti);
+        return;
+    }
+    /* the traffic totals, then where the time goes */
+    if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
+        s->odd++;
+        if (x->bytes) s->tr.ovf |= __builtin_add_overflow(s->tr.zero, o->bytes_sent, &s->tr.zero);
+    } else {
+        op_traffic(s, x, o);
+    }
+    if (o->type == ULY_OPT_ZERO_GATHER_W) {
+        s->odd++;
+        zero_gather(x->zg, o, ti);
+    }
+    op_comm_layer(s, x, i, o, ti, 1);
+}
+
+/* Full recompute's copy of the forward ops: the loop's steps for a layer
+ * op on the critical path or under another op, its time the forward op's */
+static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pricing *x, int rc_at, int rc_n)
+{
+    for (int j = rc_at; j < rc_at + rc_n; j++) {
+        const uly_op *o = &x->plan->ops[j];
+        const double ti = x->t[j - rc_n];
+        x->t[j] = ti;
+        x->ex[j] = ti;
+        if (o->kind != ULY_OP_COMM) {
+            if (x->keep) x->keep[j] = ti;
+            layer_compute_add(&s->ls, o, ti);
+            continue;
+        }
+        op_traffic(s, x, o);
+        op_comm_layer(s, x, j, o, ti, 0);
+    }
+}
+
+/* One pass over the ops: each op's time; the per-layer critical path of
+ * each phase; the background (ZeRO) totals; for each attention op the
+ * transfers that hide under it; the per-micro-batch and per-step extras */
+static inline __attribute__((always_inline)) void ops_pass(op_sums *s, const pricing *x, int copies)
+{
+    const uly_plan *plan = x->plan;
+    const int n = x->n;
     /* full recompute's copy of the forward ops (copies: the plan as
      * uly_plan_build left it) takes their times rather than working them
      * out again, a quarter of a plan's ops, when the copy follows them and
@@ -367,7 +511,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * traffic, transfers under a whole phase) */
     const int rc_src = plan->recompute_src, rc_at = plan->recompute_at, rc_n = plan->recompute_ops;
     const int copy = copies && rc_n > 0 && rc_src >= 0 && rc_at == rc_src + rc_n && rc_at + rc_n <= n;
-    int odd = 0, odd_src = 0;
+    int odd_src = 0;
     /* the ops in runs, the copy's bounds between them, so that the loop
      * over a run tests nothing more than its end */
     int lo = 0, hi = copy ? rc_src : n;
@@ -376,148 +520,68 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
             const uly_op *o = &plan->ops[i];
             /* once per step or per micro-batch: the exceptions, a few per plan */
             const int rare = o->per_step | o->per_model;
-            if (o->kind != ULY_OP_COMM) {
-                /* compute: the phase's critical path, or the micro-batch's model
-                 * ops, or the step's fixed cost */
-                const double ti = compute_s_reuse ? compute_s_reuse[i] : compute_time(&rt, o);
-                if (compute_s_keep) compute_s_keep[i] = ti;
-                t[i] = ti;
-                ex[i] = ti;
-                if (__builtin_expect(rare, 0)) {
-                    odd++;
-                    if (o->per_step) {
-                        step_fixed += ti;
-                    } else {
-                        model_s += ti;
-                        hw_model += o->flops;
-                    }
-                    continue;
-                }
-                layer_compute_add(&ls, o, ti);
-                continue;
-            }
-            const double ti = coll_time(&memo, c, plan, o);
-            t[i] = ti;
-            ex[i] = ti;
-            if (__builtin_expect(rare, 0)) {
-                odd++;
-                /* of the traffic, only the pipeline's stage transfers' tiers */
-                if (totals && o->group == ULY_GROUP_PP) tr.tiers |= o->tiers;
-                if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(&zg, o, ti);
-                if (!o->per_step) {
-                    model_s += ti;
-                } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                    if (o->type == ULY_OPT_ZERO_GATHER_W) pgather += ti, pg_w += ti * comm_sigma(c, o);
-                    else dp_grad += ti, dp_w += ti * comm_sigma(c, o);
-                    late[n_late++] = i;
-                } else {
-                    step_fixed += ti;
-                }
-                continue;
-            }
-            /* the traffic totals (a re-placed plan's bytes stand: its tiers
-             * alone), then where the time goes */
-            if (o->group == ULY_GROUP_ZERO || o->group == ULY_GROUP_DP) {
-                odd++;
-                if (bytes) tr.ovf |= __builtin_add_overflow(tr.zero, o->bytes_sent, &tr.zero);
-            } else if (totals) {
-                tr.tiers |= o->tiers;
-                if (bytes) traffic_add(&tr, o);
-            }
-            if (o->type == ULY_OPT_ZERO_GATHER_W) {
-                odd++;
-                zero_gather(&zg, o, ti);
-            }
-            layer_comm_kernel(&ls, o);
-            if (o->overlaps == ULY_OVERLAP_NONE) {
-                layer_exposed_add(&ls, o, ti);
-            } else if (o->overlaps == ULY_OVERLAP_PHASE) {
-                odd++;
-                if (o->type == ULY_OPT_ZERO_RS_GRAD) rs_layer += ti;
-                bg[o->phase] += ti;
-                bgw[o->phase] += ti * comm_sigma(c, o);
-                late[n_late++] = i;
-            } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != i) {
-                hidden_add(&hd, o->overlaps, o, ti, comm_sigma(c, o));
-                late[n_late++] = i;
-            }
+            if (o->kind != ULY_OP_COMM) op_compute(s, x, i, o, rare);
+            else op_comm(s, x, i, o, rare);
         }
         if (hi == n) break;
         lo = hi;
         if (hi == rc_src) { /* the forward ops start */
-            odd_src = odd;
+            odd_src = s->odd;
             hi = rc_at;
             continue;
         }
         hi = n;
-        if (odd != odd_src) continue; /* priced op by op */
-        /* the copy: the loop's steps for a layer op on the critical path or
-         * under another op, its time the forward op's */
-        for (int j = rc_at; j < rc_at + rc_n; j++) {
-            const uly_op *o = &plan->ops[j];
-            const double ti = t[j - rc_n];
-            t[j] = ti;
-            ex[j] = ti;
-            if (o->kind != ULY_OP_COMM) {
-                if (compute_s_keep) compute_s_keep[j] = ti;
-                layer_compute_add(&ls, o, ti);
-                continue;
-            }
-            if (totals) {
-                tr.tiers |= o->tiers;
-                if (bytes) traffic_add(&tr, o);
-            }
-            layer_comm_kernel(&ls, o);
-            if (o->overlaps == ULY_OVERLAP_NONE) {
-                layer_exposed_add(&ls, o, ti);
-            } else if (o->overlaps >= 0 && o->overlaps < n && o->overlaps != j) {
-                hidden_add(&hd, o->overlaps, o, ti, comm_sigma(c, o));
-                late[n_late++] = j;
-            }
-        }
+        if (s->odd != odd_src) continue; /* priced op by op */
+        copy_pass(s, x, rc_at, rc_n);
         lo = rc_at + rc_n;
     }
-    double crit[2] = {ls.crit_f, ls.crit_b};
-    tm->compute_s = ls.compute_s;
-    tm->comm_exposed_s = ls.exposed_s;
-    if (compute_s_reuse) {
-        res->comm_tiers = tr.tiers;
-    } else if (totals) {
-        ovf = tr.ovf;
-        res->comm_fwd_bytes = tr.fwd, res->comm_bwd_bytes = tr.bwd;
-        res->comm_recompute_bytes = tr.recompute, res->zero_bytes = tr.zero;
-        res->comm_tiers = tr.tiers;
-    }
-    /* ring transfers: a step costs max(block compute, hop) under full
-     * overlap; a TP collective under its GEMM (one step) shows what outlasts
-     * the GEMM */
-    double frac[ULY_PLAN_MAX_OPS];
-    for (int j = 0; j < hd.n; j++) {
-        const int a = hd.ops[j];
-        const uly_op *A = &plan->ops[a];
+}
+
+/* The transfers hidden under an op: ring transfers: a step costs max(block
+ * compute, hop) under full overlap; a TP collective under its GEMM (one
+ * step) shows what outlasts the GEMM. Each one's exposed fraction into
+ * frac, the hidden ops' critical path into crit. */
+static inline __attribute__((always_inline)) void hidden_settle(uly_timing *tm, double crit[2], double *frac,
+                                                                const pricing *x)
+{
+    const hidden *hd = x->hd;
+    double *t = x->t, *ex = x->ex;
+    for (int j = 0; j < hd->n; j++) {
+        const int a = hd->ops[j];
+        const uly_op *A = &x->plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        double e = uly_overlap_exposed(c, hd.s[a], (double)hd.hops[a] * blk);
-        if (A->kind == ULY_OP_GEMM && hd.chunks[a] > 1) {
+        double e = uly_overlap_exposed(x->c, hd->s[a], (double)hd->hops[a] * blk);
+        if (A->kind == ULY_OP_GEMM && hd->chunks[a] > 1) {
             /* TP collectives pipelined with their GEMM in chunks (one per TP
              * rank, TransformerEngine's userbuffers): the first chunk's
              * transfer (all-gather) or the last's (reduce-scatter) has no
              * GEMM chunk beside it */
-            const double h = hd.s[a] - e;
-            e += (h < blk ? h : blk) / (double)hd.chunks[a];
-            if (e > hd.s[a]) e = hd.s[a];
+            const double h = hd->s[a] - e;
+            e += (h < blk ? h : blk) / (double)hd->chunks[a];
+            if (e > hd->s[a]) e = hd->s[a];
         }
-        const double slow = hd.s[a] > 0 ? (hd.s[a] - e) * (hd.sw[a] / hd.s[a]) : 0; /* the blocks under the hops, slowed */
+        const double slow = hd->s[a] > 0 ? (hd->s[a] - e) * (hd->sw[a] / hd->s[a]) : 0; /* the blocks under the hops, slowed */
         t[a] += slow;
         ex[a] += slow;
         crit[A->phase] += e + slow;
         tm->compute_s += slow;
         tm->comm_exposed_s += e;
-        tm->comm_overlapped_s += hd.s[a] - e;
-        frac[a] = e / hd.s[a];
+        tm->comm_overlapped_s += hd->s[a] - e;
+        frac[a] = e / hd->s[a];
     }
-    /* ZeRO prefetch: only what outlasts the phase's critical path shows */
-    double bg_frac[2] = {0, 0};
+}
+
+/* The phases' background: ZeRO's prefetch, of which only what outlasts the
+ * phase's critical path shows (each phase's exposed fraction into bg_frac),
+ * and the host's issue of the phase's kernels */
+static inline __attribute__((always_inline)) void phase_background(uly_timing *tm, double crit[2], double bg_frac[2],
+                                                                   const op_sums *s, const pricing *x,
+                                                                   const uly_workload *w)
+{
+    const uly_cluster *c = x->c;
+    const double *bg = x->bg, *bgw = x->bgw;
     for (int ph = 0; ph < 2; ph++) {
+        bg_frac[ph] = 0;
         if (bg[ph] <= 0) continue;
         const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
         tm->layer_slowdown_s[ph] = (bg[ph] - e) * (bgw[ph] / bg[ph]);
@@ -530,30 +594,42 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     /* an eager framework issues each kernel from the host: a phase whose
      * kernels are shorter than their issue waits on the host */
     const double host_s = w->cuda_graphs ? 0.0 : c->host_launch_s;
-    const int kern[2] = {ls.kern_f, ls.kern_b};
+    const int kern[2] = {s->ls.kern_f, s->ls.kern_b};
     for (int ph = 0; ph < 2; ph++)
         if ((double)kern[ph] * host_s > crit[ph]) {
             tm->layer_host_wait_s[ph] = (double)kern[ph] * host_s - crit[ph];
             crit[ph] = (double)kern[ph] * host_s;
             tm->compute_s += tm->layer_host_wait_s[ph]; /* the compute stream, waiting on its kernels' issue */
         }
-    tm->layer_fwd_s = crit[0];
-    tm->layer_bwd_s = crit[1];
-    const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
+}
+
+/* The step's fixed cost: its own ops, the gradient buckets and the weight
+ * gather beside the layers, ZeRO-3's first gather and last reduce-scatter,
+ * the host's work; the late comm ops' exposed times */
+static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm, const op_sums *s, const pricing *x,
+                                                                 const double *frac, const double bg_frac[2],
+                                                                 const uly_workload *w)
+{
+    const uly_cluster *c = x->c;
+    const uly_plan *plan = x->plan;
+    const double L = (double)plan->stage_layers;
+    double step_fixed = s->step_fixed;
     /* gradient buckets reduce while the last micro-batch's backward runs;
      * the last bucket only starts once backward is done. The per-step
      * weight gather, overlapped, runs bucket by bucket under the next
      * step's first forward, the first bucket before it. */
     const double fb = uly_bucket_fraction(w, plan);
     const double hide = L * tm->layer_bwd_s;
+    const double dp_grad = s->dp_grad, pgather = s->pgather;
     double dp_e = uly_overlap_exposed(c, dp_grad, hide);
     if (dp_e < dp_grad * fb) dp_e = dp_grad * fb;
-    step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (dp_w / dp_grad) : 0);
+    step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (s->dp_w / dp_grad) : 0);
     double pg_e = uly_overlap_exposed(c, pgather, L * tm->layer_fwd_s);
     if (pg_e < pgather * fb) pg_e = pgather * fb;
-    step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (pg_w / pgather) : 0);
-    for (int j = 0; j < n_late; j++) {
-        const int i = late[j];
+    step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (s->pg_w / pgather) : 0);
+    double *t = x->t, *ex = x->ex;
+    for (int j = 0; j < s->n_late; j++) {
+        const int i = x->late[j];
         const uly_op *o = &plan->ops[i];
         if (o->per_step) ex[i] = o->type == ULY_OPT_ZERO_GATHER_W ? t[i] * pg_e / pgather : t[i] * dp_e / dp_grad;
         else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
@@ -563,20 +639,28 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
      * first gather (the first layer's, before any compute) has nothing to
      * hide under when prefetching */
     const double gathers = (double)plan->micro_steps * L;
-    const double zg_ex = zg.crit + zg.bg[0] * bg_frac[0] + zg.bg[1] * bg_frac[1];
-    tm->zero_gather_s = gathers * zg.all;
+    const zero_gathers *zg = x->zg;
+    const double zg_ex = zg->crit + zg->bg[0] * bg_frac[0] + zg->bg[1] * bg_frac[1];
+    tm->zero_gather_s = gathers * zg->all;
     tm->zero_gather_exposed_s = gathers * zg_ex;
-    if (zg.first > 0 && uly_zero_prefetch_layers(w) > 0) {
-        step_fixed += zg.first;
-        tm->zero_gather_exposed_s += zg.first * (1.0 - bg_frac[0]);
+    if (zg->first > 0 && uly_zero_prefetch_layers(w) > 0) {
+        step_fixed += zg->first;
+        tm->zero_gather_exposed_s += zg->first * (1.0 - bg_frac[0]);
     }
     /* and the step's last gradient reduce-scatter (the first layer's) has
      * no backward left to hide under: the optimizer waits for it */
-    step_fixed += rs_layer * (1.0 - bg_frac[1]);
-    tm->model_s = model_s;
+    step_fixed += s->rs_layer * (1.0 - bg_frac[1]);
     step_fixed += w->step_overhead_s; /* the host's own work per step, as the user gave it */
-    tm->step_fixed_s = step_fixed;
+    return step_fixed;
+}
 
+/* The step's time, throughput and FLOPs, from the layers' critical paths,
+ * the model ops and the step's fixed cost (in tm) */
+static inline __attribute__((always_inline)) void step_time(uly_timing *tm, const uly_model *m, const uly_workload *w,
+                                                            const uly_cluster *c, const uly_plan *plan,
+                                                            double layer_hw_flops, double hw_model)
+{
+    const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     const uly_layout *l = &plan->layout;
     const int64_t gpus = uly_layout_gpus(l);
     const double seqs = w->global_batch > 0 ? (double)w->global_batch : (double)w->micro_batch * (double)l->dp;
@@ -589,16 +673,74 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     tm->pp_bubble = lag / slots;
     tm->slots = slots;
     tm->stage_layers = plan->stage_layers;
-    tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + model_s) + step_fixed;
+    tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + tm->model_s) + tm->step_fixed_s;
     tm->tokens_per_s = seqs * (double)w->seq / tm->step_s;
 
     tm->model_flops = uly_flops_model_step(m, w, seqs);
     /* every GPU runs its stage's layers, the end stages the model ops */
-    tm->hw_flops = ((double)m->layers * ls.hw_flops + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
+    tm->hw_flops = ((double)m->layers * layer_hw_flops + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
     const double peak = c->gpu.peak_flops[w->dtype];
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
     tm->hfu = tm->hw_flops / (tm->step_s * (double)gpus * peak);
+}
+
+/* Prices the plan; with totals, in the same pass over the ops, also the
+ * traffic totals (ULY_EOVERFLOW when one overflows). */
+static inline __attribute__((always_inline)) uly_status
+price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan, uly_result *res,
+      int totals, double *compute_s_keep, const double *compute_s_reuse, int copies)
+{
+    if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
+    rates rt;
+    rates_init(&rt, m, w, c);
+    uly_timing *tm = &res->time;
+    /* the timing's sums start at 0; every other field is set below (a
+     * memset of the whole struct cost more than the pricing of a few ops) */
+    _Static_assert(sizeof(uly_timing) == 24 * sizeof(double), "uly_timing changed: set its new field in price");
+    tm->comm_overlapped_s = 0;
+    tm->layer_slowdown_s[0] = tm->layer_slowdown_s[1] = 0;
+    tm->layer_host_wait_s[0] = tm->layer_host_wait_s[1] = 0;
+    int late[ULY_PLAN_MAX_OPS];
+    hidden hd;
+    hd.n = 0;
+    memset(hd.mark, 0, sizeof hd.mark);
+    zero_gathers zg = {0, 0, {0, 0}, 0};
+    double bg[2] = {0, 0}, bgw[2] = {0, 0};
+    coll_memo memo;
+    for (int k = 0; k < ULY_GROUP_COUNT; k++) {
+        memo.e[k][0].bytes = memo.e[k][1].bytes = -1; /* no transfer has negative bytes */
+        memo.next[k] = 0;
+    }
+    memo.zero_msgs = uly_zero_gather_msgs(m, w);
+    const pricing x = {.c = c, .plan = plan, .n = plan->n_ops, .t = res->op_time_s, .ex = res->op_exposed_s,
+                       .keep = compute_s_keep, .reuse = compute_s_reuse, .totals = totals,
+                       .bytes = totals && !compute_s_reuse, .rt = &rt, .memo = &memo, .hd = &hd, .late = late,
+                       .zg = &zg, .bg = bg, .bgw = bgw};
+    /* summed in locals: stores through res could alias the plan's ops */
+    op_sums s = {0};
+    ops_pass(&s, &x, copies);
+
+    int ovf = 0;
+    double crit[2] = {s.ls.crit_f, s.ls.crit_b};
+    tm->compute_s = s.ls.compute_s;
+    tm->comm_exposed_s = s.ls.exposed_s;
+    if (compute_s_reuse) {
+        res->comm_tiers = s.tr.tiers;
+    } else if (totals) {
+        ovf = s.tr.ovf;
+        res->comm_fwd_bytes = s.tr.fwd, res->comm_bwd_bytes = s.tr.bwd;
+        res->comm_recompute_bytes = s.tr.recompute, res->zero_bytes = s.tr.zero;
+        res->comm_tiers = s.tr.tiers;
+    }
+    double frac[ULY_PLAN_MAX_OPS], bg_frac[2];
+    hidden_settle(tm, crit, frac, &x);
+    phase_background(tm, crit, bg_frac, &s, &x, w);
+    tm->layer_fwd_s = crit[0];
+    tm->layer_bwd_s = crit[1];
+    tm->model_s = s.model_s;
+    tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
+    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model);
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }
 
