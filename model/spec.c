@@ -116,9 +116,14 @@ int64_t uly_zero_prefetch_layers(const uly_workload *w)
     return w->zero_prefetch < 0 ? 0 : w->zero_prefetch == 0 ? 1 : w->zero_prefetch;
 }
 
+int uly_zero_gather_by_submodule(const uly_workload *w)
+{
+    return w->framework == ULY_FW_DEEPSPEED;
+}
+
 int uly_zero_gather_msgs(const uly_model *m, const uly_workload *w)
 {
-    return w->framework == ULY_FW_DEEPSPEED ? 4 + (m->swiglu ? 3 : 2) : 1;
+    return uly_zero_gather_by_submodule(w) ? 4 + (m->swiglu ? 3 : 2) : 1;
 }
 
 double uly_bucket_fraction(const uly_workload *w, const uly_plan *p)

@@ -1,7 +1,8 @@
 # The ulysim executable (included by sim/CMakeLists.txt), one folder per axis:
 #   driver/    main, the command line (args*.c), the resolved request
 #              (context.c), the MPI split and gather (par_mpi.c / par_serial.c:
-#              exactly one is compiled in) and the writers (output.c)
+#              exactly one is compiled in) and the writers (output.c tables
+#              and CSV, output_json.c JSON); --help is args_help.c
 #   plan/      the planning commands: plan, max-seq, min-gpus, sweep, presets,
 #              and plan --timeline
 #   validate/  prediction against measurement: validate (harness traces, runs

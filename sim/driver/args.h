@@ -116,6 +116,8 @@ int sim_args_takes_value(const char *name);
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);
 void sim_args_help(FILE *f);
+/* The parse's defaults, before any argument (args.c; --help states them). */
+void sim_args_defaults(sim_args *a);
 
 /* The options of the subcommands that read their own command line
  * (validate, calibrate, trace, runs; args_opt.c), read one way by all, so

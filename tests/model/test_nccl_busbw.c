@@ -6,7 +6,7 @@
  * bus bandwidth by nccl-tests' own definition (NVIDIA/nccl-tests
  * doc/PERFORMANCE.md: algbw = S / t, busbw = algbw x 2(n-1)/n for
  * all_reduce, x (n-1)/n for all_gather, reduce_scatter and alltoall), and
- * must land within 15% of the published figure (issue 34's acceptance).
+ * must land within 15% of the published figure (the collectives' bar in docs/validation.md).
  * Every row's error is printed. The bytes each rank sends, from S: an
  * all-reduce's ring sends 2(n-1)/n S, an all-gather's (n-1)/n of its output
  * S, a reduce-scatter's (n-1)/n of its input S, an all-to-all's (n-1)/n of
