@@ -128,7 +128,7 @@ static void lay_phase(tl_state *st, uly_phase ph)
 }
 
 /* Process 2: one step on the critical path, from the plan's timing. */
-static void lay_step(cJSON *ev, const uly_plan *p, const uly_result *r)
+static void lay_step(cJSON *ev, const uly_plan *p, const uly_result *r, const uly_workload *w)
 {
     const uly_timing *tm = &r->time;
     const double L = (double)tm->stage_layers, layers_s = L * (tm->layer_fwd_s + tm->layer_bwd_s);
@@ -177,9 +177,22 @@ static void lay_step(cJSON *ev, const uly_plan *p, const uly_result *r)
         t += d;
         fixed += d;
     }
-    const double first = tm->step_fixed_s - fixed;
-    if (first > 1e-12 * tm->step_s)
-        sim_te_slice(ev, 2, 1, "the step's first ZeRO-3 weight gather (nothing to hide under)", "comm-exposed", t, first);
+    /* the host's own work per step, as the user gave it */
+    if (w->step_overhead_s > 0) {
+        sim_te_slice(ev, 2, 1, "host work per step (--step-overhead-ms)", "host", t, w->step_overhead_s);
+        t += w->step_overhead_s;
+        fixed += w->step_overhead_s;
+    }
+    /* what no op carries: compute slowed beside the per-step transfers it
+     * hides and, under ZeRO-3, the step's first gather and last
+     * reduce-scatter, which have no compute to hide under */
+    const double rest = tm->step_fixed_s - fixed;
+    if (rest > 1e-12 * tm->step_s) {
+        const char *what = w->zero_stage == 3
+                               ? "ZeRO-3's first gather and last reduce-scatter, and compute slowed beside hidden transfers"
+                               : "compute slowed beside the transfers it hides";
+        sim_te_slice(ev, 2, 1, what, w->zero_stage == 3 ? "comm-exposed" : "compute", t, rest);
+    }
     sim_te_meta(ev, "thread_name", 2, 1, "critical path: the step");
     sim_te_meta(ev, "thread_name", 2, 2, "communication in flight (overlapped)");
 }
@@ -208,7 +221,7 @@ int sim_timeline_write(const char *path, const sim_ctx *c, const sim_summary *re
         snprintf(nm, sizeof nm, "communication in flight %d (overlapped)", k + 1);
         sim_te_meta(st.ev, "thread_name", 1, 2 + k, nm);
     }
-    lay_step(st.ev, p, r);
+    lay_step(st.ev, p, r, &c->w);
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
     cJSON *md = cJSON_AddObjectToObject(root, "otherData");
     cJSON_AddStringToObject(md, "source", "predicted by libulysim (ulysim --timeline), not measured");
