@@ -35,6 +35,8 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
     /* unscale and inf check, gradient norm, Adam, cast to half precision,
      * zero the gradient buffer: multi-tensor launches */
     K(OPTIMIZER, OPTIM, 5),
+    /* FSDP2's split_with_sizes_copy: one copy kernel per gathered layer */
+    K(FSDP_COPY_OUT, STREAM, 1),
     /* attention: its element-wise bytes are materialised scores' softmax and
      * dropout passes; its counts are uly_attn_kernels_of's */
     K(ATTN_FWD, SOFTMAX, 0), K(ATTN_BWD, SOFTMAX, 0),

@@ -452,6 +452,15 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
                           ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
         o->overlaps = ov;
+        if (uly_zero_copy_out(w)) {
+            /* FSDP2 gathers into one flat buffer, then copies each
+             * parameter out of it on the compute stream before the layer
+             * runs (split_with_sizes_copy): the gathered layer read and
+             * written, each time it is gathered */
+            const double copy = 2.0 * (double)g * (double)layer_sh * (double)beta;
+            uly_emit_elem(x, ULY_OPT_FSDP_COPY_OUT, ULY_PHASE_FWD, 0, copy, 0);
+            uly_emit_elem(x, ULY_OPT_FSDP_COPY_OUT, ULY_PHASE_BWD, 0, copy, 0);
+        }
     }
     /* gradient reductions hide under backward only on their own stream */
     const int32_t grad_ov = uly_grad_reduce_overlaps(w) ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;

@@ -121,6 +121,11 @@ int uly_zero_gather_by_submodule(const uly_workload *w)
     return w->framework == ULY_FW_DEEPSPEED;
 }
 
+int uly_zero_copy_out(const uly_workload *w)
+{
+    return w->framework == ULY_FW_FSDP;
+}
+
 int uly_zero_gather_msgs(const uly_model *m, const uly_workload *w)
 {
     return uly_zero_gather_by_submodule(w) ? 4 + (m->swiglu ? 3 : 2) : 1;

@@ -346,7 +346,9 @@ enum {
     X(PP_SEND_ACT, "pp_send_act") X(PP_SEND_GRAD, "pp_send_grad")               \
     /* data parallelism and ZeRO, and the optimizer */                         \
     X(ZERO_GATHER_W, "zero_gather_w") X(ZERO_RS_GRAD, "zero_rs_grad")           \
-    X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")
+    X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")        \
+    /* FSDP2's copy of a gathered layer out of the all-gather buffer */        \
+    X(FSDP_COPY_OUT, "fsdp_copy_out")
 
 typedef enum uly_op_type {
 #define ULY_OP_TYPE_ENUM(e, n) ULY_OPT_##e,
@@ -458,6 +460,11 @@ typedef struct uly_plan {
 int uly_zero_gather_msgs(const uly_model *m, const uly_workload *w);
 /* 1 when the framework gathers a submodule at a time (DeepSpeed), 0 a layer at once (FSDP). */
 int uly_zero_gather_by_submodule(const uly_workload *w);
+/* 1 when the framework copies each gathered layer out of its all-gather
+ * buffer on the compute stream (FSDP2's fully_shard: split_with_sizes_copy
+ * in foreach_all_gather_copy_out), 0 when the layer is used where it was
+ * gathered (DeepSpeed, Megatron-LM's distributed optimizer). */
+int uly_zero_copy_out(const uly_workload *w);
 
 /* The share of a rank's model parameters in one bucket of the framework's
  * overlapped gradient reduction and parameter gather, at most 1: the last

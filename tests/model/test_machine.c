@@ -215,6 +215,43 @@ static void zero3_gather_messages(const uly_model *mp)
     CHECK(fabs(t[1] / (7 * alpha + n / B) - 1) < 1e-12, "fsdp gather %.9g s, want %.9g", t[1], 7 * alpha + n / B);
 }
 
+/* FSDP2 copies each gathered layer out of its all-gather buffer on the
+ * compute stream (split_with_sizes_copy), before the forward and again
+ * before the backward: the whole gathered layer read and written, beta
+ * bytes a parameter, at the stream class's bandwidth with one kernel's
+ * launch; DeepSpeed and Megatron-LM use the gathered buffer in place. The
+ * gathered layer is the ZeRO group's padded shards: g x ceil(P_layer / g). */
+static void fsdp_copy_out(const uly_model *mp)
+{
+    const uly_model m = *mp;
+    uly_result r;
+    uly_cluster c = fx_a100(1);
+    c.gpu.mb_eff[ULY_MB_STREAM] = 0.85;
+    c.gpu.kernel_floor_s[0] = 2.6e-6;
+    uly_workload w = fx_work(4096);
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+    const uly_framework fw[3] = {ULY_FW_FSDP, ULY_FW_DEEPSPEED, ULY_FW_MEGATRON};
+    for (int k = 0; k < 3; k++) {
+        w.framework = fw[k];
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "zero-3 %s", uly_framework_name(fw[k]));
+        for (int ph = ULY_PHASE_FWD; ph <= ULY_PHASE_BWD; ph++) {
+            const int i = find(&plan, ULY_OPT_FSDP_COPY_OUT, (uly_phase)ph);
+            if (fw[k] != ULY_FW_FSDP) {
+                CHECK(i < 0, "%s copies no gathered layer", uly_framework_name(fw[k]));
+                continue;
+            }
+            CHECK(i >= 0, "fsdp: a copy-out in %s", uly_phase_name((uly_phase)ph));
+            if (i < 0) continue;
+            const double g = 8, shard = ceil(ceil(plan.layer_params_rank) / g);
+            const double bytes = 2.0 * g * shard * 2.0; /* bf16: read and write */
+            CHECK(plan.ops[i].bytes_touched == bytes, "copy-out bytes %.17g, want %.17g", plan.ops[i].bytes_touched, bytes);
+            const double want = bytes / (2.0e12 * 0.85) + 2.6e-6;
+            CHECK(fabs(r.op_time_s[i] / want - 1) < 1e-12, "copy-out %.9g s, want %.9g s", r.op_time_s[i], want);
+        }
+    }
+}
+
 /* Megatron-LM's distributed optimizer with --overlap-param-gather:
  * the step's weight gather runs under the next step's first forward,
  * bucket by bucket (max(40M, 1M x DP) parameters), the first bucket
@@ -257,6 +294,7 @@ int main(void)
 {
     const uly_model m = fx_gpt7b();
     memory_bound_classes(&m);
+    fsdp_copy_out(&m);
     host_bound_phases(&m);
     overlap_slowdown_tiers(&m);
     zero3_gather_messages(&m);
