@@ -215,7 +215,7 @@ static int plan_only(const char *canon)
         "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--seq", "--heads", "--kv-heads", "--head-dim", "--ffn",
         "--batch", "--vocab", "--layers", "--swiglu", "--causal", "--no-causal", "--split", "--recompute", "--zero",
         "--kernel", "--sync", "--seed", "--check", "--no-check", "--check-seed", "--print-plan", "--inject-error",
-        "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill"};
+        "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill", "--inject-stop-check"};
     for (size_t k = 0; k < sizeof plan / sizeof plan[0]; k++)
         if (!strcmp(canon, plan[k])) return 1;
     return 0;
@@ -454,6 +454,7 @@ static const hx_opt opts[] = {
     INJECT("--inject-fail", inject_fail_rank, inject_fail_op),
     INJECT("--inject-hang", inject_hang_rank, inject_hang_op),
     INJECT("--inject-kill", inject_kill_rank, inject_kill_op),
+    SWITCH("--inject-stop-check", inject_stop_check, 1),
 };
 #undef F
 #undef NUM
