@@ -1,4 +1,6 @@
 /* hx_args.c: ulyharness command line. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -58,7 +60,7 @@ static const char usage_rest[] =
     "  --out FILE          write the trace (JSON lines) to FILE\n"
     "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
     "                      --cluster-file is the same flag)\n"
-    "  --seed S            input seed (default 1)\n"
+    "  --seed S            input seed, 0..2^53 (default 1)\n"
     "  --check auto|full|sampled|none   the float64 single-rank reference check on\n"
     "                      rank 0. full: every head and row; sampled: the attention\n"
     "                      output and dQ, dK, dV of one KV head in eight (its query\n"
@@ -163,12 +165,16 @@ static int parse_size(const char *flag, const char *s, int64_t *out, int rank)
     return 0;
 }
 
+/* A decimal integer in lo..hi, the whole value: strtoll alone skips leading
+ * blanks (" 5"), takes a '+' and clamps what overflows to LLONG_MAX. */
 static int parse_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, int rank)
 {
     char *end = NULL;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi)
-        return hx_args_reject(rank, "%s %s: must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
+    if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))) || *end ||
+        errno == ERANGE || v < lo || v > hi)
+        return hx_args_reject(rank, "%s '%s': must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
     *out = v;
     return 0;
 }
@@ -439,7 +445,7 @@ static const hx_opt opts[] = {
     READ("--out", read_out),
     READ("--cluster", read_cluster),
     READ("--cluster-file", read_cluster),
-    NUM("--seed", OPT_U64, seed, 0, INT64_MAX),
+    NUM("--seed", OPT_U64, seed, 0, (int64_t)1 << 53), /* the trace's JSON number holds it exactly */
     READ("--timeout", read_timeout),
     SWITCH("--microbench", microbench, 1),
     SIZE("--mb-min", mb_min),

@@ -53,6 +53,16 @@ int hx_trace_close(hx_trace *trace, const char *path, int ok)
 
 /* --------------------------------------------------------- header parts */
 
+/* A seed (at most 2^53, hx_args.c) as its exact decimal integer: cJSON
+ * prints a double with 15 significant digits where 17 would not round-trip
+ * ("seed": 9.00719925474099e+15), so the trace would not repeat the run. */
+static void add_u53(cJSON *o, const char *key, uint64_t v)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    cJSON_AddRawToObject(o, key, num);
+}
+
 static void trim(char *s)
 {
     size_t n = strlen(s);
@@ -271,12 +281,12 @@ int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
     cJSON_AddNumberToObject(x, "threads", c->o.threads);
     cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
     cJSON_AddNumberToObject(x, "reps", c->o.reps);
-    cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
+    add_u53(x, "seed", c->o.seed);
     cJSON_AddStringToObject(x, "backend", c->be ? c->be->name : "mpi");
     cJSON_AddStringToObject(x, "sync", c->o.sync_pass ? "pass" : "op");
     static const char *const check_names[] = {"auto", "full", "sampled", "none"};
     cJSON_AddStringToObject(x, "check", check_names[c->check_mode]);
-    if (c->check_mode == HX_CHECK_SAMPLED) cJSON_AddNumberToObject(x, "check_seed", (double)c->check_seed);
+    if (c->check_mode == HX_CHECK_SAMPLED) add_u53(x, "check_seed", c->check_seed);
     /* the two sync modes differ only in their first sentence */
     char timing[768];
     snprintf(timing, sizeof timing,
@@ -403,7 +413,7 @@ int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
         /* what the sample compared: the heads over every row, dX on the rows */
         const struct hx_sample *S = &c->sample;
         cJSON *sm = cJSON_AddObjectToObject(ck, "sample");
-        cJSON_AddNumberToObject(sm, "seed", (double)c->check_seed);
+        add_u53(sm, "seed", c->check_seed);
         cJSON *kv = cJSON_AddArrayToObject(sm, "kv_heads"), *q = cJSON_AddArrayToObject(sm, "heads");
         cJSON *rows = cJSON_AddArrayToObject(sm, "dx_rows");
         for (int64_t i = 0; i < S->n_kv; i++) cJSON_AddItemToArray(kv, cJSON_CreateNumber((double)S->kv[i]));
