@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hx.h"
+#include "hx_trace.h"
 #include "out_file.h"
 #include "preset.h"
 #include "text_quote.h"
@@ -540,6 +541,7 @@ int hx_args_out_check(const hx_opts *o)
         if (o->cluster && !preset_path(o->cluster, cluster, sizeof cluster, &kind, why, sizeof why))
             out_file_input_note(cluster, NULL);
         bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
+        if (!bad) bad = hx_trace_preopen(o->out, why, sizeof why); /* a FIFO's reader */
         if (bad) hx_args_reject(0, "--out %s", why);
     }
     HX_TRY(HX_MPI(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD)));

@@ -12,17 +12,39 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string.h>
+#include <sys/stat.h>
+
 #include <cjson/cJSON.h>
 
 #include "hx.h"
 #include "hx_trace.h"
+
+/* rank 0's --out opened while the options were checked (a FIFO, a device) */
+static struct {
+    int open;
+    out_file file;
+} preopened;
+
+int hx_trace_preopen(const char *path, char *why, size_t why_len)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return 0;
+    const int rc = out_file_open(&preopened.file, path, OUT_FILE_STREAM, why, why_len);
+    preopened.open = rc == 0;
+    return rc ? 2 : 0;
+}
 
 int hx_trace_open(hx_trace *trace, const char *path)
 {
     trace->fp = NULL;
     if (!path || hx_world_rank() != 0) return HX_OK;
     char why[4400];
-    if (out_file_open(&trace->file, path, OUT_FILE_STREAM, why, sizeof why)) return hx_fail("trace: %s", why);
+    if (preopened.open && !strcmp(preopened.file.path, path)) {
+        trace->file = preopened.file;
+        preopened.open = 0;
+    } else if (out_file_open(&trace->file, path, OUT_FILE_STREAM, why, sizeof why))
+        return hx_fail("trace: %s", why);
     trace->fp = trace->file.fp;
     return HX_OK;
 }
