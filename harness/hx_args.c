@@ -382,9 +382,12 @@ static int read_cluster(hx_opts *o, const char *a, const char *v, int rank)
 
 static int read_timeout(hx_opts *o, const char *a, const char *v, int rank)
 {
+    /* decimal digits from the first character: strtod alone takes " 7",
+     * hex ("0x10" as 16) and "inf" */
     char *end = NULL;
     double t = strtod(v, &end);
-    if (!*v || *end || !(t >= 0) || t > 1e6) return hx_args_reject(rank, "%s %s: seconds >= 0 (0: off)", a, v);
+    if (!isdigit((unsigned char)v[0]) || strspn(v, "0123456789.eE+-") != strlen(v) || *end || !(t >= 0) || t > 1e6)
+        return hx_args_reject(rank, "%s '%s': not a number of seconds (valid: 0..1000000, 0: off)", a, v);
     o->timeout_s = t;
     return 0;
 }
