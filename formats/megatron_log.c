@@ -8,6 +8,7 @@
 #include "runs_read.h"
 #include "text_file.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -36,11 +37,17 @@ static const char *quoted(const char *v, char *buf, size_t n) { return quoted_n(
 /* The token at p: a field's value, from its first non-blank up to the
  * separator Megatron-LM prints after it ("4012.5 |", "size: 16,", "new
  * size: 50304)") or the end of the line, less trailing blanks. So the whole
- * field is the number: "4012.5 5 |" is not read as 4012.5. */
+ * field is the number: "4012.5 5 |" is not read as 4012.5. A comma between
+ * digits is no separator but part of the number, written through a logger
+ * or a locale ("5,123.4", "5123,4"): the token runs on over it, so the
+ * number is refused by name (the digits ',' is not one of), never read as
+ * its first group (5). */
 static const char *token_at(const char *p, size_t *len)
 {
     p += strspn(p, " \t");
     size_t k = strcspn(p, "|,)");
+    while (p[k] == ',' && k && isdigit((unsigned char)p[k - 1]) && isdigit((unsigned char)p[k + 1]))
+        k += 1 + strcspn(p + k + 1, "|,)");
     while (k && (p[k - 1] == ' ' || p[k - 1] == '\t' || p[k - 1] == '\r')) k--;
     *len = k;
     return p;

@@ -221,7 +221,7 @@ static void put(const char *s)
 static void on_signal(int sig)
 {
     put(sig_prog);
-    put(sig == SIGINT ? ": interrupted by SIGINT" : ": interrupted by SIGTERM");
+    put(sig == SIGINT ? ": interrupted by SIGINT" : sig == SIGHUP ? ": interrupted by SIGHUP" : ": interrupted by SIGTERM");
     int any = 0;
     for (int i = 0; i < REG_SLOTS; i++)
         if (reg_used[i]) {
@@ -243,7 +243,10 @@ int out_file_signals_install(const char *prog)
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT);
     sigaddset(&sa.sa_mask, SIGTERM);
-    return sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0;
+    sigaddset(&sa.sa_mask, SIGHUP);
+    /* SIGHUP too: a closed terminal or ssh session ends the run as ^C does */
+    return sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0 ||
+           sigaction(SIGHUP, &sa, NULL) != 0;
 }
 
 /* ------------------------------------------------------------ the writer */
@@ -328,7 +331,8 @@ void out_file_discard(out_file *f)
     f->slot = -1;
 }
 
-int out_file_commit(out_file *f, const char *suffix, char *why, size_t why_len)
+/* Flushes and closes the stream; a temporary reaches the disk. 0 or errno. */
+static int stream_close(out_file *f)
 {
     int err = 0;
     if (f->fp) {
@@ -338,12 +342,45 @@ int out_file_commit(out_file *f, const char *suffix, char *why, size_t why_len)
         if (fclose(f->fp) != 0 && !err) err = errno;
         f->fp = NULL;
     }
+    return err;
+}
+
+int out_file_finish(out_file *f, char *why, size_t why_len)
+{
+    const int err = stream_close(f);
+    if (err) {
+        out_file_discard(f);
+        return fail(why, why_len, 1, "cannot write %s: %s", f->path, strerror(err));
+    }
+    return 0;
+}
+
+/* The rename itself reaches the disk: its directory synced, so that a power
+ * loss after the run said it wrote FILE cannot lose FILE. A file system
+ * that cannot sync a directory (EINVAL, EROFS) has nothing to do. */
+static int dir_sync(const char *final)
+{
+    char dir[4096];
+    if (dir_of(final, dir, sizeof dir)) return 0;
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    const int rc = fsync(fd) != 0 && errno != EINVAL && errno != EROFS ? errno : 0;
+    close(fd);
+    return rc;
+}
+
+int out_file_commit(out_file *f, const char *suffix, char *why, size_t why_len)
+{
+    int err = stream_close(f);
     if (!err && f->tmp[0]) {
         char final[4200];
         const int w = snprintf(final, sizeof final, "%s%s", f->target, suffix ? suffix : "");
         if (w < 0 || (size_t)w >= sizeof final) err = ENAMETOOLONG;
         else if (rename(f->tmp, final) != 0) err = errno;
-        else f->tmp[0] = 0;
+        else {
+            f->tmp[0] = 0;
+            err = dir_sync(final);
+        }
     }
     if (err) {
         out_file_discard(f);

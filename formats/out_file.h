@@ -26,8 +26,9 @@
  * what would be valid), found before any work by out_file_check; 1 a
  * write that failed (the reason names the file and the system's reason).
  *
- * SIGINT and SIGTERM (out_file_signals_install): the process says it was
- * interrupted, removes the temporaries still open and exits 1. */
+ * SIGINT, SIGTERM and SIGHUP (out_file_signals_install): the process says
+ * it was interrupted, removes the temporaries still open and exits 1.
+ * A committed file's directory is synced after the rename. */
 #ifndef ULY_OUT_FILE_H
 #define ULY_OUT_FILE_H
 
@@ -66,13 +67,20 @@ int out_file_open(out_file *f, const char *path, int how, char *why, size_t why_
  * place, the suffix is moot). 0, or 1 with "cannot write FILE: reason". */
 int out_file_commit(out_file *f, const char *suffix, char *why, size_t why_len);
 
+/* Closes the stream (flushed, a temporary synced) but keeps the temporary
+ * f->tmp unrenamed, for another program to read by that private name
+ * before out_file_commit renames it (plot renders from its CSV's
+ * temporary: a concurrent run's CSV under the final name is never read).
+ * 0, or 1 with "cannot write FILE: reason" (the temporary removed). */
+int out_file_finish(out_file *f, char *why, size_t why_len);
+
 /* Abandons: closes and removes the temporary. Safe to call twice. */
 void out_file_discard(out_file *f);
 
 /* The whole of text and a newline to path (open, write, commit). */
 int out_file_write_text(const char *path, const char *text, char *why, size_t why_len);
 
-/* SIGINT and SIGTERM: "PROG: interrupted by SIGINT; removed FILE.tmp.PID",
+/* SIGINT, SIGTERM, SIGHUP: "PROG: interrupted by SIGINT; removed FILE.tmp.PID",
  * then exit status 1. */
 int out_file_signals_install(const char *prog);
 

@@ -315,10 +315,17 @@ int preset_path(const char *name, char *path, size_t path_len, const char **kind
     for (int k = 0; k < 2; k++) {
         if (resolve(kinds[k], name, path, path_len, shown, sizeof shown, why, why_len) != 0) continue;
         struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > PRESET_MAX_BYTES)
+            return js_fail(why, why_len, path, "is %lld bytes; a preset may be at most %d bytes (1 MiB), as --model "
+                                               "and --cluster read it", (long long)st.st_size, PRESET_MAX_BYTES);
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
             *kind = kinds[k];
             return 0;
         }
+        /* listed by its name, so not unknown: what it is instead */
+        if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+            return js_fail(why, why_len, path, "is not a regular file (a FIFO, socket or device); a preset is a .json "
+                                               "file");
         if (preset_is_path(name)) return js_fail(why, why_len, NULL, "%s: no such preset file", path);
     }
     char models[1024], clusters[1024], shown_name[80], near_m[64], near_c[64], hint[96] = "";

@@ -27,6 +27,7 @@ typedef struct rd {
     int exec_order[ULY_PLAN_MAX_OPS]; /* the header's harness.execution_order */
     int n_exec_order;                 /* 0: none given (older traces): order not checked */
     int64_t summary_ops;              /* the summary's "ops", -1 when absent: checked once every line is read */
+    int bytes_ok_said;                /* the summary has "bytes_ok" (checked against the op lines at the end) */
 } rd;
 
 /* "PATH:LINE: message", or "PATH: message" for the file as a whole. */

@@ -395,6 +395,7 @@ static int parse_summary(rd *r, const cJSON *x, trace_run *run)
     /* traces/FORMAT.md: "ok is bytes_ok and check.ok" (a skipped check
      * passes nothing and fails nothing): a summary that says otherwise
      * contradicts itself, and which of its words is the run's is unknown */
+    r->bytes_ok_said = get(x, "bytes_ok") != NULL;
     const int want = run->bytes_ok && (run->check_skipped || run->check_ok);
     if ((get(x, "bytes_ok") || (ck && get(ck, "ok"))) && run->ok != want)
         return fail(r, r->line, "summary \"ok\" is %s but \"bytes_ok\" is %s and \"check\" %s (valid: ok = "
@@ -434,6 +435,17 @@ static int plan_complete(rd *r, const trace_run *run, int seen_summary)
     if (r->summary_ops >= 0 && r->summary_ops != run->n_order)
         return fail(r, seen_summary, "summary \"ops\" = %lld, but the trace has %d op lines (valid: the number "
                                       "of op lines, one per plan op)", (long long)r->summary_ops, run->n_order);
+    /* bytes that differ from the plan are data (validate reports them), but
+     * a summary saying "bytes_ok": true over an op line that differs
+     * contradicts itself: which one is the run's is unknown */
+    for (int k = 0; r->bytes_ok_said && run->bytes_ok && k < run->n_order; k++) {
+        const trace_op *o = &run->ops[run->order[k]];
+        if (o->bytes_sent != o->bytes_planned)
+            return fail(r, o->line, "op id %d (%s): bytes_sent %lld is not bytes_planned %lld, but the summary on "
+                                    "line %d says \"bytes_ok\": true (valid: bytes_ok false, or the planned bytes)",
+                        run->order[k], uly_op_type_name(run->plan.ops[run->order[k]].type), (long long)o->bytes_sent,
+                        (long long)o->bytes_planned, run->summary_line);
+    }
     /* the measured step as validate works it out (sim/trace/trace_join.c: per
      * layer op, a transfer's transfer_s plus its wait_s, another op's
      * time_s; the slowest rank's where the plan gives the ranks different

@@ -49,6 +49,7 @@ typedef struct hx_opts {
     int inject_fail_rank, inject_fail_op;   /* -1 = off; op -1 = first comm op */
     int inject_hang_rank, inject_hang_op;
     int inject_kill_rank, inject_kill_op;
+    int inject_stop_check; /* rank 0 stops itself (SIGSTOP) in the reference check, the others waiting */
     int check;             /* --check: HX_CHECK_AUTO, _FULL, _SAMPLED or _NONE */
     uint64_t check_seed;   /* --check-seed: the sample's seed; 0 = drawn per run */
     int no_check;          /* --check none: skip the reference (benchmarks) */
@@ -144,7 +145,12 @@ void hx_slab_free(hx_slab *s);              /* a host slab (hx_slab_carve); a ze
 int hx_watchdog_start(double timeout_s);
 void hx_watchdog_op_time(double seconds); /* an op's time: waits in MPI allow for a peer's as long */
 void hx_beat(int op_id, const char *name); /* progress: entering op (or phase) */
-void hx_watchdog_pause(int paused);        /* 1: long local work that cannot hang on MPI */
+void hx_wait_for(int world_rank);          /* the rank waited on inside MPI (named if it hangs); -1: none */
+/* Rank 0's long local work while the others wait on it: rank 0 calls
+ * hx_alive_tick from its loops; then every rank calls
+ * hx_bcast_after_root_work (buf holds n + 1 doubles, the last one its own). */
+void hx_alive_tick(void);
+int hx_bcast_after_root_work(double *buf, int n);
 
 /* A group communicator and where this rank sits in it. */
 typedef struct hx_group {

@@ -1,10 +1,13 @@
 /* hx_args.c: ulyharness command line. */
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hx.h"
+#include "hx_trace.h"
 #include "out_file.h"
 #include "preset.h"
 #include "text_quote.h"
@@ -58,7 +61,7 @@ static const char usage_rest[] =
     "  --out FILE          write the trace (JSON lines) to FILE\n"
     "  --cluster NAME|FILE cluster profile for the plan and the trace (default cpu-local;\n"
     "                      --cluster-file is the same flag)\n"
-    "  --seed S            input seed (default 1)\n"
+    "  --seed S            input seed, 0..2^53 (default 1)\n"
     "  --check auto|full|sampled|none   the float64 single-rank reference check on\n"
     "                      rank 0. full: every head and row; sampled: the attention\n"
     "                      output and dQ, dK, dV of one KV head in eight (its query\n"
@@ -163,12 +166,16 @@ static int parse_size(const char *flag, const char *s, int64_t *out, int rank)
     return 0;
 }
 
+/* A decimal integer in lo..hi, the whole value: strtoll alone skips leading
+ * blanks (" 5"), takes a '+' and clamps what overflows to LLONG_MAX. */
 static int parse_int(const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out, int rank)
 {
     char *end = NULL;
+    errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi)
-        return hx_args_reject(rank, "%s %s: must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
+    if (!(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))) || *end ||
+        errno == ERANGE || v < lo || v > hi)
+        return hx_args_reject(rank, "%s '%s': must be an integer in %lld..%lld", flag, s, (long long)lo, (long long)hi);
     *out = v;
     return 0;
 }
@@ -215,7 +222,7 @@ static int plan_only(const char *canon)
         "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--seq", "--heads", "--kv-heads", "--head-dim", "--ffn",
         "--batch", "--vocab", "--layers", "--swiglu", "--causal", "--no-causal", "--split", "--recompute", "--zero",
         "--kernel", "--sync", "--seed", "--check", "--no-check", "--check-seed", "--print-plan", "--inject-error",
-        "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill"};
+        "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill", "--inject-stop-check"};
     for (size_t k = 0; k < sizeof plan / sizeof plan[0]; k++)
         if (!strcmp(canon, plan[k])) return 1;
     return 0;
@@ -375,9 +382,12 @@ static int read_cluster(hx_opts *o, const char *a, const char *v, int rank)
 
 static int read_timeout(hx_opts *o, const char *a, const char *v, int rank)
 {
+    /* decimal digits from the first character: strtod alone takes " 7",
+     * hex ("0x10" as 16) and "inf" */
     char *end = NULL;
     double t = strtod(v, &end);
-    if (!*v || *end || !(t >= 0) || t > 1e6) return hx_args_reject(rank, "%s %s: seconds >= 0 (0: off)", a, v);
+    if (!isdigit((unsigned char)v[0]) || strspn(v, "0123456789.eE+-") != strlen(v) || *end || !(t >= 0) || t > 1e6)
+        return hx_args_reject(rank, "%s '%s': not a number of seconds (valid: 0..1000000, 0: off)", a, v);
     o->timeout_s = t;
     return 0;
 }
@@ -439,7 +449,7 @@ static const hx_opt opts[] = {
     READ("--out", read_out),
     READ("--cluster", read_cluster),
     READ("--cluster-file", read_cluster),
-    NUM("--seed", OPT_U64, seed, 0, INT64_MAX),
+    NUM("--seed", OPT_U64, seed, 0, (int64_t)1 << 53), /* the trace's JSON number holds it exactly */
     READ("--timeout", read_timeout),
     SWITCH("--microbench", microbench, 1),
     SIZE("--mb-min", mb_min),
@@ -454,6 +464,7 @@ static const hx_opt opts[] = {
     INJECT("--inject-fail", inject_fail_rank, inject_fail_op),
     INJECT("--inject-hang", inject_hang_rank, inject_hang_op),
     INJECT("--inject-kill", inject_kill_rank, inject_kill_op),
+    SWITCH("--inject-stop-check", inject_stop_check, 1),
 };
 #undef F
 #undef NUM
@@ -533,6 +544,7 @@ int hx_args_out_check(const hx_opts *o)
         if (o->cluster && !preset_path(o->cluster, cluster, sizeof cluster, &kind, why, sizeof why))
             out_file_input_note(cluster, NULL);
         bad = out_file_check(o->out, OUT_FILE_STREAM, why, sizeof why);
+        if (!bad) bad = hx_trace_preopen(o->out, why, sizeof why); /* a FIFO's reader */
         if (bad) hx_args_reject(0, "--out %s", why);
     }
     HX_TRY(HX_MPI(MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD)));

@@ -43,6 +43,7 @@
  * as given) and rows it does not sample. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -312,16 +313,16 @@ static int reference(const hx_ctx *c, const struct hx_sample *S, ref *R)
     ds.causal = c->w.causal != 0;
     ds.acc = KERN_ACC_F64;
     const int64_t nq = S->n_q * N * d, nk = S->n_kv * N * d;
-    for (int64_t bb = 0; bb < b; bb++)
+    for (int64_t bb = 0; bb < b; bb++, hx_alive_tick())
         if (kern_attn_ref_fwd_f64(&ds, R->Qh + bb * nq, R->Kh + bb * nk, R->Vh + bb * nk, R->Oh + bb * nq,
                                   R->lse + bb * S->n_q * N) != KERN_OK)
             return hx_fail("reference attention forward failed");
     heads_put(c, R->Oh, S->q, S->n_q, a, R->out[CK_O]);
     /* the rest of the layer and its backward, row by row, to dO */
     for (int64_t bb = 0; bb < b; bb++)
-        for (int64_t p0 = 0; p0 < N; p0 += REF_BLOCK)
+        for (int64_t p0 = 0; p0 < N; p0 += REF_BLOCK, hx_alive_tick())
             ref_rows(c, S, R, bb, p0, N - p0 < REF_BLOCK ? N - p0 : REF_BLOCK);
-    for (int64_t bb = 0; bb < b; bb++)
+    for (int64_t bb = 0; bb < b; bb++, hx_alive_tick())
         if (kern_attn_ref_bwd_f64(&ds, R->Qh + bb * nq, R->Kh + bb * nk, R->Vh + bb * nk, R->Oh + bb * nq,
                                   R->lse + bb * S->n_q * N, R->dOh + bb * nq, R->dQh + bb * nq, R->dKh + bb * nk,
                                   R->dVh + bb * nk) != KERN_OK)
@@ -329,7 +330,7 @@ static int reference(const hx_ctx *c, const struct hx_sample *S, ref *R)
     heads_put(c, R->dQh, S->q, S->n_q, a, R->out[CK_DQ]);
     heads_put(c, R->dKh, S->kv, S->n_kv, k, R->out[CK_DK]);
     heads_put(c, R->dVh, S->kv, S->n_kv, k, R->out[CK_DV]);
-    for (int64_t i0 = 0; i0 < S->n_rows; i0 += REF_BLOCK)
+    for (int64_t i0 = 0; i0 < S->n_rows; i0 += REF_BLOCK, hx_alive_tick())
         ref_dx(c, S, R, i0, S->n_rows - i0 < REF_BLOCK ? S->n_rows - i0 : REF_BLOCK);
     return HX_OK;
 }
@@ -464,6 +465,7 @@ static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[C
         double mref = checked_max(c, S, t, R->out[t], NULL);
         if (mref == 0) mref = 1;
         for (int64_t rep = 0; rep < c->dp * c->l.pp; rep++) {
+            hx_alive_tick();
             assemble(c, all, t, rep, full);
             const double e = checked_max(c, S, t, full, R->out[t]) / mref;
             if (!(e <= err[t])) err[t] = e;
@@ -482,9 +484,17 @@ static int check_on_root(const hx_ctx *c, const piece mine[CK_N], double err[CK_
     int rc = HX_OK;
     for (int src = 0; src < P && rc == HX_OK; src++)
         for (int t = 0; t < CK_N && rc == HX_OK; t++) {
+            hx_alive_tick();
+            hx_wait_for(src);
             if (src == 0) all[t] = mine[t];
             else rc = piece_recv(&all[src * CK_N + t], src, t);
+            hx_wait_for(-1);
         }
+    if (rc == HX_OK && c->o.inject_stop_check) { /* as a debugger or a swapped-out node would */
+        fprintf(stderr, "ulyharness: rank 0: injected stop in the reference check\n");
+        fflush(stderr);
+        raise(SIGSTOP);
+    }
     ref R;
     hx_slab s = {0};
     if (rc == HX_OK) {
@@ -651,19 +661,18 @@ int hx_check(hx_ctx *c)
                                 "the float64 oracle; errors of a wrong result are O(1)";
     }
     int ok = 1;
-    /* local work on rank 0; the others wait in the broadcast below */
-    hx_watchdog_pause(1);
+    /* local work on rank 0 (its computing is its watchdog's heartbeat; its
+     * alive messages the others'); the others wait in the broadcast below */
+    hx_beat(-1, me == 0 ? "check: the float64 reference on rank 0" : "check: waiting for rank 0's reference check");
     if (me == 0) {
         HX_TRY(check_on_root(c, mine, err));
         for (int t = 0; t < CK_N; t++)
             if (!(err[t] <= c->tol)) ok = 0;
-        hx_watchdog_pause(0);
     }
-    double buf[CK_N + 1];
+    double buf[CK_N + 2];
     for (int t = 0; t < CK_N; t++) buf[t] = err[t];
     buf[CK_N] = ok;
-    HX_TRY(HX_MPI(MPI_Bcast(buf, CK_N + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD)));
-    hx_watchdog_pause(0);
+    HX_TRY(hx_bcast_after_root_work(buf, CK_N + 1));
     for (int t = 0; t < CK_N; t++) c->err[t] = buf[t];
     ok = buf[CK_N] != 0;
     const int sampled = c->check_mode == HX_CHECK_SAMPLED;

@@ -41,11 +41,14 @@ static struct hx_proc {
     _Atomic double last;             /* watchdog: hx_now() at the last beat */
     _Atomic int op;                  /* the op (or -1) and the phase it is in */
     const char *_Atomic name;
-    _Atomic int paused, in_mpi;
+    _Atomic int in_mpi;
+    _Atomic int peer;                /* the world rank this rank waits on inside MPI, or -1: unknown */
+    double alive_last;               /* rank 0: when it last told the others it is alive */
+    int64_t alive_sent;              /* rank 0: how many times */
     _Atomic double longest_op_s;     /* the longest op this rank has run: a peer's op may take as long */
     double timeout, grace;           /* set before the thread starts */
     clockid_t main_cpu;              /* the main thread's CPU clock: its advance is a heartbeat */
-} proc = {.size = 1, .op = -1, .name = "startup"};
+} proc = {.size = 1, .op = -1, .name = "startup", .peer = -1};
 
 int hx_proc_init(void)
 {
@@ -216,12 +219,6 @@ void hx_beat(int op_id, const char *name)
     atomic_store(&proc.last, hx_now());
 }
 
-void hx_watchdog_pause(int paused)
-{
-    atomic_store(&proc.last, hx_now());
-    atomic_store(&proc.paused, paused);
-}
-
 void hx_watchdog_op_time(double seconds)
 {
     if (seconds > atomic_load(&proc.longest_op_s)) atomic_store(&proc.longest_op_s, seconds);
@@ -241,7 +238,6 @@ static void *wd_main(void *arg)
     double cpu_ref = cpu_s(proc.main_cpu);
     for (;;) {
         nanosleep(&tick, NULL);
-        if (atomic_load(&proc.paused)) continue;
         const int in_mpi = atomic_load(&proc.in_mpi);
         /* outside MPI, the main thread computing is progress: 2 ms of CPU
          * since the last beat (a sleeping or stopped thread gets none) */
@@ -261,15 +257,86 @@ static void *wd_main(void *arg)
         if (idle > limit) {
             int op = atomic_load(&proc.op);
             const char *nm = atomic_load(&proc.name);
-            fprintf(stderr,
-                    "ulyharness: rank %d: watchdog: no progress for %.0f s in op %d (%s): %s; aborting the job\n",
-                    proc.rank, idle, op, nm ? nm : "?",
-                    in_mpi ? "blocked inside MPI, waiting for a peer" : "HUNG outside MPI (this rank is the hung one)");
+            const int peer = atomic_load(&proc.peer);
+            char why[160];
+            if (!in_mpi) snprintf(why, sizeof why, "HUNG outside MPI (this rank is the hung one)");
+            else if (peer >= 0)
+                snprintf(why, sizeof why, "blocked inside MPI waiting for rank %d, which sent nothing: rank %d is the "
+                                          "stopped or hung one", peer, peer);
+            else snprintf(why, sizeof why, "blocked inside MPI, waiting for a peer");
+            fprintf(stderr, "ulyharness: rank %d: watchdog: no progress for %.0f s in op %d (%s): %s; aborting the job\n",
+                    proc.rank, idle, op, nm ? nm : "?", why);
             fflush(stderr);
             hx_job_abort(1);
         }
     }
     return NULL;
+}
+
+void hx_wait_for(int world_rank) { atomic_store(&proc.peer, world_rank); }
+
+/* ------------------------------------------- rank 0's long local work
+ *
+ * While rank 0 works alone (the float64 reference check) the others wait
+ * for its broadcast. A rank stopped there stops its own watchdog with it,
+ * so the waiting ranks must judge it: rank 0 sends each of them an empty
+ * "alive" message from its work loops (hx_alive_tick, at most every
+ * timeout/4 s), each one a beat for the receiver's watchdog; the waiting
+ * ranks post the broadcast non-blocking and test it, taking these messages,
+ * between short sleeps, so a silent rank 0 trips their watchdog within its
+ * usual limit inside MPI and the message names rank 0. The broadcast's last
+ * element is how many were sent, so every one is received before it ends. */
+#define HX_TAG_ALIVE 190
+
+void hx_alive_tick(void)
+{
+    if (proc.rank != 0 || proc.size < 2) return;
+    const double now = hx_now(), every = proc.timeout > 0 && proc.timeout < 4 ? proc.timeout / 4 : 1.0;
+    atomic_store(&proc.last, now); /* rank 0 working is its own progress too */
+    if (now - proc.alive_last < every) return;
+    proc.alive_last = now;
+    proc.alive_sent++;
+    for (int r = 1; r < proc.size; r++) {
+        MPI_Request rq;
+        if (MPI_Isend(NULL, 0, MPI_BYTE, r, HX_TAG_ALIVE, MPI_COMM_WORLD, &rq) == MPI_SUCCESS) MPI_Request_free(&rq);
+        else proc.alive_sent = -1; /* not counted: the receivers would wait for it; a failure ends the job below */
+    }
+}
+
+/* every rank: buf[0..n-1] from rank 0 (which adds buf[n], its alive count) */
+int hx_bcast_after_root_work(double *buf, int n)
+{
+    if (proc.alive_sent < 0) return hx_fail("cannot send the alive message to the waiting ranks");
+    MPI_Request rq;
+    if (proc.rank == 0) {
+        buf[n] = (double)proc.alive_sent;
+        HX_TRY(HX_MPI(MPI_Ibcast(buf, n + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &rq)));
+        return HX_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    const struct timespec nap = {0, 2 * 1000 * 1000};
+    hx_wait_for(0);
+    atomic_store(&proc.last, hx_now());
+    int64_t got = 0;
+    int done = 0;
+    HX_TRY(HX_MPI(MPI_Ibcast(buf, n + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &rq)));
+    hx_in_mpi(1);
+    int rc = MPI_SUCCESS;
+    for (;;) {
+        int more = 1;
+        while (rc == MPI_SUCCESS && more) {
+            rc = MPI_Iprobe(0, HX_TAG_ALIVE, MPI_COMM_WORLD, &more, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && more) {
+                rc = MPI_Recv(NULL, 0, MPI_BYTE, 0, HX_TAG_ALIVE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                got++;
+                atomic_store(&proc.last, hx_now());
+            }
+        }
+        if (rc == MPI_SUCCESS && !done) rc = MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || (done && got >= (int64_t)buf[n])) break;
+        nanosleep(&nap, NULL);
+    }
+    hx_wait_for(-1);
+    return hx_mpi_done(rc, "MPI_Ibcast (after rank 0's reference check)", __FILE__, __LINE__);
 }
 
 int hx_watchdog_start(double timeout_s)

@@ -12,17 +12,39 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <string.h>
+#include <sys/stat.h>
+
 #include <cjson/cJSON.h>
 
 #include "hx.h"
 #include "hx_trace.h"
+
+/* rank 0's --out opened while the options were checked (a FIFO, a device) */
+static struct {
+    int open;
+    out_file file;
+} preopened;
+
+int hx_trace_preopen(const char *path, char *why, size_t why_len)
+{
+    struct stat st;
+    if (!path || stat(path, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) return 0;
+    const int rc = out_file_open(&preopened.file, path, OUT_FILE_STREAM, why, why_len);
+    preopened.open = rc == 0;
+    return rc ? 2 : 0;
+}
 
 int hx_trace_open(hx_trace *trace, const char *path)
 {
     trace->fp = NULL;
     if (!path || hx_world_rank() != 0) return HX_OK;
     char why[4400];
-    if (out_file_open(&trace->file, path, OUT_FILE_STREAM, why, sizeof why)) return hx_fail("trace: %s", why);
+    if (preopened.open && !strcmp(preopened.file.path, path)) {
+        trace->file = preopened.file;
+        preopened.open = 0;
+    } else if (out_file_open(&trace->file, path, OUT_FILE_STREAM, why, sizeof why))
+        return hx_fail("trace: %s", why);
     trace->fp = trace->file.fp;
     return HX_OK;
 }
@@ -52,6 +74,16 @@ int hx_trace_close(hx_trace *trace, const char *path, int ok)
 }
 
 /* --------------------------------------------------------- header parts */
+
+/* A seed (at most 2^53, hx_args.c) as its exact decimal integer: cJSON
+ * prints a double with 15 significant digits where 17 would not round-trip
+ * ("seed": 9.00719925474099e+15), so the trace would not repeat the run. */
+static void add_u53(cJSON *o, const char *key, uint64_t v)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+    cJSON_AddRawToObject(o, key, num);
+}
 
 static void trim(char *s)
 {
@@ -271,12 +303,12 @@ int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
     cJSON_AddNumberToObject(x, "threads", c->o.threads);
     cJSON_AddNumberToObject(x, "warmup", c->o.warmup);
     cJSON_AddNumberToObject(x, "reps", c->o.reps);
-    cJSON_AddNumberToObject(x, "seed", (double)c->o.seed);
+    add_u53(x, "seed", c->o.seed);
     cJSON_AddStringToObject(x, "backend", c->be ? c->be->name : "mpi");
     cJSON_AddStringToObject(x, "sync", c->o.sync_pass ? "pass" : "op");
     static const char *const check_names[] = {"auto", "full", "sampled", "none"};
     cJSON_AddStringToObject(x, "check", check_names[c->check_mode]);
-    if (c->check_mode == HX_CHECK_SAMPLED) cJSON_AddNumberToObject(x, "check_seed", (double)c->check_seed);
+    if (c->check_mode == HX_CHECK_SAMPLED) add_u53(x, "check_seed", c->check_seed);
     /* the two sync modes differ only in their first sentence */
     char timing[768];
     snprintf(timing, sizeof timing,
@@ -403,7 +435,7 @@ int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
         /* what the sample compared: the heads over every row, dX on the rows */
         const struct hx_sample *S = &c->sample;
         cJSON *sm = cJSON_AddObjectToObject(ck, "sample");
-        cJSON_AddNumberToObject(sm, "seed", (double)c->check_seed);
+        add_u53(sm, "seed", c->check_seed);
         cJSON *kv = cJSON_AddArrayToObject(sm, "kv_heads"), *q = cJSON_AddArrayToObject(sm, "heads");
         cJSON *rows = cJSON_AddArrayToObject(sm, "dx_rows");
         for (int64_t i = 0; i < S->n_kv; i++) cJSON_AddItemToArray(kv, cJSON_CreateNumber((double)S->kv[i]));

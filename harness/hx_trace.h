@@ -17,6 +17,11 @@ typedef struct hx_trace {
 } hx_trace;
 
 int hx_trace_open(hx_trace *trace, const char *path);          /* FILE.tmp.<pid> */
+/* Rank 0, while the options are checked: a FIFO or device --out is opened
+ * now, so that a FIFO with no reader is bad usage (exit 2 on every rank)
+ * found before any work; hx_trace_open then takes the open file. Other
+ * paths are left to hx_trace_open. 0, or 2 with the reason in why. */
+int hx_trace_preopen(const char *path, char *why, size_t why_len);
 int hx_trace_line(hx_trace *trace, cJSON *obj);                /* writes one line, frees obj */
 int hx_trace_close(hx_trace *trace, const char *path, int ok); /* renames to FILE (ok) or FILE.failed */
 int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv);

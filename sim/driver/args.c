@@ -4,6 +4,7 @@
 #include "args.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -219,6 +220,25 @@ static void strategy_names(char *buf, size_t n)
     }
 }
 
+/* Whether the comma-separated list v names strategy id more than once. */
+static int named_twice(const char *v, uly_strategy_id id)
+{
+    char name[64];
+    const char *p = v;
+    int count = 0;
+    for (;;) {
+        const size_t k = strcspn(p, ",");
+        if (k < sizeof name) {
+            memcpy(name, p, k);
+            name[k] = 0;
+            const uly_strategy *s = uly_strategy_find(name);
+            if (s && s->id == id && ++count > 1) return 1;
+        }
+        if (!p[k]) return 0;
+        p += k + 1;
+    }
+}
+
 static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
 {
     char qb[80], names[200];
@@ -247,6 +267,13 @@ static int add_strategies(sim_args *a, const char *v, char *why, size_t n)
             }
             int seen = 0;
             for (int j = 0; j < a->n_strategies; j++) seen |= a->strategies[j] == s->id;
+            /* named twice: refused as sweep refuses a repeated value, not
+             * dropped in silence ("all" and a name are a union) */
+            if (seen && named_twice(v, s->id)) {
+                rc = sim_fail(why, n, "--strategy %s: %s is listed twice (valid: each strategy once)",
+                              text_quote(v, qb, sizeof qb), s->name);
+                break;
+            }
             if (!seen && a->n_strategies < ULY_STRAT_COUNT) a->strategies[a->n_strategies++] = s->id;
         }
         if (!comma) break;
@@ -333,6 +360,9 @@ static int parse_fraction(const char *flag, const char *v, double *out, char *wh
     if (!v[0] || !end || *end || !(x > 0 && x <= 1))
         return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
                         text_quote(v, qb, sizeof qb));
+    if (x < DBL_MIN) /* a subnormal: no density of blocks, and its products underflow to 0 */
+        return sim_fail(why, n, "%s %s: below the smallest normal number %.3g (valid: a number in [%.3g, 1], e.g. 0.25)",
+                        flag, text_quote(v, qb, sizeof qb), DBL_MIN, DBL_MIN);
     *out = x;
     return 0;
 }

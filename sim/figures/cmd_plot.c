@@ -496,11 +496,35 @@ static int csv_write(const plot_cmd *pc, plot_run *run, out_file *of)
     }
     rc = pc->fig->data(run, of->fp);
     if (rc == 0) plot_csv_notes(run, of->fp);
-    if (rc == 0 && out_file_commit(of, "", why, sizeof why)) {
+    /* kept under its private temporary until the image drawn from it is
+     * done: gnuplot reading the final name could read a concurrent run's */
+    if (rc == 0 && (pc->data_only ? out_file_commit(of, "", why, sizeof why) : out_file_finish(of, why, sizeof why))) {
         sim_err("plot: %s", why);
         rc = SIM_EXIT_INTERNAL;
     }
     return rc;
+}
+
+/* The CSV under the name gnuplot reads it by, private to this run: its
+ * temporary; written in place (a FIFO, a device), a second copy beside the
+ * image (IMAGE.data.tmp.PID, never renamed). 0, or 1 / 2 after the message. */
+static int data_private(const plot_cmd *pc, plot_run *run, const out_file *csv, out_file *copy, const char **path)
+{
+    if (csv->tmp[0]) {
+        *path = csv->tmp;
+        return 0;
+    }
+    char name[4200], why[4400];
+    snprintf(name, sizeof name, "%s.data", pc->out);
+    int rc = out_file_open(copy, name, OUT_FILE_STREAM, why, sizeof why);
+    if (!rc && !copy->tmp[0]) rc = 2, snprintf(why, sizeof why, "%s: not a new or regular file", name);
+    if (!rc && (rc = pc->fig->data(run, copy->fp)) == 0) rc = out_file_finish(copy, why, sizeof why);
+    if (rc) {
+        sim_err("plot: the image's private copy of the data: %s", why);
+        return rc;
+    }
+    *path = copy->tmp;
+    return 0;
 }
 
 /* The strategies the script draws: the request's, or the traces' (each
@@ -566,7 +590,7 @@ static void subtitle(const plot_cmd *pc, const plot_run *run, const sim_args *a,
 
 /* gnuplot renders the CSV with the figure's script into the image: 0, or
  * 1 / 2 after the message (the CSV stays). */
-static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args *a, out_file *img)
+static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args *a, out_file *img, const char *data)
 {
     const figure *fig = pc->fig;
     const char *csv = pc->csv;
@@ -589,13 +613,13 @@ static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args 
         sim_err("plot: %s; the data is in %s", why, csv);
         return rc;
     }
-    const size_t vn = 3 * (strlen(pc->out) + strlen(csv)) + 2048;
+    const size_t vn = 3 * (strlen(pc->out) + strlen(data)) + 2048;
     char *vars = calloc(vn, 1), strat[256], sub[400];
     int bad = !vars;
     if (vars) {
         strategies_drawn(run, strat, sizeof strat);
         subtitle(pc, run, a, sub, sizeof sub);
-        bad |= sim_gnuplot_assign(vars, vn, "data", csv);
+        bad |= sim_gnuplot_assign(vars, vn, "data", data);
         bad |= sim_gnuplot_assign(vars, vn, "out", img->tmp);
         bad |= sim_gnuplot_assign(vars, vn, "term", pc->term);
         bad |= sim_gnuplot_assign(vars, vn, "subtitle", sub);
@@ -628,6 +652,24 @@ static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args 
     return 0;
 }
 
+/* The image from a private copy of the data, then the pair renamed into
+ * place, image first; the CSV is kept when the image fails ("the data is
+ * in"). of: the CSV (finished, unrenamed), the image, the private copy. */
+static int image_and_csv(const plot_cmd *pc, plot_run *run, const sim_args *a, out_file *of)
+{
+    const char *data = NULL;
+    char why[4400];
+    int rc = data_private(pc, run, &of[0], &of[2], &data);
+    if (!rc) rc = image_render(pc, run, a, &of[1], data);
+    out_file_discard(&of[2]);
+    if (out_file_commit(&of[0], "", why, sizeof why)) {
+        sim_err("plot: %s", why);
+        return rc ? rc : SIM_EXIT_INTERNAL;
+    }
+    if (!rc) printf("%s\n%s\n", pc->out, pc->csv);
+    return rc;
+}
+
 int sim_cmd_plot_main(int argc, char **argv);
 
 int sim_cmd_plot_main(int argc, char **argv)
@@ -638,8 +680,8 @@ int sim_cmd_plot_main(int argc, char **argv)
     sim_args *a = malloc(sizeof *a);
     sim_ctx *c = malloc(sizeof *c);
     plot_run *run = calloc(1, sizeof *run);
-    out_file *of = calloc(2, sizeof *of); /* the CSV, the image */
-    if (of) of[0].slot = of[1].slot = -1;
+    out_file *of = calloc(3, sizeof *of); /* the CSV, the image, the image's private copy of the data */
+    if (of) of[0].slot = of[1].slot = of[2].slot = -1;
     int rc = SIM_EXIT_OK;
     if (!pc.user || !pc.positional || !a || !c || !run || !of) {
         sim_err("out of memory");
@@ -660,12 +702,13 @@ int sim_cmd_plot_main(int argc, char **argv)
         rc = csv_write(&pc, run, &of[0]);
     }
     if (!rc && pc.data_only) printf("%s\n", pc.csv);
-    else if (!rc && !(rc = image_render(&pc, run, a, &of[1]))) printf("%s\n%s\n", pc.out, pc.csv);
+    else if (!rc) rc = image_and_csv(&pc, run, a, of);
     if (!rc && run->summary[0]) fputs(run->summary, stdout);
     free(pc.csv);
     if (of) {
         out_file_discard(&of[0]);
         out_file_discard(&of[1]);
+        out_file_discard(&of[2]);
         free(of);
     }
     if (run && run->traces) {

@@ -65,6 +65,9 @@ calib_status calib_links_fit(const calib_link_pt *pts, int n, calib_links *F)
         for (int k = 0; k < CALIB_N_PARAM; k++)
             if (pts[i].row[k] != 0) F->used[k] = 1;
     if (n <= 0 || (!F->used[CALIB_LAT_INTRA] && !F->used[CALIB_LAT_INTER])) return CALIB_ENODATA;
+    int n_used = 0;
+    for (int k = 0; k < CALIB_N_PARAM; k++) n_used += F->used[k];
+    if (n <= n_used) return CALIB_EFEW; /* the data, not the fit: a trace too short to determine them */
     /* a latency or inverse bandwidth below 0 is noise the data cannot
      * resolve, not a property of the link: fix it at 0, refit the rest */
     for (int round = 0; round < CALIB_N_PARAM; round++) {

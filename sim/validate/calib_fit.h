@@ -41,7 +41,8 @@ typedef struct calib_links {
 typedef enum calib_status {
     CALIB_OK = 0,
     CALIB_ENODATA, /* no point, or no point depends on a latency */
-    CALIB_EFIT,    /* the least squares failed (as many parameters as points, or GSL) */
+    CALIB_EFEW,    /* no more points than the parameters they depend on (F->used): bad input */
+    CALIB_EFIT,    /* the least squares failed (GSL) */
 } calib_status;
 
 calib_status calib_links_fit(const calib_link_pt *pts, int n, calib_links *out);

@@ -283,6 +283,14 @@ static int links_fit(const uly_cluster *bc, cal_links *L)
                    "allreduce or sendrecv with a positive time and size)");
         return 2;
     }
+    if (st == CALIB_EFEW) {
+        int k = 0;
+        for (int j = 0; j < CALIB_N_PARAM; j++) k += L->F.used[j];
+        sim_err_as("ulysim calibrate", "%d usable micro-benchmark point%s cannot determine the %d link parameters "
+                   "they depend on (valid: traces with more than %d points, e.g. ulyharness --microbench over its "
+                   "default sizes)", L->n, L->n == 1 ? "" : "s", k, k);
+        return 2;
+    }
     if (st != CALIB_OK) {
         sim_err_as("ulysim calibrate", "the least-squares fit failed (%d points)", L->n);
         return 1;

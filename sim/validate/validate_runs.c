@@ -327,12 +327,20 @@ static int row_price(const runs_table *t, int i, const int *kind, row_at *at, co
  * measured quantity or description, or no strategy column, is refused. */
 static int table_kinds(const runs_table *t, const char *path, int *kind, sim_args *a, char *why, size_t n)
 {
-    for (int k = 0; k < t->n_cols; k++)
+    for (int k = 0; k < t->n_cols; k++) {
+        /* an output flag writes a file when the row is priced: plan's flags
+         * minus what they print, or a row would write (or, checked as a
+         * path and then dropped, seem to write) a schedule per row */
+        char qb[80];
+        if (!strcmp(t->cols[k], "timeline"))
+            return text_fail_at(why, n, path, 1, "header: column %s is an output flag, not a property of the run "
+                                                 "measured (valid: drop the column; ulysim plan --timeline FILE "
+                                                 "writes one plan's schedule)",
+                                text_quote(t->cols[k], qb, sizeof qb));
         if ((kind[k] = col_kind(t->cols[k], a)) == COL_UNKNOWN) {
             int row = -1;
             for (int i = 0; i < t->n_rows && row < 0; i++)
                 if (t->cells[i][k][0]) row = i;
-            char qb[80];
             return text_fail_at(why, n, path, row >= 0 ? t->line[row] : 1,
                          "%s%.0d%s column %s is neither a ulysim flag nor a measured quantity (valid: a long flag "
                          "without its dashes, e.g. gpus, seq, strategy, tp, recompute; step_s, tokens_per_s, "
@@ -340,6 +348,7 @@ static int table_kinds(const runs_table *t, const char *path, int *kind, sim_arg
                          row >= 0 ? "row " : "header:", row >= 0 ? row + 1 : 0, row >= 0 ? ":" : "",
                          text_quote(t->cols[k], qb, sizeof qb));
         }
+    }
     if (runs_col(t, "strategy") < 0)
         return text_fail_at(why, n, path, 1, "no strategy column (valid: one strategy per row, e.g. ulysses)");
     return 0;

@@ -32,6 +32,17 @@ run 1 "cannot write $W/full: No space left on device" "$W/full"
 [ -c "$W/full" ] || bad "$W/full is no longer a character device"
 run 0 "PASS" "$W/null"
 [ -c "$W/null" ] || bad "$W/null is no longer a character device"
+# a FIFO with no reader: bad usage (2) as in ulysim, found before the run
+# (it was exit 1, from rank 0's trace open after the start); with a reader:
+# the trace flows through it
+mkfifo "$W/fifo" || exit 1
+run 2 "--out $W/fifo: a FIFO with no reader (valid: start its reader first)" "$W/fifo"
+[ -p "$W/fifo" ] || bad "$W/fifo is no longer a FIFO"
+cat "$W/fifo" >"$W/fifo.got" &
+reader=$!
+run 0 "PASS" "$W/fifo"
+wait $reader
+grep -q '"type":"summary"' "$W/fifo.got" || bad "--out FIFO: the reader got no whole trace"
 # --out naming the --cluster file it reads: refused before the run, the file kept
 cp "$(dirname "$0")/../../sim/presets/clusters/dgx-h100.json" "$W/cl.json" && cp "$W/cl.json" "$W/cl.orig" || exit 1
 hx --cluster "$W/cl.json" --out "$W/cl.json" >"$W/o" 2>"$W/e"

@@ -122,7 +122,7 @@ static void test_links_bad(void)
     for (int i = 0; i < 4; i++) pts[i].row[CALIB_INVBW_INTRA] = 1000.0 * (i + 1), pts[i].t_s = 1e-6 * (i + 1);
     CHECK(calib_links_fit(pts, 4, &F) == CALIB_ENODATA, "no latency column");
     for (int i = 0; i < 2; i++) pts[i].row[CALIB_LAT_INTRA] = 1;
-    CHECK(calib_links_fit(pts, 2, &F) == CALIB_EFIT, "two points, two parameters");
+    CHECK(calib_links_fit(pts, 2, &F) == CALIB_EFEW, "two points, two parameters: too few (bad input, exit 2)");
 }
 
 /* ----------------------------------------------------------- the compute */

@@ -150,9 +150,19 @@ GNUPLOT=$W/slow-gnuplot "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/int.pn
 term_when "$W/int.png.tmp.*" $!
 [ $seen = 1 ] || bad "plot never created its image temporary"
 [ $rc = 1 ] || bad "interrupted plot: exit $rc, want 1"
-grep -qF "ulysim: interrupted by SIGTERM; removed the unfinished $W/int.png.tmp." "$W/err" ||
+# (the CSV stays a temporary until the image drawn from it is done)
+grep -qF "ulysim: interrupted by SIGTERM; removed the unfinished $W/int.csv.tmp." "$W/err" &&
+    grep -qF "$W/int.png.tmp." "$W/err" ||
     bad "interrupted plot: no message: $(cat "$W/err")"
-! ls "$W"/int.png* >/dev/null 2>&1 || bad "interrupted plot left $(ls "$W"/int.png*)"
+! ls "$W"/int.* >/dev/null 2>&1 || bad "interrupted plot left $(ls "$W"/int.*)"
+# SIGHUP (a closed terminal) as SIGTERM: it left FILE.tmp.PID (issue 40)
+GNUPLOT=$W/slow-gnuplot "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/hup.png" 2>"$W/err" &
+term_when "$W/hup.png.tmp.*" $! HUP
+[ $seen = 1 ] || bad "plot never created its image temporary"
+[ $rc = 1 ] || bad "plot hung up: exit $rc, want 1"
+grep -qF "ulysim: interrupted by SIGHUP; removed the unfinished $W/hup.csv.tmp." "$W/err" ||
+    bad "plot hung up: no message: $(cat "$W/err")"
+! ls "$W"/hup.* >/dev/null 2>&1 || bad "plot hung up left $(ls "$W"/hup.*)"
 
 [ "$fails" = 0 ] && echo "out_paths: every case passed"
 [ "$fails" = 0 ]

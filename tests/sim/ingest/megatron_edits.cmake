@@ -14,6 +14,9 @@
 #               read and written as rows whose errors were inf: each report
 #               below the runs file's floor (formats/runs_read.h) is refused
 #               at its line
+#   separators  a thousands separator ("5,123.4" ms, "1,431.0" TFLOP/s,
+#               "61,440.0" MB) or a decimal comma ("5123,4") was read as the
+#               number before the comma (5 ms, exit 0): refused by name
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
 set(T ${DATA}/gpt7b-tp8-sp.log)
@@ -57,6 +60,15 @@ if(CASE STREQUAL "numbers")
   bad(junk-vocab.log "72: padded vocab: not a vocabulary size: new size '50304x'")
   edit(junk-banner.log "tensor-model-parallel size: 8" "tensor-model-parallel size: 8x")
   bad(junk-banner.log "1: 'tensor-model-parallel size:' '8x': not a positive integer")
+elseif(CASE STREQUAL "separators")
+  edit(sep-time.log "(iteration       20/[^\n]*per iteration \\(ms\\)): 4012.5" "\\1: 4,012.5")
+  bad(sep-time.log "81: iteration 20: 'elapsed time per iteration \\(ms\\):' is not a positive number: '4,012.5'")
+  edit(sep-comma.log "(iteration       20/[^\n]*per iteration \\(ms\\)): 4012.5" "\\1: 4012,5")
+  bad(sep-comma.log "81: iteration 20: 'elapsed time per iteration \\(ms\\):' is not a positive number: '4012,5'")
+  edit(sep-tflops.log "(iteration       20/[^\n]*\\(TFLOP/s/GPU\\)): 431.0" "\\1: 1,431.0")
+  bad(sep-tflops.log "81: iteration 20: 'throughput per GPU \\(TFLOP/s/GPU\\):' is not a number: '1,431.0'")
+  edit(sep-mem.log "max reserved: 62464.0" "max reserved: 62,464.0")
+  bad(sep-mem.log "80: memory report: 'max reserved:' is not a number: '62,464.0' \\(valid: MB")
 elseif(CASE STREQUAL "conflicts")
   set(TP8 "  tensor_model_parallel_size ...................... 8\n")
   edit(tp-twice.log "${TP8}" "${TP8}  tensor_model_parallel_size ...................... 2\n")

@@ -214,6 +214,8 @@ bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
     [ "$(wc -l <"$W/err")" -le 1 ] || fail "$1: more than one line on stderr"
 }
 bad_file bad.csv 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' "bad.csv:2: row 1: column 'bogus'"
+# an output flag as a column: checked as a path, then dropped (issue 40): refused by name
+bad_file timeline.csv 'gpus,seq,strategy,timeline,step_s\n8,8K,ulysses,t.json,1.0\n' "timeline.csv:1: header: column 'timeline' is an output flag"
 bad_file quote.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' 'quote.csv:2:14: a quoted field is not closed'
 bad_file short.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' 'short.csv:2: 3 fields, the header has 4'
 bad_file conv.csv 'gpus,seq,strategy,tflops_per_gpu\n8,8K,ulysses,100\n' 'tflops_per_gpu needs its flop_convention'
