@@ -420,6 +420,7 @@ void sim_args_defaults(sim_args *a)
     a->split = ULY_SPLIT_ZIGZAG;
     a->progress = 1;
     a->cp_comm = -1;
+    a->mlm.hidden_dropout = a->mlm.attn_dropout = -1; /* not given: Megatron-LM's 0.1 */
 }
 
 /* An argument that is not an option: the command, or `presets show NAME`. */
@@ -656,7 +657,10 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     int which = -1;
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
-    if (which < 0) return unknown_option(name, why, n);
+    if (which < 0) {
+        const int mlm = sim_mlm_option(a, name, val, argc, argv, i, &rc, why, n);
+        return mlm > 0 ? 0 : mlm < 0 ? rc : unknown_option(name, why, n);
+    }
     if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
     const int form = strcmp(name, valued[which]) != 0;
     if (!a->plan_flag && which != O_FORMAT) {
@@ -698,7 +702,10 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
         return sim_fail(why, n, "%s %.60s disagrees with %s %.60s (valid: give one of them, or the same value)", flag[f],
                         st->form_val[k][f], flag[!f], st->form_val[k][!f]);
     }
-    int rc = sim_megatron_resolve(a, why, n);
+    int rc = sim_mlm_finish(a, st->form_val[O_MODEL][0] != NULL, st->form_val[O_DTYPE][0], st->form_val[O_ZERO][0],
+                            why, n);
+    if (rc) return rc;
+    rc = sim_megatron_resolve(a, why, n);
     if (rc) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
@@ -716,16 +723,60 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
     return 0;
 }
 
+/* --args-file FILE (at most one), at argv[i]: its value, *i on it; NULL
+ * when argv[i] is another argument */
+static const char *args_file_at(int argc, char **argv, int *i)
+{
+    if (!strncmp(argv[*i], "--args-file=", 12)) return argv[*i] + 12;
+    if (strcmp(argv[*i], "--args-file")) return NULL;
+    return *i + 1 < argc ? argv[++*i] : "";
+}
+
+/* The launch script's arguments (args_file.c), read before the command
+ * line's and under Megatron-LM's defaults: 0 (also when none), or
+ * SIM_EXIT_USAGE. Its words stay allocated: the parse points into them. */
+static int args_file_first(int argc, char **argv, sim_args *a, args_state *st, char *why, size_t n)
+{
+    static char **fargv;
+    static int fargc;
+    const char *path = NULL, *v;
+    char qb[80];
+    for (int i = 1; i < argc; i++) {
+        if (!(v = args_file_at(argc, argv, &i))) continue;
+        if (!v[0]) return sim_fail(why, n, "--args-file needs a value (valid: --args-file FILE, a launch script)");
+        if (path) return sim_fail(why, n, "--args-file given twice (%s, then %s; valid: one launch script)", path, v);
+        path = v;
+    }
+    if (!path) return 0;
+    sim_args_file_free(fargc, fargv);
+    fargv = NULL;
+    int rc = sim_args_file_read(path, &fargc, &fargv, why, n);
+    if (rc) return rc;
+    sim_mlm_launch_defaults(a);
+    a->mlm.args_file = path;
+    a->plan_flag = "--args-file";
+    for (int j = 1; j < fargc && !rc; j++) {
+        if (fargv[j][0] != '-' || fargv[j][1] != '-')
+            return sim_fail(why, n, "--args-file %s: %s in its launch command is not an argument (valid: Megatron-LM "
+                            "arguments after the .py script)", path, text_quote(fargv[j], qb, sizeof qb));
+        const int own = sim_mlm_file_option(a, fargc, fargv, &j, &rc, why, n);
+        if (!own) rc = read_option(a, st, fargc, fargv, &j, why, n);
+    }
+    return rc;
+}
+
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
 {
     args_state st;
     memset(&st, 0, sizeof st);
     st.seq_flag = "--seq";
     sim_args_defaults(a);
+    int rc = args_file_first(argc, argv, a, &st, why, n);
+    if (rc) return rc;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const int rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n)
-                                                    : read_option(a, &st, argc, argv, &i, why, n);
+        if (args_file_at(argc, argv, &i)) continue;
+        rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n) : read_option(a, &st, argc, argv, &i, why, n);
         if (rc) return rc;
     }
     if (a->help || a->version) return 0;

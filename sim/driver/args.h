@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "ulysim.h"
+#include "args_megatron.h" /* sim_mlm: what Megatron-LM's names said */
 
 /* Exit statuses: the contract's three (docs/design.md), and, asked for with
  * --require-fit, SIM_EXIT_NOFIT: the run worked and no plan fits (nothing
@@ -95,6 +96,7 @@ typedef struct sim_args {
     const char *plan_flag;               /* the first planning flag given (not --format, --help, --version,
                                           * --progress), as ulysim or Megatron-LM names it; NULL: none */
     const char *show_name;
+    sim_mlm mlm;                         /* Megatron-LM's model, precision and optimizer arguments, --args-file */
 } sim_args;
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
