@@ -249,6 +249,7 @@ typedef struct fields {
     char cur[4096];
     size_t len;
     int has;
+    int nosplit; /* an assignment's value: expansions are not split */
 } fields;
 
 static void f_add(fields *f, const char *s, size_t n)
@@ -271,6 +272,10 @@ static int f_end(fields *f)
  * field being built, the last starting the next. */
 static int f_add_split(fields *f, const char *v)
 {
+    if (f->nosplit) {
+        f_add(f, v, strlen(v));
+        return 0;
+    }
     const char *p = v;
     int first = 1;
     while (*p) {
@@ -425,9 +430,9 @@ static int assign(sh *x, int *k)
     if (is_array || (skip == t->len && *k + 1 < x->n_toks && x->toks[*k + 1].array)) {
         while (*k + 1 < x->n_toks && x->toks[*k + 1].array) expand_word(x, &x->toks[++*k], &val);
     } else {
-        fields f = {.out = &val};
-        f.has = 1; /* NAME= is the empty string */
-        expand_into(x, t->s + skip, t->len - skip, 1, &f); /* no splitting in an assignment */
+        fields f = {.out = &val, .nosplit = 1}; /* no splitting in an assignment */
+        f.has = 1;                               /* NAME= is the empty string */
+        expand_into(x, t->s + skip, t->len - skip, 0, &f);
         f_end(&f);
     }
     if (append && !is_array && v->val.n && val.n) { /* NAME+=WORD appends to the string */
@@ -479,10 +484,10 @@ static int command(sh *x, int first)
         }
         return 0;
     }
-    if (word_is(t0, "set")) {
-        for (int k = first + 1; k < x->n_toks && !x->toks[k].op; k++)
-            if (x->toks[k].s[0] != '-' && x->toks[k].s[0] != '+') return fail(x, t0->line, "'set %s': not read", x->toks[k].s, x->toks[k].len);
-            else if (word_is(&x->toks[k], "--")) return fail(x, t0->line, "'set --': not read (it sets $1, $2, ...)", NULL, 0);
+    if (word_is(t0, "set")) { /* options (set -euo pipefail, set -x); set -- or set WORD sets $1, $2, ... */
+        const sh_tok *w = first + 1 < x->n_toks ? &x->toks[first + 1] : NULL;
+        if (w && !w->op && (word_is(w, "--") || word_is(w, "-") || (w->s[0] != '-' && w->s[0] != '+')))
+            return fail(x, t0->line, "'set %s': not read (it sets $1, $2, ...; valid: set with options only)", w->s, w->len);
         return 0;
     }
     if (word_is(t0, "echo") || word_is(t0, "printf")) return 0;

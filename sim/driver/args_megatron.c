@@ -88,33 +88,34 @@ static const struct {
     int kind;
     size_t off; /* K_INT: an int64_t of sim_mlm; K_SWITCH: an int set to 1 */
     int shape;  /* 1: part of the model's shape (a model is built) */
+    const char *maps; /* what it is in ulysim's terms, for --help */
 } priced[] = {
-    {"--num-layers", K_INT, offsetof(sim_mlm, layers), 1},
-    {"--hidden-size", K_INT, offsetof(sim_mlm, hidden), 1},
-    {"--ffn-hidden-size", K_INT, offsetof(sim_mlm, ffn), 1},
-    {"--num-attention-heads", K_INT, offsetof(sim_mlm, heads), 1},
-    {"--num-query-groups", K_INT, offsetof(sim_mlm, groups), 1},
-    {"--kv-channels", K_INT, offsetof(sim_mlm, kv_channels), 1},
-    {"--vocab-size", K_INT, offsetof(sim_mlm, vocab), 1},
-    {"--padded-vocab-size", K_INT, offsetof(sim_mlm, padded_vocab), 1},
-    {"--make-vocab-size-divisible-by", K_INT, offsetof(sim_mlm, divisible_by), 1},
-    {"--group-query-attention", K_SWITCH, offsetof(sim_mlm, gqa), 1},
-    {"--swiglu", K_SWITCH, offsetof(sim_mlm, swiglu), 1},
-    {"--untie-embeddings-and-output-weights", K_SWITCH, offsetof(sim_mlm, untie), 1},
-    {"--no-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1},
-    {"--disable-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1},
-    {"--hidden-dropout", K_DROPOUT, offsetof(sim_mlm, hidden_dropout), 1},
-    {"--attention-dropout", K_DROPOUT, offsetof(sim_mlm, attn_dropout), 1},
-    {"--normalization", K_NORM, 0, 1},
-    {"--position-embedding-type", K_POS, 0, 1},
-    {"--use-rotary-position-embeddings", K_POS, 0, 1},
-    {"--no-position-embedding", K_POS, 0, 1},
-    {"--bf16", K_SWITCH, offsetof(sim_mlm, bf16), 0},
-    {"--fp16", K_SWITCH, offsetof(sim_mlm, fp16), 0},
-    {"--use-distributed-optimizer", K_SWITCH, offsetof(sim_mlm, dist_opt), 0},
-    {"--attention-backend", K_BACKEND, 0, 0},
-    {"--use-flash-attn", K_BACKEND, 0, 0},
-    {"--optimizer", K_OPTIMIZER, 0, 0},
+    {"--num-layers", K_INT, offsetof(sim_mlm, layers), 1, "layers [count; required for a model by shape]"},
+    {"--hidden-size", K_INT, offsetof(sim_mlm, hidden), 1, "hidden [count; required]"},
+    {"--ffn-hidden-size", K_INT, offsetof(sim_mlm, ffn), 1, "ffn_hidden [count; default 4 hidden, with --swiglu 8/3 hidden to 64]"},
+    {"--num-attention-heads", K_INT, offsetof(sim_mlm, heads), 1, "heads [count; required]"},
+    {"--num-query-groups", K_INT, offsetof(sim_mlm, groups), 1, "kv_heads with --group-query-attention [count; default 1]"},
+    {"--kv-channels", K_INT, offsetof(sim_mlm, kv_channels), 1, "head_dim [count; default and only value hidden/heads]"},
+    {"--vocab-size", K_INT, offsetof(sim_mlm, vocab), 1, "vocab padded to a multiple of the next x TP [count]"},
+    {"--padded-vocab-size", K_INT, offsetof(sim_mlm, padded_vocab), 1, "vocab as it is [count]"},
+    {"--make-vocab-size-divisible-by", K_INT, offsetof(sim_mlm, divisible_by), 1, "the padding's multiple [count; default 128]"},
+    {"--group-query-attention", K_SWITCH, offsetof(sim_mlm, gqa), 1, "kv_heads = --num-query-groups [default: one per head]"},
+    {"--swiglu", K_SWITCH, offsetof(sim_mlm, swiglu), 1, "swiglu, three h x f matrices [default GELU, two]"},
+    {"--untie-embeddings-and-output-weights", K_SWITCH, offsetof(sim_mlm, untie), 1, "tied_embeddings false [default tied]"},
+    {"--no-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1, "vocab unpadded [default padded]"},
+    {"--disable-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1, "vocab unpadded [default padded]"},
+    {"--hidden-dropout", K_DROPOUT, offsetof(sim_mlm, hidden_dropout), 1, "dropout masks kept when above 0 [default 0.1]"},
+    {"--attention-dropout", K_DROPOUT, offsetof(sim_mlm, attn_dropout), 1, "the same; above 0 with it or 0 with it [default 0.1]"},
+    {"--normalization", K_NORM, 0, 1, "LayerNorm|RMSNorm, the same cost [default LayerNorm]"},
+    {"--position-embedding-type", K_POS, 0, 1, "learned_absolute|rope|yarn|none, the same cost [learned_absolute]"},
+    {"--use-rotary-position-embeddings", K_POS, 0, 1, "the same cost [switch]"},
+    {"--no-position-embedding", K_POS, 0, 1, "the same cost [switch]"},
+    {"--bf16", K_SWITCH, offsetof(sim_mlm, bf16), 0, "--dtype bf16 [default --dtype; launch script: fp32]"},
+    {"--fp16", K_SWITCH, offsetof(sim_mlm, fp16), 0, "--dtype fp16 [switch]"},
+    {"--use-distributed-optimizer", K_SWITCH, offsetof(sim_mlm, dist_opt), 0, "--framework megatron --zero 1 [launch script: --zero 0]"},
+    {"--attention-backend", K_BACKEND, 0, 0, "flash|fused|auto flash; unfused|local --no-flash [auto]"},
+    {"--use-flash-attn", K_BACKEND, 0, 0, "flash attention [switch]"},
+    {"--optimizer", K_OPTIMIZER, 0, 0, "adam only [adam]"},
 };
 #define N_PRICED ((int)(sizeof priced / sizeof priced[0]))
 
@@ -205,7 +206,7 @@ static int read_priced(sim_args *a, int k, const char *v, char *why, size_t n)
          * formula's second parameter per norm (its count shown beside) */
         if (strcmp(v, "LayerNorm") && strcmp(v, "RMSNorm"))
             return sim_fail(why, n, "%s %s: not priced (valid: LayerNorm or RMSNorm)", name, text_quote(v, qb, sizeof qb));
-        m->ln_bias = !strcmp(v, "LayerNorm");
+        m->rmsnorm = !strcmp(v, "RMSNorm");
         return 0;
     case K_POS:
         /* rotary and learned absolute positions cost the same to ulysim (an
@@ -292,7 +293,7 @@ void sim_mlm_launch_defaults(sim_args *a)
 double sim_mlm_params_formula(const sim_mlm *m, int64_t ffn, int64_t groups, int64_t kv_channels, int64_t padded_vocab)
 {
     const double h = (double)m->hidden, L = (double)m->layers, a = (double)m->heads;
-    const double norm = m->ln_bias ? 2.0 : 1.0; /* RMSNorm has no bias, LayerNorm has */
+    const double norm = m->rmsnorm ? 1.0 : 2.0; /* RMSNorm has no bias, LayerNorm has */
     const double attn = 2.0 * h * h * ((1.0 + (double)groups / a) * ((double)kv_channels * a / h));
     const double mlp = 2.0 * h * (double)ffn * (m->swiglu ? 1.5 : 1.0);
     const double layer = attn + mlp + 2.0 * h * norm;
@@ -401,12 +402,25 @@ void sim_mlm_report(const sim_args *a, const uly_model *model, FILE *f)
 {
     const sim_mlm *m = &a->mlm;
     if (m->params_megatron > 0)
-        fprintf(f, "ulysim: model from Megatron-LM's arguments: --model '%s': %.4g B parameters; Megatron-LM's formula "
-                "(theoretical_memory_usage.py): %.4g B\n", m->model_text, uly_model_params(model) * 1e-9,
-                m->params_megatron * 1e-9);
+        fprintf(f, "ulysim: model from Megatron-LM's arguments: --model '%s': %.0f parameters (%.2f B); Megatron-LM's "
+                "formula (theoretical_memory_usage.py, which counts LayerNorm's biases): %.0f\n", m->model_text,
+                uly_model_params(model), uly_model_params(model) * 1e-9, m->params_megatron);
     if (!m->n_ignored) return;
     fprintf(f, "ulysim: ignored, no cost in ulysim's model (%d Megatron-LM argument%s):", m->n_ignored,
             m->n_ignored > 1 ? "s" : "");
     for (int k = 0; k < m->n_ignored; k++) fprintf(f, "%s %s", k ? "," : "", m->ignored[k]);
     fputc('\n', f);
+}
+
+void sim_mlm_help(FILE *f)
+{
+    fprintf(f, "\nMegatron-LM's model, precision and optimizer arguments build the model (as --model's\n"
+               "inline form) and set the workload [Megatron-LM's default]:\n");
+    for (int k = 0; k < N_PRICED; k++) fprintf(f, "  %-38s %s\n", priced[k].name, priced[k].maps);
+    fprintf(f, "  --args-file FILE                       a launch script [file]: its launch command's arguments (after\n"
+               "                                         the .py it runs) under Megatron-LM's defaults (fp32, no\n"
+               "                                         distributed optimizer, no recompute, TP and PP 1); the shell\n"
+               "                                         it reads is docs/cli.md's\n"
+               "Megatron-LM's other arguments of no cost (paths, logging, learning rate, ...) are\n"
+               "accepted and listed once on stderr; those that change cost and are not priced, exit 2.\n");
 }

@@ -34,7 +34,7 @@ typedef struct sim_mlm {
     const char *shape_flag;     /* the first model-shape argument given (NULL: none) */
     int64_t layers, hidden, ffn, heads, groups, kv_channels;
     int64_t vocab, padded_vocab, divisible_by; /* divisible_by 0: 128, Megatron-LM's default */
-    int gqa, swiglu, untie, no_pad, ln_bias;   /* ln_bias: --normalization LayerNorm (gain and bias) */
+    int gqa, swiglu, untie, no_pad, rmsnorm;  /* rmsnorm: --normalization RMSNorm (Megatron-LM's default LayerNorm) */
     double hidden_dropout, attn_dropout;       /* -1: Megatron-LM's default, 0.1 */
     int bf16, fp16, dist_opt, unfused_attn;
     const char *ignored[SIM_MLM_IGNORED_MAX];  /* accepted, no cost: listed once */
@@ -81,6 +81,9 @@ int sim_mlm_finish(struct sim_args *a, int model_given, const char *dtype_typed,
  * from Megatron-LM's shape arguments with its parameter count beside
  * Megatron-LM's formula's, and the arguments ignored, on one line each. */
 void sim_mlm_report(const struct sim_args *a, const uly_model *model, FILE *f);
+
+/* --help's list of the Megatron-LM names read here and what each maps to. */
+void sim_mlm_help(FILE *f);
 
 /* The parameter count of the model by Megatron-LM's own formula
  * (megatron/training/theoretical_memory_usage.py,
