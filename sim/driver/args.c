@@ -393,6 +393,13 @@ static const struct {
 };
 #define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
 
+int sim_args_is_switch(const char *name)
+{
+    for (int k = 0; k < N_SWITCHES; k++)
+        if (!strcmp(name, switches[k].flag)) return 1;
+    return 0;
+}
+
 /* What the parse keeps besides sim_args: --gpus and --seq as typed (their
  * lists are read again once the command is known), and the last value
  * given in each form of an option (0 ulysim's flag, 1 Megatron-LM's name

@@ -114,6 +114,8 @@ const char *sim_nearest_option(const char *name, const char *const *known, int n
  * is a planning option that takes a value: `plot` passes these on with
  * the argument after them */
 int sim_args_takes_value(const char *name);
+/* 1 when NAME is one of the planning commands' switches (--causal, ...) */
+int sim_args_is_switch(const char *name);
 
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);

@@ -20,6 +20,7 @@ int runs_flags_take(int argc, char **argv, int *i, runs_flags *f)
     if (a[0] != '-' || a[1] != '-') return 0;
     snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
     const sim_mlm_name *e = sim_mlm_find(name);
+    if (!e && !sim_args_takes_value(name) && !sim_args_is_switch(name) && strcmp(name, "--args-file")) return 0;
     /* a value: after '=', or the next argument for an option that takes one */
     int values = !strchr(a, '=') && (sim_args_takes_value(name) || !strcmp(name, "--args-file") ||
                                       (e && e->values != '0' && e->values != '?'));
