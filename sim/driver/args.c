@@ -270,7 +270,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD,
+    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -279,6 +279,7 @@ static const char *const valued[O_COUNT] = {
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
     "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline", "--step-overhead-ms",
+    "--mem-headroom",
 };
 
 int sim_args_takes_value(const char *name)
@@ -428,6 +429,7 @@ void sim_args_defaults(sim_args *a)
     a->progress = 1;
     a->cp_comm = -1;
     a->mlm.hidden_dropout = a->mlm.attn_dropout = -1; /* not given: Megatron-LM's 0.1 */
+    a->mem_headroom_gib = -1;                         /* not given: the cluster preset's */
 }
 
 /* An argument that is not an option: the command, or `presets show NAME`. */
@@ -629,6 +631,7 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         break;
     }
     case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
+    case O_MEM_HEADROOM: return sim_mem_headroom_parse(name, val, &a->mem_headroom_gib, why, n);
     case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
     case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);
     case O_GPUS_PER_NODE: {

@@ -97,6 +97,7 @@ typedef struct sim_args {
                                           * --progress), as ulysim or Megatron-LM names it; NULL: none */
     const char *show_name;
     sim_mlm mlm;                         /* Megatron-LM's model, precision and optimizer arguments, --args-file */
+    double mem_headroom_gib;             /* --mem-headroom: GiB of device memory held back; < 0: the preset's */
 } sim_args;
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
@@ -116,6 +117,9 @@ const char *sim_nearest_option(const char *name, const char *const *known, int n
 int sim_args_takes_value(const char *name);
 /* 1 when NAME is one of the planning commands' switches (--causal, ...) */
 int sim_args_is_switch(const char *name);
+
+/* --mem-headroom's value (args_headroom.c): GiB, a decimal in [0, 1024]. */
+int sim_mem_headroom_parse(const char *flag, const char *v, double *gib, char *why, size_t n);
 
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);
