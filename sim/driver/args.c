@@ -284,6 +284,8 @@ static const char *const valued[O_COUNT] = {
 
 int sim_args_takes_value(const char *name)
 {
+    const sim_mlm_name *e = sim_mlm_find(name); /* Megatron-LM's own, args_megatron.c */
+    if ((e && e->values != '0' && e->values != '?') || !strcmp(name, "--args-file")) return 1;
     const char *canon = sim_alias_canonical(name);
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(canon, valued[k]) == 0) return 1;

@@ -111,9 +111,9 @@ int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n);
 int sim_megatron_resolve(sim_args *a, char *why, size_t n);
 const char *sim_nearest_option(const char *name, const char *const *known, int n_known);
 
-/* 1 when NAME (no "=value"; ulysim's flag or Megatron-LM's name for one)
- * is a planning option that takes a value: `plot` passes these on with
- * the argument after them */
+/* 1 when NAME (no "=value"; ulysim's flag, Megatron-LM's name for one or
+ * any Megatron-LM argument with a value, --args-file) is a planning option
+ * that takes a value: `plot` passes these on with the argument after them */
 int sim_args_takes_value(const char *name);
 /* 1 when NAME is one of the planning commands' switches (--causal, ...) */
 int sim_args_is_switch(const char *name);
