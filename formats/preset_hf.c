@@ -186,7 +186,9 @@ int preset_model_hf_try(const char *path, uly_model *out, char *why, size_t n)
 {
     char file[4096], name[ULY_NAME_LEN];
     struct stat st;
-    if (!path || stat(path, &st) != 0) return -1;
+    /* a path, not a preset's name: a '/' in it or .json at its end
+     * (`--model ./Meta-Llama-3-8B`; a bare ".." stays a name to refuse) */
+    if (!path || !preset_is_path(path) || stat(path, &st) != 0) return -1;
     const int dir = S_ISDIR(st.st_mode);
     snprintf(file, sizeof file, dir ? "%s/config.json" : "%s", path);
     if (!dir && (strlen(path) < 5 || strcmp(path + strlen(path) - 5, ".json"))) return -1;

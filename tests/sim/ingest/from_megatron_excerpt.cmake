@@ -44,7 +44,7 @@ set(FLAGS --model gpt-7b --gpus 16 --seq 8192 --batch 1 --global-batch 64 --tp 8
   --recompute full --framework megatron --zero 1 --dtype bf16)
 rows(whole ${OUT}/whole/gpt7b-tp8-sp.log)
 rows(by_flags ${OUT}/excerpt/gpt7b-tp8-sp.log ${FLAGS})
-rows(by_script ${OUT}/excerpt/gpt7b-tp8-sp.log --args-file ${DATA}/gpt7b-tp8-sp.sh --gpus 16 --recompute full)
+rows(by_script ${OUT}/excerpt/gpt7b-tp8-sp.log --args-file ${CMAKE_CURRENT_LIST_DIR}/excerpt/gpt7b-tp8-sp.sh --gpus 16 --recompute full)
 foreach(v by_flags by_script)
   if(NOT ${v} STREQUAL whole)
     message(FATAL_ERROR "${v}:\n${${v}}\nthe whole log:\n${whole}")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The launch script of the run gpt7b-tp8-sp.log records (its argument block
+# The launch script of the run ../data/gpt7b-tp8-sp.log records (its argument block
 # written back as Megatron-LM's arguments), for `runs from-megatron
 # --args-file` on an excerpt of that log (sim.ingest.from_megatron_excerpt).
 # recompute_granularity full is given on ulysim's command line (--recompute
