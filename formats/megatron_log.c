@@ -484,7 +484,10 @@ static int resolve(mlog_run *r, const char *shown, char *why, size_t n)
     return 0;
 }
 
-int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, char *why, size_t n)
+/* need_block: 0 reads a log without its argument block too (an excerpt, a
+ * log rotated past its start): its iteration reports are then read from
+ * the first line on, as after a block (mlog_parse_reports) */
+static int parse(const char *text, size_t len, const char *shown, mlog_run *r, int need_block, char *why, size_t n)
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
@@ -549,10 +552,11 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
             continue;
         }
         int64_t it = 0, total = 0;
-        int hdr = state == AFTER ? report_header(buf, &it, &total, shown, line, why, n) : 0;
+        const int reports = state == AFTER || (!need_block && state == BEFORE);
+        int hdr = reports ? report_header(buf, &it, &total, shown, line, why, n) : 0;
         if (hdr == 2) rc = 2;
         else if (hdr == 1) rc = report_line(r, buf, it, total, !nl, shown, line, why, n);
-        else if (state == AFTER && strstr(buf, TIME))
+        else if (reports && strstr(buf, TIME))
             /* Megatron-LM prints the time only in the report, after its header */
             rc = text_fail_at(why, n, shown, line, "'%s' without 'iteration N/ TOTAL' (valid: Megatron-LM's iteration "
                               "report)", TIME);
@@ -560,9 +564,10 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
     }
     free(buf);
     if (rc) return rc;
-    if (state == BEFORE)
+    if (state == BEFORE && need_block)
         return text_fail_at(why, n, shown, 0, "no Megatron-LM argument block ('---- arguments ----'; valid: the log of a "
-                                      "Megatron-LM training run from its start)");
+                                      "Megatron-LM training run from its start, or, for `runs from-megatron`, "
+                                      "the layout and model by --args-file FILE or ulysim's flags)");
     if (state == IN)
         return text_fail_at(why, n, shown, line, "the argument block from line %d is not closed ('---- end of arguments "
                                          "----'): the log is cut short", r->args_line);
@@ -571,6 +576,16 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
         return text_fail_at(why, n, shown, 0, "no iteration report ('iteration N/ M | ... | elapsed time per iteration "
                                       "(ms): T |'): the run logged no step");
     return 0;
+}
+
+int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, char *why, size_t n)
+{
+    return parse(text, len, shown, r, 1, why, n);
+}
+
+int mlog_parse_reports(const char *text, size_t len, const char *shown, mlog_run *r, char *why, size_t n)
+{
+    return parse(text, len, shown, r, 0, why, n);
 }
 
 /* ------------------------------------------------------------ what it says */

@@ -77,6 +77,13 @@ typedef struct mlog_run {
  * overlong line. */
 int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *out, char *why, size_t why_len);
 
+/* mlog_parse for a log that may lack its argument block (iteration lines
+ * pasted into an issue, a log rotated past its start): without one,
+ * args_line is 0 and the iteration reports are read from the first line;
+ * the layout and model are then the caller's to fill in (the argument
+ * fields stay 0 / -1). With a block, the same as mlog_parse. */
+int mlog_parse_reports(const char *text, size_t len, const char *shown, mlog_run *out, char *why, size_t why_len);
+
 /* The line of an argument in the block (its key, "seq_length"), 0 when the
  * block does not give it or the reader does not keep it. */
 int mlog_arg_line(const mlog_run *r, const char *key);

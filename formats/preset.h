@@ -24,6 +24,10 @@ int preset_data_dir_beside_exe(const char *sub, char *out, size_t n);
 /* name_or_path: a preset name ("llama3-8b") or a path to a .json file.
  * Returns 0, or 2 (bad input) with a reason in why. */
 int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len);
+/* A Hugging Face config.json (path, or a directory holding one) as a model
+ * (preset_hf.c; preset_model_load calls it first): 0, 2 with the key it
+ * refuses named, or -1 when path is not one (a preset's own file). */
+int preset_model_hf_try(const char *path, uly_model *out, char *why, size_t why_len);
 int preset_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
 
 /* The same schema and checks on text already in memory (a trace header, a

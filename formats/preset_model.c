@@ -178,5 +178,7 @@ static int model_inline_parse(const char *text, uly_model *out, char *why, size_
 int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
 {
     if (name_or_path && strchr(name_or_path, '=')) return model_inline_parse(name_or_path, out, why, why_len);
+    const int hf = name_or_path ? preset_model_hf_try(name_or_path, out, why, why_len) : -1;
+    if (hf >= 0) return hf;
     return preset_file_load(&MODEL_SCHEMA, name_or_path, out, why, why_len);
 }

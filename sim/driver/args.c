@@ -297,7 +297,7 @@ enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD,
+    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -306,10 +306,13 @@ static const char *const valued[O_COUNT] = {
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
     "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline", "--step-overhead-ms",
+    "--mem-headroom",
 };
 
 int sim_args_takes_value(const char *name)
 {
+    const sim_mlm_name *e = sim_mlm_find(name); /* Megatron-LM's own, args_megatron.c */
+    if ((e && e->values != '0' && e->values != '?') || !strcmp(name, "--args-file")) return 1;
     const char *canon = sim_alias_canonical(name);
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(canon, valued[k]) == 0) return 1;
@@ -423,6 +426,13 @@ static const struct {
 };
 #define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
 
+int sim_args_is_switch(const char *name)
+{
+    for (int k = 0; k < N_SWITCHES; k++)
+        if (!strcmp(name, switches[k].flag)) return 1;
+    return 0;
+}
+
 /* What the parse keeps besides sim_args: --gpus and --seq as typed (their
  * lists are read again once the command is known), and the last value
  * given in each form of an option (0 ulysim's flag, 1 Megatron-LM's name
@@ -450,6 +460,8 @@ void sim_args_defaults(sim_args *a)
     a->split = ULY_SPLIT_ZIGZAG;
     a->progress = 1;
     a->cp_comm = -1;
+    a->mlm.hidden_dropout = a->mlm.attn_dropout = -1; /* not given: Megatron-LM's 0.1 */
+    a->mem_headroom_gib = -1;                         /* not given: the cluster preset's */
 }
 
 /* An argument that is not an option: the command, or `presets show NAME`. */
@@ -651,6 +663,7 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         break;
     }
     case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
+    case O_MEM_HEADROOM: return sim_mem_headroom_parse(name, val, &a->mem_headroom_gib, why, n);
     case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
     case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);
     case O_GPUS_PER_NODE: {
@@ -686,7 +699,10 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     int which = -1;
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
-    if (which < 0) return unknown_option(name, why, n);
+    if (which < 0) {
+        const int mlm = sim_mlm_option(a, name, val, argc, argv, i, &rc, why, n);
+        return mlm > 0 ? 0 : mlm < 0 ? rc : unknown_option(name, why, n);
+    }
     if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
     const int form = strcmp(name, valued[which]) != 0;
     if (!a->plan_flag && which != O_FORMAT) {
@@ -728,7 +744,10 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
         return sim_fail(why, n, "%s %.60s disagrees with %s %.60s (valid: give one of them, or the same value)", flag[f],
                         st->form_val[k][f], flag[!f], st->form_val[k][!f]);
     }
-    int rc = sim_megatron_resolve(a, why, n);
+    int rc = sim_mlm_finish(a, st->form_val[O_MODEL][0] != NULL, st->form_val[O_DTYPE][0], st->form_val[O_ZERO][0],
+                            why, n);
+    if (rc) return rc;
+    rc = sim_megatron_resolve(a, why, n);
     if (rc) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
@@ -746,16 +765,60 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
     return 0;
 }
 
+/* --args-file FILE (at most one), at argv[i]: its value, *i on it; NULL
+ * when argv[i] is another argument */
+static const char *args_file_at(int argc, char **argv, int *i)
+{
+    if (!strncmp(argv[*i], "--args-file=", 12)) return argv[*i] + 12;
+    if (strcmp(argv[*i], "--args-file")) return NULL;
+    return *i + 1 < argc ? argv[++*i] : "";
+}
+
+/* The launch script's arguments (args_file.c), read before the command
+ * line's and under Megatron-LM's defaults: 0 (also when none), or
+ * SIM_EXIT_USAGE. Its words stay allocated: the parse points into them. */
+static int args_file_first(int argc, char **argv, sim_args *a, args_state *st, char *why, size_t n)
+{
+    static char **fargv;
+    static int fargc;
+    const char *path = NULL, *v;
+    char qb[80];
+    for (int i = 1; i < argc; i++) {
+        if (!(v = args_file_at(argc, argv, &i))) continue;
+        if (!v[0]) return sim_fail(why, n, "--args-file needs a value (valid: --args-file FILE, a launch script)");
+        if (path) return sim_fail(why, n, "--args-file given twice (%s, then %s; valid: one launch script)", path, v);
+        path = v;
+    }
+    if (!path) return 0;
+    sim_args_file_free(fargc, fargv);
+    fargv = NULL;
+    int rc = sim_args_file_read(path, &fargc, &fargv, why, n);
+    if (rc) return rc;
+    sim_mlm_launch_defaults(a);
+    a->mlm.args_file = path;
+    a->plan_flag = "--args-file";
+    for (int j = 1; j < fargc && !rc; j++) {
+        if (fargv[j][0] != '-' || fargv[j][1] != '-')
+            return sim_fail(why, n, "--args-file %s: %s in its launch command is not an argument (valid: Megatron-LM "
+                            "arguments after the .py script)", path, text_quote(fargv[j], qb, sizeof qb));
+        const int own = sim_mlm_file_option(a, fargc, fargv, &j, &rc, why, n);
+        if (!own) rc = read_option(a, st, fargc, fargv, &j, why, n);
+    }
+    return rc;
+}
+
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t n)
 {
     args_state st;
     memset(&st, 0, sizeof st);
     st.seq_flag = "--seq";
     sim_args_defaults(a);
+    int rc = args_file_first(argc, argv, a, &st, why, n);
+    if (rc) return rc;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const int rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n)
-                                                    : read_option(a, &st, argc, argv, &i, why, n);
+        if (args_file_at(argc, argv, &i)) continue;
+        rc = arg[0] != '-' || arg[1] == 0 ? positional(a, &st, arg, why, n) : read_option(a, &st, argc, argv, &i, why, n);
         if (rc) return rc;
     }
     if (a->help || a->version) return 0;

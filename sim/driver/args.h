@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "ulysim.h"
+#include "args_megatron.h" /* sim_mlm: what Megatron-LM's names said */
 
 /* Exit statuses: the contract's three (docs/design.md), and, asked for with
  * --require-fit, SIM_EXIT_NOFIT: the run worked and no plan fits (nothing
@@ -95,6 +96,8 @@ typedef struct sim_args {
     const char *plan_flag;               /* the first planning flag given (not --format, --help, --version,
                                           * --progress), as ulysim or Megatron-LM names it; NULL: none */
     const char *show_name;
+    sim_mlm mlm;                         /* Megatron-LM's model, precision and optimizer arguments, --args-file */
+    double mem_headroom_gib;             /* --mem-headroom: GiB of device memory held back; < 0: the preset's */
 } sim_args;
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
@@ -108,10 +111,15 @@ int sim_cp_comm_parse(const char *v, int *out, char *why, size_t n);
 int sim_megatron_resolve(sim_args *a, char *why, size_t n);
 const char *sim_nearest_option(const char *name, const char *const *known, int n_known);
 
-/* 1 when NAME (no "=value"; ulysim's flag or Megatron-LM's name for one)
- * is a planning option that takes a value: `plot` passes these on with
- * the argument after them */
+/* 1 when NAME (no "=value"; ulysim's flag, Megatron-LM's name for one or
+ * any Megatron-LM argument with a value, --args-file) is a planning option
+ * that takes a value: `plot` passes these on with the argument after them */
 int sim_args_takes_value(const char *name);
+/* 1 when NAME is one of the planning commands' switches (--causal, ...) */
+int sim_args_is_switch(const char *name);
+
+/* --mem-headroom's value (args_headroom.c): GiB, a decimal in [0, 1024]. */
+int sim_mem_headroom_parse(const char *flag, const char *v, double *gib, char *why, size_t n);
 
 /* Parses argv. Returns 0, or 2 with a one-line reason in why. */
 int sim_args_parse(int argc, char **argv, sim_args *a, char *why, size_t why_len);

@@ -159,6 +159,13 @@ const char *sim_nearest_option(const char *name, const char *const *known, int n
             best = alias[i].megatron;
         }
     }
+    for (int i = 0; i < sim_mlm_names_count; i++) { /* every name of Megatron-LM's (args_megatron.c) */
+        const int d = distance(name, sim_mlm_names[i].name);
+        if (d < bd) {
+            bd = d;
+            best = sim_mlm_names[i].name;
+        }
+    }
     /* close enough to be a slip: a third of the name, at least 2 edits */
     const int limit = (int)strlen(name) / 3 > 2 ? (int)strlen(name) / 3 : 2;
     return bd <= limit ? best : NULL;

@@ -70,7 +70,9 @@ static void help_options(FILE *f)
 "  --gpus-per-node G    what-if: GPUs per node [count; default: preset's]\n"
 "  --oversub X          what-if: leaf uplink oversubscription of a fat tree or rail\n"
 "                       [ratio >= 1; default: preset's]\n"
-"  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
+"  --mem-headroom GIB   device memory a plan leaves unused: CUDA and NCCL context,\n"
+"                       allocator fragmentation; usable = HBM less it [GiB; default:\n"
+"                       the preset's gpu.reserved_gib]\n""  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
 "                       GEMMs (TransformerEngine userbuffers), or not [default: not]\n"
 "  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
 "                       under backward on its own stream, or after it [default: the\n"
@@ -155,4 +157,5 @@ void sim_args_help(FILE *f)
         if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
     }
     help_options(f);
+    sim_mlm_help(f);
 }

@@ -127,6 +127,12 @@ static int presets_load(const sim_args *a, sim_ctx *c, char *why, size_t n)
                             a->oversub, cl->name);
         cl->oversub = a->oversub;
     }
+    if (a->mem_headroom_gib >= 0) { /* the device's memory less this is what a plan may use */
+        if (a->mem_headroom_gib * 1073741824.0 >= cl->gpu.hbm_bytes)
+            return sim_fail(why, n, "--mem-headroom %g: all of cluster %s's %.1f GiB per GPU (valid: less than it)",
+                            a->mem_headroom_gib, cl->name, cl->gpu.hbm_bytes / 1073741824.0);
+        cl->gpu.reserved_bytes = a->mem_headroom_gib * 1073741824.0;
+    }
     if (a->gpus_per_node > 0) {
         if (cl->topo == ULY_TOPO_TORUS)
             return sim_fail(why, n, "--gpus-per-node %lld: cluster %s is a torus, its nodes fixed (valid: a fat-tree or "

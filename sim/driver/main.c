@@ -60,6 +60,7 @@ static int run(int argc, char **argv)
         sim_err("%s", why);
         goto out;
     }
+    if (sim_par_rank() == 0) sim_mlm_report(a, &c->model, stderr);
     const size_t n_planning = sizeof planning / sizeof planning[0];
     rc = (size_t)a->cmd < n_planning && planning[a->cmd] ? sim_planning_run(c, planning[a->cmd]) : SIM_EXIT_INTERNAL;
 out:

@@ -85,6 +85,9 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(co, "gpus_per_node", sim_json_int(cl->gpus_per_node));
     ADD(co, "peak_flops", sim_json_num(cl->gpu.peak_flops[w->dtype]));
     ADD(co, "hbm_bytes", sim_json_num(cl->gpu.hbm_bytes));
+    /* what a plan may use: the device's memory less the headroom (--mem-headroom) */
+    ADD(co, "headroom_bytes", sim_json_num(cl->gpu.reserved_bytes));
+    ADD(co, "usable_bytes", sim_json_num(cl->gpu.hbm_bytes - cl->gpu.reserved_bytes));
     ADD(co, "intra_bw_Bps", sim_json_num(cl->intra_bw_Bps));
     ADD(co, "nic_bw_Bps", sim_json_num(cl->nic_bw_Bps));
     ADD(co, "topology", cJSON_CreateString(uly_topo_name(cl->topo) ? uly_topo_name(cl->topo) : "?"));

@@ -93,11 +93,12 @@ static void table_head(const sim_ctx *c, const sim_plan_result *R, FILE *f)
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
             uly_model_params(m) / 1e9);
-    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %.0f TFLOP/s %s, %.1f GiB HBM; in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
+    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %.0f TFLOP/s %s, %.1f GiB HBM (%.1f usable, %.1f headroom); in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
             cl->gpu.name, (long long)cl->nodes, sim_plural_s(cl->nodes), (long long)cl->gpus_per_node,
             sim_plural_s(cl->gpus_per_node), cl->gpu.peak_flops[w->dtype] / 1e12,
-            uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0, cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9,
-            uly_topo_name(cl->topo));
+            uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0,
+            (cl->gpu.hbm_bytes - cl->gpu.reserved_bytes) / 1073741824.0, cl->gpu.reserved_bytes / 1073741824.0,
+            cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9, uly_topo_name(cl->topo));
     whatif_lines(c, f);
     char grown[200];
     if (sim_cluster_grown(c, grown, sizeof grown)[0]) fprintf(f, "#           (%s)\n", grown);

@@ -28,6 +28,7 @@
 #include "runs_read.h"
 #include "text_file.h"
 #include "validate_runs.h"
+#include "runs_flags.h"
 
 int sim_cmd_runs(int argc, char **argv);
 
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ulysim runs from-megatron LOG... [-o FILE] [--warmup N] [--cluster NAME|FILE]\n"
+            "                                         [--args-file FILE | PLANNING FLAGS]\n"
             "Runs-file rows (CSV, for `ulysim validate --runs`) from Megatron-LM training logs, one row per log:\n"
             "the argument block Megatron-LM prints at start gives the model, parallel layout and workload; the\n"
             "iteration reports give step_s and tflops_per_gpu (flop_convention megatron-lm), the median over\n"
@@ -47,6 +49,10 @@ static void usage(FILE *f)
             "                    iteration it averages (log_interval of them) comes after these\n"
             "  --cluster P       the cluster column of every row (a preset name or file; the log does not\n"
             "                    say which GPUs ran it) [default: empty, ulysim's default cluster]\n"
+            "  --args-file FILE  for logs without their argument block (an excerpt of iteration lines): the\n"
+            "                    launch script that ran them gives the model and layout; or the planning\n"
+            "                    flags do (--model, --gpus, --seq, --batch, --tp, --pp, --strategy, ...,\n"
+            "                    Megatron-LM's names too, after the logs) [default: the log's own block]\n"
             "Every row is checked as `ulysim validate --runs` checks the rows it reads before it is written.\n"
             "Options take their value as --opt VALUE or --opt=VALUE; each is given once, each log once.\n"
             "Exit: 0 written; 2 bad usage, a bad log, or a row validate --runs would refuse (one line naming the\n"
@@ -262,15 +268,20 @@ static int check_row(const char *path, const mlog_run *r, int64_t warmup, double
 
 /* One log into one row of t, checked as `validate --runs` will check it
  * in out (NULL: standard output). Returns 0, or 2 with the reason in why. */
-static int log_row(const char *path, int64_t warmup, const char *cluster, const char *out, mlog_run *r, sim_table *t,
-                   char *why, size_t n)
+static int log_row(const char *path, int64_t warmup, const char *cluster, const char *out, const runs_flags *flags,
+                   mlog_run *r, sim_table *t, char *why, size_t n)
 {
     char *text = NULL;
     size_t len = 0;
     int rc = text_file_read(path, MLOG_MAX_BYTES, "a Megatron-LM log", &text, &len, why, n);
-    if (!rc) rc = mlog_parse(text, len, path, r, why, n);
+    if (!rc) rc = flags->n ? mlog_parse_reports(text, len, path, r, why, n) : mlog_parse(text, len, path, r, why, n);
     free(text);
     if (rc) return rc;
+    /* the flags stand for a missing block, never beside one: they would be dropped */
+    if (flags->n && r->args_line)
+        return sim_fail(why, n, "%s:%d: the log has its argument block, and %s would not be used (valid: leave the "
+                        "planning flags out for a whole log)", path, r->args_line, flags->argv[0]);
+    if (flags->n && (rc = runs_flags_fill(flags, r, why, n))) return rc;
     uly_model m;
     uly_layout l;
     if ((rc = mlog_model(r, path, &m, why, n)) || (rc = mlog_layout(r, path, &l, why, n))) return rc;
@@ -398,6 +409,8 @@ int sim_cmd_runs(int argc, char **argv)
     static const char *const OUT[] = {"-o", "--output", NULL}, *const WARMUP[] = {"--warmup", NULL},
                              *const CLUSTER[] = {"--cluster", NULL};
     const char *warmup_v = NULL;
+    static runs_flags flags;
+    flags.n = 0;
     for (int i = 2; i < argc && !rc; i++) {
         const char *a = argv[i], *v = NULL;
         char qb[80];
@@ -420,6 +433,8 @@ int sim_cmd_runs(int argc, char **argv)
         } else if (r) {
             free(logs);
             return SIM_EXIT_USAGE;
+        } else if (runs_flags_take(argc, argv, &i, &flags)) {
+            /* read with the other planning flags, for logs without their block */
         } else if (a[0] == '-' && a[1]) {
             rc = sim_fail(why, sizeof why, "unknown option %s (valid: -o, --warmup, --cluster; see ulysim runs "
                           "--help)", text_quote(a, qb, sizeof qb));
@@ -436,7 +451,7 @@ int sim_cmd_runs(int argc, char **argv)
     if (!rc && !r) rc = SIM_EXIT_INTERNAL;
     sim_table t;
     sim_table_init(&t, C_COUNT, COLS, NULL);
-    for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, out, r, &t, why, sizeof why);
+    for (int i = 0; i < n_logs && !rc; i++) rc = log_row(logs[i], warmup, cluster, out, &flags, r, &t, why, sizeof why);
     if (!rc) rc = write_rows(&t, warmup, out, why, sizeof why);
     if (rc && why[0]) sim_err_as("ulysim runs", "%s", why);
     else if (rc) sim_err_as("ulysim runs", "internal failure");
