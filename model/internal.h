@@ -294,6 +294,19 @@ void uly_check_heads(uly_bctx *x, int64_t heads, int64_t degree);
  * context-parallel ranks' shares, each split t ways by sequence parallelism. */
 void uly_check_seq(uly_bctx *x, int64_t cp, int64_t t, int zig);
 
+/* The pipeline's part of a plan (pipeline.c): each stage's layers, what
+ * the stages hold in flight, the schedule's notes; after micro_steps. */
+void uly_plan_pipeline(uly_bctx *x);
+
+/* The pipeline's part of a step under an uneven split (plan->pp_staged):
+ * stage s takes t_s = n_s layer_s plus its end ops (the first the
+ * embedding, the last the head: logits and loss; every stage the
+ * transfers), and m micro-batches take m max t + (sum t - max t) / V
+ * (pipeline.c). Sets tm's pp_bubble and stage_layers (the pacing stage's);
+ * the pacing stage's t into *pace_s. */
+double uly_pp_staged_s(const uly_plan *plan, double layer_s, double embed_s, double head_s, double pp_s,
+                       uly_timing *tm, double *pace_s);
+
 /* Critical rank's causal work over the average for a split of `ways`. */
 double uly_causal_crit(const uly_workload *w, int64_t ways);
 

@@ -114,14 +114,15 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
 }
 
 /* The activation, score, working-set and logit terms of a stage of
- * plan->stage_layers layers holding `in_flight` micro-batches (1F1B), with
+ * `layers` layers holding `in_flight` micro-batches (1F1B), with
  * or without the embedding (the first stage) and the logits (the last). */
 static void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
-                        double grads_live, double in_flight, int embed_here, int logits_here, double *tb)
+                        double grads_live, int64_t layers, double in_flight, int embed_here, int logits_here,
+                        double *tb)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double scores = full->scores + full->score_masks;
-    const double L = (double)plan->stage_layers, f = in_flight;
+    const double L = (double)layers, f = in_flight;
     switch (w->recompute) {
     case ULY_RECOMPUTE_NONE:
         tb[ULY_MEM_ACTIV] = f * L * (full->total - scores);
@@ -167,6 +168,22 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
     tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
 }
 
+/* tb becomes the terms of the stage of `layers` layers and `in_flight`
+ * micro-batches (no logits) when that stage holds more in all */
+static void heavier_stage(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+                          double grads_live, int64_t layers, double in_flight, int embed_here, double *tb)
+{
+    double other[ULY_MEM_TERM_COUNT];
+    memcpy(other, tb, sizeof other);
+    stage_terms(m, w, plan, full, grads_live, layers, in_flight, embed_here, 0, other);
+    double a = 0, z = 0;
+    for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
+        a += other[i];
+        z += tb[i];
+    }
+    if (a > z) memcpy(tb, other, sizeof other);
+}
+
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                            const uly_plan *plan, uly_memory *out)
 {
@@ -210,18 +227,15 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     /* A pipeline's heaviest stage is its first (activations of every
      * micro-batch in flight) or its last (the logits); without one the single
      * stage is both */
-    stage_terms(m, w, plan, &full, grads_live, plan->layout.pp > 1 ? plan->pp_in_flight_last : 1.0, plan->layout.pp <= 1,
-                1, tb);
+    const int64_t *n = plan->pp_stage_layers, most = plan->stage_layers;
+    const int staged = plan->pp_staged;
+    stage_terms(m, w, plan, &full, grads_live, staged ? n[2] : most,
+                plan->layout.pp > 1 ? plan->pp_in_flight_last : 1.0, plan->layout.pp <= 1, 1, tb);
     if (plan->layout.pp > 1) {
-        double first[ULY_MEM_TERM_COUNT];
-        memcpy(first, tb, sizeof first);
-        stage_terms(m, w, plan, &full, grads_live, (double)plan->pp_in_flight, 1, 0, first);
-        double a = 0, z = 0;
-        for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
-            a += first[i];
-            z += tb[i];
-        }
-        if (a > z) memcpy(tb, first, sizeof first);
+        heavier_stage(m, w, plan, &full, grads_live, staged ? n[0] : most, plan->pp_in_flight, 1, tb);
+        /* uneven: the second stage, more layers than the first and one
+         * micro-batch fewer in flight, may hold the most */
+        if (staged && plan->layout.pp > 2) heavier_stage(m, w, plan, &full, grads_live, n[1], plan->pp_in_flight_mid, 0, tb);
     }
 
     out->total_bytes = 0;

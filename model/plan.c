@@ -530,42 +530,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         plan->micro_steps = w->global_batch > 0 ? (int64_t)llround((double)w->global_batch / per) : 1;
         if (plan->micro_steps < 1) plan->micro_steps = 1;
     }
-    plan->stage_layers = m->layers;
-    plan->pp_in_flight = 1;
-    plan->pp_in_flight_last = 1;
-    plan->vpp = l->vpp > 1 && l->pp > 1 ? l->vpp : 1;
-    if (l->pp > 1) {
-        /* the slowest and fullest stage has ceil(L / pp) layers */
-        if (l->pp > m->layers) uly_reason_add(&x, ULY_R_PP_LAYERS, 1, (double)l->pp, (double)m->layers, 0);
-        else plan->stage_layers = (m->layers + l->pp - 1) / l->pp;
-        if (l->pp <= m->layers && m->layers % l->pp)
-            uly_reason_add(&x, ULY_R_PP_UNEVEN, 0, (double)plan->stage_layers, (double)m->layers, (double)l->pp);
-        const int64_t micro = plan->micro_steps, V = plan->vpp;
-        const double lag = (double)(l->pp - 1) / (double)V; /* idle slots: (p - 1) / V of a stage's micro-batch */
-        if (V == 1) {
-            /* 1F1B: the first stage runs pp forwards before its first backward */
-            plan->pp_in_flight = (double)(micro < l->pp ? micro : l->pp);
-        } else {
-            /* interleaved 1F1B (Narayanan et al. 2021; Megatron-LM's schedule):
-             * V chunks of L / (pp V) layers per rank; the first rank runs
-             * 2 (pp - 1) + (V - 1) pp warm-up chunk forwards and one more
-             * before its first backward, at most all m V chunks: in
-             * micro-batches of its layers, pp (1 + (pp - 1) / (pp V))
-             * (Korthikanti et al. 2022, sec. 4.2.3) */
-            if (m->layers % (l->pp * V))
-                uly_reason_add(&x, ULY_R_PP_VIRTUAL_LAYERS, 1, (double)m->layers, (double)(l->pp * V), (double)l->pp);
-            int64_t chunks = V * l->pp + l->pp - 1;
-            if (chunks > micro * V) chunks = micro * V;
-            plan->pp_in_flight = (double)chunks / (double)V;
-            /* the last rank: (V - 1) pp warm-up chunks and one more */
-            int64_t last = (V - 1) * l->pp + 1;
-            if (last > micro * V) last = micro * V;
-            plan->pp_in_flight_last = (double)last / (double)V;
-            uly_reason_add(&x, ULY_R_PP_INTERLEAVED, 0, (double)V, (double)m->layers / (double)(l->pp * V),
-                           plan->pp_in_flight);
-        }
-        uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, lag / ((double)micro + lag), (double)micro, (double)l->pp);
-    }
+    uly_plan_pipeline(&x);
     if (!s->uses_ulysses && l->ulysses != 1) return ULY_EINVAL;
     if (!s->uses_ring && l->ring != 1) return ULY_EINVAL;
     if (!s->uses_tp && l->tp != 1) return ULY_EINVAL;
@@ -595,9 +560,19 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (l->pp > 1) {
         /* the heavier end stage: the last holds the output layer (a copy of
          * the word embedding when tied, as Megatron-LM keeps) and the final
-         * norm, the first the embedding */
-        const double head = (double)m->vocab * (double)m->hidden + (double)m->hidden;
-        plan->model_params_rank = ((double)plan->stage_layers * uly_layer_params(m) + head) / (double)l->tp;
+         * norm, the first the embedding; an uneven split, the heaviest of
+         * its stages */
+        const double emb = (double)m->vocab * (double)m->hidden, head = emb + (double)m->hidden;
+        const double lp = uly_layer_params(m);
+        double most = ((double)plan->stage_layers * lp + head);
+        if (plan->pp_staged) {
+            const int64_t *n = plan->pp_stage_layers;
+            const double first = (double)n[0] * lp + emb, mid = l->pp > 2 ? (double)n[1] * lp : 0;
+            const double last = (double)n[2] * lp + head;
+            most = first > last ? first : last;
+            if (mid > most) most = mid;
+        }
+        plan->model_params_rank = most / (double)l->tp;
     }
     uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;

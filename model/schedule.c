@@ -375,6 +375,7 @@ typedef struct op_sums {
     layer_sums ls;
     traffic tr;
     double model_s, step_fixed, dp_grad, dp_w, hw_model;
+    double embed_s, pp_s; /* of model_s: the first stage's embedding, every stage's transfers */
     double pgather, pg_w; /* the per-step weight gather, when the next step's forward hides it */
     double rs_layer;      /* ZeRO-3: a layer's gradient reduce-scatter under backward */
     int n_late;           /* the entries of pricing.late */
@@ -397,6 +398,7 @@ static inline __attribute__((always_inline)) void op_compute(op_sums *s, const p
         } else {
             s->model_s += ti;
             s->hw_model += o->flops;
+            if (o->type == ULY_OPT_EMBED) s->embed_s += ti;
         }
         return;
     }
@@ -414,6 +416,7 @@ static inline __attribute__((always_inline)) void op_comm_rare(op_sums *s, const
     if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(x->zg, o, ti);
     if (!o->per_step) {
         s->model_s += ti;
+        if (o->group == ULY_GROUP_PP) s->pp_s += ti;
     } else if (o->overlaps == ULY_OVERLAP_PHASE) {
         if (o->type == ULY_OPT_ZERO_GATHER_W) s->pgather += ti, s->pg_w += ti * op_sigma(x->rt, o);
         else s->dp_grad += ti, s->dp_w += ti * op_sigma(x->rt, o);
@@ -658,7 +661,8 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
  * the model ops and the step's fixed cost (in tm) */
 static inline __attribute__((always_inline)) void step_time(uly_timing *tm, const uly_model *m, const uly_workload *w,
                                                             const uly_cluster *c, const uly_plan *plan,
-                                                            double layer_hw_flops, double hw_model)
+                                                            double layer_hw_flops, double hw_model,
+                                                            double embed_s, double pp_s)
 {
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     const uly_layout *l = &plan->layout;
@@ -668,12 +672,22 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     /* 1F1B: m + pp - 1 slots of a stage's micro-batch; interleaved over V
      * virtual stages the fill and drain shrink to (pp - 1) / V of a slot
      * (Narayanan et al. 2021: bubble (pp - 1) / (V m) of the ideal step) */
-    const double lag = (pp - 1.0) / (double)(plan->vpp > 1 ? plan->vpp : 1);
-    const double slots = (double)tm->micro_steps + lag;
-    tm->pp_bubble = lag / slots;
-    tm->slots = slots;
-    tm->stage_layers = plan->stage_layers;
-    tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + tm->model_s) + tm->step_fixed_s;
+    if (__builtin_expect(plan->pp_staged, 0)) {
+        /* an uneven split: each stage's own layers and end ops, the step
+         * paced by the heaviest (pipeline.c) */
+        double pace_s;
+        const double pipe = uly_pp_staged_s(plan, tm->layer_fwd_s + tm->layer_bwd_s, embed_s,
+                                            tm->model_s - embed_s - pp_s, pp_s, tm, &pace_s);
+        tm->slots = pace_s > 0 ? pipe / pace_s : 0;
+        tm->step_s = pipe + tm->step_fixed_s;
+    } else {
+        const double lag = (pp - 1.0) / (double)(plan->vpp > 1 ? plan->vpp : 1);
+        const double slots = (double)tm->micro_steps + lag;
+        tm->pp_bubble = lag / slots;
+        tm->slots = slots;
+        tm->stage_layers = plan->stage_layers;
+        tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + tm->model_s) + tm->step_fixed_s;
+    }
     tm->tokens_per_s = seqs * (double)w->seq / tm->step_s;
 
     tm->model_flops = uly_flops_model_step(m, w, seqs);
@@ -740,7 +754,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     tm->layer_bwd_s = crit[1];
     tm->model_s = s.model_s;
     tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
-    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model);
+    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model, s.embed_s, s.pp_s);
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }
 

@@ -240,6 +240,8 @@ void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int
     l->dp = dp;
     l->pp = 1;
     l->vpp = 1;
+    l->pp_first = l->pp_last = 0;
+    l->pp_embed = l->pp_loss = 0;
     l->order[0] = ULY_GROUP_TP;
     l->order[1] = ULY_GROUP_ULYSSES;
     l->order[2] = ULY_GROUP_RING;
@@ -443,6 +445,11 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
     if (l->vpp < 0 || l->vpp > (1 << 20)) return fail(why, n, "vpp = %lld: must be 1..%d", (long long)l->vpp, 1 << 20);
     if (l->vpp > 1 && l->pp <= 1)
         return fail(why, n, "vpp = %lld: virtual stages need a pipeline (pp > 1)", (long long)l->vpp);
+    if (l->pp_first < 0 || l->pp_last < 0 || l->pp_embed > 1 || l->pp_loss > 1)
+        return fail(why, n, "pp_first = %d, pp_last = %d, pp_embed = %d, pp_loss = %d: layers 0 or more, flags 0 or 1",
+                    (int)l->pp_first, (int)l->pp_last, (int)l->pp_embed, (int)l->pp_loss);
+    if ((l->pp_first || l->pp_last || l->pp_embed || l->pp_loss) && l->pp <= 1)
+        return fail(why, n, "an uneven pipeline split needs a pipeline (pp > 1)");
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
         return fail(why, n, "ulysses x ring x tp x dp x pp: must be 1..%lld GPUs", (long long)1 << 24);
     const uly_strategy *s = uly_strategy_get(l->strategy);

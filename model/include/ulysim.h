@@ -269,11 +269,31 @@ typedef struct uly_layout {
     int64_t pp;      /* pipeline stages (1F1B), outside every other group */
     int64_t vpp;     /* virtual stages per pipeline rank (interleaved 1F1B); 1 (or 0): plain 1F1B */
     uly_group order[4]; /* innermost first: a permutation of TP, ULYSSES, RING, DP */
+    /* An uneven pipeline, as Megatron-Core splits one (docs/model.md,
+     * "Uneven pipelines"): pp_first / pp_last layers on the first / last
+     * stage (--decoder-first/last-pipeline-num-layers; 0: as a middle stage)
+     * and the rest evenly over the others; or the embedding (pp_embed) and
+     * the loss (pp_loss) each counted as one layer of an even split
+     * (--account-for-embedding/loss-in-pipeline-split), the first / last
+     * stage then one layer short. All 0: the even split. */
+    int32_t pp_first, pp_last;
+    uint8_t pp_embed, pp_loss;
 } uly_layout;
 
-/* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP. */
+/* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP;
+ * the even pipeline split. */
 void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int64_t t, int64_t dp);
 int64_t uly_layout_gpus(const uly_layout *l);
+
+/* The layers of a pipeline's stages as Megatron-Core builds them for
+ * layout l (get_num_layers_to_build): layers[0] on the first stage, [1] on
+ * each middle one, [2] on the last (all three L without a pipeline).
+ * ULY_OK when Megatron-Core accepts the split, interleaving included (each
+ * stage's layers, less the embedding or loss it counts, divide into l->vpp
+ * virtual stages); ULY_EINVAL with the reason in why when it refuses it,
+ * layers[] then the split ulysim prices anyway (ceil(L / pp) for an even
+ * split that does not divide; 0 where none exists). */
+uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t layers[3], char *why, size_t why_len);
 
 /* ----------------------------------------------------------------- plans */
 
@@ -430,7 +450,14 @@ typedef struct uly_plan {
     int64_t logit_tokens;    /* tokens whose logits this rank computes */
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
-    int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
+    int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline; the most of any stage) */
+    /* an uneven split (uly_layout's pp_first, pp_last, pp_embed, pp_loss):
+     * pp_staged 1, each stage priced for its own layers and end ops; the
+     * layers of the first, a middle and the last stage; the micro-batches'
+     * worth of activations the second stage holds at once */
+    int pp_staged;
+    int64_t pp_stage_layers[3];
+    double pp_in_flight_mid;
     int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
     double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */
     double pp_in_flight_last; /* the same for the last stage (1 but under interleaving) */
@@ -492,6 +519,9 @@ typedef enum uly_reason_code {
     ULY_R_PP_VIRTUAL_LAYERS,  /* v0 layers, v1 pp x vpp, v2 pp: the layers do not split into the virtual stages */
     ULY_R_PP_INTERLEAVED,     /* v0 vpp, v1 layers per virtual stage, v2 micro-batches in flight on the first stage
                                * (assumption) */
+    ULY_R_PP_STAGES,          /* v0 layers of the first stage, v1 of a middle one, v2 of the last: an uneven split
+                               * (assumption) */
+    ULY_R_PP_SPLIT_REFUSED,   /* v0 layers, v1 pp, v2 vpp: Megatron-Core refuses the uneven split */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 
