@@ -307,6 +307,24 @@ void uly_plan_pipeline(uly_bctx *x);
 double uly_pp_staged_s(const uly_plan *plan, double layer_s, double embed_s, double head_s, double pp_s,
                        uly_timing *tm, double *pace_s);
 
+/* A layer's activation terms as the plan lays them out (memory.c): its
+ * kernel, tokens, tensor and context splits; nothing recomputed. */
+void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o);
+
+/* Recompute's and offload's part of a plan and of its price (recompute.c):
+ * the block method's layers not recomputed and what offload moves
+ * (uly_plan_recompute, after the strategy's build); the stage's saved
+ * activations under each recompute mode (uly_recompute_stage_terms, for
+ * memory.c); and the price's share: the block method's recompute taken
+ * off the layers not recomputed, offload's exposed transfers added
+ * (uly_recompute_price, with the ops' times ex). */
+void uly_plan_recompute(uly_bctx *x);
+void uly_recompute_stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan,
+                               const uly_act_terms *full, double grads_live, double layers, double in_flight,
+                               double *tb);
+void uly_recompute_price(const uly_cluster *c, const uly_workload *w, const uly_plan *plan, const double *ex,
+                         uly_timing *tm, double *layer_hw_flops);
+
 /* Critical rank's causal work over the average for a split of `ways`. */
 double uly_causal_crit(const uly_workload *w, int64_t ways);
 

@@ -44,6 +44,11 @@ static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
 }
 
+void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o)
+{
+    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, o);
+}
+
 void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
                          int64_t t, int sp, int64_t cp, int selective, uly_act_terms *o)
 {
@@ -123,7 +128,12 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double scores = full->scores + full->score_masks;
     const double L = (double)layers, f = in_flight;
-    switch (w->recompute) {
+    /* the other recompute modes and offload: recompute.c */
+    if (__builtin_expect(w->recompute > ULY_RECOMPUTE_FULL || w->recompute_modules || w->recompute_method ||
+                             w->offload_layers,
+                         0))
+        uly_recompute_stage_terms(m, w, plan, full, grads_live, L, f, tb);
+    else switch (w->recompute) {
     case ULY_RECOMPUTE_NONE:
         tb[ULY_MEM_ACTIV] = f * L * (full->total - scores);
         tb[ULY_MEM_SCORES] = f * L * scores;
@@ -141,6 +151,10 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
         tb[ULY_MEM_SCORES] = scores;
         tb[ULY_MEM_WORKING] = full->total - full->ln / 2.0 - scores + grads_live;
         break;
+    case ULY_RECOMPUTE_OPS:
+    case ULY_RECOMPUTE_OPS_HALF:
+    case ULY_RECOMPUTE_ATTN_SKIP:
+        break; /* recompute.c's, above */
     }
     /* the embedding's dropout keeps its mask (1 byte per element of the
      * rank's tokens) until the embedding's backward, outside any recomputed

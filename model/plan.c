@@ -227,16 +227,84 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
     p->recompute_src = first, p->recompute_at = from, p->recompute_ops = to - from;
 }
 
+/* DistFlashAttn's checkpoint at attention's output: full recompute's copy
+ * without attention's forward and the transfers that hide under it (a
+ * ring's hops), which the backward does not need again; the copy is then
+ * priced op by op (recompute_ops 0). */
+static void recompute_skip_attn(uly_bctx *x)
+{
+    uly_plan *p = x->p;
+    const int from = p->recompute_at, to = from + p->recompute_ops;
+    int map[ULY_PLAN_MAX_OPS], k = from;
+    for (int i = from; i < to; i++) {
+        const uly_op *o = &p->ops[i];
+        const int under = o->kind == ULY_OP_COMM && o->overlaps >= from && o->overlaps < to &&
+                          p->ops[o->overlaps].kind == ULY_OP_ATTN;
+        map[i] = -1;
+        if (o->kind == ULY_OP_ATTN || under) continue;
+        map[i] = k;
+        if (k != i) p->ops[k] = *o;
+        p->ops[k].id = k;
+        k++;
+    }
+    for (int i = from; i < k; i++) {
+        int32_t *ov = &p->ops[i].overlaps;
+        if (*ov >= from && *ov < to) *ov = map[*ov] >= 0 ? map[*ov] : ULY_OVERLAP_NONE;
+    }
+    p->n_ops = k;
+    p->recompute_src = p->recompute_at = p->recompute_ops = 0;
+}
+
+/* The recompute passes other than full's copy and core attention's (rare:
+ * a search's default is full): Megatron-LM's layernorm and mlp modules,
+ * torchtitan's op-level policies, DistFlashAttn's attention-skipping
+ * checkpoint; forward ops re-run at the start of backward (docs/model.md,
+ * "Recompute modes") */
+static void layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s, int first)
+{
+    const uly_workload *w = x->w;
+    const uly_phase ph = ULY_PHASE_BWD;
+    const uint32_t mods = w->recompute == ULY_RECOMPUTE_SELECTIVE ? w->recompute_modules : 0;
+    if (w->recompute == ULY_RECOMPUTE_ATTN_SKIP) {
+        layer_recompute_copy(x, first, x->p->n_ops);
+        if (!x->overflow) recompute_skip_attn(x);
+        return;
+    }
+    if ((mods & (1u << ULY_RMOD_CORE_ATTN)) && !x->p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    const int ops = w->recompute == ULY_RECOMPUTE_OPS || w->recompute == ULY_RECOMPUTE_OPS_HALF;
+    /* the norms' outputs (their inputs kept) */
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) uly_emit_elem(x, ULY_OPT_LN1, ph, 1, s->ln_bytes[0], 0);
+    /* every other matmul's output: the output projection's (the residual
+     * the second norm reads) */
+    if (w->recompute == ULY_RECOMPUTE_OPS_HALF) uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ, ph, 1, &s->out, 1.0);
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) uly_emit_elem(x, ULY_OPT_LN2, ph, 1, s->ln_bytes[0], 0);
+    if (mods & (1u << ULY_RMOD_MLP)) {
+        /* the MLP checkpointed at its input: run again whole, with its
+         * tensor-parallel transfers */
+        if (h->enter_tp) h->enter_tp(x, ph, 1, 1, h->tp_ctx);
+        uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, 1, &s->up, 1.0);
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
+        uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN, ph, 1, &s->down, 1.0);
+        if (h->leave_tp) h->leave_tp(x, ph, 1, 1, h->tp_ctx);
+    } else if (ops) {
+        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
+    }
+}
+
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
     layer_shape s;
     layer_shape_init(x, h, &s);
     layer_fwd(x, h, &s);
-    if (x->w->recompute == ULY_RECOMPUTE_FULL)
+    const uly_recompute rc = x->w->recompute;
+    const uint32_t mods = x->w->recompute_modules;
+    if (rc == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
-    else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
-        h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    else if (rc == ULY_RECOMPUTE_SELECTIVE && (mods & ~(1u << ULY_RMOD_CORE_ATTN)) == 0) {
+        if (!x->p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx); /* core_attn, Megatron-LM's default */
+    } else if (rc != ULY_RECOMPUTE_NONE)
+        layer_recompute_other(x, h, &s, first);
     layer_bwd(x, h, &s);
 }
 
@@ -580,6 +648,8 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (plan->act_tokens <= 0) plan->act_tokens = w->seq / plan->dims.cp;
     if (plan->logit_tokens <= 0) plan->logit_tokens = plan->act_tokens;
 
+    if (__builtin_expect((w->recompute_method == ULY_RMETHOD_BLOCK) | (w->offload_layers > 0), 0))
+        uly_plan_recompute(&x);
     emit_model_ops(&x);
     emit_pipeline_ops(&x);
     plan->model_params_shard = uly_shard_params(plan->model_params_rank, (double)plan->dims.zero_group);

@@ -752,9 +752,13 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     phase_background(tm, crit, bg_frac, &s, &x, w);
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
+    double layer_hw = s.ls.hw_flops;
+    /* the block method's layers not recomputed, offload's transfers (recompute.c) */
+    if (__builtin_expect((plan->recompute_skip > 0) | (plan->offload_share > 0), 0))
+        uly_recompute_price(c, w, plan, x.ex, tm, &layer_hw);
     tm->model_s = s.model_s;
     tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
-    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model, s.embed_s, s.pp_s);
+    step_time(tm, m, w, c, plan, layer_hw, s.hw_model, s.embed_s, s.pp_s);
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }
 

@@ -27,6 +27,8 @@ int uly_dtype_bytes(uly_dtype t) { return t == ULY_FP32 ? 4 : 2; }
 static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
 static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
 static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const rmod_names[] = {ULY_RECOMPUTE_MODULES(ULY_X_NAME)};
+static const char *const rmethod_names[] = {ULY_RECOMPUTE_METHODS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
@@ -61,6 +63,8 @@ const char *uly_names_join(const char *const *names, int count, const char *sep,
 ULY_VOCAB_LOOKUPS(uly_dtype, uly_dtype, dtype_names, ULY_DTYPE_COUNT)
 ULY_VOCAB_LOOKUPS(uly_recompute, uly_recompute, recompute_names, ULY_RECOMPUTE_COUNT)
 ULY_VOCAB_LOOKUPS(uly_split, uly_split, split_names, ULY_SPLIT_COUNT)
+ULY_VOCAB_LOOKUPS(uly_recompute_module, uly_recompute_module, rmod_names, ULY_RMOD_COUNT)
+ULY_VOCAB_LOOKUPS(uly_recompute_method, uly_recompute_method, rmethod_names, ULY_RMETHOD_COUNT)
 ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
 ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
@@ -309,6 +313,35 @@ static uly_status vocab_check(const char *field, int v, const char *const *names
     return fail(why, n, "%s = %d: must be %s", field, v, uly_names_join(names, count, ", ", " or ", valid, sizeof valid));
 }
 
+/* Recompute's details and activation offload, as Megatron-LM's
+ * TransformerConfig checks them: modules only under selective, a method
+ * and its layers only under full, offload not beside recompute. */
+static uly_status recompute_check(const uly_workload *w, char *why, size_t n)
+{
+    RANGE_I(w, recompute_layers, 0, 1 << 20);
+    RANGE_I(w, offload_layers, 0, 1 << 20);
+    if (vocab_check("recompute_method", (int)w->recompute_method, rmethod_names, ULY_RMETHOD_COUNT, why, n))
+        return ULY_EINVAL;
+    if (w->recompute_modules & ~ULY_RMOD_DENSE) {
+        int k = 0;
+        while (!(w->recompute_modules & ~ULY_RMOD_DENSE & (1u << k))) k++;
+        return fail(why, n, "recompute_modules: %s is a module of MoE or MLA models; ulysim prices dense ones "
+                    "(core_attn, layernorm, mlp)", k < ULY_RMOD_COUNT ? rmod_names[k] : "?");
+    }
+    if (w->recompute_modules && w->recompute != ULY_RECOMPUTE_SELECTIVE)
+        return fail(why, n, "recompute_modules: selective recompute's (recompute = %s)", recompute_names[w->recompute]);
+    if (w->recompute_method != ULY_RMETHOD_EVERY && w->recompute != ULY_RECOMPUTE_FULL)
+        return fail(why, n, "recompute_method = %s: full recompute's (recompute = %s)", rmethod_names[w->recompute_method],
+                    recompute_names[w->recompute]);
+    if ((w->recompute_method != ULY_RMETHOD_EVERY) != (w->recompute_layers > 0))
+        return fail(why, n, "recompute_layers = %lld: the uniform and block methods take one, no other recompute does",
+                    (long long)w->recompute_layers);
+    if (w->offload_layers > 0 && w->recompute != ULY_RECOMPUTE_NONE)
+        return fail(why, n, "offload_layers = %lld: activation offload works without recompute (recompute = %s), as "
+                    "Megatron-LM's --cpu-offloading", (long long)w->offload_layers, recompute_names[w->recompute]);
+    return ULY_OK;
+}
+
 uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
 {
     if (!w) return fail(why, n, "workload is missing");
@@ -336,7 +369,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
         return fail(why, n, "zero_stage = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
                     "(FULL_SHARD)");
-    return ULY_OK;
+    return recompute_check(w, why, n);
 }
 
 static uly_status curve_check(const uly_curve *c, const char *name, char *why, size_t n)
