@@ -14,7 +14,8 @@
 
 /* uly_act_layer_terms with the attention's kernel given (flash) rather
  * than read from the workload: a plan's may differ (RSA materialises). */
-static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash, int64_t seq_full, int64_t t, int sp,
+static inline __attribute__((always_inline)) void act_layer_terms(const uly_model *m, const uly_workload *w, int flash,
+                                                                   int64_t seq_full, int64_t t, int sp,
                             int64_t cp, int selective, uly_act_terms *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
@@ -44,7 +45,7 @@ static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
 }
 
-void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o)
+__attribute__((cold)) void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o)
 {
     act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, o);
 }
@@ -121,7 +122,7 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
 /* The activation, score, working-set and logit terms of a stage of
  * `layers` layers holding `in_flight` micro-batches (1F1B), with
  * or without the embedding (the first stage) and the logits (the last). */
-static void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+static inline __attribute__((always_inline)) void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
                         double grads_live, int64_t layers, double in_flight, int embed_here, int logits_here,
                         double *tb)
 {
@@ -184,7 +185,7 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
 
 /* tb becomes the terms of the stage of `layers` layers and `in_flight`
  * micro-batches (no logits) when that stage holds more in all */
-static void heavier_stage(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+__attribute__((cold)) static void heavier_stage(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
                           double grads_live, int64_t layers, double in_flight, int embed_here, double *tb)
 {
     double other[ULY_MEM_TERM_COUNT];

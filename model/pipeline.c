@@ -146,9 +146,19 @@ void uly_plan_pipeline(uly_bctx *x)
  * (m + (pp - 1) / V) t for equal stages (Narayanan et al. 2021) and
  * (m - 1) max t + sum t for plain 1F1B (the fill and drain of one
  * micro-batch through every stage). */
-double uly_pp_staged_s(const uly_plan *plan, double layer_s, double embed_s, double head_s, double pp_s,
-                       uly_timing *tm, double *pace_s)
+double uly_pp_staged_s(const uly_plan *plan, const double *op_s, double layer_s, double model_s, uly_timing *tm,
+                       double *pace_s)
 {
+    /* the model ops by stage: the embedding the first's, the transfers
+     * every stage's, the rest (logits, loss) the last's */
+    double embed_s = 0, pp_s = 0;
+    for (int i = 0; i < plan->n_ops; i++) {
+        const uly_op *o = &plan->ops[i];
+        if (!o->per_model || o->per_step) continue;
+        if (o->type == ULY_OPT_EMBED) embed_s += op_s[i];
+        else if (o->group == ULY_GROUP_PP) pp_s += op_s[i];
+    }
+    const double head_s = model_s - embed_s - pp_s;
     const int64_t *n = plan->pp_stage_layers, pp = plan->layout.pp;
     const double V = (double)(plan->vpp > 1 ? plan->vpp : 1);
     const double t0 = (double)n[0] * layer_s + embed_s + pp_s, t2 = (double)n[2] * layer_s + head_s + pp_s;

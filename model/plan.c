@@ -227,68 +227,90 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
     p->recompute_src = first, p->recompute_at = from, p->recompute_ops = to - from;
 }
 
-/* DistFlashAttn's checkpoint at attention's output: full recompute's copy
- * without attention's forward and the transfers that hide under it (a
- * ring's hops), which the backward does not need again; the copy is then
- * priced op by op (recompute_ops 0). */
-static void recompute_skip_attn(uly_bctx *x)
+/* Forward ops [from, to) run again at the start of backward (phase
+ * backward, recompute 1): copied as full recompute's are, an op hidden
+ * under another of the range hidden under its copy, else exposed. Copied
+ * rather than emitted again, which keeps the emitters' call sites (and
+ * their inlining on the hot path) as they are. */
+__attribute__((cold)) static void recompute_ops_copy(uly_bctx *x, int from, int to)
 {
     uly_plan *p = x->p;
-    const int from = p->recompute_at, to = from + p->recompute_ops;
-    int map[ULY_PLAN_MAX_OPS], k = from;
+    if (p->n_ops + (to - from) > ULY_PLAN_MAX_OPS) {
+        x->overflow = 1;
+        return;
+    }
+    const int shift = p->n_ops - from;
     for (int i = from; i < to; i++) {
+        uly_op *o = &p->ops[p->n_ops];
+        *o = p->ops[i];
+        o->id = p->n_ops++;
+        o->phase = ULY_PHASE_BWD;
+        o->recompute = 1;
+        if (o->overlaps >= from && o->overlaps < to) o->overlaps += shift;
+        else if (o->overlaps >= 0) o->overlaps = ULY_OVERLAP_NONE;
+    }
+}
+
+/* The forward op of `type` in [first, end), or -1 */
+static int fwd_op(const uly_plan *p, int first, int end, uly_op_type type)
+{
+    for (int i = first; i < end; i++)
+        if (p->ops[i].type == type) return i;
+    return -1;
+}
+
+/* DistFlashAttn's checkpoint at attention's output: the layer's forward
+ * again without attention's forward and the transfers that hide under it
+ * (a ring's hops), which the backward does not need again */
+__attribute__((cold)) static void recompute_skip_attn(uly_bctx *x, int first, int end)
+{
+    uly_plan *p = x->p;
+    for (int i = first; i < end; i++) {
         const uly_op *o = &p->ops[i];
-        const int under = o->kind == ULY_OP_COMM && o->overlaps >= from && o->overlaps < to &&
+        const int under = o->kind == ULY_OP_COMM && o->overlaps >= first && o->overlaps < end &&
                           p->ops[o->overlaps].kind == ULY_OP_ATTN;
-        map[i] = -1;
         if (o->kind == ULY_OP_ATTN || under) continue;
-        map[i] = k;
-        if (k != i) p->ops[k] = *o;
-        p->ops[k].id = k;
-        k++;
+        /* runs of kept ops copied together, so that a transfer keeps the op it hides under */
+        int j = i + 1;
+        while (j < end && p->ops[j].kind != ULY_OP_ATTN &&
+               !(p->ops[j].kind == ULY_OP_COMM && p->ops[j].overlaps >= first && p->ops[j].overlaps < end &&
+                 p->ops[p->ops[j].overlaps].kind == ULY_OP_ATTN))
+            j++;
+        recompute_ops_copy(x, i, j);
+        i = j - 1;
     }
-    for (int i = from; i < k; i++) {
-        int32_t *ov = &p->ops[i].overlaps;
-        if (*ov >= from && *ov < to) *ov = map[*ov] >= 0 ? map[*ov] : ULY_OVERLAP_NONE;
-    }
-    p->n_ops = k;
-    p->recompute_src = p->recompute_at = p->recompute_ops = 0;
 }
 
 /* The recompute passes other than full's copy and core attention's (rare:
  * a search's default is full): Megatron-LM's layernorm and mlp modules,
  * torchtitan's op-level policies, DistFlashAttn's attention-skipping
- * checkpoint; forward ops re-run at the start of backward (docs/model.md,
- * "Recompute modes") */
-static void layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s, int first)
+ * checkpoint; forward ops [first, end) re-run at the start of backward
+ * (docs/model.md, "Recompute modes") */
+__attribute__((cold, noinline)) static void layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, int first)
 {
     const uly_workload *w = x->w;
-    const uly_phase ph = ULY_PHASE_BWD;
-    const uint32_t mods = w->recompute == ULY_RECOMPUTE_SELECTIVE ? w->recompute_modules : 0;
+    const uly_plan *p = x->p;
+    const int end = p->n_ops;
     if (w->recompute == ULY_RECOMPUTE_ATTN_SKIP) {
-        layer_recompute_copy(x, first, x->p->n_ops);
-        if (!x->overflow) recompute_skip_attn(x);
+        recompute_skip_attn(x, first, end);
         return;
     }
-    if ((mods & (1u << ULY_RMOD_CORE_ATTN)) && !x->p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    const uint32_t mods = w->recompute == ULY_RECOMPUTE_SELECTIVE ? w->recompute_modules : 0;
+    if ((mods & (1u << ULY_RMOD_CORE_ATTN)) && !p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
     const int ops = w->recompute == ULY_RECOMPUTE_OPS || w->recompute == ULY_RECOMPUTE_OPS_HALF;
+    const int ln1 = fwd_op(p, first, end, ULY_OPT_LN1), ln2 = fwd_op(p, first, end, ULY_OPT_LN2);
+    const int out = fwd_op(p, first, end, ULY_OPT_OUT_PROJ), act = fwd_op(p, first, end, ULY_OPT_MLP_ACT);
+    if (ln1 < 0 || ln2 < 0 || out < 0 || act < 0) return;
     /* the norms' outputs (their inputs kept) */
-    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) uly_emit_elem(x, ULY_OPT_LN1, ph, 1, s->ln_bytes[0], 0);
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln1, ln1 + 1);
     /* every other matmul's output: the output projection's (the residual
      * the second norm reads) */
-    if (w->recompute == ULY_RECOMPUTE_OPS_HALF) uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ, ph, 1, &s->out, 1.0);
-    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) uly_emit_elem(x, ULY_OPT_LN2, ph, 1, s->ln_bytes[0], 0);
-    if (mods & (1u << ULY_RMOD_MLP)) {
-        /* the MLP checkpointed at its input: run again whole, with its
-         * tensor-parallel transfers */
-        if (h->enter_tp) h->enter_tp(x, ph, 1, 1, h->tp_ctx);
-        uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, 1, &s->up, 1.0);
-        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
-        uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN, ph, 1, &s->down, 1.0);
-        if (h->leave_tp) h->leave_tp(x, ph, 1, 1, h->tp_ctx);
-    } else if (ops) {
-        uly_emit_elem(x, ULY_OPT_MLP_ACT, ph, 1, s->act_bytes[0], s->act_elems);
-    }
+    if (w->recompute == ULY_RECOMPUTE_OPS_HALF) recompute_ops_copy(x, out, out + 1);
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln2, ln2 + 1);
+    /* the MLP checkpointed at its input: all of it again, its
+     * tensor-parallel transfers included; op-level: the activation */
+    if (mods & (1u << ULY_RMOD_MLP)) recompute_ops_copy(x, ln2 + 1, end);
+    else if (ops) recompute_ops_copy(x, act, act + 1);
 }
 
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
@@ -304,7 +326,7 @@ void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
     else if (rc == ULY_RECOMPUTE_SELECTIVE && (mods & ~(1u << ULY_RMOD_CORE_ATTN)) == 0) {
         if (!x->p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx); /* core_attn, Megatron-LM's default */
     } else if (rc != ULY_RECOMPUTE_NONE)
-        layer_recompute_other(x, h, &s, first);
+        layer_recompute_other(x, h, first);
     layer_bwd(x, h, &s);
 }
 
@@ -657,6 +679,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     uly_state_bytes_get(w, &sb);
     emit_zero_ops(&x, &sb);
     emit_optimizer(&x, &sb);
+    plan->price_rare = plan->pp_staged | (plan->recompute_skip > 0) | (plan->offload_share > 0);
     if (x.overflow) return ULY_EOVERFLOW;
 
     return ULY_OK;

@@ -375,7 +375,6 @@ typedef struct op_sums {
     layer_sums ls;
     traffic tr;
     double model_s, step_fixed, dp_grad, dp_w, hw_model;
-    double embed_s, pp_s; /* of model_s: the first stage's embedding, every stage's transfers */
     double pgather, pg_w; /* the per-step weight gather, when the next step's forward hides it */
     double rs_layer;      /* ZeRO-3: a layer's gradient reduce-scatter under backward */
     int n_late;           /* the entries of pricing.late */
@@ -398,7 +397,6 @@ static inline __attribute__((always_inline)) void op_compute(op_sums *s, const p
         } else {
             s->model_s += ti;
             s->hw_model += o->flops;
-            if (o->type == ULY_OPT_EMBED) s->embed_s += ti;
         }
         return;
     }
@@ -416,7 +414,6 @@ static inline __attribute__((always_inline)) void op_comm_rare(op_sums *s, const
     if (o->type == ULY_OPT_ZERO_GATHER_W && !o->per_step) zero_gather(x->zg, o, ti);
     if (!o->per_step) {
         s->model_s += ti;
-        if (o->group == ULY_GROUP_PP) s->pp_s += ti;
     } else if (o->overlaps == ULY_OVERLAP_PHASE) {
         if (o->type == ULY_OPT_ZERO_GATHER_W) s->pgather += ti, s->pg_w += ti * op_sigma(x->rt, o);
         else s->dp_grad += ti, s->dp_w += ti * op_sigma(x->rt, o);
@@ -662,7 +659,7 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
 static inline __attribute__((always_inline)) void step_time(uly_timing *tm, const uly_model *m, const uly_workload *w,
                                                             const uly_cluster *c, const uly_plan *plan,
                                                             double layer_hw_flops, double hw_model,
-                                                            double embed_s, double pp_s)
+                                                            const double *staged_op_s)
 {
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     const uly_layout *l = &plan->layout;
@@ -672,12 +669,13 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     /* 1F1B: m + pp - 1 slots of a stage's micro-batch; interleaved over V
      * virtual stages the fill and drain shrink to (pp - 1) / V of a slot
      * (Narayanan et al. 2021: bubble (pp - 1) / (V m) of the ideal step) */
-    if (__builtin_expect(plan->pp_staged, 0)) {
-        /* an uneven split: each stage's own layers and end ops, the step
-         * paced by the heaviest (pipeline.c) */
+    if (staged_op_s) {
+        /* an uneven split (price_rare's call; NULL, a constant, in
+         * price's): each stage's own layers and end ops, the step paced by
+         * the heaviest (pipeline.c) */
         double pace_s;
-        const double pipe = uly_pp_staged_s(plan, tm->layer_fwd_s + tm->layer_bwd_s, embed_s,
-                                            tm->model_s - embed_s - pp_s, pp_s, tm, &pace_s);
+        const double pipe =
+            uly_pp_staged_s(plan, staged_op_s, tm->layer_fwd_s + tm->layer_bwd_s, tm->model_s, tm, &pace_s);
         tm->slots = pace_s > 0 ? pipe / pace_s : 0;
         tm->step_s = pipe + tm->step_fixed_s;
     } else {
@@ -697,6 +695,22 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
     tm->hfu = tm->hw_flops / (tm->step_s * (double)gpus * peak);
+}
+
+/* The rest of a rare plan's price (plan->price_rare), after the common
+ * one: the block method's layers not recomputed and offload's transfers in
+ * the layer's times (recompute.c), then the step's fixed cost and time
+ * again from them, stage by stage under an uneven split (pipeline.c). Kept
+ * out of price, whose common path it would otherwise weigh on. */
+__attribute__((cold, noinline)) static void price_rare(uly_timing *tm, const op_sums *s, const pricing *x,
+                                                       const double *frac, const double bg_frac[2],
+                                                       const uly_model *m, const uly_workload *w)
+{
+    const uly_plan *plan = x->plan;
+    double layer_hw = s->ls.hw_flops;
+    if ((plan->recompute_skip > 0) | (plan->offload_share > 0)) uly_recompute_price(x->c, w, plan, x->ex, tm, &layer_hw);
+    tm->step_fixed_s = step_fixed_s(tm, s, x, frac, bg_frac, w);
+    step_time(tm, m, w, x->c, plan, layer_hw, s->hw_model, plan->pp_staged ? x->t : NULL);
 }
 
 /* Prices the plan; with totals, in the same pass over the ops, also the
@@ -752,13 +766,18 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     phase_background(tm, crit, bg_frac, &s, &x, w);
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
-    double layer_hw = s.ls.hw_flops;
-    /* the block method's layers not recomputed, offload's transfers (recompute.c) */
-    if (__builtin_expect((plan->recompute_skip > 0) | (plan->offload_share > 0), 0))
-        uly_recompute_price(c, w, plan, x.ex, tm, &layer_hw);
     tm->model_s = s.model_s;
     tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
-    step_time(tm, m, w, c, plan, layer_hw, s.hw_model, s.embed_s, s.pp_s);
+    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model, NULL);
+    /* an uneven pipeline, the block method, activation offload: priced
+     * again from here, apart from the common path */
+    if (__builtin_expect(plan->price_rare, 0)) {
+        /* copies: the sums' and the pricing's addresses taken would keep
+         * them out of registers on the common path */
+        const op_sums s_copy = s;
+        const pricing x_copy = x;
+        price_rare(tm, &s_copy, &x_copy, frac, bg_frac, m, w);
+    }
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }
 

@@ -528,6 +528,7 @@ typedef struct uly_plan {
      * "Activation offload") */
     double recompute_skip;
     double offload_share, offload_bytes;
+    int price_rare;          /* 1: an uneven split, the block method or offload: priced past the common path */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;

@@ -286,7 +286,7 @@ int sim_args_takes_value(const char *name)
     const char *canon = sim_alias_canonical(name);
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(canon, valued[k]) == 0) return 1;
-    return 0;
+    return sim_layout_takes_value(name);
 }
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -656,7 +656,10 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     int which = -1;
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
-    if (which < 0) return unknown_option(name, why, n);
+    if (which < 0) {
+        const int lo = sim_layout_option(a, argc, argv, i, name, val, why, n); /* args_layout.c */
+        return lo >= 0 ? lo : unknown_option(name, why, n);
+    }
     if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
     const int form = strcmp(name, valued[which]) != 0;
     if (!a->plan_flag && which != O_FORMAT) {
@@ -699,7 +702,7 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
                         st->form_val[k][f], flag[!f], st->form_val[k][!f]);
     }
     int rc = sim_megatron_resolve(a, why, n);
-    if (rc) return rc;
+    if (rc || (rc = sim_layout_finish(a, why, n))) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
     const int lists = a->cmd == SIM_CMD_SWEEP;
