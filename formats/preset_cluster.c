@@ -75,6 +75,7 @@ static const char *const GPU_KEYS[] = {"name", "arch", "peak_tflops", "hbm_gib",
                                        "reserved_gib", "gemm_eff", "attn_eff", "act_fwd_ns", "act_bwd_ns", "attn_bwd_rel",
                                        "comm_slowdown", "attn_bwd_eff", "act_eff", "sm_count", "gemm_peak_frac",
                                        "gemm_tile", "gemm_latency_us", "boost_clock_mhz", "sustained_clock_mhz", "mb_eff",
+                                       "host_link_GBps",
                                        "kernel_floor_us", NULL};
 static const char *const PEAK_KEYS[] = {ULY_DTYPES(ULY_X_NAME) NULL};
 static const char *const ATTN_KEYS[] = {"causal_d128", "causal_d64", "full_d128", "full_d64", NULL};
@@ -179,6 +180,15 @@ static int parse_gemm(js_doc *d, const cJSON *g, uly_gpu *gpu)
                        "(MHz: the clock held under load; absent: the boost clock)", &mhz))
             return 2;
         gpu->sustained_clock_hz = mhz * 1e6;
+    }
+    /* optional: the GPU's link to host memory, per direction (activation offload) */
+    gpu->host_link_bw_Bps = 0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "host_link_GBps")) {
+        double gbps = 0;
+        if (js_get_num(d, g, "gpu", "host_link_GBps", 0, 0.001, 1e6,
+                       "(GB/s per direction between the GPU and host memory; absent: offload not priced)", &gbps))
+            return 2;
+        gpu->host_link_bw_Bps = gbps * 1e9;
     }
     return 0;
 }

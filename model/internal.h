@@ -116,7 +116,7 @@ uly_op *uly_emit_sink(uly_bctx *x);
  * is a few dozen ops, built millions of times by a search, and a field
  * stored twice (a default, then the emitter's value) is not always merged
  * away by the compiler. */
-static inline uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute,
+static inline __attribute__((always_inline)) uly_op *uly_emit_op(uly_bctx *x, uly_op_type type, uly_phase ph, uly_op_kind kind, int recompute,
                                   uly_coll coll, uly_group g, int32_t size, int32_t stride, int32_t steps,
                                   uint8_t tiers, int32_t overlaps, int64_t bytes_sent, int64_t comm_elems,
                                   int64_t act_elems, double flops, double bytes_touched, double eff_size,
@@ -167,7 +167,7 @@ static inline uly_gemm_shape uly_gemm_shape_of(const uly_bctx *x, double m, doub
 {
     return (uly_gemm_shape){2.0 * m * n * k, (double)x->beta * (m * k + k * n + m * n), m * n * k, {1.0, m, n, k}};
 }
-static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
+static inline __attribute__((always_inline)) uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,
                                           const uly_gemm_shape *g, double mult)
 {
     return uly_emit_op(x, type, ph, ULY_OP_GEMM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
@@ -176,7 +176,7 @@ static inline uly_op *uly_emit_gemm_shape(uly_bctx *x, uly_op_type type, uly_pha
 
 /* An element-wise op of `bytes` HBM traffic; act_elems: elements through
  * the MLP activation function (0: none). */
-static inline uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes,
+static inline __attribute__((always_inline)) uly_op *uly_emit_elem(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute, double bytes,
                                     int64_t act_elems)
 {
     return uly_emit_op(x, type, ph, ULY_OP_ELEM, recompute, ULY_COLL_NONE, ULY_GROUP_NONE, 1, 1, 1, 0,
@@ -293,6 +293,37 @@ void uly_check_heads(uly_bctx *x, int64_t heads, int64_t degree);
 /* Checks N divisible by cp t (2 cp t with the zigzag causal split): the
  * context-parallel ranks' shares, each split t ways by sequence parallelism. */
 void uly_check_seq(uly_bctx *x, int64_t cp, int64_t t, int zig);
+
+/* The pipeline's part of a plan (pipeline.c): each stage's layers, what
+ * the stages hold in flight, the schedule's notes; after micro_steps. */
+__attribute__((noinline)) void uly_plan_pipeline(uly_bctx *x);
+
+/* The pipeline's part of a step under an uneven split (plan->pp_staged):
+ * stage s takes t_s = n_s layer_s plus its end ops (the first the
+ * embedding, the last the head: logits and loss; every stage the
+ * transfers; of model_s, the ops' times in op_s), and m micro-batches take
+ * m max t + (sum t - max t) / V (pipeline.c). Sets tm's pp_bubble and
+ * stage_layers (the pacing stage's); the pacing stage's t into *pace_s. */
+__attribute__((cold)) double uly_pp_staged_s(const uly_plan *plan, const double *op_s, double layer_s, double model_s, uly_timing *tm,
+                       double *pace_s);
+
+/* A layer's activation terms as the plan lays them out (memory.c): its
+ * kernel, tokens, tensor and context splits; nothing recomputed. */
+void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o);
+
+/* Recompute's and offload's part of a plan and of its price (recompute.c):
+ * the block method's layers not recomputed and what offload moves
+ * (uly_plan_recompute, after the strategy's build); the stage's saved
+ * activations under each recompute mode (uly_recompute_stage_terms, for
+ * memory.c); and the price's share: the block method's recompute taken
+ * off the layers not recomputed, offload's exposed transfers added
+ * (uly_recompute_price, with the ops' times ex). */
+__attribute__((cold)) void uly_plan_recompute(uly_bctx *x);
+__attribute__((cold)) void uly_recompute_stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan,
+                               const uly_act_terms *full, double grads_live, double layers, double in_flight,
+                               double *tb);
+__attribute__((cold)) void uly_recompute_price(const uly_cluster *c, const uly_workload *w, const uly_plan *plan, const double *ex,
+                         uly_timing *tm, double *layer_hw_flops);
 
 /* Critical rank's causal work over the average for a split of `ways`. */
 double uly_causal_crit(const uly_workload *w, int64_t ways);

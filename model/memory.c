@@ -14,7 +14,8 @@
 
 /* uly_act_layer_terms with the attention's kernel given (flash) rather
  * than read from the workload: a plan's may differ (RSA materialises). */
-static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash, int64_t seq_full, int64_t t, int sp,
+static inline __attribute__((always_inline)) void act_layer_terms(const uly_model *m, const uly_workload *w, int flash,
+                                                                   int64_t seq_full, int64_t t, int sp,
                             int64_t cp, int selective, uly_act_terms *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
@@ -42,6 +43,11 @@ static void act_layer_terms(const uly_model *m, const uly_workload *w, int flash
     o->mlp_drop = drop * b * T * h / nt;
     o->total = o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
+}
+
+__attribute__((cold)) void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o)
+{
+    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, o);
 }
 
 void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
@@ -114,15 +120,21 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
 }
 
 /* The activation, score, working-set and logit terms of a stage of
- * plan->stage_layers layers holding `in_flight` micro-batches (1F1B), with
+ * `layers` layers holding `in_flight` micro-batches (1F1B), with
  * or without the embedding (the first stage) and the logits (the last). */
-static void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
-                        double grads_live, double in_flight, int embed_here, int logits_here, double *tb)
+static inline __attribute__((always_inline)) void stage_terms(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+                        double grads_live, int64_t layers, double in_flight, int embed_here, int logits_here,
+                        double *tb)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double scores = full->scores + full->score_masks;
-    const double L = (double)plan->stage_layers, f = in_flight;
-    switch (w->recompute) {
+    const double L = (double)layers, f = in_flight;
+    /* the other recompute modes and offload: recompute.c */
+    if (__builtin_expect(w->recompute > ULY_RECOMPUTE_FULL || w->recompute_modules || w->recompute_method ||
+                             w->offload_layers,
+                         0))
+        uly_recompute_stage_terms(m, w, plan, full, grads_live, L, f, tb);
+    else switch (w->recompute) {
     case ULY_RECOMPUTE_NONE:
         tb[ULY_MEM_ACTIV] = f * L * (full->total - scores);
         tb[ULY_MEM_SCORES] = f * L * scores;
@@ -140,6 +152,10 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
         tb[ULY_MEM_SCORES] = scores;
         tb[ULY_MEM_WORKING] = full->total - full->ln / 2.0 - scores + grads_live;
         break;
+    case ULY_RECOMPUTE_OPS:
+    case ULY_RECOMPUTE_OPS_HALF:
+    case ULY_RECOMPUTE_ATTN_SKIP:
+        break; /* recompute.c's, above */
     }
     /* the embedding's dropout keeps its mask (1 byte per element of the
      * rank's tokens) until the embedding's backward, outside any recomputed
@@ -165,6 +181,22 @@ static void stage_terms(const uly_model *m, const uly_workload *w, const uly_pla
                           2.0 * beta * b * (double)plan->act_tokens * (double)m->hidden
                     : 0;
     tb[ULY_MEM_LOGITS] = logits > tb[ULY_MEM_WORKING] ? logits - tb[ULY_MEM_WORKING] : 0;
+}
+
+/* tb becomes the terms of the stage of `layers` layers and `in_flight`
+ * micro-batches (no logits) when that stage holds more in all */
+__attribute__((cold)) static void heavier_stage(const uly_model *m, const uly_workload *w, const uly_plan *plan, const uly_act_terms *full,
+                          double grads_live, int64_t layers, double in_flight, int embed_here, double *tb)
+{
+    double other[ULY_MEM_TERM_COUNT];
+    memcpy(other, tb, sizeof other);
+    stage_terms(m, w, plan, full, grads_live, layers, in_flight, embed_here, 0, other);
+    double a = 0, z = 0;
+    for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
+        a += other[i];
+        z += tb[i];
+    }
+    if (a > z) memcpy(tb, other, sizeof other);
 }
 
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
@@ -210,18 +242,15 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     /* A pipeline's heaviest stage is its first (activations of every
      * micro-batch in flight) or its last (the logits); without one the single
      * stage is both */
-    stage_terms(m, w, plan, &full, grads_live, plan->layout.pp > 1 ? plan->pp_in_flight_last : 1.0, plan->layout.pp <= 1,
-                1, tb);
+    const int64_t *n = plan->pp_stage_layers, most = plan->stage_layers;
+    const int staged = plan->pp_staged;
+    stage_terms(m, w, plan, &full, grads_live, staged ? n[2] : most,
+                plan->layout.pp > 1 ? plan->pp_in_flight_last : 1.0, plan->layout.pp <= 1, 1, tb);
     if (plan->layout.pp > 1) {
-        double first[ULY_MEM_TERM_COUNT];
-        memcpy(first, tb, sizeof first);
-        stage_terms(m, w, plan, &full, grads_live, (double)plan->pp_in_flight, 1, 0, first);
-        double a = 0, z = 0;
-        for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
-            a += first[i];
-            z += tb[i];
-        }
-        if (a > z) memcpy(tb, first, sizeof first);
+        heavier_stage(m, w, plan, &full, grads_live, staged ? n[0] : most, plan->pp_in_flight, 1, tb);
+        /* uneven: the second stage, more layers than the first and one
+         * micro-batch fewer in flight, may hold the most */
+        if (staged && plan->layout.pp > 2) heavier_stage(m, w, plan, &full, grads_live, n[1], plan->pp_in_flight_mid, 0, tb);
     }
 
     out->total_bytes = 0;

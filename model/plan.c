@@ -227,16 +227,106 @@ static void layer_recompute_copy(uly_bctx *x, int first, int end)
     p->recompute_src = first, p->recompute_at = from, p->recompute_ops = to - from;
 }
 
+/* Forward ops [from, to) run again at the start of backward (phase
+ * backward, recompute 1): copied as full recompute's are, an op hidden
+ * under another of the range hidden under its copy, else exposed. Copied
+ * rather than emitted again, which keeps the emitters' call sites (and
+ * their inlining on the hot path) as they are. */
+__attribute__((cold)) static void recompute_ops_copy(uly_bctx *x, int from, int to)
+{
+    uly_plan *p = x->p;
+    if (p->n_ops + (to - from) > ULY_PLAN_MAX_OPS) {
+        x->overflow = 1;
+        return;
+    }
+    const int shift = p->n_ops - from;
+    for (int i = from; i < to; i++) {
+        uly_op *o = &p->ops[p->n_ops];
+        *o = p->ops[i];
+        o->id = p->n_ops++;
+        o->phase = ULY_PHASE_BWD;
+        o->recompute = 1;
+        if (o->overlaps >= from && o->overlaps < to) o->overlaps += shift;
+        else if (o->overlaps >= 0) o->overlaps = ULY_OVERLAP_NONE;
+    }
+}
+
+/* The forward op of `type` in [first, end), or -1 */
+static int fwd_op(const uly_plan *p, int first, int end, uly_op_type type)
+{
+    for (int i = first; i < end; i++)
+        if (p->ops[i].type == type) return i;
+    return -1;
+}
+
+/* DistFlashAttn's checkpoint at attention's output: the layer's forward
+ * again without attention's forward and the transfers that hide under it
+ * (a ring's hops), which the backward does not need again */
+__attribute__((cold)) static void recompute_skip_attn(uly_bctx *x, int first, int end)
+{
+    uly_plan *p = x->p;
+    for (int i = first; i < end; i++) {
+        const uly_op *o = &p->ops[i];
+        const int under = o->kind == ULY_OP_COMM && o->overlaps >= first && o->overlaps < end &&
+                          p->ops[o->overlaps].kind == ULY_OP_ATTN;
+        if (o->kind == ULY_OP_ATTN || under) continue;
+        /* runs of kept ops copied together, so that a transfer keeps the op it hides under */
+        int j = i + 1;
+        while (j < end && p->ops[j].kind != ULY_OP_ATTN &&
+               !(p->ops[j].kind == ULY_OP_COMM && p->ops[j].overlaps >= first && p->ops[j].overlaps < end &&
+                 p->ops[p->ops[j].overlaps].kind == ULY_OP_ATTN))
+            j++;
+        recompute_ops_copy(x, i, j);
+        i = j - 1;
+    }
+}
+
+/* The recompute passes other than full's copy and core attention's (rare:
+ * a search's default is full): Megatron-LM's layernorm and mlp modules,
+ * torchtitan's op-level policies, DistFlashAttn's attention-skipping
+ * checkpoint; forward ops [first, end) re-run at the start of backward
+ * (docs/model.md, "Recompute modes") */
+__attribute__((cold, noinline)) static void layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, int first)
+{
+    const uly_workload *w = x->w;
+    const uly_plan *p = x->p;
+    const int end = p->n_ops;
+    if (w->recompute == ULY_RECOMPUTE_ATTN_SKIP) {
+        recompute_skip_attn(x, first, end);
+        return;
+    }
+    const uint32_t mods = w->recompute == ULY_RECOMPUTE_SELECTIVE ? w->recompute_modules : 0;
+    if ((mods & (1u << ULY_RMOD_CORE_ATTN)) && !p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    const int ops = w->recompute == ULY_RECOMPUTE_OPS || w->recompute == ULY_RECOMPUTE_OPS_HALF;
+    const int ln1 = fwd_op(p, first, end, ULY_OPT_LN1), ln2 = fwd_op(p, first, end, ULY_OPT_LN2);
+    const int out = fwd_op(p, first, end, ULY_OPT_OUT_PROJ), act = fwd_op(p, first, end, ULY_OPT_MLP_ACT);
+    if (ln1 < 0 || ln2 < 0 || out < 0 || act < 0) return;
+    /* the norms' outputs (their inputs kept) */
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln1, ln1 + 1);
+    /* every other matmul's output: the output projection's (the residual
+     * the second norm reads) */
+    if (w->recompute == ULY_RECOMPUTE_OPS_HALF) recompute_ops_copy(x, out, out + 1);
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln2, ln2 + 1);
+    /* the MLP checkpointed at its input: all of it again, its
+     * tensor-parallel transfers included; op-level: the activation */
+    if (mods & (1u << ULY_RMOD_MLP)) recompute_ops_copy(x, ln2 + 1, end);
+    else if (ops) recompute_ops_copy(x, act, act + 1);
+}
+
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
     layer_shape s;
     layer_shape_init(x, h, &s);
     layer_fwd(x, h, &s);
-    if (x->w->recompute == ULY_RECOMPUTE_FULL)
+    const uly_recompute rc = x->w->recompute;
+    const uint32_t mods = x->w->recompute_modules;
+    if (rc == ULY_RECOMPUTE_FULL)
         layer_recompute_copy(x, first, x->p->n_ops);
-    else if (x->w->recompute == ULY_RECOMPUTE_SELECTIVE && !x->p->act_flash)
-        h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    else if (rc == ULY_RECOMPUTE_SELECTIVE && (mods & ~(1u << ULY_RMOD_CORE_ATTN)) == 0) {
+        if (!x->p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx); /* core_attn, Megatron-LM's default */
+    } else if (rc != ULY_RECOMPUTE_NONE)
+        layer_recompute_other(x, h, first);
     layer_bwd(x, h, &s);
 }
 
@@ -539,42 +629,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         plan->micro_steps = w->global_batch > 0 ? (int64_t)llround((double)w->global_batch / per) : 1;
         if (plan->micro_steps < 1) plan->micro_steps = 1;
     }
-    plan->stage_layers = m->layers;
-    plan->pp_in_flight = 1;
-    plan->pp_in_flight_last = 1;
-    plan->vpp = l->vpp > 1 && l->pp > 1 ? l->vpp : 1;
-    if (l->pp > 1) {
-        /* the slowest and fullest stage has ceil(L / pp) layers */
-        if (l->pp > m->layers) uly_reason_add(&x, ULY_R_PP_LAYERS, 1, (double)l->pp, (double)m->layers, 0);
-        else plan->stage_layers = (m->layers + l->pp - 1) / l->pp;
-        if (l->pp <= m->layers && m->layers % l->pp)
-            uly_reason_add(&x, ULY_R_PP_UNEVEN, 0, (double)plan->stage_layers, (double)m->layers, (double)l->pp);
-        const int64_t micro = plan->micro_steps, V = plan->vpp;
-        const double lag = (double)(l->pp - 1) / (double)V; /* idle slots: (p - 1) / V of a stage's micro-batch */
-        if (V == 1) {
-            /* 1F1B: the first stage runs pp forwards before its first backward */
-            plan->pp_in_flight = (double)(micro < l->pp ? micro : l->pp);
-        } else {
-            /* interleaved 1F1B (Narayanan et al. 2021; Megatron-LM's schedule):
-             * V chunks of L / (pp V) layers per rank; the first rank runs
-             * 2 (pp - 1) + (V - 1) pp warm-up chunk forwards and one more
-             * before its first backward, at most all m V chunks: in
-             * micro-batches of its layers, pp (1 + (pp - 1) / (pp V))
-             * (Korthikanti et al. 2022, sec. 4.2.3) */
-            if (m->layers % (l->pp * V))
-                uly_reason_add(&x, ULY_R_PP_VIRTUAL_LAYERS, 1, (double)m->layers, (double)(l->pp * V), (double)l->pp);
-            int64_t chunks = V * l->pp + l->pp - 1;
-            if (chunks > micro * V) chunks = micro * V;
-            plan->pp_in_flight = (double)chunks / (double)V;
-            /* the last rank: (V - 1) pp warm-up chunks and one more */
-            int64_t last = (V - 1) * l->pp + 1;
-            if (last > micro * V) last = micro * V;
-            plan->pp_in_flight_last = (double)last / (double)V;
-            uly_reason_add(&x, ULY_R_PP_INTERLEAVED, 0, (double)V, (double)m->layers / (double)(l->pp * V),
-                           plan->pp_in_flight);
-        }
-        uly_reason_add(&x, ULY_R_PP_BUBBLE, 0, lag / ((double)micro + lag), (double)micro, (double)l->pp);
-    }
+    uly_plan_pipeline(&x);
     if (!s->uses_ulysses && l->ulysses != 1) return ULY_EINVAL;
     if (!s->uses_ring && l->ring != 1) return ULY_EINVAL;
     if (!s->uses_tp && l->tp != 1) return ULY_EINVAL;
@@ -604,9 +659,19 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (l->pp > 1) {
         /* the heavier end stage: the last holds the output layer (a copy of
          * the word embedding when tied, as Megatron-LM keeps) and the final
-         * norm, the first the embedding */
-        const double head = (double)m->vocab * (double)m->hidden + (double)m->hidden;
-        plan->model_params_rank = ((double)plan->stage_layers * uly_layer_params(m) + head) / (double)l->tp;
+         * norm, the first the embedding; an uneven split, the heaviest of
+         * its stages */
+        const double emb = (double)m->vocab * (double)m->hidden, head = emb + (double)m->hidden;
+        const double lp = uly_layer_params(m);
+        double most = ((double)plan->stage_layers * lp + head);
+        if (plan->pp_staged) {
+            const int64_t *n = plan->pp_stage_layers;
+            const double first = (double)n[0] * lp + emb, mid = l->pp > 2 ? (double)n[1] * lp : 0;
+            const double last = (double)n[2] * lp + head;
+            most = first > last ? first : last;
+            if (mid > most) most = mid;
+        }
+        plan->model_params_rank = most / (double)l->tp;
     }
     uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;
@@ -614,6 +679,8 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     if (plan->act_tokens <= 0) plan->act_tokens = w->seq / plan->dims.cp;
     if (plan->logit_tokens <= 0) plan->logit_tokens = plan->act_tokens;
 
+    if (__builtin_expect((w->recompute_method == ULY_RMETHOD_BLOCK) | (w->offload_layers > 0), 0))
+        uly_plan_recompute(&x);
     emit_model_ops(&x);
     emit_pipeline_ops(&x);
     plan->model_params_shard = uly_shard_params(plan->model_params_rank, (double)plan->dims.zero_group);
@@ -621,6 +688,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     uly_state_bytes_get(w, &sb);
     emit_zero_ops(&x, &sb);
     emit_optimizer(&x, &sb);
+    plan->price_rare = plan->pp_staged | (plan->recompute_skip > 0) | (plan->offload_share > 0);
     if (x.overflow) return ULY_EOVERFLOW;
 
     return ULY_OK;

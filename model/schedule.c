@@ -658,7 +658,8 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
  * the model ops and the step's fixed cost (in tm) */
 static inline __attribute__((always_inline)) void step_time(uly_timing *tm, const uly_model *m, const uly_workload *w,
                                                             const uly_cluster *c, const uly_plan *plan,
-                                                            double layer_hw_flops, double hw_model)
+                                                            double layer_hw_flops, double hw_model,
+                                                            const double *staged_op_s)
 {
     const double L = (double)plan->stage_layers, pp = (double)plan->layout.pp;
     const uly_layout *l = &plan->layout;
@@ -668,12 +669,23 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     /* 1F1B: m + pp - 1 slots of a stage's micro-batch; interleaved over V
      * virtual stages the fill and drain shrink to (pp - 1) / V of a slot
      * (Narayanan et al. 2021: bubble (pp - 1) / (V m) of the ideal step) */
-    const double lag = (pp - 1.0) / (double)(plan->vpp > 1 ? plan->vpp : 1);
-    const double slots = (double)tm->micro_steps + lag;
-    tm->pp_bubble = lag / slots;
-    tm->slots = slots;
-    tm->stage_layers = plan->stage_layers;
-    tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + tm->model_s) + tm->step_fixed_s;
+    if (staged_op_s) {
+        /* an uneven split (price_rare's call; NULL, a constant, in
+         * price's): each stage's own layers and end ops, the step paced by
+         * the heaviest (pipeline.c) */
+        double pace_s;
+        const double pipe =
+            uly_pp_staged_s(plan, staged_op_s, tm->layer_fwd_s + tm->layer_bwd_s, tm->model_s, tm, &pace_s);
+        tm->slots = pace_s > 0 ? pipe / pace_s : 0;
+        tm->step_s = pipe + tm->step_fixed_s;
+    } else {
+        const double lag = (pp - 1.0) / (double)(plan->vpp > 1 ? plan->vpp : 1);
+        const double slots = (double)tm->micro_steps + lag;
+        tm->pp_bubble = lag / slots;
+        tm->slots = slots;
+        tm->stage_layers = plan->stage_layers;
+        tm->step_s = slots * (L * (tm->layer_fwd_s + tm->layer_bwd_s) + tm->model_s) + tm->step_fixed_s;
+    }
     tm->tokens_per_s = seqs * (double)w->seq / tm->step_s;
 
     tm->model_flops = uly_flops_model_step(m, w, seqs);
@@ -683,6 +695,22 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
     tm->hfu = tm->hw_flops / (tm->step_s * (double)gpus * peak);
+}
+
+/* The rest of a rare plan's price (plan->price_rare), after the common
+ * one: the block method's layers not recomputed and offload's transfers in
+ * the layer's times (recompute.c), then the step's fixed cost and time
+ * again from them, stage by stage under an uneven split (pipeline.c). Kept
+ * out of price, whose common path it would otherwise weigh on. */
+__attribute__((cold, noinline)) static void price_rare(uly_timing *tm, const op_sums *s, const pricing *x,
+                                                       const double *frac, const double bg_frac[2],
+                                                       const uly_model *m, const uly_workload *w)
+{
+    const uly_plan *plan = x->plan;
+    double layer_hw = s->ls.hw_flops;
+    if ((plan->recompute_skip > 0) | (plan->offload_share > 0)) uly_recompute_price(x->c, w, plan, x->ex, tm, &layer_hw);
+    tm->step_fixed_s = step_fixed_s(tm, s, x, frac, bg_frac, w);
+    step_time(tm, m, w, x->c, plan, layer_hw, s->hw_model, plan->pp_staged ? x->t : NULL);
 }
 
 /* Prices the plan; with totals, in the same pass over the ops, also the
@@ -740,7 +768,16 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
     tm->layer_bwd_s = crit[1];
     tm->model_s = s.model_s;
     tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
-    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model);
+    step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model, NULL);
+    /* an uneven pipeline, the block method, activation offload: priced
+     * again from here, apart from the common path */
+    if (__builtin_expect(plan->price_rare, 0)) {
+        /* copies: the sums' and the pricing's addresses taken would keep
+         * them out of registers on the common path */
+        const op_sums s_copy = s;
+        const pricing x_copy = x;
+        price_rare(tm, &s_copy, &x_copy, frac, bg_frac, m, w);
+    }
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }
 

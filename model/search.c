@@ -80,7 +80,7 @@ static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
  * allow, smaller Ulysses then ring then TP degrees first: on ties the first
  * visited wins, so the order is part of the answer. */
 static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp, int64_t vpp,
-                               void (*visit)(walk *k, uly_layout *l))
+                               const uly_layout *split, void (*visit)(walk *k, uly_layout *l))
 {
     const uly_strategy *st = uly_strategy_get(s);
     const uly_search_opts *o = k->o;
@@ -101,9 +101,39 @@ static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t
                 uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
                 l.pp = pp;
                 l.vpp = vpp;
+                l.pp_first = split->pp_first, l.pp_last = split->pp_last;
+                l.pp_embed = split->pp_embed, l.pp_loss = split->pp_loss;
                 visit(k, &l);
             }
         }
+    }
+}
+
+/* The splits of pp stages x V virtual ones tried: the pinned one; else
+ * the even split (when it interleaves, V > 1), and each Megatron-Core
+ * accepts with the embedding, the loss or both counted as a layer whose
+ * stages' layers differ from the even split's (where they do not, it is
+ * the even split again). */
+static void splits_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp, int64_t V,
+                        void (*visit)(walk *k, uly_layout *l))
+{
+    uly_layout sp;
+    uly_layout_init(&sp, s, 1, 1, 1, 1);
+    sp.pp = pp, sp.vpp = V;
+    if (k->o->pin_split || pp <= 1) {
+        sp.pp_first = k->o->split_first, sp.pp_last = k->o->split_last;
+        sp.pp_embed = k->o->split_embed, sp.pp_loss = k->o->split_loss;
+        stage_layouts_each(k, s, gpus, pp, V, &sp, visit);
+        return;
+    }
+    int64_t even[3], n[3];
+    const int even_ok = uly_pp_stage_layers(k->m, &sp, even, NULL, 0) == ULY_OK;
+    if (even_ok || V <= 1) stage_layouts_each(k, s, gpus, pp, V, &sp, visit);
+    for (int f = 1; f <= 3; f++) {
+        sp.pp_embed = (uint8_t)(f & 1), sp.pp_loss = (uint8_t)(f >> 1);
+        if (uly_pp_stage_layers(k->m, &sp, n, NULL, 0) != ULY_OK || n[0] < 1 || n[2] < 1) continue;
+        if (even_ok && n[0] == even[0] && n[1] == even[1] && n[2] == even[2]) continue;
+        stage_layouts_each(k, s, gpus, pp, V, &sp, visit);
     }
 }
 
@@ -116,22 +146,23 @@ static void layouts_each(walk *k, uly_strategy_id s, int64_t gpus, void (*visit)
     if (pin != ULY_PP_SEARCH) {
         const int64_t pp = pin > 1 ? pin : 1;
         const int64_t vpp = pp > 1 && k->o->pin_vpp > 1 ? k->o->pin_vpp : 1;
-        if (gpus % pp == 0) stage_layouts_each(k, s, gpus / pp, pp, vpp, visit);
+        if (gpus % pp == 0) splits_each(k, s, gpus / pp, pp, vpp, visit);
         return;
     }
     /* searched: every stage count, and with it every interleaving V that
-     * splits the layers evenly into pp V chunks (plain 1F1B first: it wins
-     * ties), or the pinned V */
+     * divides a stage's layers, evenly split or with the embedding and loss
+     * counted as two more (plain 1F1B first: it wins ties), or the pinned V */
     int64_t dp[MAX_DIV], dv[MAX_DIV];
     const int np = divisors(gpus, dp);
     for (int i = 0; i < np && dp[i] <= k->m->layers; i++) {
-        if (k->o->pin_vpp <= 1) stage_layouts_each(k, s, gpus / dp[i], dp[i], 1, visit);
-        if (k->o->pin_vpp == 1) continue; /* plain 1F1B asked for */
-        if (dp[i] <= 1 || k->m->layers % dp[i]) continue;
-        const int nv = divisors(k->m->layers / dp[i], dv);
+        if (k->o->pin_vpp <= 1) splits_each(k, s, gpus / dp[i], dp[i], 1, visit);
+        if (k->o->pin_vpp == 1 || dp[i] <= 1) continue; /* plain 1F1B asked for */
+        const int64_t per = k->m->layers % dp[i] ? (k->m->layers + 2) / dp[i] : k->m->layers / dp[i];
+        if (per < 1) continue;
+        const int nv = divisors(per, dv);
         for (int j = 0; j < nv; j++)
             if (dv[j] > 1 && (k->o->pin_vpp <= 1 || dv[j] == k->o->pin_vpp))
-                stage_layouts_each(k, s, gpus / dp[i], dp[i], dv[j], visit);
+                splits_each(k, s, gpus / dp[i], dp[i], dv[j], visit);
     }
 }
 

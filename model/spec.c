@@ -27,6 +27,8 @@ int uly_dtype_bytes(uly_dtype t) { return t == ULY_FP32 ? 4 : 2; }
 static const char *const dtype_names[] = {ULY_DTYPES(ULY_X_NAME)};
 static const char *const recompute_names[] = {ULY_RECOMPUTES(ULY_X_NAME)};
 static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
+static const char *const rmod_names[] = {ULY_RECOMPUTE_MODULES(ULY_X_NAME)};
+static const char *const rmethod_names[] = {ULY_RECOMPUTE_METHODS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
@@ -61,6 +63,8 @@ const char *uly_names_join(const char *const *names, int count, const char *sep,
 ULY_VOCAB_LOOKUPS(uly_dtype, uly_dtype, dtype_names, ULY_DTYPE_COUNT)
 ULY_VOCAB_LOOKUPS(uly_recompute, uly_recompute, recompute_names, ULY_RECOMPUTE_COUNT)
 ULY_VOCAB_LOOKUPS(uly_split, uly_split, split_names, ULY_SPLIT_COUNT)
+ULY_VOCAB_LOOKUPS(uly_recompute_module, uly_recompute_module, rmod_names, ULY_RMOD_COUNT)
+ULY_VOCAB_LOOKUPS(uly_recompute_method, uly_recompute_method, rmethod_names, ULY_RMETHOD_COUNT)
 ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
 ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
@@ -245,6 +249,8 @@ void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int
     l->dp = dp;
     l->pp = 1;
     l->vpp = 1;
+    l->pp_first = l->pp_last = 0;
+    l->pp_embed = l->pp_loss = 0;
     l->order[0] = ULY_GROUP_TP;
     l->order[1] = ULY_GROUP_ULYSSES;
     l->order[2] = ULY_GROUP_RING;
@@ -312,6 +318,35 @@ static uly_status vocab_check(const char *field, int v, const char *const *names
     return fail(why, n, "%s = %d: must be %s", field, v, uly_names_join(names, count, ", ", " or ", valid, sizeof valid));
 }
 
+/* Recompute's details and activation offload, as Megatron-LM's
+ * TransformerConfig checks them: modules only under selective, a method
+ * and its layers only under full, offload not beside recompute. */
+static uly_status recompute_check(const uly_workload *w, char *why, size_t n)
+{
+    RANGE_I(w, recompute_layers, 0, 1 << 20);
+    RANGE_I(w, offload_layers, 0, 1 << 20);
+    if (vocab_check("recompute_method", (int)w->recompute_method, rmethod_names, ULY_RMETHOD_COUNT, why, n))
+        return ULY_EINVAL;
+    if (w->recompute_modules & ~ULY_RMOD_DENSE) {
+        int k = 0;
+        while (!(w->recompute_modules & ~ULY_RMOD_DENSE & (1u << k))) k++;
+        return fail(why, n, "recompute_modules: %s is a module of MoE or MLA models; ulysim prices dense ones "
+                    "(core_attn, layernorm, mlp)", k < ULY_RMOD_COUNT ? rmod_names[k] : "?");
+    }
+    if (w->recompute_modules && w->recompute != ULY_RECOMPUTE_SELECTIVE)
+        return fail(why, n, "recompute_modules: selective recompute's (recompute = %s)", recompute_names[w->recompute]);
+    if (w->recompute_method != ULY_RMETHOD_EVERY && w->recompute != ULY_RECOMPUTE_FULL)
+        return fail(why, n, "recompute_method = %s: full recompute's (recompute = %s)", rmethod_names[w->recompute_method],
+                    recompute_names[w->recompute]);
+    if ((w->recompute_method != ULY_RMETHOD_EVERY) != (w->recompute_layers > 0))
+        return fail(why, n, "recompute_layers = %lld: the uniform and block methods take one, no other recompute does",
+                    (long long)w->recompute_layers);
+    if (w->offload_layers > 0 && w->recompute != ULY_RECOMPUTE_NONE)
+        return fail(why, n, "offload_layers = %lld: activation offload works without recompute (recompute = %s), as "
+                    "Megatron-LM's --cpu-offloading", (long long)w->offload_layers, recompute_names[w->recompute]);
+    return ULY_OK;
+}
+
 uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
 {
     if (!w) return fail(why, n, "workload is missing");
@@ -339,7 +374,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
         return fail(why, n, "zero_stage = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
                     "(FULL_SHARD)");
-    return ULY_OK;
+    return recompute_check(w, why, n);
 }
 
 static uly_status curve_check(const uly_curve *c, const char *name, char *why, size_t n)
@@ -448,6 +483,11 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
     if (l->vpp < 0 || l->vpp > (1 << 20)) return fail(why, n, "vpp = %lld: must be 1..%d", (long long)l->vpp, 1 << 20);
     if (l->vpp > 1 && l->pp <= 1)
         return fail(why, n, "vpp = %lld: virtual stages need a pipeline (pp > 1)", (long long)l->vpp);
+    if (l->pp_first < 0 || l->pp_last < 0 || l->pp_embed > 1 || l->pp_loss > 1)
+        return fail(why, n, "pp_first = %d, pp_last = %d, pp_embed = %d, pp_loss = %d: layers 0 or more, flags 0 or 1",
+                    (int)l->pp_first, (int)l->pp_last, (int)l->pp_embed, (int)l->pp_loss);
+    if ((l->pp_first || l->pp_last || l->pp_embed || l->pp_loss) && l->pp <= 1)
+        return fail(why, n, "an uneven pipeline split needs a pipeline (pp > 1)");
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
         return fail(why, n, "ulysses x ring x tp x dp x pp: must be 1..%lld GPUs", (long long)1 << 24);
     const uly_strategy *s = uly_strategy_get(l->strategy);

@@ -51,12 +51,45 @@ const char *uly_status_str(uly_status s);
 #define ULY_DTYPES(X) X(ULY_BF16, "bf16") X(ULY_FP16, "fp16") X(ULY_FP32, "fp32")
 typedef enum uly_dtype { ULY_DTYPES(ULY_X_ENUM) ULY_DTYPE_COUNT } uly_dtype;
 
-/* Activation recompute: none, selective (attention's scores and softmax,
- * Korthikanti et al.), full (each layer's input kept, the layer run again). */
+/* Activation recompute (docs/model.md, "Recompute modes"): none;
+ * selective, Megatron-LM's modules (uly_workload.recompute_modules; by
+ * default its core_attn: attention's scores and softmax, Korthikanti et
+ * al.); full (each layer's input kept, the layer run again; Megatron-LM's
+ * uniform and block methods: uly_workload.recompute_method); ops,
+ * torchtitan's op-level selective checkpointing with every matmul's and
+ * attention's output saved and the rest (norms, activation function) run
+ * again; ops-half, torchtitan's default op policy, every other matmul's
+ * output recomputed too; attn-skip, full recompute whose checkpoint is
+ * attention's output (DistFlashAttn's rematerialisation-aware
+ * checkpointing): the recompute skips attention's forward. */
 #define ULY_RECOMPUTES(X)                                                                                              \
-    X(ULY_RECOMPUTE_NONE, "none") X(ULY_RECOMPUTE_SELECTIVE, "selective") X(ULY_RECOMPUTE_FULL, "full")
+    X(ULY_RECOMPUTE_NONE, "none") X(ULY_RECOMPUTE_SELECTIVE, "selective") X(ULY_RECOMPUTE_FULL, "full")             \
+    X(ULY_RECOMPUTE_OPS, "ops") X(ULY_RECOMPUTE_OPS_HALF, "ops-half") X(ULY_RECOMPUTE_ATTN_SKIP, "attn-skip")
 typedef enum uly_recompute { ULY_RECOMPUTES(ULY_X_ENUM) } uly_recompute;
 enum { ULY_RECOMPUTE_COUNT = 0 ULY_RECOMPUTES(ULY_X_COUNT) };
+
+/* Megatron-LM's --recompute-modules, a bit each (1 << ULY_RMOD_*) in
+ * uly_workload.recompute_modules; those of MoE and MLA models are named so
+ * that a launch line's are refused by name: ulysim prices dense models. */
+#define ULY_RECOMPUTE_MODULES(X)                                                                                       \
+    X(ULY_RMOD_CORE_ATTN, "core_attn") X(ULY_RMOD_LAYERNORM, "layernorm") X(ULY_RMOD_MLP, "mlp")                     \
+    X(ULY_RMOD_MOE_ACT, "moe_act") X(ULY_RMOD_MOE, "moe") X(ULY_RMOD_SHARED_EXPERTS, "shared_experts")             \
+    X(ULY_RMOD_MLA_UP_PROJ, "mla_up_proj")
+typedef enum uly_recompute_module { ULY_RECOMPUTE_MODULES(ULY_X_ENUM) ULY_RMOD_COUNT } uly_recompute_module;
+/* the modules a dense model has */
+#define ULY_RMOD_DENSE ((1u << ULY_RMOD_CORE_ATTN) | (1u << ULY_RMOD_LAYERNORM) | (1u << ULY_RMOD_MLP))
+const char *uly_recompute_module_name(uly_recompute_module r);
+uly_recompute_module uly_recompute_module_find(const char *name);
+
+/* Megatron-LM's --recompute-method of full recompute: every layer
+ * (ulysim's full; Megatron-LM's uniform with one layer a chunk); uniform,
+ * chunks of recompute_layers layers checkpointed at their input and
+ * recomputed whole; block, the first recompute_layers layers of each
+ * (virtual) stage recomputed, the rest keeping everything. */
+#define ULY_RECOMPUTE_METHODS(X) X(ULY_RMETHOD_EVERY, "every") X(ULY_RMETHOD_UNIFORM, "uniform") X(ULY_RMETHOD_BLOCK, "block")
+typedef enum uly_recompute_method { ULY_RECOMPUTE_METHODS(ULY_X_ENUM) ULY_RMETHOD_COUNT } uly_recompute_method;
+const char *uly_recompute_method_name(uly_recompute_method r);
+uly_recompute_method uly_recompute_method_find(const char *name);
 
 /* How ring-style strategies cut a causal sequence: zigzag (rank i holds
  * chunks i and 2r-1-i, balanced) or contiguous (rank i holds chunk i). */
@@ -198,6 +231,20 @@ typedef struct uly_workload {
      * synchronisations), as the user measured it for their framework; no
      * published figure stands for all (docs/model.md, "Fixed costs"). */
     double step_overhead_s;
+    /* Recompute's details (docs/model.md, "Recompute modes"): selective's
+     * modules (bits 1 << ULY_RMOD_*; 0: core_attn, Megatron-LM's default);
+     * full's method and its layers (uniform: a chunk's; block: how many of
+     * a stage's are recomputed). */
+    uint32_t recompute_modules;
+    uly_recompute_method recompute_method;
+    int64_t recompute_layers;
+    /* Activation offload to host memory (Megatron-LM --cpu-offloading
+     * --cpu-offloading-num-layers, TransformerEngine's CPU offload): the
+     * saved activations of this many layers of a stage go to host memory
+     * in forward and come back in backward over the GPU's host link
+     * (uly_gpu.host_link_bw_Bps), under the next layer's compute where it
+     * hides them; 0: none. */
+    int64_t offload_layers;
 } uly_workload;
 
 /* Layers the workload prefetches under ZeRO-3 (0: none). */
@@ -269,11 +316,31 @@ typedef struct uly_layout {
     int64_t pp;      /* pipeline stages (1F1B), outside every other group */
     int64_t vpp;     /* virtual stages per pipeline rank (interleaved 1F1B); 1 (or 0): plain 1F1B */
     uly_group order[4]; /* innermost first: a permutation of TP, ULYSSES, RING, DP */
+    /* An uneven pipeline, as Megatron-Core splits one (docs/model.md,
+     * "Uneven pipelines"): pp_first / pp_last layers on the first / last
+     * stage (--decoder-first/last-pipeline-num-layers; 0: as a middle stage)
+     * and the rest evenly over the others; or the embedding (pp_embed) and
+     * the loss (pp_loss) each counted as one layer of an even split
+     * (--account-for-embedding/loss-in-pipeline-split), the first / last
+     * stage then one layer short. All 0: the even split. */
+    int32_t pp_first, pp_last;
+    uint8_t pp_embed, pp_loss;
 } uly_layout;
 
-/* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP. */
+/* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP;
+ * the even pipeline split. */
 void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int64_t t, int64_t dp);
 int64_t uly_layout_gpus(const uly_layout *l);
+
+/* The layers of a pipeline's stages as Megatron-Core builds them for
+ * layout l (get_num_layers_to_build): layers[0] on the first stage, [1] on
+ * each middle one, [2] on the last (all three L without a pipeline).
+ * ULY_OK when Megatron-Core accepts the split, interleaving included (each
+ * stage's layers, less the embedding or loss it counts, divide into l->vpp
+ * virtual stages); ULY_EINVAL with the reason in why when it refuses it,
+ * layers[] then the split ulysim prices anyway (ceil(L / pp) for an even
+ * split that does not divide; 0 where none exists). */
+uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t layers[3], char *why, size_t why_len);
 
 /* ----------------------------------------------------------------- plans */
 
@@ -432,7 +499,14 @@ typedef struct uly_plan {
     int64_t logit_tokens;    /* tokens whose logits this rank computes */
     int64_t logit_vocab;     /* vocabulary columns this rank computes */
     int64_t weight_split;    /* t: how many ways the layer weights are split */
-    int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline) */
+    int64_t stage_layers;    /* layers of one pipeline stage (all of them without a pipeline; the most of any stage) */
+    /* an uneven split (uly_layout's pp_first, pp_last, pp_embed, pp_loss):
+     * pp_staged 1, each stage priced for its own layers and end ops; the
+     * layers of the first, a middle and the last stage; the micro-batches'
+     * worth of activations the second stage holds at once */
+    int pp_staged;
+    int64_t pp_stage_layers[3];
+    double pp_in_flight_mid;
     int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
     double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */
     double pp_in_flight_last; /* the same for the last stage (1 but under interleaving) */
@@ -448,6 +522,15 @@ typedef struct uly_plan {
      * uly_evaluate prices such a copy from its forward op's time; code that
      * edits a built plan's ops prices it with uly_plan_price, which does not. */
     int recompute_src, recompute_at, recompute_ops;
+    /* full recompute's block method: the share of the stage's layers that
+     * are not recomputed (their recompute's time and FLOPs taken off the
+     * layer's); activation offload: the share of the stage's layers
+     * offloaded, and the bytes of one layer's saved activations each moves
+     * each way per micro-batch (docs/model.md, "Recompute modes",
+     * "Activation offload") */
+    double recompute_skip;
+    double offload_share, offload_bytes;
+    int price_rare;          /* 1: an uneven split, the block method or offload: priced past the common path */
     int n_ops;
     uly_op ops[ULY_PLAN_MAX_OPS];
 } uly_plan;
@@ -499,6 +582,10 @@ typedef enum uly_reason_code {
     ULY_R_PP_VIRTUAL_LAYERS,  /* v0 layers, v1 pp x vpp, v2 pp: the layers do not split into the virtual stages */
     ULY_R_PP_INTERLEAVED,     /* v0 vpp, v1 layers per virtual stage, v2 micro-batches in flight on the first stage
                                * (assumption) */
+    ULY_R_PP_STAGES,          /* v0 layers of the first stage, v1 of a middle one, v2 of the last: an uneven split
+                               * (assumption) */
+    ULY_R_PP_SPLIT_REFUSED,   /* v0 layers, v1 pp, v2 vpp: Megatron-Core refuses the uneven split */
+    ULY_R_OFFLOAD_NO_HOST_LINK, /* v0 offloaded layers: the cluster gives no GPU-host link to offload over */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 
@@ -536,8 +623,9 @@ typedef struct uly_memory {
 } uly_memory;
 
 typedef struct uly_timing {
-    double layer_fwd_s;        /* one layer, one micro-batch, critical path */
-    double layer_bwd_s;        /* includes recompute */
+    double layer_fwd_s;        /* one layer, one micro-batch, critical path (the stage's average layer: with
+                                * activation offload's exposed transfers) */
+    double layer_bwd_s;        /* includes recompute (the average layer's, under the block method) */
     double compute_s;          /* per layer fwd+bwd compute on the critical path (slowed beside background
                                 * transfers, and waiting on an eager host's kernel issue, included) */
     double comm_exposed_s;     /* per layer fwd+bwd communication not hidden */

@@ -141,6 +141,10 @@ typedef struct uly_gpu {
      * (the boost clock is held; uly_gpu_clock_scale 1). */
     double boost_clock_hz;
     double sustained_clock_hz;
+    /* The GPU's link to host memory, per direction (its PCIe lanes, or
+     * NVLink-C2C on Grace superchips): what activation offload moves over
+     * (uly_workload.offload_layers). 0: not given, offload refused. */
+    double host_link_bw_Bps;
 } uly_gpu;
 
 /* The fraction of its datasheet tensor rate the GPU's clock allows:

@@ -23,6 +23,13 @@ typedef struct uly_search_opts {
                                * with ULY_PP_SEARCH); V > 0 pinned (1: plain 1F1B) */
     int both_placements;      /* also try the sequence group outside DP etc. */
     int search_micro_batch;   /* 1: try micro-batches dividing global_batch/dp */
+    /* The pipeline's split of the layers (uly_layout's pp_first, pp_last,
+     * pp_embed, pp_loss): pin_split 1 takes split_*'s as given; 0 tries the
+     * even split and each one Megatron-Core accepts that puts the layers
+     * otherwise: the embedding, the loss or both counted as a layer. */
+    int pin_split;
+    int32_t split_first, split_last;
+    uint8_t split_embed, split_loss;
 } uly_search_opts;
 
 typedef struct uly_search_stats {

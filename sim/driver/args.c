@@ -316,7 +316,7 @@ int sim_args_takes_value(const char *name)
     const char *canon = sim_alias_canonical(name);
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(canon, valued[k]) == 0) return 1;
-    return 0;
+    return sim_layout_takes_value(name);
 }
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -700,7 +700,9 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
     if (which < 0) {
-        const int mlm = sim_mlm_option(a, name, val, argc, argv, i, &rc, why, n);
+        const int lo = sim_layout_option(a, argc, argv, i, name, val, why, n); /* args_layout.c */
+        if (lo >= 0) return lo;
+        const int mlm = sim_mlm_option(a, name, val, argc, argv, i, &rc, why, n); /* args_mlm.c */
         return mlm > 0 ? 0 : mlm < 0 ? rc : unknown_option(name, why, n);
     }
     if (!val && (rc = take_value(argc, argv, i, name, &val, why, n)) != 0) return rc;
@@ -748,7 +750,7 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
                             why, n);
     if (rc) return rc;
     rc = sim_megatron_resolve(a, why, n);
-    if (rc) return rc;
+    if (rc || (rc = sim_layout_finish(a, why, n))) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
     const int lists = a->cmd == SIM_CMD_SWEEP;

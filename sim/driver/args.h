@@ -40,6 +40,19 @@ typedef enum sim_format { SIM_FMT_TABLE = 0, SIM_FMT_JSON, SIM_FMT_CSV } sim_for
 #define SIM_DEFAULT_MAXSEQ_HI (1LL << 30) /* max-seq searches up to 1G tokens */
 #define SIM_GPUS_MAX (1LL << 24)
 
+/* Uneven pipelines, recompute's details, activation offload, as typed
+ * (args_layout.c): the uly_layout / uly_workload fields they become */
+typedef struct sim_layout_args {
+    int64_t pp_first, pp_last;   /* --pp-first/--pp-last; 0: not given */
+    int pp_embed, pp_loss;       /* --pp-embed-layer, --pp-loss-layer */
+    uint32_t recompute_modules;  /* bits 1 << ULY_RMOD_*; 0: not given */
+    int recompute_method;        /* uly_recompute_method; 0: every layer */
+    int64_t recompute_layers;
+    int64_t offload_layers;
+    int cpu_offloading;          /* Megatron-LM's --cpu-offloading */
+    int granularity_set;         /* Megatron-LM's --recompute-granularity given */
+} sim_layout_args;
+
 typedef struct sim_args {
     sim_cmd cmd;
     sim_format format;
@@ -98,7 +111,23 @@ typedef struct sim_args {
     const char *show_name;
     sim_mlm mlm;                         /* Megatron-LM's model, precision and optimizer arguments, --args-file */
     double mem_headroom_gib;             /* --mem-headroom: GiB of device memory held back; < 0: the preset's */
+    sim_layout_args lay;                 /* pipelines' splits, recompute modes, activation offload (args_layout.c) */
 } sim_args;
+
+/* args_layout.c: its options (ulysim's names and Megatron-LM's); -1 when
+ * NAME is none of them, else 0 or SIM_EXIT_USAGE (argv[*i] is the option,
+ * val its "=value" or NULL; values taken move *i); whether one takes a
+ * value; the checks once every argument is read. */
+int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why,
+                      size_t n);
+int sim_layout_takes_value(const char *name);
+int sim_layout_finish(sim_args *a, char *why, size_t n);
+/* and what they make of the request (context.c): the workload's and
+ * search's fields; whether pp x V stages have a split Megatron-Core
+ * accepts; a pinned layout's split */
+int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, char *why, size_t n);
+int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_search_opts *o);
+void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *l);
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
  * read as (the name itself when it is not one); the Megatron flag read as a

@@ -369,10 +369,12 @@ static int pipeline_check(const sim_args *a, sim_ctx *c, char *why, size_t n)
     if (a->pin_pp == 0 || a->pin_pp == 1)
         return sim_fail(why, n, "--virtual-stages %lld: interleaving needs a pipeline (valid: with --pp P > 1 or "
                         "--pp auto)", (long long)c->opts.pin_vpp);
-    if (a->pin_pp > 1 && L % (a->pin_pp * c->opts.pin_vpp))
-        return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks (valid: V "
-                        "with %lld x V dividing %lld)", (long long)c->opts.pin_vpp, (long long)L,
-                        (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp, (long long)L);
+    if (a->pin_pp > 1 && !sim_layout_interleaves(&c->model, a->pin_pp, c->opts.pin_vpp, &c->opts))
+        return sim_fail(why, n, "--virtual-stages %lld: %lld layers do not split into %lld x %lld chunks as "
+                        "Megatron-Core splits them (valid: V with %lld x V dividing %lld, or %lld with the embedding "
+                        "and loss counted, --pp-embed-layer --pp-loss-layer)", (long long)c->opts.pin_vpp,
+                        (long long)L, (long long)a->pin_pp, (long long)c->opts.pin_vpp, (long long)a->pin_pp,
+                        (long long)L, (long long)L + 2);
     return a->pin_pp == ULY_PP_SEARCH ? vstages_search_check(a, c, why, n) : 0;
 }
 
@@ -406,6 +408,7 @@ int sim_ctx_resolve(const sim_args *a, sim_ctx *c, char *why, size_t n)
     cluster_grow(c);
     if ((rc = workload_build(a, c, why, n)) != 0) return rc;
     search_opts(a, c);
+    if ((rc = sim_layout_apply(a, &c->w, &c->opts, why, n)) != 0) return rc; /* args_layout.c */
     if ((rc = strategies_pick(a, c, why, n)) != 0) return rc;
     if ((rc = heads_check(a, c, why, n)) != 0) return rc;
     if ((rc = pipeline_check(a, c, why, n)) != 0) return rc;
@@ -560,6 +563,7 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
     uly_layout_init(l, s, u, r, t, dp);
     l->pp = pp;
     l->vpp = pp > 1 && o->pin_vpp > 1 ? o->pin_vpp : 1;
+    sim_layout_split(&c->model, o, l); /* args_layout.c */
 }
 
 void sim_best_plan(const sim_ctx *c, uly_strategy_id s, int64_t gpus, int64_t seq, sim_summary *out,

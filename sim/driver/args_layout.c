@@ -1,0 +1,275 @@
+/* args_layout.c: the command line of uneven pipelines, recompute's details
+ * and activation offload, in ulysim's names and Megatron-LM's (docs/cli.md,
+ * docs/model.md "Uneven pipelines", "Recompute modes", "Activation
+ * offload"). Kept apart from args.c's table: each option here maps to a
+ * field of sim_args.lay, which context.c hands to the layout, the workload
+ * and the search.
+ *
+ *   --pp-first N       --decoder-first-pipeline-num-layers N
+ *   --pp-last N        --decoder-last-pipeline-num-layers N
+ *   --pp-embed-layer   --account-for-embedding-in-pipeline-split
+ *   --pp-loss-layer    --account-for-loss-in-pipeline-split
+ *                      --num-virtual-stages-per-pipeline-rank V (--virtual-stages)
+ *   --recompute R      --recompute-granularity full|selective (args.c reads --recompute)
+ *   --recompute-method --recompute-method uniform|block
+ *   --recompute-layers --recompute-num-layers N
+ *   --recompute-modules M[,M...]  (Megatron-LM: space-separated, several arguments)
+ *   --offload-layers N --cpu-offloading --cpu-offloading-num-layers N */
+#include "args.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { L_FIRST, L_LAST, L_VSTAGES, L_GRANULARITY, L_METHOD, L_RLAYERS, L_MODULES, L_OFFLOAD, L_COUNT };
+/* valued options: [ulysim name, Megatron-LM name] (NULL: none) */
+static const char *const lay_valued[L_COUNT][2] = {
+    [L_FIRST] = {"--pp-first", "--decoder-first-pipeline-num-layers"},
+    [L_LAST] = {"--pp-last", "--decoder-last-pipeline-num-layers"},
+    [L_VSTAGES] = {NULL, "--num-virtual-stages-per-pipeline-rank"},
+    [L_GRANULARITY] = {NULL, "--recompute-granularity"},
+    [L_METHOD] = {"--recompute-method", NULL},
+    [L_RLAYERS] = {"--recompute-layers", "--recompute-num-layers"},
+    [L_MODULES] = {"--recompute-modules", NULL},
+    [L_OFFLOAD] = {"--offload-layers", "--cpu-offloading-num-layers"},
+};
+/* switches: [ulysim name, Megatron-LM name] */
+enum { S_EMBED, S_LOSS, S_CPU_OFFLOAD, S_COUNT };
+static const char *const lay_switches[S_COUNT][2] = {
+    [S_EMBED] = {"--pp-embed-layer", "--account-for-embedding-in-pipeline-split"},
+    [S_LOSS] = {"--pp-loss-layer", "--account-for-loss-in-pipeline-split"},
+    [S_CPU_OFFLOAD] = {NULL, "--cpu-offloading"},
+};
+
+static int find(const char *const (*tab)[2], int count, const char *name)
+{
+    for (int k = 0; k < count; k++)
+        for (int f = 0; f < 2; f++)
+            if (tab[k][f] && !strcmp(tab[k][f], name)) return k;
+    return -1;
+}
+
+int sim_layout_takes_value(const char *name) { return find(lay_valued, L_COUNT, name) >= 0; }
+
+int sim_layout_known(const char *const **names, int *n)
+{
+    static const char *all[2 * (L_COUNT + S_COUNT)];
+    int k = 0;
+    for (int i = 0; i < L_COUNT; i++)
+        for (int f = 0; f < 2; f++)
+            if (lay_valued[i][f]) all[k++] = lay_valued[i][f];
+    for (int i = 0; i < S_COUNT; i++)
+        for (int f = 0; f < 2; f++)
+            if (lay_switches[i][f]) all[k++] = lay_switches[i][f];
+    *names = all;
+    *n = k;
+    return k;
+}
+
+/* A count 0..max (layers), as typed */
+static int layers_parse(const char *flag, const char *v, int64_t lo, int64_t *out, char *why, size_t n)
+{
+    char qb[80], *end = NULL;
+    const long long x = strtoll(v, &end, 10);
+    if (!v[0] || !end || *end || x < lo || x > (1 << 20))
+        return sim_fail(why, n, "%s %s: not a layer count (valid: a whole number %lld..%d)", flag,
+                        text_quote(v, qb, sizeof qb), (long long)lo, 1 << 20);
+    *out = x;
+    return 0;
+}
+
+/* One of a vocabulary's names, or the valid ones in the message */
+static int choice(const char *flag, const char *v, const char *(*name_of)(int), int count, int *out, char *why,
+                  size_t n)
+{
+    char qb[80], valid[200] = "";
+    for (int i = 0; i < count; i++) {
+        if (!strcmp(v, name_of(i))) {
+            *out = i;
+            return 0;
+        }
+        sim_join(valid, sizeof valid, ", ", name_of(i));
+    }
+    return sim_fail(why, n, "%s %s: unknown (valid: %s)", flag, text_quote(v, qb, sizeof qb), valid);
+}
+
+static const char *method_name(int i) { return uly_recompute_method_name((uly_recompute_method)i); }
+static const char *module_name(int i) { return uly_recompute_module_name((uly_recompute_module)i); }
+
+/* --recompute-modules: names joined by commas, or (Megatron-LM's nargs='*')
+ * in the arguments that follow up to the next option */
+static int modules_read(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why,
+                        size_t n)
+{
+    char one[64];
+    int got = 0;
+    for (;;) {
+        const char *v = val;
+        if (!v) {
+            if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1] == '-')) break;
+            v = argv[++*i];
+        }
+        while (*v) {
+            const size_t l = strcspn(v, ",");
+            snprintf(one, sizeof one, "%.*s", (int)(l < sizeof one ? l : sizeof one - 1), v);
+            int k = 0;
+            if (choice(name, one, module_name, ULY_RMOD_COUNT, &k, why, n)) return SIM_EXIT_USAGE;
+            if (!((1u << k) & ULY_RMOD_DENSE))
+                return sim_fail(why, n, "%s %s: a module of MoE or MLA models; ulysim prices dense ones (valid: "
+                                "core_attn, layernorm, mlp)", name, one);
+            a->lay.recompute_modules |= 1u << k;
+            got++;
+            v += l + (v[l] == ',');
+        }
+        if (val) break;
+    }
+    /* Megatron-LM's default list, core_attn, when none is named */
+    if (!got) a->lay.recompute_modules |= 1u << ULY_RMOD_CORE_ATTN;
+    return 0;
+}
+
+int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why,
+                      size_t n)
+{
+    char qb[80];
+    const int sw = find(lay_switches, S_COUNT, name);
+    if (sw >= 0) {
+        if (val) return sim_fail(why, n, "%s takes no value (got %s)", name, text_quote(val, qb, sizeof qb));
+        if (sw == S_EMBED) a->lay.pp_embed = 1;
+        else if (sw == S_LOSS) a->lay.pp_loss = 1;
+        else a->lay.cpu_offloading = 1;
+        if (!a->plan_flag) a->plan_flag = name;
+        return 0;
+    }
+    const int k = find(lay_valued, L_COUNT, name);
+    if (k < 0) return -1;
+    if (!a->plan_flag) a->plan_flag = name;
+    if (k == L_MODULES) return modules_read(a, argc, argv, i, name, val, why, n);
+    if (!val) {
+        if (*i + 1 >= argc) return sim_fail(why, n, "%s needs a value (see ulysim --help)", name);
+        val = argv[++*i];
+    }
+    int64_t x = 0;
+    int c = 0;
+    switch (k) {
+    case L_FIRST:
+    case L_LAST:
+        if (layers_parse(name, val, 1, &x, why, n)) return SIM_EXIT_USAGE;
+        *(k == L_FIRST ? &a->lay.pp_first : &a->lay.pp_last) = x;
+        return 0;
+    case L_VSTAGES:
+        if (layers_parse(name, val, 1, &x, why, n)) return SIM_EXIT_USAGE;
+        if (a->pin_vpp && a->pin_vpp != x)
+            return sim_fail(why, n, "%s %lld disagrees with --virtual-stages %lld (valid: give one of them, or the same "
+                            "value)", name, (long long)x, (long long)a->pin_vpp);
+        a->pin_vpp = x;
+        return 0;
+    case L_GRANULARITY:
+        if (!strcmp(val, "full")) a->recompute = ULY_RECOMPUTE_FULL;
+        else if (!strcmp(val, "selective")) a->recompute = ULY_RECOMPUTE_SELECTIVE;
+        else return sim_fail(why, n, "%s %s: unknown (valid: full, selective)", name, text_quote(val, qb, sizeof qb));
+        a->lay.granularity_set = 1;
+        return 0;
+    case L_METHOD:
+        if (choice(name, val, method_name, ULY_RMETHOD_COUNT, &c, why, n)) return SIM_EXIT_USAGE;
+        a->lay.recompute_method = c;
+        return 0;
+    case L_RLAYERS:
+        if (layers_parse(name, val, 1, &x, why, n)) return SIM_EXIT_USAGE;
+        a->lay.recompute_layers = x;
+        return 0;
+    default: /* L_OFFLOAD */
+        if (layers_parse(name, val, 0, &x, why, n)) return SIM_EXIT_USAGE;
+        a->lay.offload_layers = x;
+        return 0;
+    }
+}
+
+int sim_layout_finish(sim_args *a, char *why, size_t n)
+{
+    sim_layout_args *y = &a->lay;
+    /* Megatron-LM: --cpu-offloading-num-layers counts only with --cpu-offloading */
+    if (y->cpu_offloading && !y->offload_layers)
+        return sim_fail(why, n, "--cpu-offloading: how many layers? (valid: with --cpu-offloading-num-layers N, or "
+                        "ulysim's --offload-layers N)");
+    if (y->offload_layers && a->recompute != ULY_RECOMPUTE_NONE)
+        return sim_fail(why, n, "--offload-layers %lld: activation offload runs without recompute, as Megatron-LM's "
+                        "--cpu-offloading (valid: with --recompute none)", (long long)y->offload_layers);
+    if (y->recompute_method && a->recompute != ULY_RECOMPUTE_FULL)
+        return sim_fail(why, n, "--recompute-method %s: a method of full recompute (valid: with --recompute full)",
+                        uly_recompute_method_name((uly_recompute_method)y->recompute_method));
+    if (y->recompute_method && !y->recompute_layers)
+        return sim_fail(why, n, "--recompute-method %s: how many layers? (valid: with --recompute-layers N, "
+                        "Megatron-LM's --recompute-num-layers)",
+                        uly_recompute_method_name((uly_recompute_method)y->recompute_method));
+    if (y->recompute_layers && !y->recompute_method) {
+        /* Megatron-LM requires a method with full recompute; ulysim's
+         * plain full is every layer, so layers alone mean nothing */
+        return sim_fail(why, n, "--recompute-layers %lld: needs --recompute-method uniform or block",
+                        (long long)y->recompute_layers);
+    }
+    if (y->recompute_modules && a->recompute != ULY_RECOMPUTE_SELECTIVE)
+        return sim_fail(why, n, "--recompute-modules: the modules of selective recompute (valid: with --recompute "
+                        "selective, Megatron-LM's --recompute-granularity selective)");
+    if ((y->pp_first || y->pp_last) && (y->pp_embed || y->pp_loss))
+        return sim_fail(why, n, "--pp-first/--pp-last with --pp-embed-layer/--pp-loss-layer: Megatron-Core takes one "
+                        "or the other (valid: one of the two ways)");
+    if ((y->pp_first || y->pp_last || y->pp_embed || y->pp_loss) && !(a->pin_pp > 1 || a->pin_pp == ULY_PP_SEARCH))
+        return sim_fail(why, n, "an uneven pipeline split needs a pipeline (valid: with --pp P > 1 or --pp auto)");
+    return 0;
+}
+
+/* The split, the recompute details and the offload into the request's
+ * workload and search (context.c, once both are built): 0, or 2 when the
+ * library refuses the workload */
+int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, char *why, size_t n)
+{
+    const sim_layout_args *y = &a->lay;
+    w->recompute_modules = y->recompute_modules;
+    w->recompute_method = (uly_recompute_method)y->recompute_method;
+    w->recompute_layers = y->recompute_layers;
+    w->offload_layers = y->offload_layers;
+    o->pin_split = y->pp_first || y->pp_last || y->pp_embed || y->pp_loss;
+    o->split_first = (int32_t)y->pp_first, o->split_last = (int32_t)y->pp_last;
+    o->split_embed = (uint8_t)y->pp_embed, o->split_loss = (uint8_t)y->pp_loss;
+    char lib[256];
+    if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) return sim_fail(why, n, "workload: %s", lib);
+    return 0;
+}
+
+/* Whether pp stages x V virtual stages of the model's layers have a split
+ * Megatron-Core accepts: the pinned one, else the even one or one with the
+ * embedding and / or loss counted as a layer (as the search tries them) */
+int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_search_opts *o)
+{
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 1);
+    l.pp = pp, l.vpp = V;
+    int64_t n[3];
+    if (o->pin_split) {
+        l.pp_first = o->split_first, l.pp_last = o->split_last, l.pp_embed = o->split_embed, l.pp_loss = o->split_loss;
+        return uly_pp_stage_layers(m, &l, n, NULL, 0) == ULY_OK;
+    }
+    for (int f = 0; f < 4; f++) {
+        l.pp_embed = (uint8_t)(f & 1), l.pp_loss = (uint8_t)(f >> 1);
+        if (uly_pp_stage_layers(m, &l, n, NULL, 0) == ULY_OK && n[0] > 0 && n[2] > 0) return 1;
+    }
+    return 0;
+}
+
+/* The split a pinned layout gets: the pinned one, else the first the
+ * search would try that Megatron-Core accepts (the even split first) */
+void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *l)
+{
+    int64_t n[3];
+    if (l->pp <= 1) return;
+    if (o->pin_split) {
+        l->pp_first = o->split_first, l->pp_last = o->split_last;
+        l->pp_embed = o->split_embed, l->pp_loss = o->split_loss;
+        return;
+    }
+    for (int f = 0; f < 4; f++) {
+        l->pp_embed = (uint8_t)(f & 1), l->pp_loss = (uint8_t)(f >> 1);
+        if (uly_pp_stage_layers(m, l, n, NULL, 0) == ULY_OK && n[0] > 0 && n[2] > 0) return;
+    }
+    l->pp_embed = l->pp_loss = 0; /* none accepted: the even split, with its reason */
+}
