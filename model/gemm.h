@@ -6,11 +6,13 @@
 
 #include "ulysim.h"
 
-/* Split-K keeps at least four 64-deep k blocks in each split: the depth of
- * the software pipeline a k loop needs to hide its loads (CUTLASS's Hopper
- * and Ampere mainloops run 64-element k blocks of 16-bit data, 128-byte
- * rows, in 3 to 7 stages); shorter splits would leave the pipeline empty. */
+/* Split-K keeps at least four k blocks in each split: the depth of the
+ * software pipeline a k loop needs to hide its loads (CUTLASS's Hopper and
+ * Ampere mainloops run k blocks of 128-byte rows, 64 elements of 16-bit
+ * data, 128 of 8-bit, in 3 to 7 stages); shorter splits would leave the
+ * pipeline empty. uly_gemm_rates.split_min_k holds the dtype's. */
 #define ULY_GEMM_SPLIT_MIN_K 256.0
+#define ULY_GEMM_SPLIT_MIN_K_FP8 512.0
 /* Bytes per partial sum of split-K, written and read back: fp32 */
 #define ULY_GEMM_PARTIAL_BYTES 4.0
 
@@ -33,7 +35,7 @@ static inline double uly_gemm_split_s(const uly_gemm_rates *r, double tiles, dou
     const double waves = uly_ceil_pos(tiles * s / r->sms);
     const double math = waves * r->tile_s_per_k * uly_ceil_pos(k / s);
     const double loop = math > read ? math : read;
-    return loop + (r->beta + 2.0 * ULY_GEMM_PARTIAL_BYTES * s) * out * r->inv_bw;
+    return loop + (r->beta_out + 2.0 * ULY_GEMM_PARTIAL_BYTES * s) * out * r->inv_bw;
 }
 
 /* uly_gemm_time_s for positive sizes (the schedule's GEMM ops): seconds of
@@ -43,12 +45,12 @@ static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, do
     const double tiles = batch * uly_ceil_pos(m / r->tile_m) * uly_ceil_pos(n / r->tile_n);
     const double read = batch * (m + n) * k * r->s_per_elem;
     const double math = uly_ceil_pos(tiles / r->sms) * r->tile_s_per_k * k;
-    double best = (math > read ? math : read) + batch * m * n * r->s_per_elem;
+    double best = (math > read ? math : read) + batch * m * n * r->s_per_out;
     /* split-K while the splits still fill idle SMs and each keeps the
      * pipeline's depth of k; most GEMMs fill the SMs unsplit */
-    if (__builtin_expect(tiles * 2.0 <= r->sms && k >= 2.0 * ULY_GEMM_SPLIT_MIN_K, 0)) {
+    if (__builtin_expect(tiles * 2.0 <= r->sms && k >= 2.0 * r->split_min_k, 0)) {
         const double out = batch * m * n;
-        for (double s = 2; tiles * s <= r->sms && k >= s * ULY_GEMM_SPLIT_MIN_K; s *= 2) {
+        for (double s = 2; tiles * s <= r->sms && k >= s * r->split_min_k; s *= 2) {
             const double t = uly_gemm_split_s(r, tiles, k, read, out, s);
             if (t < best) best = t;
         }

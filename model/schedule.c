@@ -56,6 +56,14 @@ typedef struct rates {
      * block size, and a curve between points costs three logarithms */
     double attn_x[2], attn_e[2];
     double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
+    /* FP8 training (by_shape 2): the linear layers' GEMMs at the FP8 rates,
+     * the share of the stage's layers kept in bf16, a cast's bytes per
+     * element and kernels [the producer writes FP8 itself] (fp8.c) */
+    uly_gemm_rates gemm_r8;
+    double inv_tensor8;
+    double f16;
+    double cast_Bpe[2];
+    double cast_kern[2];
 } rates;
 
 /* Flash attention's efficiency at block size x, on the backward's own curve
@@ -81,13 +89,38 @@ static double attn_eff(rates *r, int own, double x)
  * backward op's input gradient (m x n)(n x k) and weight gradient
  * (k x m)(m x n); an op built without a shape at the achievable fraction of
  * peak */
-static double gemm_op_time(const rates *r, const uly_op *o)
+static inline __attribute__((always_inline)) double gemm_shape_time(const uly_gemm_rates *g, double inv_tensor,
+                                                                    double peak_frac, const uly_op *o)
 {
-    if (!(o->gemm_m > 0)) return o->flops * r->inv_tensor / r->peak_frac;
+    if (!(o->gemm_m > 0)) return o->flops * inv_tensor / peak_frac;
     const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
     if (o->phase == ULY_PHASE_BWD && !o->recompute)
-        return uly_gemm_time_pos(&r->gemm_r, b, m, k, n) + uly_gemm_time_pos(&r->gemm_r, b, k, n, m);
-    return uly_gemm_time_pos(&r->gemm_r, b, m, n, k);
+        return uly_gemm_time_pos(g, b, m, k, n) + uly_gemm_time_pos(g, b, k, n, m);
+    return uly_gemm_time_pos(g, b, m, n, k);
+}
+
+static double gemm_op_time(const rates *r, const uly_op *o)
+{
+    return gemm_shape_time(&r->gemm_r, r->inv_tensor, r->peak_frac, o);
+}
+
+/* A GEMM op in FP8 training: a linear layer's at the FP8 rates after the
+ * cast that quantizes its operand (forward: its input, m x k; backward: its
+ * output's gradient, m x n) at the stream class's bandwidth, in the share
+ * of layers that run FP8, and at the bf16 rates in the rest (the layers
+ * kept bf16); any other GEMM (the output layer's) in bf16 */
+static double gemm_op_time_fp8(const rates *r, const uly_op *o)
+{
+    const double t16 = gemm_op_time(r, o);
+    const uly_fp8_cast_entry e = uly_fp8_cast_of[o->type];
+    if (!e.linear) return t16;
+    double t8 = gemm_shape_time(&r->gemm_r8, r->inv_tensor8, r->peak_frac, o);
+    if (o->gemm_m > 0) {
+        const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+        const double elems = o->gemm_batch * o->gemm_m * (bwd ? o->gemm_n : o->gemm_k);
+        t8 += elems * r->cast_Bpe[e.fused] * r->inv_mb[ULY_MB_STREAM] + r->cast_kern[e.fused] * r->floor_s;
+    }
+    return r->f16 * t16 + (1.0 - r->f16) * t8;
 }
 
 static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
@@ -100,8 +133,10 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
     /* tested in the order of how many a plan holds (a switch costs a table
      * jump per op) */
     if (o->kind == ULY_OP_GEMM) {
-        if (r->by_shape) {
+        if (r->by_shape == 1) {
             t = gemm_op_time(r, o);
+        } else if (r->by_shape) {
+            t = gemm_op_time_fp8(r, o);
         } else {
             t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
             if (mem > t) t = mem;
@@ -314,14 +349,31 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
 /* The rates of one pricing, from the GPU, the workload and the model:
  * field by field, as an initializer would zero the whole struct first (the
  * GEMM rates, set only where GEMMs go by shape, too) */
+/* FP8 training's rates (by_shape 2 where GEMMs go by shape) */
+static void fp8_rates_init(rates *rt, const uly_model *m, const uly_workload *w, const uly_cluster *c,
+                           const uly_plan *plan)
+{
+    const uly_gpu *g = &c->gpu;
+    rt->inv_tensor8 = 1.0 / (g->peak_flops[ULY_FP8] * uly_gpu_clock_scale(g));
+    uly_gemm_rates_init(&rt->gemm_r8, g, ULY_FP8);
+    rt->f16 = uly_fp8_bf16_layer_frac(m, w, plan);
+    for (int f = 0; f < 2; f++) {
+        rt->cast_Bpe[f] = uly_fp8_cast_bytes_per_elem(w->fp8_recipe, f);
+        rt->cast_kern[f] = (double)uly_fp8_cast_kernels(w->fp8_recipe, f);
+    }
+    if (rt->by_shape) rt->by_shape = 2;
+}
+
 static inline __attribute__((always_inline)) void rates_init(rates *rt, const uly_model *m, const uly_workload *w,
-                                                             const uly_cluster *c)
+                                                             const uly_cluster *c, const uly_plan *plan)
 {
     const uly_gpu *g = &c->gpu;
     double ak[3];
     uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
-    rt->inv_peak = 1.0 / g->peak_flops[w->dtype];
-    rt->inv_tensor = 1.0 / (g->peak_flops[w->dtype] * uly_gpu_clock_scale(g));
+    /* all but FP8 training's linear GEMMs run in the dtype, bf16 under fp8 */
+    const uly_dtype cd = w->dtype == ULY_FP8 ? ULY_BF16 : w->dtype;
+    rt->inv_peak = 1.0 / g->peak_flops[cd];
+    rt->inv_tensor = 1.0 / (g->peak_flops[cd] * uly_gpu_clock_scale(g));
     rt->by_shape = g->sm_count > 0;
     rt->peak_frac = g->gemm_peak_frac;
     rt->inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff);
@@ -342,7 +394,8 @@ static inline __attribute__((always_inline)) void rates_init(rates *rt, const ul
     rt->attn_e[0] = rt->attn_e[1] = 0;
     rt->sigma[0] = comm_sigma(c, 0);
     rt->sigma[1] = comm_sigma(c, 1);
-    if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, w->dtype);
+    if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, cd);
+    if (__builtin_expect(w->dtype == ULY_FP8, 0)) fp8_rates_init(rt, m, w, c, plan);
 }
 
 /* What stays fixed while the ops are priced: the specs, res's per-op
@@ -679,7 +732,9 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
     tm->model_flops = uly_flops_model_step(m, w, seqs);
     /* every GPU runs its stage's layers, the end stages the model ops */
     tm->hw_flops = ((double)m->layers * layer_hw_flops + hw_model) * (double)tm->micro_steps * (double)gpus / pp;
-    const double peak = c->gpu.peak_flops[w->dtype];
+    /* FP8 training's MFU against the bf16 peak, as NVIDIA's tables report
+     * it (uly_mfu_at gives it against any other) */
+    const double peak = c->gpu.peak_flops[w->dtype == ULY_FP8 ? ULY_BF16 : w->dtype];
     tm->tflops_per_gpu = tm->model_flops / tm->step_s / (double)gpus / 1e12;
     tm->mfu = tm->model_flops / (tm->step_s * (double)gpus * peak);
     tm->hfu = tm->hw_flops / (tm->step_s * (double)gpus * peak);
@@ -693,7 +748,7 @@ price(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly
 {
     if (!m || !w || !c || !plan || !res) return ULY_EINVAL;
     rates rt;
-    rates_init(&rt, m, w, c);
+    rates_init(&rt, m, w, c, plan);
     uly_timing *tm = &res->time;
     /* the timing's sums start at 0; every other field is set below (a
      * memset of the whole struct cost more than the pricing of a few ops) */

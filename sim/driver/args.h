@@ -39,6 +39,20 @@ typedef enum sim_format { SIM_FMT_TABLE = 0, SIM_FMT_JSON, SIM_FMT_CSV } sim_for
 #define SIM_DEFAULT_MAXSEQ_HI (1LL << 30) /* max-seq searches up to 1G tokens */
 #define SIM_GPUS_MAX (1LL << 24)
 
+/* FP8 training's flags (args_fp8.c): --fp8-recipe (given or not),
+ * Megatron-LM's --fp8-format (sets --dtype fp8), --fp8-param-gather,
+ * --fp8-attention, --first-last-layers-bf16, --fp8-amax-history-len. */
+typedef struct sim_fp8_args {
+    uly_fp8_recipe recipe;
+    int recipe_set;
+    const char *format;   /* Megatron-LM's --fp8-format (hybrid, e4m3); NULL: not given */
+    const char *first;    /* the first FP8 flag given, for messages; NULL: none */
+    int param_gather, attention, bf16_edges;
+    int32_t start, end;   /* layers kept bf16 at each end (with bf16_edges; 1 unless given) */
+    int start_set, end_set;
+    int32_t amax_history; /* 0: Megatron-LM's default, 1 */
+} sim_fp8_args;
+
 typedef struct sim_args {
     sim_cmd cmd;
     sim_format format;
@@ -95,7 +109,22 @@ typedef struct sim_args {
     const char *plan_flag;               /* the first planning flag given (not --format, --help, --version,
                                           * --progress), as ulysim or Megatron-LM names it; NULL: none */
     const char *show_name;
+    sim_fp8_args fp8;                    /* FP8 training's flags (args_fp8.c) */
 } sim_args;
+
+/* 1 when name is one of FP8 training's flags; reads it (its value taken
+ * from val or the next argument): 0 or SIM_EXIT_USAGE. */
+int sim_args_fp8_is(const char *name);
+int sim_args_fp8_read(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why,
+                      size_t n);
+/* Once every argument is read: --fp8-format sets --dtype fp8, and the other
+ * FP8 flags need it. */
+int sim_args_fp8_finish(sim_args *a, char *why, size_t n);
+/* FP8 training on the cluster: its GPU has FP8 tensor cores and GEMMs
+ * priced by shape, and mxfp8 needs Blackwell's: 0, or SIM_EXIT_USAGE. */
+int sim_args_fp8_check(const sim_args *a, const uly_cluster *c, char *why, size_t n);
+/* The workload's FP8 fields from the flags. */
+void sim_args_fp8_workload(const sim_args *a, uly_workload *w);
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
  * read as (the name itself when it is not one); the Megatron flag read as a
