@@ -140,6 +140,13 @@ uly_status uly_fp8_mem_eval(const uly_model *m, const uly_workload *w, const uly
     return ULY_OK;
 }
 
+__attribute__((noinline, cold)) double uly_fp8_mem_total(const uly_model *m, const uly_workload *w,
+                                                         const uly_plan *plan)
+{
+    uly_fp8_mem f;
+    return uly_fp8_mem_eval(m, w, plan, &f) == ULY_OK ? f.total_bytes : 0;
+}
+
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n)
 {
     if ((unsigned)w->fp8_recipe >= ULY_FP8_RECIPE_COUNT) {

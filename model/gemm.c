@@ -36,21 +36,21 @@ void uly_gemm_rates_init(uly_gemm_rates *r, const uly_gpu *g, uly_dtype dt)
     r->latency_s = g->gemm_latency_s;
     r->beta = (double)uly_dtype_gemm_bytes(dt);
     r->s_per_elem = r->beta * r->inv_bw;
-    r->beta_out = (double)uly_dtype_bytes(dt);
-    r->s_per_out = r->beta_out * r->inv_bw;
-    r->split_min_k = dt == ULY_FP8 ? ULY_GEMM_SPLIT_MIN_K_FP8 : ULY_GEMM_SPLIT_MIN_K;
 }
 
 /* Seconds of batch x (m x k)(k x n) (uly_gemm_time_pos, gemm.h):
  *   tiles = batch ceil(m / Tm) ceil(n / Tn); with the k loop split s ways
  *   (s = 1 unless the tiles leave SMs idle), waves = ceil(s tiles / SMs);
  *   loop  = max(waves 2 Tm Tn ceil(k / s) / R_sm, beta batch (m k + k n) / B)
- *   write = (beta_out batch m n + [s > 1] 2 x 4 s batch m n) / B
+ *   write = (beta_out batch m n + [s > 1] 2 x 4 s batch m n) / B, beta_out
+ *   the operands' beta but for FP8's (1): bf16, 2
  *   t     = latency + min over s of (loop + write)
  * R_sm one SM's achievable FLOP/s, B the achievable HBM rate. 0 unless
  * every size is positive. */
 double uly_gemm_time_s(const uly_gemm_rates *r, double batch, double m, double n, double k)
 {
     if (!(batch > 0 && m > 0 && n > 0 && k > 0)) return 0;
-    return uly_gemm_time_pos(r, batch, m, n, k);
+    if (r->beta < 2.0) /* FP8: bf16 outputs, 128-element k blocks */
+        return uly_gemm_time_io(r, batch, m, n, k, 2.0 * r->inv_bw, 2.0, ULY_GEMM_SPLIT_MIN_K_FP8);
+    return uly_gemm_time_io(r, batch, m, n, k, r->s_per_elem, r->beta, ULY_GEMM_SPLIT_MIN_K);
 }

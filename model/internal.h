@@ -119,6 +119,8 @@ double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
 double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
+/* uly_fp8_mem_eval's total (out of line: the memory term's rare path) */
+double uly_fp8_mem_total(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 
 /* The plan is full: marks the overflow and returns a scratch op that absorbs
  * the writes. */

@@ -433,7 +433,7 @@ static void emit_pipeline_ops(uly_bctx *x)
  * kernel); under fp8_param_gather the optimizer writes its shard's weights
  * in FP8 (one byte less than bf16) and the gathered FP8 weights are
  * transposed (read 1, write 1) */
-static double fp8_weight_cast_bytes(const uly_bctx *x, double params)
+__attribute__((noinline, cold)) static double fp8_weight_cast_bytes(const uly_bctx *x, double params)
 {
     const uly_workload *w = x->w;
     const uly_plan *p = x->p;
@@ -446,23 +446,31 @@ static double fp8_weight_cast_bytes(const uly_bctx *x, double params)
 /* Bytes of a weight all-gather of `elems` parameters per rank over g ranks:
  * in the dtype's bytes, but under fp8_param_gather (Megatron-LM) the linear
  * weights of the FP8 layers, lin of the parameters, move in FP8 */
-static int64_t gather_bytes(uly_bctx *x, int64_t g, int64_t elems, double lin)
+__attribute__((noinline, cold)) static int64_t gather_bytes_fp8(uly_bctx *x, int64_t g, int64_t elems, double lin)
 {
-    if (__builtin_expect(!(x->w->fp8_param_gather && x->w->dtype == ULY_FP8), 1))
-        return ULY_PROD(x, g - 1, elems, x->beta);
     const int64_t all = ULY_PROD(x, g - 1, elems, x->beta);
     return all - (int64_t)llround((double)(all / x->beta) * lin * (double)(x->beta - 1));
 }
 
+static inline int64_t gather_bytes(uly_bctx *x, int64_t g, int64_t elems, double lin)
+{
+    if (__builtin_expect(x->w->fp8_param_gather && x->w->dtype == ULY_FP8, 0)) return gather_bytes_fp8(x, g, elems, lin);
+    return ULY_PROD(x, g - 1, elems, x->beta);
+}
+
 /* The share of linear-layer weights, of the FP8 layers, among the rank's
  * parameters: of a layer's (layer 1) or of the stage's */
-static double fp8_lin_share(const uly_bctx *x, int layer)
+__attribute__((noinline, cold)) static double fp8_lin_share_of(const uly_bctx *x, int layer)
 {
     const uly_plan *p = x->p;
-    if (x->w->dtype != ULY_FP8 || !x->w->fp8_param_gather) return 0;
     const double lin = uly_plan_linear_params(x->m, p) * (1.0 - uly_fp8_bf16_layer_frac(x->m, x->w, p));
     const double of = layer ? p->layer_params_rank * (double)p->stage_layers : p->model_params_rank;
     return of > 0 ? lin / of : 0;
+}
+
+static inline double fp8_lin_share(const uly_bctx *x, int layer)
+{
+    return __builtin_expect(x->w->dtype == ULY_FP8 && x->w->fp8_param_gather, 0) ? fp8_lin_share_of(x, layer) : 0;
 }
 
 /* Data-parallel gradient reduction and ZeRO traffic over the data x sequence

@@ -150,15 +150,13 @@ double uly_gpu_clock_scale(const uly_gpu *g);
 /* A GEMM by shape on a GPU (sm_count > 0), as cuBLAS runs it
  * (model/gemm.c; docs/model.md, "Compute costs"): the rates worked out once
  * per GPU and dtype, then the time of batch x (m x k)(k x n) GEMMs with
- * operands of `beta` bytes per element and output of beta_out (fp8: 1 and
- * 2, cuBLASLt's FP8 GEMMs writing bf16; else both the dtype's). */
+ * operands of `beta` bytes per element and output of as many, but for FP8
+ * (beta 1): its GEMMs write bf16, 2 (cuBLASLt's FP8 matmul with a bf16 D,
+ * as TransformerEngine calls it). */
 typedef struct uly_gemm_rates {
     double sm_flops;      /* one SM's achievable FLOP/s: peak x gemm_peak_frac x clock scale / SMs */
     double inv_bw;        /* s per byte at the achievable HBM rate */
     double s_per_elem;    /* s per operand element read: beta x inv_bw */
-    double s_per_out;     /* s per output element written: its bytes (fp8 GEMMs write bf16) x inv_bw */
-    double beta_out;      /* bytes per output element */
-    double split_min_k;   /* the least k of one split of split-K (gemm.h) */
     double sms;           /* SMs */
     double tile_m, tile_n;
     double tile_s_per_k;  /* one tile's seconds per unit of k: 2 tile_m tile_n / sm_flops */

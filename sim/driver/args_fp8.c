@@ -117,3 +117,27 @@ int sim_args_fp8_check(const sim_args *a, const uly_cluster *c, char *why, size_
                         g->arch[0] ? g->arch : "of unknown architecture (gpu.arch)");
     return 0;
 }
+
+void sim_args_fp8_help(FILE *f)
+{
+    fprintf(f,
+"\n"
+"FP8 training (--dtype fp8; Hopper and Blackwell presets): the linear layers' GEMMs\n"
+"(qkv_proj, out_proj, mlp_up, mlp_down, forward and backward) at the FP8 dense peak with\n"
+"their casts; attention, norms, softmax, loss, embedding and output layer in bf16, and\n"
+"activations, gradients and their communication too. mfu_pct is against the bf16 dense\n"
+"peak (as NVIDIA's performance tables report model TFLOP/s); the note below the\n"
+"recommendation and JSON's mfu_fp8 give it against the FP8 peak.\n"
+"  --fp8-recipe R       delayed|tensorwise|blockwise|mxfp8 scaling (TransformerEngine's\n"
+"                       recipes, Megatron-LM's names) [default delayed]; mxfp8: Blackwell\n"
+"  --fp8-format F       Megatron-LM's: hybrid|e4m3, turns FP8 training on as --dtype fp8\n"
+"                       [default: not given]; both formats run at one rate\n"
+"  --fp8-param-gather   weights kept and gathered in FP8 (distributed optimizer, ZeRO-3):\n"
+"                       the linear weights' gather bytes halve [default: off]\n"
+"  --fp8-attention      attention in FP8 too (--fp8-dot-product-attention) [default: off]\n"
+"  --first-last-layers-bf16  the first and last transformer layers in bf16 [default: off,\n"
+"                       as Megatron-LM]; --num-layers-at-start-in-bf16 N and\n"
+"                       --num-layers-at-end-in-bf16 N [layers; default 1 each]\n"
+"  --fp8-amax-history-len N  delayed scaling's amax history [entries; default 1, as\n"
+"                       Megatron-LM; TransformerEngine's own default is 1024]\n");
+}
