@@ -41,7 +41,7 @@ const uly_fp8_cast_entry uly_fp8_cast_of[ULY_OPT_COUNT] = {
 int uly_op_fp8(const uly_workload *w, uly_op_type t)
 {
     if (!w || w->dtype != ULY_FP8 || (unsigned)t >= ULY_OPT_COUNT) return 0;
-    if (t == ULY_OPT_ATTN_FWD || t == ULY_OPT_ATTN_BWD) return w->fp8_attention != 0;
+    if (t == ULY_OPT_ATTN_FWD) return w->fp8_attention != 0; /* FlashAttention-3's FP8 is forward only */
     return uly_fp8_cast_of[t].linear;
 }
 

@@ -344,6 +344,13 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
 /* The rates of one pricing, from the GPU, the workload and the model:
  * field by field, as an initializer would zero the whole struct first (the
  * GEMM rates, set only where GEMMs go by shape, too) */
+/* FP8 attention's forward (FlashAttention-3, Shah et al. 2024, arXiv
+ * 2407.08608): FP8 "close to 1.2 PFLOP/s" against bf16's "up to 740
+ * TFLOP/s" on H100 SXM5, 1.2 / 0.74 = 1.6x, at most 1.2 of the 1979 PFLOP/s
+ * FP8 peak; FlashAttention-3 has no FP8 backward */
+#define ULY_FP8_ATTN_FWD_SPEEDUP (1.2 / 0.74)
+#define ULY_FP8_ATTN_FWD_CAP (1.2 / 1.979)
+
 /* FP8 training's rates (fp8_rates) */
 __attribute__((noinline, cold)) static void fp8_rates_init(fp8_rates *f, const uly_model *m, const uly_workload *w,
                                                            const uly_cluster *c, const uly_plan *plan)
@@ -406,7 +413,16 @@ __attribute__((noinline, cold)) static void fp8_gemm_times(const uly_model *m, c
     fp8_rates_init(&f, m, w, c, plan);
     for (int i = 0; i < plan->n_ops && i < ULY_PLAN_MAX_OPS; i++) {
         const uly_op *o = &plan->ops[i];
-        if (o->kind == ULY_OP_GEMM) out[i] = gemm_op_time_fp8(&f, o) * o->crit_factor + (double)uly_op_kernels(o) * f.floor_s;
+        const double floors = (double)uly_op_kernels(o) * f.floor_s;
+        if (o->kind == ULY_OP_GEMM) out[i] = gemm_op_time_fp8(&f, o) * o->crit_factor + floors;
+        /* FP8 attention (--fp8-attention): the forward kernel (and its
+         * recompute) at FlashAttention-3's FP8 speed over its bf16 one,
+         * at most its best FP8 rate; the backward stays bf16 */
+        if (o->kind == ULY_OP_ATTN && o->flash && w->fp8_attention && !(o->phase == ULY_PHASE_BWD && !o->recompute)) {
+            double t = (out[i] - floors) / ULY_FP8_ATTN_FWD_SPEEDUP;
+            const double best = o->flops * o->crit_factor * f.inv_tensor8 / ULY_FP8_ATTN_FWD_CAP;
+            out[i] = (t > best ? t : best) + floors;
+        }
     }
 }
 /* What stays fixed while the ops are priced: the specs, res's per-op

@@ -713,7 +713,7 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
 
 /* 1 when op type t runs its GEMMs in FP8 under w: the transformer layers'
  * linear layers (QKV, output projection, the MLP's) in fp8 training, and
- * attention with fp8_attention; never the output layer (logits), the
+ * attention's forward with fp8_attention; never the output layer (logits), the
  * embedding, norms, activations, softmax or the loss. */
 int uly_op_fp8(const uly_workload *w, uly_op_type t);
 

@@ -9,8 +9,7 @@
 #include "output.h"
 
 /* The FP8 ops of a layer, by name: forward types (their backward follows) */
-static const uly_op_type fp8_fwd_ops[] = {ULY_OPT_QKV_PROJ, ULY_OPT_OUT_PROJ, ULY_OPT_MLP_UP, ULY_OPT_MLP_DOWN,
-                                          ULY_OPT_ATTN_FWD};
+static const uly_op_type fp8_fwd_ops[] = {ULY_OPT_QKV_PROJ, ULY_OPT_OUT_PROJ, ULY_OPT_MLP_UP, ULY_OPT_MLP_DOWN};
 
 const char *sim_op_kind_label(const uly_workload *w, const uly_op *op)
 {
@@ -42,7 +41,10 @@ int sim_fp8_workload_str(const uly_workload *w, char *buf, size_t n)
     return snprintf(buf, n,
                     "; FP8 %s scaling: GEMMs of %s (forward and backward) in FP8; %snorms, softmax, loss, embedding "
                     "and output layer in bf16, activations and gradients sent in bf16%s%s; attention priced by %s",
-                    uly_fp8_recipe_name(w->fp8_recipe), ops, w->fp8_attention ? "" : "attention, ", edges,
+                    uly_fp8_recipe_name(w->fp8_recipe), ops,
+                    w->fp8_attention ? "attention's forward in FP8 (FlashAttention-3's FP8 speed-up), its backward, "
+                                     : "attention, ",
+                    edges,
                     w->fp8_param_gather ? "; weights gathered in FP8" : "",
                     w->flash ? uly_attn_kernel_name(w->attn_kernel) : "materialised score GEMMs");
 }
@@ -81,6 +83,7 @@ void sim_fp8_json_workload(cJSON *wo, const uly_workload *w)
     cJSON *ops = cJSON_CreateArray();
     for (size_t i = 0; i < sizeof fp8_fwd_ops / sizeof fp8_fwd_ops[0]; i++)
         if (uly_op_fp8(w, fp8_fwd_ops[i])) sim_json_add(ops, NULL, cJSON_CreateString(uly_op_type_name(fp8_fwd_ops[i])));
+    if (w->fp8_attention) sim_json_add(ops, NULL, cJSON_CreateString(uly_op_type_name(ULY_OPT_ATTN_FWD)));
     sim_json_add(o, "ops", ops);
     sim_json_add(o, "mfu_peak", cJSON_CreateString("mfu and hfu against the bf16 dense peak; mfu_fp8 against the fp8"));
     sim_json_add(wo, "fp8", o);
