@@ -267,14 +267,27 @@ static void test_mfu_peaks(void)
 static void test_fp8_attention(void)
 {
     const uly_model m = fx_llama3_8b();
-    const uly_cluster c = h100_cluster(1);
+    uly_cluster c = h100_cluster(1);
+    /* a flat causal d128 curve at 30% of the bf16 peak: 1.62 x 297 TFLOP/s
+     * stays under the cap */
+    c.gpu.attn_eff[1][1].n = 1, c.gpu.attn_eff[1][1].x[0] = 4096, c.gpu.attn_eff[1][1].eff[0] = 0.3;
     uly_workload w = fp8_work(4096, ULY_FP8_DELAYED);
     uly_result a, b;
     CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 1, 1, &a) == ULY_OK, "evaluates");
     w.fp8_attention = 1;
     CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 1, 1, &b) == ULY_OK, "fp8 attention evaluates");
-    const double f = op_time(&a, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD) / op_time(&b, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD);
+    double f = op_time(&a, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD) / op_time(&b, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD);
     CHECK(fx_close(f, 1.2 / 0.74, 1e-9), "attn_fwd fp8 speed-up %.6f, want %.6f", f, 1.2 / 0.74);
+    /* without a curve attention runs at the GEMM's 0.803 of 989 TFLOP/s:
+     * FP8's 1.62x would pass 1.2 PFLOP/s, the cap (mutant: no cap: fails) */
+    c.gpu.attn_eff[1][1].n = 0;
+    w.fp8_attention = 0;
+    CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 1, 1, &a) == ULY_OK, "evaluates");
+    w.fp8_attention = 1;
+    CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 1, 1, &b) == ULY_OK, "fp8 attention evaluates");
+    f = op_time(&a, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD) / op_time(&b, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD);
+    CHECK(fx_close(f, 1200.0 / (0.803 * 989.0), 1e-9), "capped attn_fwd speed-up %.6f, want %.6f", f,
+          1200.0 / (0.803 * 989.0));
     CHECK(fx_close(op_time(&b, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD), op_time(&a, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD), 1e-12),
           "attn_bwd stays bf16");
     CHECK(uly_op_fp8(&w, ULY_OPT_ATTN_FWD) && !uly_op_fp8(&w, ULY_OPT_ATTN_BWD), "attention's forward in FP8");
