@@ -229,6 +229,17 @@ static int parse_gpu(js_doc *d, const cJSON *g, uly_gpu *gpu)
             return 2;
         gpu->peak_flops[half[i]] = x * 1e12;
     }
+    /* optional: the dense FP8 rate (Hopper and later); absent or null: none,
+     * and FP8 training is refused on the GPU */
+    const cJSON *f8 = cJSON_GetObjectItemCaseSensitive(o, "fp8");
+    gpu->peak_flops[ULY_FP8] = 0;
+    if (f8 && !cJSON_IsNull(f8)) {
+        double x;
+        if (js_get_num(d, o, "gpu.peak_tflops", "fp8", 0.001, 0, 100000,
+                       "(dense TFLOP/s; null or absent when the GPU has no FP8 tensor cores)", &x))
+            return 2;
+        gpu->peak_flops[ULY_FP8] = x * 1e12;
+    }
 
     double hbm, bw, reserved;
     if (js_get_num(d, g, "gpu", "hbm_gib", 0.001, 0, 100000, "(GiB)", &hbm)) return 2;

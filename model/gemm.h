@@ -6,11 +6,13 @@
 
 #include "ulysim.h"
 
-/* Split-K keeps at least four 64-deep k blocks in each split: the depth of
- * the software pipeline a k loop needs to hide its loads (CUTLASS's Hopper
- * and Ampere mainloops run 64-element k blocks of 16-bit data, 128-byte
- * rows, in 3 to 7 stages); shorter splits would leave the pipeline empty. */
+/* Split-K keeps at least four k blocks in each split: the depth of the
+ * software pipeline a k loop needs to hide its loads (CUTLASS's Hopper and
+ * Ampere mainloops run k blocks of 128-byte rows, 64 elements of 16-bit
+ * data, 128 of 8-bit, in 3 to 7 stages); shorter splits would leave the
+ * pipeline empty. */
 #define ULY_GEMM_SPLIT_MIN_K 256.0
+#define ULY_GEMM_SPLIT_MIN_K_FP8 512.0
 /* Bytes per partial sum of split-K, written and read back: fp32 */
 #define ULY_GEMM_PARTIAL_BYTES 4.0
 
@@ -28,32 +30,66 @@ static inline double uly_ceil_pos(double x)
  * waves and its operand bytes, then the output and the s fp32 partial sums
  * written and read back */
 static inline double uly_gemm_split_s(const uly_gemm_rates *r, double tiles, double k, double read, double out,
-                                      double s)
+                                      double s, double beta_out)
 {
     const double waves = uly_ceil_pos(tiles * s / r->sms);
     const double math = waves * r->tile_s_per_k * uly_ceil_pos(k / s);
     const double loop = math > read ? math : read;
-    return loop + (r->beta + 2.0 * ULY_GEMM_PARTIAL_BYTES * s) * out * r->inv_bw;
+    return loop + (beta_out + 2.0 * ULY_GEMM_PARTIAL_BYTES * s) * out * r->inv_bw;
 }
 
-/* uly_gemm_time_s for positive sizes (the schedule's GEMM ops): seconds of
- * batch x (m x k)(k x n) */
-static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, double m, double n, double k)
+/* uly_gemm_time_s for positive sizes: seconds of batch x (m x k)(k x n),
+ * the output written at s_out seconds and beta_out bytes an element, the k
+ * loop split into parts of at least split_min_k (uly_gemm_time_pos, the
+ * schedule's GEMM ops: outputs as the operands, 16-bit k blocks; FP8's
+ * GEMMs, uly_gemm_time_s: bf16 outputs, 8-bit k blocks) */
+static inline __attribute__((always_inline)) double uly_gemm_time_io(const uly_gemm_rates *r, double batch, double m,
+                                                                     double n, double k, double s_out, double beta_out,
+                                                                     double split_min_k)
 {
     const double tiles = batch * uly_ceil_pos(m / r->tile_m) * uly_ceil_pos(n / r->tile_n);
     const double read = batch * (m + n) * k * r->s_per_elem;
     const double math = uly_ceil_pos(tiles / r->sms) * r->tile_s_per_k * k;
-    double best = (math > read ? math : read) + batch * m * n * r->s_per_elem;
+    double best = (math > read ? math : read) + batch * m * n * s_out;
     /* split-K while the splits still fill idle SMs and each keeps the
      * pipeline's depth of k; most GEMMs fill the SMs unsplit */
-    if (__builtin_expect(tiles * 2.0 <= r->sms && k >= 2.0 * ULY_GEMM_SPLIT_MIN_K, 0)) {
+    if (__builtin_expect(tiles * 2.0 <= r->sms && k >= 2.0 * split_min_k, 0)) {
         const double out = batch * m * n;
-        for (double s = 2; tiles * s <= r->sms && k >= s * ULY_GEMM_SPLIT_MIN_K; s *= 2) {
-            const double t = uly_gemm_split_s(r, tiles, k, read, out, s);
+        for (double s = 2; tiles * s <= r->sms && k >= s * split_min_k; s *= 2) {
+            const double t = uly_gemm_split_s(r, tiles, k, read, out, s, beta_out);
             if (t < best) best = t;
         }
     }
     return r->latency_s + best;
+}
+
+static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, double m, double n, double k)
+{
+    return uly_gemm_time_io(r, batch, m, n, k, r->s_per_elem, r->beta, ULY_GEMM_SPLIT_MIN_K);
+}
+
+/* uly_gemm_time_s (out_own) or uly_gemm_time_pos */
+static inline __attribute__((always_inline)) double uly_gemm_time_pick(const uly_gemm_rates *g, int out_own, double b,
+                                                                       double m, double n, double k)
+{
+    return out_own ? uly_gemm_time_s(g, b, m, n, k) : uly_gemm_time_pos(g, b, m, n, k);
+}
+
+/* A GEMM op by its shape: the forward product, or a backward op's input
+ * gradient (m x n)(n x k) and weight gradient (k x m)(m x n); an op built
+ * without a shape at the achievable fraction of peak (inv_tensor: s per
+ * FLOP at the peak the clock allows). out_own: outputs at the rates' own
+ * bytes (uly_gemm_time_s: FP8's bf16), out of line; else inline, as the
+ * operands. */
+static inline __attribute__((always_inline)) double uly_gemm_op_shape_time(const uly_gemm_rates *g, double inv_tensor,
+                                                                           double peak_frac, const uly_op *o,
+                                                                           int out_own)
+{
+    if (!(o->gemm_m > 0)) return o->flops * inv_tensor / peak_frac;
+    const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
+    if (o->phase == ULY_PHASE_BWD && !o->recompute)
+        return uly_gemm_time_pick(g, out_own, b, m, k, n) + uly_gemm_time_pick(g, out_own, b, k, n, m);
+    return uly_gemm_time_pick(g, out_own, b, m, n, k);
 }
 
 #endif

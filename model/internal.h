@@ -106,6 +106,22 @@ typedef struct uly_op_kernels_entry {
 extern const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT];
 extern const uint8_t uly_attn_kernels_of[2][2];
 
+/* FP8 training (fp8.c): per op type, whether it is a linear layer's GEMM
+ * and whether the kernel producing the operand it quantizes writes FP8
+ * itself (a norm, the MLP activation); the bytes per element of a cast by
+ * recipe and its kernels; the share of the priced stage's layers kept in
+ * bf16; the workload's FP8 fields checked. */
+typedef struct uly_fp8_cast_entry {
+    uint8_t linear, fused;
+} uly_fp8_cast_entry;
+extern const uly_fp8_cast_entry uly_fp8_cast_of[ULY_OPT_COUNT];
+double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
+int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
+double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
+uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
+/* uly_fp8_mem_eval's total (out of line: the memory term's rare path) */
+double uly_fp8_mem_total(const uly_model *m, const uly_workload *w, const uly_plan *plan);
+
 /* The plan is full: marks the overflow and returns a scratch op that absorbs
  * the writes. */
 uly_op *uly_emit_sink(uly_bctx *x);

@@ -215,6 +215,8 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     tb[ULY_MEM_WEIGHTS] = sb.weights_whole * params + sb.weights_shard * shard;
     tb[ULY_MEM_GRADS] = sb.grads_whole * params + sb.grads_shard * shard;
     tb[ULY_MEM_OPTIM] = sb.optim_whole * params + sb.optim_shard * shard;
+    /* FP8 training's weight copies, scales and amax histories (fp8.c) */
+    if (__builtin_expect(w->dtype == ULY_FP8, 0)) tb[ULY_MEM_WEIGHTS] += uly_fp8_mem_total(m, w, plan);
 
     uly_act_terms full;
     act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);

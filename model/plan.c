@@ -516,6 +516,53 @@ static void emit_pipeline_ops(uly_bctx *x)
     o->per_model = 1;
 }
 
+/* FP8 training's weight casts once per step (Megatron-LM marks the first
+ * micro-batch, and TransformerEngine keeps the weights' FP8 copies for the
+ * rest): the linear weights of the layers that run FP8, quantized with their
+ * transposes (read bf16, write both: uly_fp8_cast_bytes_per_elem of a cast
+ * kernel); under fp8_param_gather the optimizer writes its shard's weights
+ * in FP8 (one byte less than bf16) and the gathered FP8 weights are
+ * transposed (read 1, write 1) */
+__attribute__((noinline, cold)) static double fp8_weight_cast_bytes(const uly_bctx *x, double params)
+{
+    const uly_workload *w = x->w;
+    const uly_plan *p = x->p;
+    const double lin = uly_plan_linear_params(x->m, p) * (1.0 - uly_fp8_bf16_layer_frac(x->m, w, p));
+    if (!w->fp8_param_gather) return lin * uly_fp8_cast_bytes_per_elem(w->fp8_recipe, 0);
+    const double share = p->model_params_rank > 0 ? params / p->model_params_rank : 1.0;
+    return -lin * share + 2.0 * lin;
+}
+
+/* Bytes of a weight all-gather of `elems` parameters per rank over g ranks:
+ * in the dtype's bytes, but under fp8_param_gather (Megatron-LM) the linear
+ * weights of the FP8 layers, lin of the parameters, move in FP8 */
+__attribute__((noinline, cold)) static int64_t gather_bytes_fp8(uly_bctx *x, int64_t g, int64_t elems, double lin)
+{
+    const int64_t all = ULY_PROD(x, g - 1, elems, x->beta);
+    return all - (int64_t)llround((double)(all / x->beta) * lin * (double)(x->beta - 1));
+}
+
+static inline int64_t gather_bytes(uly_bctx *x, int64_t g, int64_t elems, double lin)
+{
+    if (__builtin_expect(x->w->fp8_param_gather && x->w->dtype == ULY_FP8, 0)) return gather_bytes_fp8(x, g, elems, lin);
+    return ULY_PROD(x, g - 1, elems, x->beta);
+}
+
+/* The share of linear-layer weights, of the FP8 layers, among the rank's
+ * parameters: of a layer's (layer 1) or of the stage's */
+__attribute__((noinline, cold)) static double fp8_lin_share_of(const uly_bctx *x, int layer)
+{
+    const uly_plan *p = x->p;
+    const double lin = uly_plan_linear_params(x->m, p) * (1.0 - uly_fp8_bf16_layer_frac(x->m, x->w, p));
+    const double of = layer ? p->layer_params_rank * (double)p->stage_layers : p->model_params_rank;
+    return of > 0 ? lin / of : 0;
+}
+
+static inline double fp8_lin_share(const uly_bctx *x, int layer)
+{
+    return __builtin_expect(x->w->dtype == ULY_FP8 && x->w->fp8_param_gather, 0) ? fp8_lin_share_of(x, layer) : 0;
+}
+
 /* Data-parallel gradient reduction and ZeRO traffic over the data x sequence
  * group (docs/model.md, "Data parallelism, ZeRO and the optimizer"). */
 static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
@@ -524,7 +571,6 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
     const uly_plan *p = x->p;
     const int64_t g = p->dims.zero_group;
     if (g <= 1) return;
-    const int64_t beta = x->beta;
     const int64_t gw = sb->grad_wire; /* gradients travel in the framework's reduction type */
     const int64_t layer = (int64_t)ceil(p->layer_params_rank);
     const int64_t layer_sh = (layer + g - 1) / g; /* padded shard */
@@ -536,11 +582,12 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
          * under the phase's compute, without it they wait on the critical path
          * (the messages a framework sends them in: uly_zero_gather_msgs) */
         const int32_t ov = uly_zero_prefetch_layers(w) > 0 ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
-        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
+        const int64_t gb = gather_bytes(x, g, layer_sh, fp8_lin_share(x, 1));
+        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO, gb, layer_sh,
+                          1);
         o->overlaps = ov;
-        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, layer_sh, beta), layer_sh, 1);
+        o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO, gb, layer_sh,
+                          1);
         o->overlaps = ov;
         if (uly_zero_copy_out(w)) {
             /* FSDP2 gathers into one flat buffer, then copies each
@@ -576,7 +623,7 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
     if (w->zero_stage == 1 || w->zero_stage == 2) {
         /* updated shards are all-gathered once per step */
         o = uly_emit_comm(x, ULY_OPT_ZERO_GATHER_W, ULY_PHASE_STEP, 0, ULY_COLL_ALLGATHER, ULY_GROUP_ZERO,
-                          ULY_PROD(x, g - 1, model_sh, beta), model_sh, 1);
+                          gather_bytes(x, g, model_sh, fp8_lin_share(x, 0)), model_sh, 1);
         o->per_step = 1;
         o->per_model = 1;
         if (w->overlap_param_gather) o->overlaps = ULY_OVERLAP_PHASE; /* under the next step's forward */
@@ -599,7 +646,8 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
     const double params = w->zero_stage >= 1 ? shard : all;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    const double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads_whole * all + sb->grads_shard * shard;
+    double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads_whole * all + sb->grads_shard * shard;
+    if (__builtin_expect(w->dtype == ULY_FP8, 0)) bytes += fp8_weight_cast_bytes(x, params);
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);
     o->per_step = 1;
     o->per_model = 1;
@@ -613,6 +661,8 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     const uly_strategy *s = uly_strategy_get(l->strategy);
     if (!s) return ULY_EINVAL;
     if (l->ulysses < 1 || l->ring < 1 || l->tp < 1 || l->dp < 1 || l->pp < 1) return ULY_EINVAL;
+    /* FP8 training needs FP8 tensor cores and GEMMs priced by shape */
+    if (w->dtype == ULY_FP8 && !(c->gpu.peak_flops[ULY_FP8] > 0 && c->gpu.sm_count > 0)) return ULY_EINVAL;
     memset(plan, 0, offsetof(uly_plan, ops));
     plan->layout = *l;
     *n_reasons = 0;

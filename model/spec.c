@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ulysim.h"
+#include "internal.h"
 
 const char *uly_status_str(uly_status s)
 {
@@ -368,6 +368,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_D(w, step_overhead_s, 0, 3600);
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
+    if (uly_fp8_check(w, why, n)) return ULY_EINVAL;
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
         return fail(why, n, "zero_stage = %d: the megatron framework shards the optimizer (zero 1, the distributed "
                     "optimizer) or nothing (zero 0)", w->zero_stage);
@@ -395,9 +396,10 @@ uly_status uly_cluster_check(const uly_cluster *c, char *why, size_t n)
     if (!c) return fail(why, n, "cluster is missing");
     const uly_gpu *g = &c->gpu;
     for (int t = 0; t < ULY_DTYPE_COUNT; t++)
-        if (!isfinite(g->peak_flops[t]) || g->peak_flops[t] <= 0 || g->peak_flops[t] > 1e18)
-            return fail(why, n, "gpu peak %s = %g FLOP/s: must be in (0, 1e18]", uly_dtype_name((uly_dtype)t),
-                        g->peak_flops[t]);
+        if (!isfinite(g->peak_flops[t]) || g->peak_flops[t] < 0 || (g->peak_flops[t] == 0 && t != ULY_FP8) ||
+            g->peak_flops[t] > 1e18)
+            return fail(why, n, "gpu peak %s = %g FLOP/s: must be in (0, 1e18]%s", uly_dtype_name((uly_dtype)t),
+                        g->peak_flops[t], t == ULY_FP8 ? ", or 0 (no FP8 tensor cores)" : "");
     RANGE_D(g, hbm_bytes, 1e6, 1e15);
     RANGE_D(g, hbm_bw_Bps, 1e6, 1e15);
     RANGE_D(g, mem_eff, 0.01, 1.0);

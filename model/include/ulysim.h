@@ -48,8 +48,30 @@ const char *uly_status_str(uly_status s);
 #define ULY_X_NAME(e, name) name,
 #define ULY_X_COUNT(e, name) +1
 
-#define ULY_DTYPES(X) X(ULY_BF16, "bf16") X(ULY_FP16, "fp16") X(ULY_FP32, "fp32")
+/* fp8: FP8 training as TransformerEngine runs it: the linear layers' GEMMs
+ * in FP8 (uly_op_fp8), everything else (attention unless asked, norms,
+ * softmax, loss, embedding, output layer), the activations, gradients and
+ * their communication in bf16 (docs/model.md, "FP8 training"). */
+#define ULY_DTYPES(X) X(ULY_BF16, "bf16") X(ULY_FP16, "fp16") X(ULY_FP32, "fp32") X(ULY_FP8, "fp8")
 typedef enum uly_dtype { ULY_DTYPES(ULY_X_ENUM) ULY_DTYPE_COUNT } uly_dtype;
+
+/* FP8 scaling recipes, TransformerEngine's (transformer_engine/common/
+ * recipe/__init__.py) under Megatron-LM's --fp8-recipe names:
+ *   delayed     DelayedScaling: one scale per tensor from an amax history
+ *               of earlier steps (the cast knows its scale: fused into the
+ *               norm or activation that produces the tensor);
+ *   tensorwise  Float8CurrentScaling: one scale per tensor from its own
+ *               amax, a pass over the tensor before the cast;
+ *   blockwise   Float8BlockScaling: fp32 scales per 1x128 block
+ *               (activations, gradients) and 128x128 block (weights);
+ *   mxfp8       MXFP8BlockScaling: E8M0 scales per 32 elements, Blackwell's
+ *               tensor cores apply them. */
+#define ULY_FP8_RECIPES(X)                                                                                             \
+    X(ULY_FP8_DELAYED, "delayed") X(ULY_FP8_TENSORWISE, "tensorwise") X(ULY_FP8_BLOCKWISE, "blockwise")                 \
+    X(ULY_FP8_MXFP8, "mxfp8")
+typedef enum uly_fp8_recipe { ULY_FP8_RECIPES(ULY_X_ENUM) ULY_FP8_RECIPE_COUNT } uly_fp8_recipe;
+const char *uly_fp8_recipe_name(uly_fp8_recipe r);
+uly_fp8_recipe uly_fp8_recipe_find(const char *name);
 
 /* Activation recompute (docs/model.md, "Recompute modes"): none;
  * selective, Megatron-LM's modules (uly_workload.recompute_modules; by
@@ -97,7 +119,11 @@ uly_recompute_method uly_recompute_method_find(const char *name);
 typedef enum uly_split { ULY_SPLITS(ULY_X_ENUM) } uly_split;
 enum { ULY_SPLIT_COUNT = 0 ULY_SPLITS(ULY_X_COUNT) };
 
+/* Bytes of an activation, gradient or communicated element under the
+ * dtype: fp8 training keeps them in bf16 (2); uly_dtype_gemm_bytes: of a
+ * GEMM operand (fp8: 1). */
 int uly_dtype_bytes(uly_dtype t);
+int uly_dtype_gemm_bytes(uly_dtype t);
 /* Each vocabulary's name ("?" out of range), and the value of a name (the
  * vocabulary's COUNT when it has none). */
 const char *uly_dtype_name(uly_dtype t);
@@ -245,7 +271,22 @@ typedef struct uly_workload {
      * (uly_gpu.host_link_bw_Bps), under the next layer's compute where it
      * hides them; 0: none. */
     int64_t offload_layers;
+    /* FP8 training (dtype ULY_FP8; ignored otherwise): the scaling recipe;
+     * 1: the sharded optimizer's and ZeRO-3's weight gathers move the FP8
+     * weights (Megatron-LM --fp8-param-gather: the linear layers' weights
+     * kept in FP8, no bf16 copy); 1: attention in FP8 too (TransformerEngine
+     * fp8_dpa, FlashAttention-3 FP8); the transformer layers at the start and
+     * at the end of the model kept in bf16 (Megatron-LM
+     * --first-last-layers-bf16, off by default); the delayed recipe's amax
+     * history length (Megatron-LM --fp8-amax-history-len, default 1; 0: 1). */
+    uly_fp8_recipe fp8_recipe;
+    int fp8_param_gather;
+    int fp8_attention;
+    int32_t fp8_bf16_start, fp8_bf16_end;
+    int32_t fp8_amax_history;
 } uly_workload;
+
+
 
 /* Layers the workload prefetches under ZeRO-3 (0: none). */
 int64_t uly_zero_prefetch_layers(const uly_workload *w);
@@ -670,6 +711,11 @@ typedef struct uly_result {
     double op_exposed_s[ULY_PLAN_MAX_OPS]; /* part of it on the critical path */
 } uly_result;
 
+/* The step's model FLOPs per GPU over peak_flops (FLOP/s): MFU against a
+ * peak other than the one uly_timing.mfu uses (the dtype's; bf16 for fp8
+ * training): FP8 training's against the FP8 peak. 0 when peak <= 0. */
+double uly_mfu_at(const uly_timing *t, double peak_flops);
+
 /* ------------------------------------------------------------- functions */
 
 /* Validation: ULY_OK, or ULY_EINVAL with a one-line reason naming the field
@@ -759,6 +805,24 @@ uly_status uly_plan_price(const uly_model *m, const uly_workload *w, const uly_c
 /* Memory per GPU of a plan. */
 uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_cluster *c,
                            const uly_plan *plan, uly_memory *out);
+
+/* 1 when op type t runs its GEMMs in FP8 under w: the transformer layers'
+ * linear layers (QKV, output projection, the MLP's) in fp8 training, and
+ * attention's forward with fp8_attention; never the output layer (logits), the
+ * embedding, norms, activations, softmax or the loss. */
+int uly_op_fp8(const uly_workload *w, uly_op_type t);
+
+/* FP8 training's extra memory per rank (docs/model.md, "FP8 training"):
+ * the linear weights' FP8 copies and transposes (or, under
+ * fp8_param_gather, the transposes beside FP8 weights that replace the
+ * bf16 ones), the per-block scales, the delayed recipe's amax histories and
+ * scales. */
+typedef struct uly_fp8_mem {
+    double copies_bytes, scales_bytes, amax_bytes, total_bytes;
+} uly_fp8_mem;
+uly_status uly_fp8_mem_eval(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_fp8_mem *out);
+/* The rank's linear-layer weights (QKV, output projection, MLP) of the plan's stage. */
+double uly_plan_linear_params(const uly_model *m, const uly_plan *plan);
 
 /* Activation terms of one layer, in bytes per rank, split by what they are.
  * tokens: the rank's sequence share for token-local tensors; seq_full: the

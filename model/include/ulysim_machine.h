@@ -154,16 +154,18 @@ double uly_gpu_clock_scale(const uly_gpu *g);
 /* A GEMM by shape on a GPU (sm_count > 0), as cuBLAS runs it
  * (model/gemm.c; docs/model.md, "Compute costs"): the rates worked out once
  * per GPU and dtype, then the time of batch x (m x k)(k x n) GEMMs with
- * operands and output of `beta` bytes per element. */
+ * operands of `beta` bytes per element and output of as many, but for FP8
+ * (beta 1): its GEMMs write bf16, 2 (cuBLASLt's FP8 matmul with a bf16 D,
+ * as TransformerEngine calls it). */
 typedef struct uly_gemm_rates {
     double sm_flops;      /* one SM's achievable FLOP/s: peak x gemm_peak_frac x clock scale / SMs */
     double inv_bw;        /* s per byte at the achievable HBM rate */
-    double s_per_elem;    /* s per element moved: beta x inv_bw */
+    double s_per_elem;    /* s per operand element read: beta x inv_bw */
     double sms;           /* SMs */
     double tile_m, tile_n;
     double tile_s_per_k;  /* one tile's seconds per unit of k: 2 tile_m tile_n / sm_flops */
     double latency_s;     /* pipeline fill, once per GEMM */
-    double beta;          /* bytes per element */
+    double beta;          /* bytes per operand element */
 } uly_gemm_rates;
 void uly_gemm_rates_init(uly_gemm_rates *r, const uly_gpu *g, uly_dtype dt);
 double uly_gemm_time_s(const uly_gemm_rates *r, double batch, double m, double n, double k);

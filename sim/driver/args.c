@@ -696,6 +696,7 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     int rc = 0;
     const int sw = read_switch(a, name, val, &rc, why, n);
     if (sw) return rc;
+    if (sim_args_fp8_is(name)) return sim_args_fp8_read(a, argc, argv, i, name, val, why, n);
     int which = -1;
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(sim_alias_canonical(name), valued[k]) == 0) which = k;
@@ -750,7 +751,7 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
                             why, n);
     if (rc) return rc;
     rc = sim_megatron_resolve(a, why, n);
-    if (rc || (rc = sim_layout_finish(a, why, n))) return rc;
+    if (rc || (rc = sim_layout_finish(a, why, n)) || (rc = sim_args_fp8_finish(a, why, n))) return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
     const int lists = a->cmd == SIM_CMD_SWEEP;

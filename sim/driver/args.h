@@ -52,6 +52,19 @@ typedef struct sim_layout_args {
     int cpu_offloading;          /* Megatron-LM's --cpu-offloading */
     int granularity_set;         /* Megatron-LM's --recompute-granularity given */
 } sim_layout_args;
+/* FP8 training's flags (args_fp8.c): --fp8-recipe (given or not),
+ * Megatron-LM's --fp8-format (sets --dtype fp8), --fp8-param-gather,
+ * --fp8-attention, --first-last-layers-bf16, --fp8-amax-history-len. */
+typedef struct sim_fp8_args {
+    uly_fp8_recipe recipe;
+    int recipe_set;
+    const char *format;   /* Megatron-LM's --fp8-format (hybrid, e4m3); NULL: not given */
+    const char *first;    /* the first FP8 flag given, for messages; NULL: none */
+    int param_gather, attention, bf16_edges;
+    int32_t start, end;   /* layers kept bf16 at each end (with bf16_edges; 1 unless given) */
+    int start_set, end_set;
+    int32_t amax_history; /* 0: Megatron-LM's default, 1 */
+} sim_fp8_args;
 
 typedef struct sim_args {
     sim_cmd cmd;
@@ -112,6 +125,7 @@ typedef struct sim_args {
     sim_mlm mlm;                         /* Megatron-LM's model, precision and optimizer arguments, --args-file */
     double mem_headroom_gib;             /* --mem-headroom: GiB of device memory held back; < 0: the preset's */
     sim_layout_args lay;                 /* pipelines' splits, recompute modes, activation offload (args_layout.c) */
+    sim_fp8_args fp8;                    /* FP8 training's flags (args_fp8.c) */
 } sim_args;
 
 /* args_layout.c: its options (ulysim's names and Megatron-LM's); -1 when
@@ -128,6 +142,22 @@ int sim_layout_finish(sim_args *a, char *why, size_t n);
 int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, char *why, size_t n);
 int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_search_opts *o);
 void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *l);
+
+/* 1 when name is one of FP8 training's flags; reads it (its value taken
+ * from val or the next argument): 0 or SIM_EXIT_USAGE. */
+int sim_args_fp8_is(const char *name);
+int sim_args_fp8_read(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why,
+                      size_t n);
+/* Once every argument is read: --fp8-format sets --dtype fp8, and the other
+ * FP8 flags need it. */
+int sim_args_fp8_finish(sim_args *a, char *why, size_t n);
+/* FP8 training on the cluster: its GPU has FP8 tensor cores and GEMMs
+ * priced by shape, and mxfp8 needs Blackwell's: 0, or SIM_EXIT_USAGE. */
+int sim_args_fp8_check(const sim_args *a, const uly_cluster *c, char *why, size_t n);
+/* FP8 training's lines of --help, with their defaults. */
+void sim_args_fp8_help(FILE *f);
+/* The workload's FP8 fields from the flags. */
+void sim_args_fp8_workload(const sim_args *a, uly_workload *w);
 
 /* Megatron-LM's names (args_alias.c): the ulysim flag a Megatron flag is
  * read as (the name itself when it is not one); the Megatron flag read as a

@@ -49,7 +49,7 @@ static void help_options(FILE *f)
 "                       global batch) [sequences; default 1]\n"
 "  --global-batch G     sequences per optimizer step [default micro-batch x dp;\n"
 "                       when given without --batch, micro-batches are searched]\n"
-"  --dtype T            %s [default %s]\n"
+"  --dtype T            %s [default %s]; fp8: FP8 training, options below\n"
 "  --recompute R        %s activation recompute [default %s]\n"
 "  --zero Z             ZeRO stage 0|1|2|3 over the data x sequence group [default 3]\n"
 "  --causal, --no-causal  causal attention mask [default causal]\n"
@@ -105,7 +105,11 @@ static void help_options(FILE *f)
 "                       nothing fits, or the pinned layout cannot run (plan, max-seq,\n"
 "                       min-gpus, sweep); the output is written as without it\n"
 "  -h, --help           this help\n"
-"  -V, --version        version\n"
+"  -V, --version        version\n",
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
+        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3], v[4], uly_attn_kernel_name(d.attn_kernel));
+    sim_args_fp8_help(f);
+    fprintf(f,
 "\n"
 "Megatron-LM's names are read as ulysim's: --tensor-model-parallel-size (--tp),\n"
 "--pipeline-model-parallel-size (--pp), --virtual-pipeline-model-parallel-size and\n"
@@ -120,9 +124,7 @@ static void help_options(FILE *f)
 "rank 0 prints output identical to one process. Presets: $ULYSIM_PRESETS, else\n"
 "share/ulysim/presets installed beside this executable (BIN/../share), else the\n"
 "source tree's sim/presets (a build tree), else the configure-time prefix's; gnuplot\n"
-"scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n",
-        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
-        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3], v[4], uly_attn_kernel_name(d.attn_kernel));
+"scripts likewise ($ULYSIM_PLOTS, share/ulysim/plots, the source tree's plots/).\n");
 }
 
 void sim_args_help(FILE *f)

@@ -169,6 +169,7 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     if (k > 0 && (size_t)k < n && w->recompute == ULY_RECOMPUTE_SELECTIVE && w->flash)
         k += snprintf(buf + k, n - (size_t)k, "; selective recompute is the same as none here: it re-creates the attention "
                       "scores, which flash attention never saves (Korthikanti et al. 2022)");
+    if (k > 0 && (size_t)k < n) k += sim_fp8_workload_str(w, buf + k, n - (size_t)k);
     if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash)
         k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s", uly_attn_kernel_name(w->attn_kernel));
     if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)

@@ -47,6 +47,17 @@ void sim_degrees_str(const uly_layout *l, char *buf, size_t n);
 /* The "# workload" line's text: batch, dtype, mask, attention, recompute,
  * ZeRO, split, the model-state convention, and what departs from defaults. */
 void sim_workload_str(const uly_workload *w, char *buf, size_t n);
+/* FP8 training's share of the output (output_fp8.c), each a no-op unless
+ * the dtype is fp8: the workload's FP8 words appended (chars written); an
+ * op's kind with " fp8" where it ran in FP8; the peaks of the cluster line;
+ * the note on MFU against both peaks; the JSON workload's "fp8" object and
+ * the step's "mfu_fp8". */
+int sim_fp8_workload_str(const uly_workload *w, char *buf, size_t n);
+const char *sim_op_kind_label(const uly_workload *w, const uly_op *op);
+void sim_peak_str(const uly_cluster *cl, const uly_workload *w, char *buf, size_t n);
+void sim_fp8_note(FILE *f, const uly_workload *w, const uly_cluster *cl, const uly_timing *t);
+void sim_fp8_json_workload(cJSON *wo, const uly_workload *w);
+void sim_fp8_json_time(cJSON *st, const uly_workload *w, const uly_cluster *cl, const uly_timing *t, int runs);
 /* "u32 x dp2"-style words for sentences. */
 void sim_degrees_words(const uly_layout *l, char *buf, size_t n);
 /* Fatal reasons (or all when none is fatal) of a summary, "; "-separated. */

@@ -118,6 +118,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "overlap_param_gather", cJSON_CreateBool(w->overlap_param_gather));
     ADD(wo, "cuda_graphs", cJSON_CreateBool(w->cuda_graphs));
     ADD(wo, "step_overhead_s", sim_json_num(w->step_overhead_s));
+    sim_fp8_json_workload(wo, w);
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();
@@ -257,6 +258,7 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(st, "tflops_per_gpu", runs ? sim_json_num(s->time.tflops_per_gpu) : cJSON_CreateNull());
     ADD(st, "mfu", runs ? sim_json_num(s->time.mfu) : cJSON_CreateNull());
     ADD(st, "hfu", runs ? sim_json_num(s->time.hfu) : cJSON_CreateNull());
+    sim_fp8_json_time(st, &c->w, &c->cluster, &s->time, runs);
     if (!runs && priced) {
         cJSON *w = cJSON_CreateObject();
         ADD(w, "tokens_per_s", sim_json_num(s->time.tokens_per_s));

@@ -93,16 +93,17 @@ static void table_head(const sim_ctx *c, const sim_plan_result *R, FILE *f)
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
             uly_model_params(m) / 1e9);
-    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %.0f TFLOP/s %s, %.1f GiB HBM (%.1f usable, %.1f headroom); in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
+    char peak[80];
+    sim_peak_str(cl, w, peak, sizeof peak);
+    fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %s, %.1f GiB HBM (%.1f usable, %.1f headroom); in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
             cl->gpu.name, (long long)cl->nodes, sim_plural_s(cl->nodes), (long long)cl->gpus_per_node,
-            sim_plural_s(cl->gpus_per_node), cl->gpu.peak_flops[w->dtype] / 1e12,
-            uly_dtype_name(w->dtype), cl->gpu.hbm_bytes / 1073741824.0,
+            sim_plural_s(cl->gpus_per_node), peak, cl->gpu.hbm_bytes / 1073741824.0,
             (cl->gpu.hbm_bytes - cl->gpu.reserved_bytes) / 1073741824.0, cl->gpu.reserved_bytes / 1073741824.0,
             cl->intra_bw_Bps / 1e9, cl->nic_bw_Bps / 1e9, uly_topo_name(cl->topo));
     whatif_lines(c, f);
     char grown[200];
     if (sim_cluster_grown(c, grown, sizeof grown)[0]) fprintf(f, "#           (%s)\n", grown);
-    char wl[400];
+    char wl[800];
     sim_workload_str(w, wl, sizeof wl);
     fprintf(f, "# workload  %s\n", wl);
     char pps[160] = "";
@@ -246,6 +247,7 @@ static int table_recommendation(const sim_ctx *c, const sim_plan_result *R, FILE
              (long long)rows[rec].micro_batch, rows[rec].time.tokens_per_s, rows[rec].time.mfu * 100.0, why);
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;
+    sim_fp8_note(f, w, &c->cluster, rt);
     if (rt->zero_gather_s > 0) {
         const int64_t pf = uly_zero_prefetch_layers(w);
         char pfs[80];
@@ -262,7 +264,7 @@ static int table_recommendation(const sim_ctx *c, const sim_plan_result *R, FILE
 
 /* The recommendation's operations: one layer, one micro-batch, per rank;
  * returns 1 when a cell could not be stored. */
-static int table_ops(const sim_plan_result *R, FILE *f)
+static int table_ops(const sim_ctx *c, const sim_plan_result *R, FILE *f)
 {
     const sim_summary *rows = R->row;
     const int rec = R->rec;
@@ -297,7 +299,7 @@ static int table_ops(const sim_plan_result *R, FILE *f)
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
         } else {
-            sim_table_cell(&t, "%s", uly_op_kind_name(op->kind));
+            sim_table_cell(&t, "%s", sim_op_kind_label(&c->w, op));
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", "");
@@ -333,7 +335,7 @@ int sim_plan_write_table(const sim_ctx *c, const void *result, FILE *f)
     table_head(c, R, f);
     int bad = table_rows(R, f);
     table_why_not(c, R, f);
-    if (table_recommendation(c, R, f) && R->plan) bad |= table_ops(R, f);
+    if (table_recommendation(c, R, f) && R->plan) bad |= table_ops(c, R, f);
     return bad ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
 }
 
