@@ -1,0 +1,1 @@
+from ._ext import version as __version__
