@@ -252,7 +252,6 @@ static PyObject *ext_search(PyObject *self, PyObject *arg)
     }
     int rc = sim_args_parse(argc, argv, a, why, sizeof why);
     if (!rc) rc = sim_ctx_resolve(a, c, why, sizeof why);
-    for (int g = 0; !rc && g < c->n_gpus; g++) rc = sim_check_pins_divide(c, c->gpus[g], why, sizeof why);
     if (rc) {
         res = refusal(rc, why);
         goto out;

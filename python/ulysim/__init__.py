@@ -74,7 +74,7 @@ def validate_runs(runs, **kwargs):
     if hasattr(runs, "to_csv"):  # a DataFrame: its columns are the runs file's
         fd, tmp = tempfile.mkstemp(prefix="ulysim-runs-", suffix=".csv")
         _os.close(fd)
-        runs.to_csv(tmp, index=False)
+        _runs_frame_for_cli(runs).to_csv(tmp, index=False)
         runs = tmp
     try:
         argv = ["validate", "--runs", _os.fspath(runs)] + _to_argv(None, kwargs) + ["--format", "json"]
@@ -87,6 +87,16 @@ def validate_runs(runs, **kwargs):
     finally:
         if tmp:
             _os.unlink(tmp)
+
+
+def _runs_frame_for_cli(df):
+    """A DataFrame's switches as the runs file spells them (true/false, docs/runs.md)."""
+    df = df.copy()
+    for col in df.columns:
+        vals = df[col].dropna()
+        if len(vals) and all(isinstance(v, (bool,)) or type(v).__name__ == "bool_" for v in vals):
+            df[col] = df[col].map(lambda v: "" if v is None or v != v else ("true" if v else "false"))
+    return df
 
 
 def cli(*args):
