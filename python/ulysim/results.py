@@ -21,7 +21,7 @@ def _row_cells(p):
     comm = pl["comm_bytes_per_rank"]
     return [
         p["strategy"], str(d["ulysses"]), str(d["ring"]), str(d["tp"]), str(d["dp"]), str(d["pp"]),
-        _fmt(s.get("micro_batch"), "d"), "yes" if p["feasible"] else "no:" + str(p.get("status", "")),
+        _fmt(s.get("micro_batch"), "d"), "yes" if p["feasible"] else "no",
         _fmt(None if m["total_bytes"] is None else m["total_bytes"] / GIB, ".2f"),
         _fmt(m.get("largest"), ""),
         _fmt(None if comm["fwd"] is None else comm["fwd"] / MIB, ".1f"),
