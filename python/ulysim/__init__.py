@@ -32,28 +32,22 @@ __all__ = ["plan", "max_seq", "min_gpus", "sweep", "search", "validate_runs", "p
            "UnknownOptionError", "NoFitError", "InternalError", "plot", "__version__"]
 
 
-def plan(**kwargs):
-    """`ulysim plan`: each strategy's best layout and the recommendation (a Plan)."""
-    status, data, argv = _run_json("plan", kwargs)
-    return Plan(data, argv, status)
+def _planning(command, result_type, doc):
+    """The function of one planning command: its flags in, result_type out."""
+
+    def run(**kwargs):
+        status, data, argv = _run_json(command, kwargs)
+        return result_type(data, argv, status)
+
+    run.__name__ = run.__qualname__ = command.replace("-", "_")
+    run.__doc__ = doc
+    return run
 
 
-def max_seq(**kwargs):
-    """`ulysim max-seq`: the longest sequence each strategy fits on gpus= GPUs."""
-    status, data, argv = _run_json("max-seq", kwargs)
-    return MaxSeq(data, argv, status)
-
-
-def min_gpus(**kwargs):
-    """`ulysim min-gpus`: the fewest GPUs each strategy needs for seq=."""
-    status, data, argv = _run_json("min-gpus", kwargs)
-    return MinGpus(data, argv, status)
-
-
-def sweep(**kwargs):
-    """`ulysim sweep`: each strategy's best layout at every gpus= x seq= (lists or ranges)."""
-    status, data, argv = _run_json("sweep", kwargs)
-    return Sweep(data, argv, status)
+plan = _planning("plan", Plan, "`ulysim plan`: each strategy's best layout and the recommendation (a Plan).")
+max_seq = _planning("max-seq", MaxSeq, "`ulysim max-seq`: the longest sequence each strategy fits on gpus= GPUs.")
+min_gpus = _planning("min-gpus", MinGpus, "`ulysim min-gpus`: the fewest GPUs each strategy needs for seq=.")
+sweep = _planning("sweep", Sweep, "`ulysim sweep`: each strategy's best layout at every gpus= x seq= (lists or ranges).")
 
 
 def presets():
