@@ -21,3 +21,11 @@ def test_python_md_examples():
     failed, attempted = runner.summarize(verbose=False)
     assert attempted >= 10
     assert failed == 0
+
+
+def test_readme_python_block_runs():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert blocks, "README.md shows the package in a ```python block"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
