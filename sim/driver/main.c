@@ -7,8 +7,6 @@
 
 #include "args.h"
 #include "commands.h"
-#include "context.h"
-#include "driver.h"
 #include "out_file.h"
 #include "par.h"
 #include "run.h"
@@ -19,10 +17,7 @@ int main(int argc, char **argv)
     /* commands with arguments of their own run without MPI */
     const sim_command *cmd = argc > 1 ? sim_command_find(argv[1]) : NULL;
     if (cmd) {
-        /* `ulysim COMMAND -V` as the planning commands take it */
-        const int version = argc == 3 && (!strcmp(argv[2], "-V") || !strcmp(argv[2], "--version"));
-        if (version) sim_version_print();
-        int rc = version ? 0 : cmd->run(argc - 1, argv + 1);
+        int rc = sim_run_command(cmd, argc, argv);
         if (fflush(stdout) != 0 || ferror(stdout)) {
             fprintf(stderr, "ulysim: cannot write the output: %s\n", strerror(errno));
             rc = SIM_EXIT_INTERNAL;

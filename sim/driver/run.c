@@ -4,6 +4,7 @@
  * main.c so that the Python package's extension runs the same commands in
  * its own process (python/src/ulysim_ext.c), without main's MPI start-up. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
 #include "commands.h"
@@ -68,8 +69,18 @@ out:
 }
 
 
+int sim_run_command(const sim_command *cmd, int argc, char **argv)
+{
+    /* `ulysim COMMAND -V` as the planning commands take it */
+    if (argc == 3 && (!strcmp(argv[2], "-V") || !strcmp(argv[2], "--version"))) {
+        sim_version_print();
+        return SIM_EXIT_OK;
+    }
+    return cmd->run(argc - 1, argv + 1);
+}
+
 int sim_run_any(int argc, char **argv)
 {
     const sim_command *cmd = argc > 1 ? sim_command_find(argv[1]) : NULL;
-    return cmd ? cmd->run(argc - 1, argv + 1) : sim_run(argc, argv);
+    return cmd ? sim_run_command(cmd, argc, argv) : sim_run(argc, argv);
 }
