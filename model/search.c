@@ -56,6 +56,8 @@ typedef struct walk {
     uly_plan *best_plan; /* NULL: the caller wants the result only */
     int have;
     uly_search_stats *stats;
+    uly_search_visit visit; /* uly_search_each: called on every layout priced; else NULL */
+    void *visit_ctx;
     /* max-seq: the bound, and the longest sequence found so far with its layout */
     int64_t seq_hi, best_seq;
     uly_layout best_l;
@@ -69,6 +71,7 @@ static void walk_init(walk *k, const uly_model *m, const uly_workload *w, const 
 {
     k->m = m, k->w = w, k->c = c, k->o = o;
     k->best = NULL, k->best_plan = NULL, k->have = 0, k->stats = NULL;
+    k->visit = NULL, k->visit_ctx = NULL;
     k->seq_hi = k->best_seq = 0;
     memset(&k->best_l, 0, sizeof k->best_l);
 }
@@ -195,6 +198,7 @@ static int try_layout(walk *k, const uly_layout *l, int reuse)
             k->stats->evaluated++;
             k->stats->feasible += (uint64_t)k->cur.feasible;
         }
+        if (k->visit) k->visit(k->visit_ctx, l, &wb, &k->cur);
         if (!k->have || better(&k->cur, k->best)) {
             *k->best = k->cur;
             /* copied only on a new best: the plan of the winner, without
@@ -243,6 +247,22 @@ uly_status uly_search_best(const uly_model *m, const uly_workload *w, const uly_
                            uly_result *best, uly_search_stats *stats)
 {
     return uly_search_best_plan(m, w, c, gpus, s, o, best, NULL, stats);
+}
+
+uly_status uly_search_each(const uly_model *m, const uly_workload *w, const uly_cluster *c, int64_t gpus,
+                           uly_strategy_id s, const uly_search_opts *o, uly_search_visit visit, void *ctx,
+                           uly_search_stats *stats)
+{
+    const uly_strategy *st = uly_strategy_get(s);
+    if (!m || !w || !c || !visit || !st || gpus < 1) return ULY_EINVAL;
+    const uly_search_opts none = {0};
+    if (!o) o = &none;
+    uly_result best; /* the walk keeps its best as uly_search_best does; only the visits are handed out */
+    walk k;
+    walk_init(&k, m, w, c, o);
+    k.best = &best, k.stats = stats, k.visit = visit, k.visit_ctx = ctx;
+    layouts_each(&k, s, gpus, try_orders);
+    return k.have ? ULY_OK : ULY_EINVAL;
 }
 
 /* Smallest sequence step every check of the layout accepts, as its plan

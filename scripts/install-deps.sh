@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages ulysim builds and tests with, only when one is missing.
 # Safe to rerun: it does nothing (and touches no network) when everything is present.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config python3
+pkgs=(build-essential cmake pkg-config python3 python3-venv python3-dev
       libopenmpi-dev openmpi-bin libgsl-dev libopenblas-dev libcjson-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -51,6 +51,20 @@ uly_status uly_search_best_plan(const uly_model *m, const uly_workload *w, const
                                 int64_t gpus, uly_strategy_id s, const uly_search_opts *o,
                                 uly_result *best, uly_plan *best_plan, uly_search_stats *stats);
 
+/* What uly_search_each hands its caller for each layout it prices: the
+ * layout (with its placement), the workload as priced (its micro_batch the
+ * one tried) and the result, valid only during the call. */
+typedef void (*uly_search_visit)(void *ctx, const uly_layout *l, const uly_workload *w, const uly_result *r);
+
+/* Every layout uly_search_best would price for one strategy on `gpus` GPUs,
+ * in the same order (placements and micro-batches included), each handed to
+ * visit (with ctx) as it is priced: the whole search space, not only the
+ * winner, for callers that rank or plot it themselves (the Python package's
+ * search). No allocation; returns ULY_EINVAL when no layout has valid shapes. */
+uly_status uly_search_each(const uly_model *m, const uly_workload *w, const uly_cluster *c, int64_t gpus,
+                           uly_strategy_id s, const uly_search_opts *o, uly_search_visit visit, void *ctx,
+                           uly_search_stats *stats);
+
 /* Longest sequence (a multiple of `granule`, at most seq_hi) the strategy
  * fits on `gpus` GPUs; 0 when none fits. */
 uly_status uly_search_max_seq(const uly_model *m, const uly_workload *w, const uly_cluster *c,

@@ -6,7 +6,11 @@
  * does when the sequence group is better off across nodes. uly_search_max_seq
  * returns a length that fits while no layout fits any longer one up to the
  * bound; uly_search_min_gpus the fewest GPUs (powers of two inside a node,
- * the whole node, whole nodes past it) on which a layout fits. Tiny model and round-rate
+ * the whole node, whole nodes past it) on which a layout fits.
+ * uly_search_each hands out every layout the search prices: in the default
+ * order, exactly the layouts brute force finds evaluable, each as its own
+ * evaluation prices it, as many as the search's count, and their best is
+ * uly_search_best's. Tiny model and round-rate
  * cluster of fixtures.h, so every evaluation is cheap. */
 #include "fixtures.h"
 
@@ -350,8 +354,66 @@ static void min_gpus(void)
           "6-GPU nodes: min-gpus %lld, want 6 (one whole node)", (long long)got);
 }
 
+/* uly_search_each's visitor: counts, checks each visit against the layout's
+ * own evaluation, and keeps the best feasible tokens/s and the default-order
+ * layouts seen */
+typedef struct each_seen {
+    const uly_model *m;
+    const uly_cluster *c;
+    int n, n_default, n_mismatch;
+    double best_tps;
+} each_seen;
+
+static void each_visit(void *ctx, const uly_layout *l, const uly_workload *w, const uly_result *r)
+{
+    each_seen *e = ctx;
+    uly_result own;
+    e->n++;
+    if (uly_evaluate(e->m, w, e->c, l, &plan, &own) != ULY_OK || own.feasible != r->feasible ||
+        own.time.step_s != r->time.step_s || own.mem.total_bytes != r->mem.total_bytes)
+        e->n_mismatch++;
+    if (r->feasible && r->time.tokens_per_s > e->best_tps) e->best_tps = r->time.tokens_per_s;
+    uly_layout d;
+    uly_layout_init(&d, l->strategy, l->ulysses, l->ring, l->tp, l->dp);
+    e->n_default += !memcmp(d.order, l->order, sizeof d.order) && w->micro_batch == 1;
+}
+
+static void each_is_every_layout(void)
+{
+    const uly_model m = fx_tiny();
+    uly_cluster c = fx_unit(4);
+    c.gpu.hbm_bytes = 230e6; /* only some fit */
+    const uly_strategy_id strats[] = {ULY_STRAT_ULYSSES, ULY_STRAT_RING, ULY_STRAT_USP, ULY_STRAT_MEGATRON_SP};
+    for (int batch = 0; batch < 2; batch++)
+        for (size_t si = 0; si < sizeof strats / sizeof strats[0]; si++) {
+            uly_workload w = fx_work(65536);
+            uly_search_opts o = {.both_placements = 1};
+            if (batch) {
+                w.global_batch = 16; /* micro-batches 1, 2 (dp 8), 1, 2, 4 (dp 4), ... */
+                o.search_micro_batch = 1;
+            }
+            const char *name = uly_strategy_get(strats[si])->name;
+            const brute b = run_brute(&m, &w, &c, strats[si], 8, 0, NULL);
+            each_seen e = {.m = &m, .c = &c};
+            uly_search_stats st = {0, 0};
+            uly_result best;
+            CHECK(uly_search_each(&m, &w, &c, 8, strats[si], &o, each_visit, &e, &st) == ULY_OK &&
+                      uly_search_best(&m, &w, &c, 8, strats[si], &o, &best, NULL) == ULY_OK,
+                  "%s: search", name);
+            CHECK(e.n == (int)st.evaluated && e.n_mismatch == 0, "%s, batch %d: %d visits, %llu evaluated, %d unlike "
+                  "their own evaluation", name, batch, e.n, (unsigned long long)st.evaluated, e.n_mismatch);
+            /* with one micro-batch, every evaluable split once in the default order; the other placements on
+             * top (megatron-sp has a TP group alone: no other placement) */
+            CHECK(e.n_default == b.n && (e.n > b.n || strats[si] == ULY_STRAT_MEGATRON_SP), "%s, batch %d: %d default-order visits of %d visits, brute force %d",
+                  name, batch, e.n_default, e.n, b.n);
+            CHECK(best.feasible && e.best_tps == best.time.tokens_per_s, "%s, batch %d: best visit %.6g, search %.6g",
+                  name, batch, e.best_tps, best.time.tokens_per_s);
+        }
+}
+
 int main(void)
 {
+    each_is_every_layout();
     best_is_brute_force();
     none_fits();
     pins();
