@@ -593,8 +593,9 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
             /* FSDP2 gathers into one flat buffer, then copies each
              * parameter out of it on the compute stream before the layer
              * runs (split_with_sizes_copy): the gathered layer read and
-             * written, each time it is gathered */
-            const double copy = 2.0 * (double)g * (double)layer_sh * (double)beta;
+             * written, each time it is gathered (the gather's bytes: FP8
+             * weights too under --fp8-param-gather) */
+            const double copy = 2.0 * (double)g * ((double)gb / (double)(g - 1));
             uly_emit_elem(x, ULY_OPT_FSDP_COPY_OUT, ULY_PHASE_FWD, 0, copy, 0);
             uly_emit_elem(x, ULY_OPT_FSDP_COPY_OUT, ULY_PHASE_BWD, 0, copy, 0);
         }

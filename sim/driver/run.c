@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "args.h"
-#include "args_megatron.h"
 #include "commands.h"
 #include "context.h"
 #include "driver.h"
