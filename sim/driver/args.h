@@ -136,6 +136,7 @@ int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *na
                       size_t n);
 int sim_layout_takes_value(const char *name);
 int sim_layout_finish(sim_args *a, char *why, size_t n);
+void sim_layout_help(FILE *f);
 /* and what they make of the request (context.c): the workload's and
  * search's fields; whether pp x V stages have a split Megatron-Core
  * accepts; a pinned layout's split */

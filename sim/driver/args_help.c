@@ -159,5 +159,6 @@ void sim_args_help(FILE *f)
         if (s) fprintf(f, "  %-13s %s\n", s->name, s->summary);
     }
     help_options(f);
+    sim_layout_help(f); /* args_layout.c */
     sim_mlm_help(f);
 }

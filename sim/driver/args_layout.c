@@ -273,3 +273,34 @@ void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *
     }
     l->pp_embed = l->pp_loss = 0; /* none accepted: the even split, with its reason */
 }
+
+void sim_layout_help(FILE *f)
+{
+    fprintf(f,
+"\n"
+"uneven pipelines, recompute modes, activation offload (docs/model.md; Megatron-LM's\n"
+"names in brackets are read the same):\n"
+"  --pp-first N         layers of the first pipeline stage, the rest even over the\n"
+"                       others [--decoder-first-pipeline-num-layers]\n"
+"  --pp-last N          layers of the last stage [--decoder-last-pipeline-num-layers]\n"
+"  --pp-embed-layer     the embedding counted as a layer of an even split: the first\n"
+"                       stage one layer short [--account-for-embedding-in-pipeline-split]\n"
+"  --pp-loss-layer      the loss likewise, the last stage [--account-for-loss-in-pipeline-split]\n"
+"                       (without these, --pp with --virtual-stages takes the first split\n"
+"                       Megatron-Core accepts; --pp auto tries each)\n"
+"                       [--num-virtual-stages-per-pipeline-rank V: --virtual-stages V]\n"
+"  --recompute ops|ops-half|attn-skip  [also; default full] torchtitan's op-level\n"
+"                       checkpointing (matmul and attention outputs saved; ops-half: every\n"
+"                       other matmul recomputed), DistFlashAttn's checkpoint at attention's\n"
+"                       output (no attention forward again) [--recompute-granularity\n"
+"                       full|selective]\n"
+"  --recompute-modules M[,M]  selective: core_attn (default), layernorm, mlp (Megatron-LM\n"
+"                       takes them space-separated too)\n"
+"  --recompute-method every|uniform|block  [default every] full: chunks of\n"
+"                       --recompute-layers layers checkpointed at their input (uniform),\n"
+"                       or only the first --recompute-layers of each stage recomputed (block)\n"
+"  --recompute-layers N the method's layers [--recompute-num-layers]\n"
+"  --offload-layers N   [layers; default 0] activation offload to host memory over the\n"
+"                       GPU's host link (the preset's gpu.host_link_GBps), with --recompute none\n"
+"                       [--cpu-offloading --cpu-offloading-num-layers N]\n");
+}
