@@ -153,6 +153,10 @@ static const arg_spec ARGS[] = {
     {"recompute_granularity", A_WORD, F(recompute)},
     {"cp_comm_type", A_WORD, F(cp_comm)},
     {"hierarchical_context_parallel_sizes", A_PAIR, F(hcp_u)},
+    /* FP8 training (Megatron-LM's --fp8-format, --fp8-recipe, --fp8-param-gather) */
+    {"fp8", A_WORD, F(fp8)},
+    {"fp8_recipe", A_WORD, F(fp8_recipe)},
+    {"fp8_param_gather", A_BOOL, F(fp8_param_gather)},
 };
 #undef F
 #define N_ARGS ((int)(sizeof ARGS / sizeof ARGS[0]))
@@ -491,6 +495,7 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
+    r->fp8_param_gather = -1;
     r->gqa = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;
     int line = 0;

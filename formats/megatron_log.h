@@ -38,6 +38,9 @@ typedef struct mlog_run {
     int swiglu, sequence_parallel, distributed_optimizer, fp16, bf16, untied, dropout;
     char recompute[MLOG_WORD];   /* recompute_granularity: "full", "selective" or "" (None) */
     char cp_comm[MLOG_WORD];     /* cp_comm_type ("p2p", "a2a", ...; the first of a per-layer list), "" absent */
+    char fp8[MLOG_WORD];         /* fp8 (--fp8-format): "hybrid", "e4m3", or "" (None: no FP8 training) */
+    char fp8_recipe[MLOG_WORD];  /* fp8_recipe: "delayed", "tensorwise", "blockwise", "mxfp8", "" absent */
+    int fp8_param_gather;        /* fp8_param_gather: 1, 0, -1 absent */
     int gqa;                     /* group_query_attention: 1, 0, -1 absent */
     int64_t padded_vocab_arg, vocab_arg; /* padded_vocab_size, vocab_size of the block; 0 absent */
     int64_t vocab;               /* the vocabulary: the padding line's, else padded_vocab_size, else vocab_size */

@@ -173,6 +173,12 @@ static int prepare_host(hx_ctx *c) { return hx_schedule(c); }
 static int configure_host(hx_opts *o, int rank)
 {
     if (o->dtype == HX_DTYPE_DEFAULT) o->dtype = ULY_FP32;
+    if (o->dtype == ULY_FP8) { /* FP8 training needs FP8 tensor cores: a CPU has no FP8 GEMM */
+        if (rank == 0)
+            fprintf(stderr, "ulyharness: --dtype fp8: the mpi backend runs on CPUs, which have no FP8 GEMM; the mpi "
+                            "backend computes in fp32\n");
+        return 2;
+    }
     if (o->dtype != ULY_FP32) {
         if (rank == 0)
             fprintf(stderr, "ulyharness: --dtype %s: the mpi backend computes in fp32; bf16 and fp16 run with "

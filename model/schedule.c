@@ -390,6 +390,10 @@ static inline __attribute__((always_inline)) void rates_init(rates *rt, const ul
     rt->gemm = &g->gemm_eff;
     rt->attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
     rt->attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
+    if (__builtin_expect(w->attn_kernel == ULY_AK_CUDNN, 0)) { /* cuDNN's own forward and backward curves */
+        rt->attn = &uly_cudnn_attn_eff[0][w->causal ? 1 : 0];
+        rt->attn_bwd = &uly_cudnn_attn_eff[1][w->causal ? 1 : 0];
+    }
     rt->act_eff = g->act_eff;
     rt->head_dim = (double)m->head_dim;
     rt->beta = (double)uly_dtype_bytes(w->dtype);

@@ -108,6 +108,7 @@ void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *
         [ULY_AK_FLASH3] = {1.5, 1.5, 0.75},
         [ULY_AK_TRITON] = {1.0 / 1.3, 1.0 / 1.3, 1.0},
         [ULY_AK_SDPA] = {298.0 / 405.0, 298.0 / 405.0, 1.0},
+        [ULY_AK_CUDNN] = {1.0, 1.0, 1.0}, /* its own curves (uly_cudnn_attn_eff) */
     };
     const unsigned i = (unsigned)k < ULY_AK_COUNT ? (unsigned)k : 0;
     *fwd = s[i][0];

@@ -167,9 +167,15 @@ typedef struct uly_model {
  *           pytorch/benchmark pull request 2296: 0.74 of the Triton
  *           tutorial's FlashAttention-2 forward at 4K tokens (298 against 405
  *           TFLOP/s); backward assumed the same ratio (not published there).
+ *   cudnn   TransformerEngine's cuDNN fused attention (Megatron-Core's on
+ *           Hopper and Blackwell): its own forward and backward curves by
+ *           sequence length (uly_cudnn_attn_eff), NVIDIA's published cuDNN
+ *           SDPA training benchmark on H200 (cudnn-frontend), not the
+ *           preset's.
  * Materialised scores are --no-flash (workload.flash = 0), not a kernel. */
 #define ULY_ATTN_KERNELS(X)                                                                                            \
-    X(ULY_AK_FLASH2, "flash2") X(ULY_AK_FLASH3, "flash3") X(ULY_AK_TRITON, "triton") X(ULY_AK_SDPA, "sdpa")
+    X(ULY_AK_FLASH2, "flash2") X(ULY_AK_FLASH3, "flash3") X(ULY_AK_TRITON, "triton") X(ULY_AK_SDPA, "sdpa")             \
+    X(ULY_AK_CUDNN, "cudnn")
 typedef enum uly_attn_kernel { ULY_ATTN_KERNELS(ULY_X_ENUM) ULY_AK_COUNT } uly_attn_kernel;
 const char *uly_attn_kernel_name(uly_attn_kernel k);
 uly_attn_kernel uly_attn_kernel_find(const char *name);

@@ -33,6 +33,11 @@ double uly_curve_eval(const uly_curve *c, double x);
  * (docs/model.md, "Compute costs"). */
 double uly_curve_eval_trend(const uly_curve *c, double x);
 
+/* cuDNN fused attention's efficiency (--attn-kernel cudnn), [backward]
+ * [causal], by the kv length of the block, as a fraction of the dense bf16
+ * peak (model/attn_cudnn.c: NVIDIA's published cuDNN SDPA benchmark). */
+extern const uly_curve uly_cudnn_attn_eff[2][2];
+
 typedef enum uly_topo { ULY_TOPO_FATTREE = 0, ULY_TOPO_RAIL = 1, ULY_TOPO_TORUS = 2, ULY_TOPO_COUNT } uly_topo;
 const char *uly_topo_name(uly_topo t);
 

@@ -155,6 +155,12 @@ int sim_args_fp8_finish(sim_args *a, char *why, size_t n);
 /* FP8 training on the cluster: its GPU has FP8 tensor cores and GEMMs
  * priced by shape, and mxfp8 needs Blackwell's: 0, or SIM_EXIT_USAGE. */
 int sim_args_fp8_check(const sim_args *a, const uly_cluster *c, char *why, size_t n);
+/* The attention kernel on the cluster: cuDNN fused attention under
+ * --framework megatron on Hopper and Blackwell unless --attn-kernel says
+ * otherwise (Megatron-Core's TransformerEngine layer spec), else the flag's
+ * or FlashAttention-2; cudnn refused off Hopper and Blackwell (its
+ * published rates are Hopper's): 0, or SIM_EXIT_USAGE. */
+int sim_attn_kernel_pick(const sim_args *a, const uly_cluster *c, uly_workload *w, char *why, size_t n);
 /* FP8 training's lines of --help, with their defaults. */
 void sim_args_fp8_help(FILE *f);
 /* The workload's FP8 fields from the flags. */

@@ -141,3 +141,15 @@ void sim_args_fp8_help(FILE *f)
 "  --fp8-amax-history-len N  delayed scaling's amax history [entries; default 1, as\n"
 "                       Megatron-LM; TransformerEngine's own default is 1024]\n");
 }
+
+int sim_attn_kernel_pick(const sim_args *a, const uly_cluster *c, uly_workload *w, char *why, size_t n)
+{
+    const char *arch = c->gpu.arch;
+    const int new_nvidia = strcmp(arch, "hopper") == 0 || strcmp(arch, "blackwell") == 0;
+    if (a->attn_kernel == ULY_AK_CUDNN && a->attn_kernel_set && !new_nvidia)
+        return sim_fail(why, n, "--attn-kernel cudnn: its published rates are cuDNN's on Hopper (H200), and cluster %s's "
+                        "%s is %s (valid: flash2, triton or sdpa here)", c->name, c->gpu.name,
+                        arch[0] ? arch : "of unknown architecture (gpu.arch)");
+    if (!a->attn_kernel_set && a->framework == ULY_FW_MEGATRON && a->flash && new_nvidia) w->attn_kernel = ULY_AK_CUDNN;
+    return 0;
+}

@@ -206,6 +206,7 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     sim_args_fp8_workload(a, w);
     if (sim_args_fp8_check(a, &c->cluster, why, n)) return SIM_EXIT_USAGE;
+    if (sim_attn_kernel_pick(a, &c->cluster, w, why, n)) return SIM_EXIT_USAGE;
     if (a->attn_kernel == ULY_AK_FLASH3 && strcmp(c->cluster.gpu.arch, "hopper") != 0)
         return sim_fail(why, n, "--attn-kernel flash3: FlashAttention-3 runs on Hopper GPUs, and cluster %s's %s is %s "
                         "(valid: flash2, triton or sdpa here)", c->cluster.name, c->cluster.gpu.name,

@@ -171,7 +171,10 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                       "scores, which flash attention never saves (Korthikanti et al. 2022)");
     if (k > 0 && (size_t)k < n) k += sim_fp8_workload_str(w, buf + k, n - (size_t)k);
     if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash)
-        k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s", uly_attn_kernel_name(w->attn_kernel));
+        k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s%s", uly_attn_kernel_name(w->attn_kernel),
+                      w->attn_kernel == ULY_AK_CUDNN ? " (TransformerEngine's cuDNN fused attention, Megatron-Core's on "
+                                                       "Hopper and Blackwell; NVIDIA's published cuDNN rates)"
+                                                     : "");
     if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)
         k += snprintf(buf + k, n - (size_t)k, "; block-sparse attention, density %g", uly_attn_density(w));
     if (k > 0 && (size_t)k < n && w->ffn_chunks > 1)

@@ -334,7 +334,9 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     sim_table_cell(&one, "%s", r->recompute[0] ? r->recompute : "none");
     sim_table_cell(&one, "%d", r->distributed_optimizer == 1);
     sim_table_cell(&one, "%s", uly_framework_name(ULY_FW_MEGATRON));
-    sim_table_cell(&one, "%s", uly_dtype_name(r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32));
+    /* FP8 training (fp8 = hybrid or e4m3) trains with bf16 or fp16 beside it: fp8 wins */
+    sim_table_cell(&one, "%s",
+                   uly_dtype_name(r->fp8[0] ? ULY_FP8 : r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32));
     sim_table_cell(&one, "%.9g", ms / 1000.0);
     if (isnan(tf)) {
         sim_table_cell(&one, "%s", "");

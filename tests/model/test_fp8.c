@@ -1,4 +1,5 @@
-/* FP8 training (model/fp8.c; docs/model.md, "FP8 training"): a linear
+/* FP8 training (model/fp8.c; docs/model.md, "FP8 training") and the cuDNN
+ * attention kernel Megatron-Core runs with it: a linear
  * layer's GEMM at the FP8 rates with its cast, the recipes' casts, the
  * layers kept in bf16, the memory of the FP8 weight copies and amax
  * histories, --fp8-param-gather's gathers, MFU against both peaks. Every
@@ -293,6 +294,27 @@ static void test_fp8_attention(void)
     CHECK(uly_op_fp8(&w, ULY_OPT_ATTN_FWD) && !uly_op_fp8(&w, ULY_OPT_ATTN_BWD), "attention's forward in FP8");
 }
 
+/* --attn-kernel cudnn: attention on cuDNN's own curves, NVIDIA's H200
+ * measurements over 989 TFLOP/s: causal 8K forward 644 TFLOP/s, backward
+ * 541 (its FLOPs 2.5x the forward's). Mutant tried: the preset's curve
+ * kept for cudnn (rates_init's switch deleted): fails. */
+static void test_cudnn_attention(void)
+{
+    const uly_model m = fx_llama3_8b();
+    const uly_cluster c = h100_cluster(1);
+    uly_workload w = fx_work(8192);
+    w.recompute = ULY_RECOMPUTE_NONE;
+    w.attn_kernel = ULY_AK_CUDNN;
+    uly_result r;
+    CHECK(eval(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 1, 1, &r) == ULY_OK, "cudnn evaluates");
+    /* 32 heads x 4 x 8192^2 x 128 / 2 (causal) */
+    const double F = 32.0 * 4.0 * 8192.0 * 8192.0 * 128.0 / 2.0;
+    double got = op_time(&r, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD);
+    CHECK(fx_close(got, F / 644e12, 1e-9), "cudnn attn_fwd %.9g s, want %.9g", got, F / 644e12);
+    got = op_time(&r, ULY_OPT_ATTN_BWD, ULY_PHASE_BWD);
+    CHECK(fx_close(got, 2.5 * F / 541e12, 1e-9), "cudnn attn_bwd %.9g s, want %.9g", got, 2.5 * F / 541e12);
+}
+
 /* FP8 needs FP8 tensor cores: a GPU without an FP8 peak refuses it (EINVAL),
  * and the workload's FP8 fields are checked */
 static void test_refusals(void)
@@ -322,6 +344,7 @@ int main(void)
     test_fp8_param_gather();
     test_mfu_peaks();
     test_fp8_attention();
+    test_cudnn_attention();
     test_refusals();
     FX_DONE();
 }
