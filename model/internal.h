@@ -119,6 +119,11 @@ double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
 double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
+/* FP8 training's GEMM ops' times, and attention's forward under
+ * fp8_attention, into out[] (fp8_price.c), over the compute times a bf16
+ * pricing of the plan kept there */
+void uly_fp8_gemm_times(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_plan *plan,
+                        double *out);
 /* uly_fp8_mem_eval's total (out of line: the memory term's rare path) */
 double uly_fp8_mem_total(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 
