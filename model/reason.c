@@ -117,18 +117,19 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
         k = snprintf(buf, n, "interleaved 1F1B: %.0f virtual stages of %.4g layers per pipeline rank; the first rank "
                      "holds %.3g micro-batches of activations", v[0], v[1], v[2]);
         break;
-    case ULY_R_PP_STAGES:
-        k = snprintf(buf, n, "uneven pipeline: %.0f layers on the first stage, %.0f on each middle one, %.0f on the "
-                     "last; the heaviest stage sets the pace", v[0], v[1], v[2]);
-        break;
+    case ULY_R_PP_STAGES: /* the layouts' and offload's reasons: three numbers each */
     case ULY_R_PP_SPLIT_REFUSED:
-        k = snprintf(buf, n, "Megatron-Core refuses this split of %.0f layers over %.0f stages x %.0f virtual: the "
-                     "stages' layers must divide evenly", v[0], v[1], v[2]);
+    case ULY_R_OFFLOAD_NO_HOST_LINK: {
+        static const char *const text[] = {
+            "uneven pipeline: %.0f layers on the first stage, %.0f on each middle one, %.0f on the last; the "
+            "heaviest stage sets the pace",
+            "Megatron-Core refuses this split of %.0f layers over %.0f stages x %.0f virtual: the stages' layers "
+            "must divide evenly",
+            "activation offload of %.0f layers: the cluster preset gives no GPU-host link (gpu.host_link_GBps) to "
+            "price it over"};
+        k = snprintf(buf, n, text[r->code - ULY_R_PP_STAGES], v[0], v[1], v[2]);
         break;
-    case ULY_R_OFFLOAD_NO_HOST_LINK:
-        k = snprintf(buf, n, "activation offload of %.0f layers: the cluster preset gives no GPU-host link "
-                     "(gpu.host_link_GBps) to price it over", v[0]);
-        break;
+    }
     default:
         k = snprintf(buf, n, "unknown reason %d", (int)r->code);
         break;
