@@ -182,14 +182,12 @@ static int parse_gemm(js_doc *d, const cJSON *g, uly_gpu *gpu)
         gpu->sustained_clock_hz = mhz * 1e6;
     }
     /* optional: the GPU's link to host memory, per direction (activation offload) */
-    gpu->host_link_bw_Bps = 0;
-    if (cJSON_GetObjectItemCaseSensitive(g, "host_link_GBps")) {
-        double gbps = 0;
-        if (js_get_num(d, g, "gpu", "host_link_GBps", 0, 0.001, 1e6,
-                       "(GB/s per direction between the GPU and host memory; absent: offload not priced)", &gbps))
-            return 2;
-        gpu->host_link_bw_Bps = gbps * 1e9;
-    }
+    double gbps = 0;
+    if (cJSON_GetObjectItemCaseSensitive(g, "host_link_GBps") &&
+        js_get_num(d, g, "gpu", "host_link_GBps", 0, 0.001, 1e6,
+                   "(GB/s per direction between the GPU and host memory; absent: offload not priced)", &gbps))
+        return 2;
+    gpu->host_link_bw_Bps = gbps * 1e9;
     return 0;
 }
 

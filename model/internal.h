@@ -61,6 +61,9 @@ static inline void uly_bctx_init(uly_bctx *x, const uly_model *m, const uly_work
     x->overflow = 0;
 }
 
+/* ULY_EINVAL with the reason formatted into why (may be NULL) (spec.c) */
+__attribute__((format(printf, 3, 4))) uly_status uly_fail(char *why, size_t n, const char *fmt, ...);
+
 void uly_reason_add(uly_bctx *x, uly_reason_code code, int fatal, double v0, double v1, double v2);
 int uly_has_fatal(const uly_bctx *x);
 

@@ -9,21 +9,7 @@
  * loss-in-pipeline-split), which leaves the first / last stage one layer
  * short. Interleaving needs every stage's layers (before the embedding or
  * loss is taken off) to divide into the virtual stages. */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "internal.h"
-
-__attribute__((format(printf, 3, 4))) static uly_status refuse(char *why, size_t n, const char *fmt, ...)
-{
-    if (why && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
-        va_end(ap);
-    }
-    return ULY_EINVAL;
-}
 
 uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t layers[3], char *why, size_t n)
 {
@@ -33,13 +19,13 @@ uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t 
     if (pp <= 1) return ULY_OK;
     if (l->pp_first > 0 || l->pp_last > 0) {
         if (l->pp_embed || l->pp_loss)
-            return refuse(why, n, "first/last stage layers (%lld, %lld) with the embedding or loss counted as a layer: "
+            return uly_fail(why, n, "first/last stage layers (%lld, %lld) with the embedding or loss counted as a layer: "
                           "Megatron-Core takes one or the other", (long long)l->pp_first, (long long)l->pp_last);
         /* the layers the first and last stages do not take, even over the others */
         const int64_t f = l->pp_first, z = l->pp_last;
         const int64_t rest = L - f - z, left = pp - (f > 0) - (z > 0);
         if (rest < 0 || (left == 0 && rest != 0))
-            return refuse(why, n, "first/last stage layers %lld + %lld: do not leave the other stages the rest of %lld "
+            return uly_fail(why, n, "first/last stage layers %lld + %lld: do not leave the other stages the rest of %lld "
                           "layers", (long long)f, (long long)z, (long long)L);
         const int64_t mid = left > 0 ? rest / left : 0;
         layers[0] = f > 0 ? f : mid;
@@ -47,11 +33,11 @@ uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t 
         layers[2] = z > 0 ? z : mid;
         if (left > 0 && (rest % left || mid < 1)) {
             layers[1] = (rest + left - 1) / left;
-            return refuse(why, n, "%lld layers left over %lld middle stages: Megatron-Core needs them to divide evenly",
+            return uly_fail(why, n, "%lld layers left over %lld middle stages: Megatron-Core needs them to divide evenly",
                           (long long)rest, (long long)left);
         }
         if (V > 1 && (layers[0] % V || layers[1] % V || layers[2] % V))
-            return refuse(why, n, "stages of %lld, %lld and %lld layers: interleaving needs each divisible by the "
+            return uly_fail(why, n, "stages of %lld, %lld and %lld layers: interleaving needs each divisible by the "
                           "virtual stages", (long long)layers[0], (long long)layers[1], (long long)layers[2]);
         return ULY_OK;
     }
@@ -60,10 +46,10 @@ uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t 
     const int64_t per = (Lp + pp - 1) / pp;
     layers[0] = per - e, layers[1] = per, layers[2] = per - z;
     if (Lp % pp)
-        return refuse(why, n, "%lld layers (the embedding and loss counted as asked) over %lld stages: Megatron-Core "
+        return uly_fail(why, n, "%lld layers (the embedding and loss counted as asked) over %lld stages: Megatron-Core "
                       "needs them to divide evenly", (long long)Lp, (long long)pp);
     if (V > 1 && (per % V || per / V - (e > z ? e : z) < 0))
-        return refuse(why, n, "%lld layers per stage: interleaving needs them divisible by %lld virtual stages", (long long)per,
+        return uly_fail(why, n, "%lld layers per stage: interleaving needs them divisible by %lld virtual stages", (long long)per,
                       (long long)V);
     return ULY_OK;
 }
@@ -121,8 +107,10 @@ void uly_plan_pipeline(uly_bctx *x)
     plan->pp_in_flight_mid = in_flight(1, pp, V, micro);
     /* the last rank: its (V - 1) pp warm-up chunks and one more */
     plan->pp_in_flight_last = in_flight(pp - 1, pp, V, micro);
-    if (V > 1)
-        uly_reason_add(x, ULY_R_PP_INTERLEAVED, 0, (double)V, (double)m->layers / (double)(pp * V), plan->pp_in_flight);
+    if (V > 1) /* layers per virtual stage: a middle stage's under an uneven split */
+        uly_reason_add(x, ULY_R_PP_INTERLEAVED, 0, (double)V,
+                       plan->pp_staged ? (double)n[1] / (double)V : (double)m->layers / (double)(pp * V),
+                       plan->pp_in_flight);
     /* the idle share: (pp - 1) / V slots of m + (pp - 1) / V; uneven, the
      * other stages' work over V beside m of the heaviest's, each stage's
      * work counted in layers as Megatron-Core counts them (an embedding or

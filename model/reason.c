@@ -14,6 +14,21 @@ static const char *gib_str(double b, char *buf, size_t n)
     return buf;
 }
 
+/* The uneven pipelines' and offload's reasons: three numbers each */
+static int layout_reason_format(const uly_reason *r, char *buf, size_t n)
+{
+    static const char *const text[] = {
+        "uneven pipeline: %.0f layers on the first stage, %.0f on each middle one, %.0f on the last; the heaviest "
+        "stage sets the pace",
+        "Megatron-Core refuses this split of %.0f layers over %.0f stages x %.0f virtual: the stages' layers must "
+        "divide evenly",
+        "activation offload of %.0f layers: the cluster preset gives no GPU-host link (gpu.host_link_GBps) to price "
+        "it over"};
+    _Static_assert(ULY_R_PP_SPLIT_REFUSED == ULY_R_PP_STAGES + 1 && ULY_R_OFFLOAD_NO_HOST_LINK == ULY_R_PP_STAGES + 2,
+                   "the texts follow the codes' order");
+    return snprintf(buf, n, text[r->code - ULY_R_PP_STAGES], r->v[0], r->v[1], r->v[2]);
+}
+
 size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, size_t n)
 {
     const double *v = r->v;
@@ -118,16 +133,9 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
                      "holds %.3g micro-batches of activations", v[0], v[1], v[2]);
         break;
     case ULY_R_PP_STAGES:
-        k = snprintf(buf, n, "uneven pipeline: %.0f layers on the first stage, %.0f on each middle one, %.0f on the "
-                     "last; the heaviest stage sets the pace", v[0], v[1], v[2]);
-        break;
     case ULY_R_PP_SPLIT_REFUSED:
-        k = snprintf(buf, n, "Megatron-Core refuses this split of %.0f layers over %.0f stages x %.0f virtual: the "
-                     "stages' layers must divide evenly", v[0], v[1], v[2]);
-        break;
     case ULY_R_OFFLOAD_NO_HOST_LINK:
-        k = snprintf(buf, n, "activation offload of %.0f layers: the cluster preset gives no GPU-host link "
-                     "(gpu.host_link_GBps) to price it over", v[0]);
+        k = layout_reason_format(r, buf, n);
         break;
     default:
         k = snprintf(buf, n, "unknown reason %d", (int)r->code);

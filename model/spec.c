@@ -267,7 +267,7 @@ int64_t uly_layout_gpus(const uly_layout *l)
     return g;
 }
 
-static uly_status fail(char *why, size_t n, const char *fmt, ...)
+uly_status uly_fail(char *why, size_t n, const char *fmt, ...)
 {
     if (why && n) {
         va_list ap;
@@ -277,6 +277,7 @@ static uly_status fail(char *why, size_t n, const char *fmt, ...)
     }
     return ULY_EINVAL;
 }
+#define fail uly_fail
 
 #define RANGE_I(obj, field, lo, hi)                                                                      \
     do {                                                                                                 \
