@@ -33,11 +33,14 @@ static const char *const lay_valued[L_COUNT][2] = {
     [L_OFFLOAD] = {"--offload-layers", "--cpu-offloading-num-layers"},
 };
 /* switches: [ulysim name, Megatron-LM name] */
-enum { S_EMBED, S_LOSS, S_CPU_OFFLOAD, S_COUNT };
+enum { S_EMBED, S_LOSS, S_CPU_OFFLOAD, S_ACTIVATIONS, S_COUNT };
 static const char *const lay_switches[S_COUNT][2] = {
     [S_EMBED] = {"--pp-embed-layer", "--account-for-embedding-in-pipeline-split"},
     [S_LOSS] = {"--pp-loss-layer", "--account-for-loss-in-pipeline-split"},
     [S_CPU_OFFLOAD] = {NULL, "--cpu-offloading"},
+    /* Megatron-LM's older spelling of --recompute-granularity selective
+     * (arguments.py: "if args.recompute_activations: args.recompute_granularity = 'selective'") */
+    [S_ACTIVATIONS] = {NULL, "--recompute-activations"},
 };
 
 static int find(const char *const (*tab)[2], int count, const char *name)
@@ -134,9 +137,16 @@ int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *na
     const int sw = find(lay_switches, S_COUNT, name);
     if (sw >= 0) {
         if (val) return sim_fail(why, n, "%s takes no value (got %s)", name, text_quote(val, qb, sizeof qb));
-        if (sw == S_EMBED) a->lay.pp_embed = 1;
-        else if (sw == S_LOSS) a->lay.pp_loss = 1;
-        else a->lay.cpu_offloading = 1;
+        if (sw == S_EMBED) {
+            a->lay.pp_embed = 1;
+        } else if (sw == S_LOSS) {
+            a->lay.pp_loss = 1;
+        } else if (sw == S_ACTIVATIONS) {
+            a->recompute = ULY_RECOMPUTE_SELECTIVE;
+            a->lay.granularity_set = 1;
+        } else {
+            a->lay.cpu_offloading = 1;
+        }
         if (!a->plan_flag) a->plan_flag = name;
         return 0;
     }

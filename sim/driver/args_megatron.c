@@ -66,20 +66,24 @@ static const char *const ignored_names[] = {
     "--distributed-timeout-seconds-after-init", "--disable-jit-fuser", "--ddp-bucket-size", "--ddp-average-in-collective",
     "--use-cpu-initialization", "--onnx-safe", "--openai-gelu", "--batch-size", "--no-load-optim", "--no-load-rng",
     "--sgd-momentum", "--init-method-xavier-uniform", "--seed", "--vocab-extra-ids",
+    /* FP8 scaling's knobs that move no bytes and no FLOPs: the scale's
+     * margin, the (deprecated) scaling interval, how the amax history is
+     * reduced (most recent or max) */
+    "--fp8-margin", "--fp8-interval", "--fp8-amax-compute-algo",
 };
 
-/* Priced elsewhere, registered by the branches that price them (the lead
- * merges them into args.c's tables or their own readers, and lists them
- * here so that docs and --help name them):
+/* Priced by other readers, tried before this one (args.c's read_option):
  *   pipeline layouts: --num-layers-per-virtual-pipeline-stage (args.c),
  *     --num-virtual-stages-per-pipeline-rank, --decoder-first-pipeline-num-layers,
  *     --decoder-last-pipeline-num-layers, --account-for-embedding-in-pipeline-split,
- *     --account-for-loss-in-pipeline-split;
+ *     --account-for-loss-in-pipeline-split (args_layout.c);
  *   recompute: --recompute-granularity, --recompute-method, --recompute-num-layers,
- *     --recompute-modules, --recompute-activations;
- *   activation offload: --cpu-offloading, --cpu-offloading-num-layers;
- *   FP8: --fp8-*.
- * Until then they are refused as arguments that change cost. */
+ *     --recompute-modules, --recompute-activations (args_layout.c);
+ *   activation offload: --cpu-offloading, --cpu-offloading-num-layers (args_layout.c);
+ *   FP8: --fp8-format, --fp8-recipe, --fp8-param-gather, --fp8-dot-product-attention,
+ *     --first-last-layers-bf16, --num-layers-at-start-in-bf16, --num-layers-at-end-in-bf16,
+ *     --fp8-amax-history-len (args_fp8.c).
+ * The other --fp8-* names that change cost (--no-fp8-wgrad, ...) are refused. */
 
 /* The model-shape and precision arguments read here. */
 enum { K_INT, K_SWITCH, K_DROPOUT, K_NORM, K_POS, K_BACKEND, K_OPTIMIZER };
