@@ -4,7 +4,7 @@
 # traces, harness traces, calibrate's input), every flag family of ulysim and
 # ulyharness, output targets (directories, FIFOs, read-only, existing files,
 # /dev/full) and signals. The cases are scripts/probe-cases.sh; each is
-#   c WANT NEEDLE COMMAND...
+#   c WANT NEEDLE COMMAND...  (scripts/probe-hxsig.sh: the harness signal cases)
 # WANT the exit status it must have (2: bad input, 0: a correct result, 1: a
 # write the system refused, e.g. /dev/full), NEEDLE what the one line on
 # stderr must hold (the value; "" for none). Every case is checked for: no
