@@ -65,7 +65,10 @@ static int row_add(runs_table *t, int line)
         if (!l) return 1;
         t->line = l;
     }
-    char **row = calloc((size_t)(t->n_cols ? t->n_cols : 1), sizeof *row);
+    /* room for the columns in blocks of 16, as jsonl_parse grows every
+     * row when a later row brings a new key (a row of exactly n_cols had
+     * no room for it: a heap overflow the runs fuzzer found) */
+    char **row = calloc((size_t)(t->n_cols / 16 + 1) * 16, sizeof *row);
     if (!row) return 1;
     t->cells[t->n_rows] = row;
     t->line[t->n_rows++] = line;
@@ -259,7 +262,8 @@ static char *json_cell(const cJSON *v)
     if (cJSON_IsTrue(v)) return dup_n("true", 4);
     if (cJSON_IsFalse(v)) return dup_n("false", 5);
     if (cJSON_IsString(v)) return dup_n(v->valuestring, strlen(v->valuestring));
-    if (v->valuedouble == (double)(long long)v->valuedouble && v->valuedouble > -9e15 && v->valuedouble < 9e15)
+    /* in range before the cast: converting 1e103 to long long is undefined */
+    if (v->valuedouble > -9e15 && v->valuedouble < 9e15 && v->valuedouble == (double)(long long)v->valuedouble)
         snprintf(buf, sizeof buf, "%lld", (long long)v->valuedouble);
     else
         snprintf(buf, sizeof buf, "%.17g", v->valuedouble);

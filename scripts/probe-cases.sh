@@ -249,3 +249,16 @@ SIG
 chmod +x "$W/sig"
 for s in TERM INT HUP; do c 1 "interrupted by SIG$s" "$W/sig" $s; done
 ALWAYS=0
+
+# ------------------------------------------------ signals to a harness job's processes
+# (scripts/probe-hxsig.sh: SIGTERM and SIGHUP to mpirun, rank 0 and rank 1)
+MPIEXEC=$(command -v mpirun || command -v mpiexec || true)
+if [ -n "$H" ] && [ -n "$MPIEXEC" ]; then
+    for who in mpirun rank0 rank1; do
+        for s in TERM HUP; do
+            ALWAYS=$([ $who$s = rank1TERM ] && echo 1 || echo 0)
+            c 1 "by SIG$s to $who; nothing left" sh "$root/scripts/probe-hxsig.sh" "$W" "$MPIEXEC" "$H" $s $who
+        done
+    done
+    ALWAYS=0
+fi

@@ -4,7 +4,7 @@
 # traces, harness traces, calibrate's input), every flag family of ulysim and
 # ulyharness, output targets (directories, FIFOs, read-only, existing files,
 # /dev/full) and signals. The cases are scripts/probe-cases.sh; each is
-#   c WANT NEEDLE COMMAND...
+#   c WANT NEEDLE COMMAND...  (scripts/probe-hxsig.sh: the harness signal cases)
 # WANT the exit status it must have (2: bad input, 0: a correct result, 1: a
 # write the system refused, e.g. /dev/full), NEEDLE what the one line on
 # stderr must hold (the value; "" for none). Every case is checked for: no
@@ -12,7 +12,7 @@
 # line on stderr for a non-zero exit, naming NEEDLE, and nothing destroyed
 # (the files under keep/ unchanged, no FILE.tmp.PID left anywhere).
 # usage: scripts/probe.sh [--fast] [BUILD_DIR]   (default build/)
-#   --fast: every 10th case and the signal cases (what ctest runs: repo.probe_fast)
+#   --fast: every 15th case and the signal cases (what ctest runs: repo.probe_fast)
 # Prints each failure and the counts; exit 0 when every case was clean.
 set -u
 fast=0
@@ -39,7 +39,7 @@ c() {
     want=$1 needle=$2
     shift 2
     n=$((n + 1))
-    if [ $fast = 1 ] && [ $((n % 10)) != 0 ] && [ "${ALWAYS:-0}" != 1 ]; then skipped=$((skipped + 1)); return; fi
+    if [ $fast = 1 ] && [ $((n % 15)) != 0 ] && [ "${ALWAYS:-0}" != 1 ]; then skipped=$((skipped + 1)); return; fi
     ran=$((ran + 1))
     before=$(keep_sum)
     timeout -k 5 "$T" "$@" >"$W/out" 2>"$W/err" </dev/null

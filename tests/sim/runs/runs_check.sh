@@ -214,6 +214,11 @@ bad_file() { # NAME CONTENT MESSAGE: the file refused with MESSAGE on one line
     [ "$(wc -l <"$W/err")" -le 1 ] || fail "$1: more than one line on stderr"
 }
 bad_file bad.csv 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' "bad.csv:2: row 1: column 'bogus'"
+# JSON Lines whose later rows bring new keys: each row grows (the runs fuzzer
+# found a heap overflow there, seen under AddressSanitizer: fuzz/corpus/runs/regress-*)
+printf '{"gpus":8,"seq":"8K","strategy":"ring","step_s":1.5}\n{"gpus":8,"seq":"16K","strategy":"ring","step_s":2.5,"label":"b","group":"g"}\n' >"$W/newkey.jsonl"
+expect_rc 0 "$U" validate --runs "$W/newkey.jsonl"
+grep -q "b" "$W/out" || fail "newkey.jsonl: the second row's label is not in the report"
 # an output flag as a column: checked as a path, then dropped (issue 40): refused by name
 bad_file timeline.csv 'gpus,seq,strategy,timeline,step_s\n8,8K,ulysses,t.json,1.0\n' "timeline.csv:1: header: column 'timeline' is an output flag"
 bad_file quote.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' 'quote.csv:2:14: a quoted field is not closed'
