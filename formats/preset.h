@@ -28,6 +28,11 @@ int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_
  * (preset_hf.c; preset_model_load calls it first): 0, 2 with the key it
  * refuses named, or -1 when path is not one (a preset's own file). */
 int preset_model_hf_try(const char *path, uly_model *out, char *why, size_t why_len);
+/* The same over a config's text (the fuzzer's entry): -1 when it is not a
+ * Hugging Face config (no model_type), else 0 or 2 as above; name is the
+ * model's, shown the file named in messages. */
+int preset_model_hf_parse(const char *text, size_t len, const char *name, const char *shown, uly_model *out,
+                          char *why, size_t why_len);
 int preset_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
 
 /* The same schema and checks on text already in memory (a trace header, a

@@ -182,6 +182,19 @@ static int hf_model(const cJSON *root, const char *name, const char *shown, uly_
     return 0;
 }
 
+int preset_model_hf_parse(const char *text, size_t len, const char *name, const char *shown, uly_model *out,
+                          char *why, size_t n)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!is_hf(root)) {
+        cJSON_Delete(root);
+        return -1;
+    }
+    const int rc = hf_model(root, name, shown, out, why, n);
+    cJSON_Delete(root);
+    return rc;
+}
+
 int preset_model_hf_try(const char *path, uly_model *out, char *why, size_t n)
 {
     char file[4096], name[ULY_NAME_LEN];

@@ -5,12 +5,12 @@
 # Targets (one per reader): size, preset (model and cluster presets), args
 # (ulysim's flags), trace (harness traces, also calibrate's input), eval,
 # megatron (Megatron-LM logs), torch (PyTorch profiler traces), runs (runs
-# files). Counts of past runs: fuzz/README.md.
+# files), hf (Hugging Face config.json). Counts of past runs: fuzz/README.md.
 # Prints each target's executions and findings; exits 1 on any finding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs hf)
 out=build-fuzz; mkdir -p "$out"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim/driver"
 model_src=$(ls model/*.c model/strategy/*.c)
@@ -27,7 +27,7 @@ total=0; bad=0
 for t in "${targets[@]}"; do
   case $t in
     size|eval) build "$t" "fuzz/fuzz_$t.c" $model_src ;;
-    preset|trace|megatron|torch|runs) build "$t" "fuzz/fuzz_$t.c" "${formats[@]}" $model_src ;;
+    preset|trace|megatron|torch|runs|hf) build "$t" "fuzz/fuzz_$t.c" "${formats[@]}" $model_src ;;
     *) [ -f "fuzz/fuzz_$t.c" ] && [ -f "fuzz/$t.sources" ] || { echo "fuzz: no target '$t' yet, skipped"; continue; }
        build "$t" "fuzz/fuzz_$t.c" $(cat "fuzz/$t.sources") "${formats[@]}" $model_src ;;
   esac
