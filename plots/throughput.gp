@@ -93,7 +93,9 @@ YHI = ymax
 # factor of 2), filled by dodge_fill before the plot.
 array DY[64 * 8 + 8]
 do for [q = 1:|DY|] { DY[q] = NaN }
-xslot(x) = int(floor(log(x) / log(2) * 4 + 0.5)) % 64
+# slots 1..63: slot 0 would make DY's index 0 for a strategy of no row
+# (sidx 0), out of gnuplot's 1-based array, at 64K tokens (16 x 4 % 64 = 0)
+xslot(x) = int(floor(log(x) / log(2) * 4 + 0.5)) % 63 + 1
 near(i, s, t) = (t != s && DY[i * 8 + t] == DY[i * 8 + t] && abs(DY[i * 8 + t] - DY[i * 8 + s]) < 0.035 * (YHI - YLO)) ? 1 : 0
 # near2: near, or near through a third (a chain of three is one group)
 near2(i, s, t) = t != s && (near(i, s, t) || sum [u = 1:8] (near(i, s, u) * near(i, u, t)) > 0) ? 1 : 0

@@ -588,6 +588,29 @@ static void subtitle(const plot_cmd *pc, const plot_run *run, const sim_args *a,
         snprintf(sub + o, n - o, "%s", run->spread_all ? ", SP over all GPUs" : ", best layouts");
 }
 
+/* Whether the CSV holds a row to draw: a line past its header that is not
+ * a # comment (a figure where no layout runs at any point has none, and
+ * gnuplot's scripts cannot scale empty axes) */
+static int csv_has_rows(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 1; /* gnuplot says what is wrong with it */
+    char line[512];
+    int seen = 0, header = 0;
+    while (!seen && fgets(line, sizeof line, f)) {
+        const int whole = strchr(line, '\n') != NULL;
+        if (line[0] != '#' && line[0] != '\n') {
+            if (header) seen = 1;
+            else header = 1;
+        }
+        /* the rest of a long line */
+        while (!whole && fgets(line, sizeof line, f) && !strchr(line, '\n')) {
+        }
+    }
+    fclose(f);
+    return seen;
+}
+
 /* gnuplot renders the CSV with the figure's script into the image: 0, or
  * 1 / 2 after the message (the CSV stays). */
 static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args *a, out_file *img, const char *data)
@@ -607,6 +630,11 @@ static int image_render(const plot_cmd *pc, const plot_run *run, const sim_args 
         sim_err("plot: cannot find %s.gp in %s (set $ULYSIM_PLOTS or --scripts); the data is in %s", fig->name, dirs,
                 csv);
         return SIM_EXIT_INTERNAL;
+    }
+    if (!csv_has_rows(data)) {
+        sim_err("plot: nothing to draw: no layout runs at any point of the figure (valid: sizes and GPU counts "
+                "where one fits; the # lines of %s say why each does not)", csv);
+        return SIM_EXIT_USAGE;
     }
     int rc = out_file_open(img, pc->out, OUT_FILE_BY_NAME, why, sizeof why);
     if (rc) {
