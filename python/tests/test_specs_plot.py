@@ -4,6 +4,8 @@ same input."""
 import json
 import pathlib
 
+import os
+
 import pytest
 
 import ulysim
@@ -41,9 +43,20 @@ def test_model_from_hf_llama3_8b(cli_json):
 
 
 def test_model_from_hf_refuses_moe():
-    with pytest.raises(ValueError):
+    # the library's reader refuses it by name, as the CLI's --model does
+    with pytest.raises(ulysim.UsageError, match="num_local_experts"):
         ulysim.Model.from_hf({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-                              "vocab_size": 100, "num_local_experts": 8})
+                              "intermediate_size": 256, "vocab_size": 100, "num_local_experts": 8,
+                              "model_type": "mixtral"})
+
+
+def test_model_from_hf_path_as_cli(cli_json):
+    # a directory holding config.json: the model the CLI's --model makes of it
+    d = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "sim", "hf", "Meta-Llama-3-8B")
+    m = ulysim.Model.from_hf(d)
+    want = cli_json("plan", "--model", os.path.abspath(d), "--gpus", "8", "--seq", "8K")["config"]["model"]
+    assert all(m[k] == want[k] for k in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
+                                         "swiglu", "tied_embeddings", "dropout"))
 
 
 def test_cluster_override(cli_json):

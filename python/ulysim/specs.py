@@ -61,22 +61,6 @@ def _remove(path):
         pass
 
 
-# Hugging Face config.json keys of a dense decoder, and the model-file field
-# each one is (the file's own fields: sim/presets/README.md)
-_HF_KEYS = {
-    "num_hidden_layers": "layers", "n_layer": "layers",
-    "hidden_size": "hidden", "n_embd": "hidden",
-    "num_attention_heads": "heads", "n_head": "heads",
-    "num_key_value_heads": "kv_heads",
-    "head_dim": "head_dim",
-    "intermediate_size": "ffn_hidden", "n_inner": "ffn_hidden",
-    "vocab_size": "vocab",
-    "tie_word_embeddings": "tied_embeddings",
-}
-# gated activations (SwiGLU / GeGLU MLPs: three weight matrices)
-_GATED_ACTS = {"silu", "swiglu", "swish"}
-
-
 class Model(_Spec):
     """A model in the model-file format: layers, hidden, heads, kv_heads,
     head_dim, ffn_hidden, vocab, swiglu, tied_embeddings, dropout (name,
@@ -87,39 +71,28 @@ class Model(_Spec):
     @classmethod
     def from_hf(cls, config, name=None):
         """A dense decoder's Hugging Face config (a dict, a config.json path,
-        or a directory holding one) mapped key by key to the model-file
-        format, in this file (the CLI's --model reads the project's format).
-        Keys it does not state take the file format's meaning of a dense
-        transformer: kv_heads = heads, head_dim = hidden / heads, ffn_hidden =
-        4 hidden, no dropout masks. Mixture-of-experts configs are refused."""
-        source = "Hugging Face config"
-        if not isinstance(config, dict):
-            path = os.fspath(config)
-            if os.path.isdir(path):
-                path = os.path.join(path, "config.json")
-            with open(path, encoding="utf-8") as f:
-                config = json.load(f)
-            source = "Hugging Face config %s" % path
-        if any(k in config for k in ("num_local_experts", "num_experts", "n_routed_experts")):
-            raise ValueError("Model.from_hf: a mixture-of-experts config (valid: a dense decoder's config.json)")
-        m = {}
-        for k, field in _HF_KEYS.items():
-            if k in config and config[k] is not None and field not in m:
-                m[field] = config[k]
-        missing = [f for f in ("layers", "hidden", "heads", "vocab") if f not in m]
-        if missing:
-            raise ValueError("Model.from_hf: the config states no %s (valid: a config.json with num_hidden_layers, "
-                             "hidden_size, num_attention_heads, vocab_size)" % ", ".join(missing))
-        m.setdefault("kv_heads", m["heads"])
-        m.setdefault("head_dim", m["hidden"] // m["heads"])
-        m.setdefault("ffn_hidden", 4 * m["hidden"])
-        act = str(config.get("hidden_act", config.get("activation_function", ""))).lower()
-        m["swiglu"] = act in _GATED_ACTS
-        m.setdefault("tied_embeddings", False)
-        m["dropout"] = bool(config.get("attention_dropout") or config.get("hidden_dropout")
-                            or config.get("resid_pdrop"))
-        label = name or config.get("_name_or_path") or config.get("model_type") or "hf-model"
-        m = {"name": str(label).replace("/", "-"), "source": source, **m}
+        or a directory holding one), read by the library's own reader (the
+        CLI's `--model path/config.json`, formats/preset_hf.c): the model it
+        makes, in the model-file format. A key the reader cannot price
+        (mixture of experts, an active sliding window, ...) raises
+        ulysim.UsageError naming it, as the CLI refuses it."""
+        with tempfile.TemporaryDirectory(prefix="ulysim-hf-") as tmp:
+            if isinstance(config, dict):
+                label = name or config.get("_name_or_path") or config.get("model_type") or "hf-model"
+                d = os.path.join(tmp, str(label).replace("/", "-").replace(os.sep, "-") or "hf-model")
+                os.mkdir(d)
+                with open(os.path.join(d, "config.json"), "w", encoding="utf-8") as f:
+                    json.dump(config, f)
+                path = d
+            else:
+                path = os.path.abspath(os.fspath(config))
+            _, text = _cli.run(["plan", "--model", path, "--gpus", "1", "--seq", "1K", "--strategy", "ulysses",
+                                "--format", "json"])
+        m = json.loads(text)["config"]["model"]
+        m.pop("params", None)
+        m["source"] = "Hugging Face config %s" % (path if not isinstance(config, dict) else "(a dict)")
+        if name:
+            m["name"] = name
         return cls(m)
 
 
