@@ -65,8 +65,16 @@ static int col_kind(const char *name, sim_args *a)
         return probe(flag, a, why, sizeof why) == 0 ? COL_BOOL_NEG : COL_BOOL;
     }
     /* a flag taking a value is refused alone for want of it; an unknown one
-     * for being unknown */
-    return strncmp(why, "unknown option", 14) == 0 ? COL_UNKNOWN : COL_VALUED;
+     * for being unknown; a switch that needs another flag beside it (FP8's
+     * need --dtype fp8, an uneven split a pipeline) for that, and says it
+     * takes no value when given one */
+    if (strncmp(why, "unknown option", 14) == 0) return COL_UNKNOWN;
+    snprintf(flag, sizeof flag, "--%s=1", name);
+    if (probe(flag, a, why, sizeof why) != 0 && strstr(why, " takes no value")) {
+        snprintf(flag, sizeof flag, "--no-%s=1", name);
+        return probe(flag, a, why, sizeof why) != 0 && strstr(why, " takes no value") ? COL_BOOL_NEG : COL_BOOL;
+    }
+    return COL_VALUED;
 }
 
 /* A model or cluster cell: an inline shape or a preset name as it is, a path

@@ -278,5 +278,17 @@ expect_rc 0 "$U" validate --runs "$W/bom.csv"
 expect_rc 2 "$U" validate --runs "$W/missing.csv"
 expect_rc 2 "$U" validate --runs "$W"
 
+# switches that need another flag beside them (FP8's need --dtype fp8, an
+# uneven split a pipeline) are columns like any switch: true is the flag,
+# priced as the plan command prices the same flags
+printf 'label,model,gpus,seq,strategy,tp,pp,dtype,fp8-recipe,fp8-param-gather,pp-embed-layer,pp-loss-layer,framework,zero,global-batch,step_s\n' >"$W/fp8.csv"
+printf 'a,llama3-8b,16,8K,megatron-sp,8,2,fp8,tensorwise,true,true,true,megatron,1,16,1.0\n' >>"$W/fp8.csv"
+expect_rc 0 "$U" validate --runs "$W/fp8.csv" --format csv
+expect_rc 0 "$U" plan --model llama3-8b --gpus 16 --seq 8K --strategy megatron-sp --tp 8 --pp 2 --dtype fp8 \
+    --fp8-recipe tensorwise --fp8-param-gather --pp-embed-layer --pp-loss-layer --framework megatron --zero 1 --global-batch 16 --format csv
+cp "$W/out" "$W/fp8plan.csv"
+"$U" validate --runs "$W/fp8.csv" --format csv >"$W/out" 2>"$W/err"
+same "$(pred step_s)" "$(col step_s <"$W/fp8plan.csv")" ||
+    fail "fp8.csv: validate $(pred step_s), plan $(col step_s <"$W/fp8plan.csv")"
 [ "$fails" = 0 ] && echo "runs_check: all passed"
 exit "$fails"
