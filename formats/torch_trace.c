@@ -63,6 +63,17 @@ static const struct {
     {"send", TT_SENDRECV}, {"recv", TT_SENDRECV},
 };
 
+/* A GEMM kernel of FP8 operands, by its name: counted, the first named */
+static void fp8_note(tt_trace *t, const char *name)
+{
+    char low[512];
+    size_t k = 0;
+    for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)tolower((unsigned char)name[k]);
+    low[k] = 0;
+    if (tt_classify(name, NULL) != TT_GEMM || !(strstr(low, "e4m3") || strstr(low, "e5m2"))) return;
+    if (!t->n_fp8_gemms++) snprintf(t->fp8_gemm, sizeof t->fp8_gemm, "%s", name);
+}
+
 tt_cat tt_classify(const char *name, const char *collective)
 {
     char low[512];
@@ -338,6 +349,7 @@ int tt_read(const char *text, size_t len, const char *shown, tt_trace *t, char *
             if (l) at = l->ts_us;
         }
         t->n_kernels++;
+        fp8_note(t, name);
         tt_step *s = step_at(t, at);
         if (!s) {
             t->n_outside++;

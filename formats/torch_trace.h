@@ -51,6 +51,11 @@ typedef struct tt_trace {
     tt_step steps[TT_MAX_STEPS]; /* by start time */
     int gpu_windows;             /* 1: the steps are the GPU-side annotations */
     int64_t n_kernels;
+    /* GEMM kernels whose names say FP8 operands (cuBLAS's and CUTLASS's
+     * e4m3 / e5m2 in the name: sm90_xmma_gemm_e4m3bf16_..., cutlass3x_
+     * sm90_tensorop_gemm_e4m3_...): an FP8 training run; the first one's name */
+    int64_t n_fp8_gemms;
+    char fp8_gemm[96];
     int64_t n_outside;           /* kernels in no step */
     double outside_us;
 } tt_trace;

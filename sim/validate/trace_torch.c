@@ -242,6 +242,13 @@ int sim_validate_torch(int argc, char **argv)
     if ((rc = text_file_read(path, TT_MAX_BYTES, "a torch.profiler trace (JSON)", &text, &len, why, sizeof why)) ||
         (rc = tt_read(text, len, path, t, why, sizeof why)))
         goto fail;
+    /* an FP8 run is priced as one: its GEMM kernels say so by name */
+    if (t->n_fp8_gemms && c->w.dtype != ULY_FP8) {
+        rc = sim_fail(why, sizeof why, "%s: an FP8 training run (%lld GEMM kernels of FP8 operands, e.g. %.60s) priced "
+                      "as %s (valid: --dtype fp8 with its --fp8-recipe)", path, (long long)t->n_fp8_gemms, t->fp8_gemm,
+                      uly_dtype_name(c->w.dtype));
+        goto fail;
+    }
     if (price(c, s, plan, res) < 0) {
         rc = sim_fail(why, sizeof why, "no layout of the strategies asked for has valid shapes on %lld GPUs at %lld "
                       "tokens (see `ulysim plan` with the same flags)", (long long)c->gpus[0], (long long)c->seq[0]);

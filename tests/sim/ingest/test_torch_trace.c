@@ -187,10 +187,28 @@ static void test_step_rules(void)
           "kernels of 0.001 and 0 us: %s", why);
 }
 
+/* FP8 GEMMs by their kernels' names: counted and the first named; an
+ * e4m3 that is no GEMM's (a cast kernel) and a bf16 GEMM are not */
+static void test_fp8(void)
+{
+    CHECK(read_text("{\"traceEvents\":[" STEP(1, 100, "user_annotation") LAUNCH(1, 110)
+                    KERNEL(1, 120, 30, "sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize128x128x128") LAUNCH(2, 130)
+                    KERNEL(2, 140, 20, "cutlass3x_sm90_tensorop_gemm_e5m2_e4m3_f32_bf16") LAUNCH(3, 150)
+                    KERNEL(3, 160, 5, "cast_transpose_kernel_e4m3") LAUNCH(4, 170)
+                    KERNEL(4, 180, 9, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") END) == 0, "%s", why);
+    CHECK(trace.n_fp8_gemms == 2, "fp8 gemms %lld (want 2)", (long long)trace.n_fp8_gemms);
+    CHECK(!strcmp(trace.fp8_gemm, "sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n_tilesize128x128x128"), "first: %s",
+          trace.fp8_gemm);
+    CHECK(read_text("{\"traceEvents\":[" STEP(1, 100, "user_annotation") LAUNCH(1, 110)
+                    KERNEL(1, 120, 30, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n") END) == 0 && trace.n_fp8_gemms == 0,
+          "a bf16 run: %lld fp8 gemms", (long long)trace.n_fp8_gemms);
+}
+
 int main(void)
 {
     test_classify();
     test_steps();
+    test_fp8();
     test_bad();
     test_step_rules();
     FX_DONE();
