@@ -29,6 +29,7 @@ static void embedded_cluster(uly_cluster *c)
     g->peak_flops[ULY_BF16] = 989e12;
     g->peak_flops[ULY_FP16] = 989e12;
     g->peak_flops[ULY_FP32] = 67e12;
+    g->peak_flops[ULY_FP8] = 1979e12; /* the dense FP8 peak, as the preset file (H200 datasheet) */
     g->hbm_bytes = 141 * GIB;
     g->hbm_bw_Bps = 4800e9;
     g->mem_eff = 0.9;
