@@ -1,5 +1,5 @@
 #!/bin/sh
-# probe.sh: the hostile probe of issue 40, kept in the repository: every
+# probe.sh: the hostile probe, kept in the repository: every
 # reader (model and cluster presets, runs files, Megatron-LM logs, PyTorch
 # traces, harness traces, calibrate's input), every flag family of ulysim and
 # ulyharness, output targets (directories, FIFOs, read-only, existing files,

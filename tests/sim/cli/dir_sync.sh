@@ -2,7 +2,7 @@
 # dir_sync.sh ULYSIM WORKDIR: a committed output's rename reaches the disk:
 # after renaming its temporary over FILE, the writer (formats/out_file.c)
 # opens FILE's directory and fsyncs it, so a power loss after the run said
-# it wrote FILE cannot lose it (issue 40). Seen through strace; skipped (77)
+# it wrote FILE cannot lose it. Seen through strace; skipped (77)
 # without strace or where it cannot trace.
 set -u
 U=$1 W=$2

@@ -1,6 +1,6 @@
 #!/bin/sh
 # odd_files.sh ULYSIM WORKDIR MICROBENCH_TRACE: inputs the hostile probe of
-# issue 40 found misreported, each exit 2 with one line naming the value:
+# a hostile probe found misreported, each exit 2 with one line naming the value:
 #   - presets show NAME where NAME.json is a FIFO: it said "unknown preset"
 #     while listing NAME among the valid ones;
 #   - presets show NAME where NAME.json is 3 MB: printed, though --model

@@ -155,7 +155,7 @@ grep -qF "ulysim: interrupted by SIGTERM; removed the unfinished $W/int.csv.tmp.
     grep -qF "$W/int.png.tmp." "$W/err" ||
     bad "interrupted plot: no message: $(cat "$W/err")"
 ! ls "$W"/int.* >/dev/null 2>&1 || bad "interrupted plot left $(ls "$W"/int.*)"
-# SIGHUP (a closed terminal) as SIGTERM: it left FILE.tmp.PID (issue 40)
+# SIGHUP (a closed terminal) as SIGTERM: it used to leave FILE.tmp.PID
 GNUPLOT=$W/slow-gnuplot "$U" plot throughput --gpus 8 --seq 8K,16K -o "$W/hup.png" 2>"$W/err" &
 term_when "$W/hup.png.tmp.*" $! HUP
 [ $seen = 1 ] || bad "plot never created its image temporary"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # concurrent.sh ULYSIM OUTDIR REAL_GNUPLOT: eight `ulysim plot throughput`
-# runs with different --seq ranges write the same -o at once (issue 40). gnuplot
+# runs with different --seq ranges write the same -o at once. gnuplot
 # is a wrapper that reads its data file, waits, reads it again and fails
 # when the two differ, then runs the real gnuplot: a run whose image could
 # be drawn from another run's data (the CSV renamed into place under it)

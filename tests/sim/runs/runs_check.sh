@@ -219,7 +219,7 @@ bad_file bad.csv 'gpus,seq,strategy,bogus,step_s\n8,8K,ulysses,1,1.0\n' "bad.csv
 printf '{"gpus":8,"seq":"8K","strategy":"ring","step_s":1.5}\n{"gpus":8,"seq":"16K","strategy":"ring","step_s":2.5,"label":"b","group":"g"}\n' >"$W/newkey.jsonl"
 expect_rc 0 "$U" validate --runs "$W/newkey.jsonl"
 grep -q "b" "$W/out" || fail "newkey.jsonl: the second row's label is not in the report"
-# an output flag as a column: checked as a path, then dropped (issue 40): refused by name
+# an output flag as a column: checked as a path, then dropped: refused by name
 bad_file timeline.csv 'gpus,seq,strategy,timeline,step_s\n8,8K,ulysses,t.json,1.0\n' "timeline.csv:1: header: column 'timeline' is an output flag"
 bad_file quote.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses,"1.0\n' 'quote.csv:2:14: a quoted field is not closed'
 bad_file short.csv 'gpus,seq,strategy,step_s\n8,8K,ulysses\n' 'short.csv:2: 3 fields, the header has 4'

@@ -328,8 +328,8 @@ int main(int argc, char **argv)
                       : "\"coll\":\"reduce_scatter\"";
         check("coll_mismatch", M_REPLACE, comm, c, "\"coll\":\"allreduce\"", comm, "coll", 2);
         /* measured bytes differ under a summary saying "bytes_ok": true: the
-         * trace contradicts itself, refused at the op line (issue 40: trace
-         * check said ok); with no "bytes_ok" in the summary the bytes are
+         * trace contradicts itself, refused at the op line (trace check
+         * used to say ok); with no "bytes_ok" in the summary the bytes are
          * data: the reader accepts them, validate exits 1 */
         char *p = strstr(lines[comm - 1], "\"bytes_sent\":");
         if (p) {
