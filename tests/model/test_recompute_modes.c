@@ -45,7 +45,7 @@ int main(void)
           "full: recompute FLOPs %.6g, want %.6g", full->time.hw_flops - none->time.hw_flops, 32.0 * (G + A) * gpus);
 
     /* Megatron-LM's selective modules */
-    static const struct {
+    const struct {
         uint32_t mods;
         double keep, flops; /* a layer's kept bytes; its recompute FLOPs */
         const char *what;
