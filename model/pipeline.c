@@ -92,7 +92,7 @@ void uly_plan_pipeline(uly_bctx *x)
         if (st != ULY_OK || n[0] < 1 || n[2] < 1)
             uly_reason_add(x, ULY_R_PP_SPLIT_REFUSED, 1, (double)m->layers, (double)pp, (double)V);
         else
-            uly_reason_add(x, ULY_R_PP_STAGES, 0, (double)n[0], (double)n[1], (double)n[2]);
+            uly_reason_add(x, ULY_R_PP_STAGES, 0, (double)n[0], pp > 2 ? (double)n[1] : -1.0, (double)n[2]);
     } else {
         /* the slowest and fullest stage has ceil(L / pp) layers */
         if (m->layers % pp) uly_reason_add(x, ULY_R_PP_UNEVEN, 0, (double)n[1], (double)m->layers, (double)pp);

@@ -26,6 +26,9 @@ static int layout_reason_format(const uly_reason *r, char *buf, size_t n)
         "it over"};
     _Static_assert(ULY_R_PP_SPLIT_REFUSED == ULY_R_PP_STAGES + 1 && ULY_R_OFFLOAD_NO_HOST_LINK == ULY_R_PP_STAGES + 2,
                    "the texts follow the codes' order");
+    if (r->code == ULY_R_PP_STAGES && r->v[1] < 0) /* two stages: no middle one */
+        return snprintf(buf, n, "uneven pipeline: %.0f layers on the first stage, %.0f on the last; the heaviest "
+                        "stage sets the pace", r->v[0], r->v[2]);
     return snprintf(buf, n, text[r->code - ULY_R_PP_STAGES], r->v[0], r->v[1], r->v[2]);
 }
 

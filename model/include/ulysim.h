@@ -629,7 +629,7 @@ typedef enum uly_reason_code {
     ULY_R_PP_VIRTUAL_LAYERS,  /* v0 layers, v1 pp x vpp, v2 pp: the layers do not split into the virtual stages */
     ULY_R_PP_INTERLEAVED,     /* v0 vpp, v1 layers per virtual stage, v2 micro-batches in flight on the first stage
                                * (assumption) */
-    ULY_R_PP_STAGES,          /* v0 layers of the first stage, v1 of a middle one, v2 of the last: an uneven split
+    ULY_R_PP_STAGES,          /* v0 layers of the first stage, v1 of a middle one (-1: two stages, none), v2 of the last: an uneven split
                                * (assumption) */
     ULY_R_PP_SPLIT_REFUSED,   /* v0 layers, v1 pp, v2 vpp: Megatron-Core refuses the uneven split */
     ULY_R_OFFLOAD_NO_HOST_LINK, /* v0 offloaded layers: the cluster gives no GPU-host link to offload over */

@@ -151,6 +151,21 @@ int main(void)
               !fx_has_reason(r, ULY_R_PP_VIRTUAL_LAYERS, 1),
           "search: pp %lld V %lld embed %d loss %d", (long long)r->layout.pp, (long long)r->layout.vpp,
           r->layout.pp_embed, r->layout.pp_loss);
+    /* two stages have no middle one: the split's note names the first and
+     * the last (126 layers, the first given 62: the last 64) */
+    l.pp = 2;
+    l.vpp = 1;
+    l.pp_embed = l.pp_loss = 0;
+    l.pp_first = 62;
+    l.pp_last = 0;
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, r) == ULY_OK && fx_has_reason(r, ULY_R_PP_STAGES, 0), "62/64 over 2");
+    for (int i = 0; i < r->n_reasons; i++) {
+        if (r->reasons[i].code != ULY_R_PP_STAGES) continue;
+        char text[256];
+        uly_reason_format(&r->reasons[i], &m, text, sizeof text);
+        CHECK(strstr(text, "62 layers on the first stage, 64 on the last") && !strstr(text, "middle"),
+              "two stages: %s", text);
+    }
     free(r);
     FX_DONE();
 }
