@@ -151,6 +151,14 @@ const char *sim_strategy_name(int id)
     return s && s->name ? s->name : "?";
 }
 
+/* What a named attention kernel is, for the workload line: cuDNN's source */
+const char *sim_attn_kernel_why(uly_attn_kernel k)
+{
+    return k == ULY_AK_CUDNN ? " (TransformerEngine's cuDNN fused attention, Megatron-Core's on Hopper and Blackwell; "
+                               "NVIDIA's published cuDNN rates)"
+                             : "";
+}
+
 void sim_workload_str(const uly_workload *w, char *buf, size_t n)
 {
     char gb[64];
@@ -170,11 +178,10 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; selective recompute is the same as none here: it re-creates the attention "
                       "scores, which flash attention never saves (Korthikanti et al. 2022)");
     if (k > 0 && (size_t)k < n) k += sim_fp8_workload_str(w, buf + k, n - (size_t)k);
-    if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash)
+    /* (FP8's words above name the kernel that priced attention) */
+    if (k > 0 && (size_t)k < n && w->attn_kernel != ULY_AK_FLASH2 && w->flash && w->dtype != ULY_FP8)
         k += snprintf(buf + k, n - (size_t)k, "; attention kernel %s%s", uly_attn_kernel_name(w->attn_kernel),
-                      w->attn_kernel == ULY_AK_CUDNN ? " (TransformerEngine's cuDNN fused attention, Megatron-Core's on "
-                                                       "Hopper and Blackwell; NVIDIA's published cuDNN rates)"
-                                                     : "");
+                      sim_attn_kernel_why(w->attn_kernel));
     if (k > 0 && (size_t)k < n && uly_attn_density(w) < 1)
         k += snprintf(buf + k, n - (size_t)k, "; block-sparse attention, density %g", uly_attn_density(w));
     if (k > 0 && (size_t)k < n && w->ffn_chunks > 1)

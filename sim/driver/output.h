@@ -54,6 +54,9 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n);
  * the step's "mfu_fp8". */
 int sim_fp8_workload_str(const uly_workload *w, char *buf, size_t n);
 const char *sim_op_kind_label(const uly_workload *w, const uly_op *op);
+/* The parenthesis the workload line puts after a named attention kernel
+ * ("" for the FlashAttention family, which --help describes). */
+const char *sim_attn_kernel_why(uly_attn_kernel k);
 void sim_peak_str(const uly_cluster *cl, const uly_workload *w, char *buf, size_t n);
 void sim_fp8_note(FILE *f, const uly_workload *w, const uly_cluster *cl, const uly_timing *t);
 void sim_fp8_json_workload(cJSON *wo, const uly_workload *w);

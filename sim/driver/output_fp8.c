@@ -40,13 +40,14 @@ int sim_fp8_workload_str(const uly_workload *w, char *buf, size_t n)
                  (int)w->fp8_bf16_end);
     return snprintf(buf, n,
                     "; FP8 %s scaling: GEMMs of %s (forward and backward) in FP8; %snorms, softmax, loss, embedding "
-                    "and output layer in bf16, activations and gradients sent in bf16%s%s; attention priced by %s",
+                    "and output layer in bf16, activations and gradients sent in bf16%s%s; attention priced by %s%s",
                     uly_fp8_recipe_name(w->fp8_recipe), ops,
                     w->fp8_attention ? "attention's forward in FP8 (FlashAttention-3's FP8 speed-up), its backward, "
                                      : "attention, ",
                     edges,
                     w->fp8_param_gather ? "; weights gathered in FP8" : "",
-                    w->flash ? uly_attn_kernel_name(w->attn_kernel) : "materialised score GEMMs");
+                    w->flash ? uly_attn_kernel_name(w->attn_kernel) : "materialised score GEMMs",
+                    w->flash ? sim_attn_kernel_why(w->attn_kernel) : "");
 }
 
 void sim_peak_str(const uly_cluster *cl, const uly_workload *w, char *buf, size_t n)
