@@ -684,7 +684,8 @@ typedef struct uly_timing {
     double pp_bubble;          /* fraction of the step a pipeline stage idles (0 without a pipeline) */
     double slots;              /* micro-batch slots of the slowest stage per step: micro_steps + (pp - 1) / vpp */
     int64_t stage_layers;      /* layers of that stage: step_s = slots (stage_layers (fwd + bwd) + model_s)
-                                * + step_fixed_s */
+                                * + step_fixed_s; an uneven split (uly_plan.pp_staged) paces the step by its
+                                * heaviest stage's own layers and end ops instead (uly_pp_staged_s) */
     double tokens_per_s;       /* global tokens per second */
     double model_flops;        /* per step, all GPUs */
     double hw_flops;           /* per step, all GPUs */
