@@ -270,6 +270,13 @@ static void ref_dx(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t i
         memcpy(R->out[CK_DX] + sample_row(S, i0 + i) * h, R->bdx + i * h, sizeof(double) * (size_t)h);
 }
 
+/* the reference kernels' progress callback: a beat per query row */
+static void alive_row(void *arg)
+{
+    (void)arg;
+    hx_alive_tick();
+}
+
 /* The float64 layer on the same seeded inputs: GEMMs by cblas_dgemm,
  * attention (the checked heads, every row) by kern_attn_ref_*_f64. */
 static int reference(const hx_ctx *c, const struct hx_sample *S, ref *R)
@@ -312,6 +319,7 @@ static int reference(const hx_ctx *c, const struct hx_sample *S, ref *R)
     ds.scale = (float)(1.0 / sqrt((double)d));
     ds.causal = c->w.causal != 0;
     ds.acc = KERN_ACC_F64;
+    ds.progress = alive_row; /* a long reference shows the waiting ranks rank 0 is alive */
     const int64_t nq = S->n_q * N * d, nk = S->n_kv * N * d;
     for (int64_t bb = 0; bb < b; bb++, hx_alive_tick())
         if (kern_attn_ref_fwd_f64(&ds, R->Qh + bb * nq, R->Kh + bb * nk, R->Vh + bb * nk, R->Oh + bb * nq,

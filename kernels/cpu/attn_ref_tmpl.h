@@ -43,6 +43,7 @@ static kern_status REF_FN(ref_fwd)(const struct kern_attn_desc *ds,
         const REF_T *kh = k + (size_t)(h / group) * n_kv * d;
         const REF_T *vh = v + (size_t)(h / group) * n_kv * d;
         for (int i = 0; i < n_q; i++) {
+            if (ds->progress) ds->progress(ds->progress_arg);
             const size_t row = (size_t)h * n_q + i;
             const REF_T *qi = q + row * d;
             REF_T *oi = o + row * d;
@@ -105,6 +106,7 @@ static kern_status REF_FN(ref_bwd)(const struct kern_attn_desc *ds,
         const REF_T *kh = k + (size_t)(h / group) * n_kv * d;
         const REF_T *vh = v + (size_t)(h / group) * n_kv * d;
         for (int i = 0; i < n_q; i++) {
+            if (ds->progress) ds->progress(ds->progress_arg);
             const size_t row = (size_t)h * n_q + i;
             const REF_ACC lse_i = (REF_ACC)lse[row];
             if (lse_i == (REF_ACC)-INFINITY) continue; /* saw no key: no gradient */
@@ -127,6 +129,7 @@ static kern_status REF_FN(ref_bwd)(const struct kern_attn_desc *ds,
     for (int hk = 0; hk < ds->kv_heads; hk++) {
         const REF_T *kh = k + (size_t)hk * n_kv * d, *vh = v + (size_t)hk * n_kv * d;
         for (int j = 0; j < n_kv; j++) {
+            if (ds->progress) ds->progress(ds->progress_arg);
             const REF_T *kj = kh + (size_t)j * d, *vj = vh + (size_t)j * d;
             const int i_first = kern_first_row_seeing(ds, j);
             for (int c = 0; c < d; c++) acc_a[c] = acc_b[c] = 0;

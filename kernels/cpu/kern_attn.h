@@ -57,6 +57,11 @@ struct kern_attn_desc {
     int64_t kv_off; /* global position of key row 0 (causal only) */
     kern_acc acc;   /* ref only; flash always accumulates in float32 */
     int threads;    /* flash only: worker threads; 0 = what OpenBLAS uses now */
+    /* ref only: called with progress_arg once per query row worked, so a
+     * caller waited on by others can show it is alive through a long
+     * reference (the harness's check); NULL: none. Results do not depend on it. */
+    void (*progress)(void *progress_arg);
+    void *progress_arg;
 };
 
 /* Forward: overwrites o and lse. Rows that see no key get O = 0 and
