@@ -3,16 +3,20 @@
 
 #include "internal.h"
 
+/* A layer: attention, its FFN (a MoE model's MoE layer: experts, shared
+ * experts, router) and two norms' gains (2h); biases are not counted. */
 double uly_layer_params(const uly_model *m)
 {
-    /* two norms' gains are counted (2h); biases are not */
-    return uly_attn_params(m) + uly_mlp_params(m) + 2.0 * (double)m->hidden;
+    const double ffn = m->experts > 0 ? uly_expert_params(m) + uly_moe_other_params(m) : uly_mlp_params(m);
+    return uly_attention_params(m) + ffn + 2.0 * (double)m->hidden;
 }
 
 double uly_model_params(const uly_model *m)
 {
     const double emb = (double)m->vocab * (double)m->hidden * (m->tied_embeddings ? 1.0 : 2.0);
-    return (double)m->layers * uly_layer_params(m) + emb + (double)m->hidden;
+    const double moe = (double)uly_moe_layers(m), dense = (double)m->layers - moe;
+    const double dense_layer = uly_attention_params(m) + uly_mlp_params(m) + 2.0 * (double)m->hidden;
+    return moe * (moe > 0 ? uly_layer_params(m) : 0) + dense * dense_layer + emb + (double)m->hidden;
 }
 
 double uly_flops_megatron(const uly_model *m, int64_t global_batch, int64_t seq, int recompute_full)

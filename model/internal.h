@@ -122,6 +122,8 @@ double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
 double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
+/* The MoE and MLA fields of a model (moe.c). */
+uly_status uly_moe_model_check(const uly_model *m, char *why, size_t n);
 /* FP8 training's GEMM ops' times, and attention's forward under
  * fp8_attention, into out[] (fp8_price.c), over the compute times a bf16
  * pricing of the plan kept there */

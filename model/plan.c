@@ -438,7 +438,7 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
         inside *= deg[g];
     }
     memset(&place[ULY_GROUP_NONE], 0, sizeof place[0]);
-    for (int g = ULY_GROUP_TP; g < ULY_GROUP_COUNT; g++) {
+    for (int g = ULY_GROUP_TP; g <= ULY_GROUP_PP; g++) {
         if (g == ULY_GROUP_ZERO) continue;
         const int64_t st = stride[g] ? stride[g] : inside; /* not in the order (the pipeline): outside all four */
         place_set(&place[g], deg[g], st, st >= gpn ? 1 : div_often_one(gpn, st), gpn);
@@ -448,6 +448,15 @@ static uly_status place_all(const uly_layout *l, const uly_cluster *c, uly_group
      * sharing that node */
     place_set(&place[ULY_GROUP_ZERO], l->ulysses * l->ring * l->dp, l->order[0] == ULY_GROUP_TP ? l->tp : 1,
               div_often_one(gpn, place[ULY_GROUP_TP].per_node), gpn);
+    /* the expert layers' groups fold over the stage's ranks in
+     * Megatron-Core's expert order, expert TP innermost, then EP, then
+     * expert DP (the rest of the stage; an EP x ETP that does not divide
+     * the stage is refused by the plan) */
+    const int64_t etp = l->etp > 1 ? l->etp : 1, ep = l->ep > 1 ? l->ep : 1;
+    place_set(&place[ULY_GROUP_ETP], etp, 1, gpn, gpn);
+    place_set(&place[ULY_GROUP_EP], ep, etp, etp >= gpn ? 1 : div_often_one(gpn, etp), gpn);
+    const int64_t ee = etp * ep, edp = inside % ee == 0 ? inside / ee : 1;
+    place_set(&place[ULY_GROUP_EDP], edp, ee, ee >= gpn ? 1 : div_often_one(gpn, ee), gpn);
     return ULY_OK;
 }
 

@@ -31,6 +31,7 @@ static const char *const rmod_names[] = {ULY_RECOMPUTE_MODULES(ULY_X_NAME)};
 static const char *const rmethod_names[] = {ULY_RECOMPUTE_METHODS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
+static const char *const moe_dispatcher_names[] = {ULY_MOE_DISPATCHERS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
 static const char *const op_kind_names[] = {ULY_OP_KINDS(ULY_X_NAME)};
 static const char *const mb_class_names[] = {ULY_MB_CLASSES(ULY_X_NAME)};
@@ -67,6 +68,7 @@ ULY_VOCAB_LOOKUPS(uly_recompute_module, uly_recompute_module, rmod_names, ULY_RM
 ULY_VOCAB_LOOKUPS(uly_recompute_method, uly_recompute_method, rmethod_names, ULY_RMETHOD_COUNT)
 ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
+ULY_VOCAB_LOOKUPS(uly_moe_dispatcher, uly_moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT)
 ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
 #undef ULY_VOCAB_LOOKUPS
 
@@ -88,7 +90,7 @@ const char *uly_coll_model_name(uly_coll_model m)
 
 const char *uly_group_name(uly_group g)
 {
-    static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero", "pp"};
+    static const char *const n[] = {"none", "tp", "ulysses", "ring", "dp", "zero", "pp", "etp", "ep", "edp"};
     _Static_assert(sizeof n / sizeof n[0] == ULY_GROUP_COUNT, "one name per value");
     return (unsigned)g < ULY_GROUP_COUNT ? n[g] : "?";
 }
@@ -252,6 +254,7 @@ void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int
     l->vpp = 1;
     l->pp_first = l->pp_last = 0;
     l->pp_embed = l->pp_loss = 0;
+    l->ep = l->etp = 1;
     l->order[0] = ULY_GROUP_TP;
     l->order[1] = ULY_GROUP_ULYSSES;
     l->order[2] = ULY_GROUP_RING;
@@ -303,13 +306,10 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t n)
     RANGE_I(m, head_dim, 1, 1 << 14);
     RANGE_I(m, ffn_hidden, 1, 1 << 22);
     RANGE_I(m, vocab, 1, 1 << 24);
-    if (m->heads * m->head_dim != m->hidden)
-        return fail(why, n, "heads x head_dim = %lld x %lld = %lld: must equal hidden = %lld", (long long)m->heads,
-                    (long long)m->head_dim, (long long)(m->heads * m->head_dim), (long long)m->hidden);
     if (m->heads % m->kv_heads != 0)
         return fail(why, n, "kv_heads = %lld: must divide heads = %lld", (long long)m->kv_heads,
                     (long long)m->heads);
-    return ULY_OK;
+    return uly_moe_model_check(m, why, n);
 }
 
 /* field = v: one of a vocabulary's values, or a message naming them. */
@@ -371,6 +371,12 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
     if (uly_fp8_check(w, why, n)) return ULY_EINVAL;
+    if (vocab_check("moe_dispatcher", (int)w->moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT, why, n))
+        return ULY_EINVAL;
+    if (!(w->moe_capacity == 0 || (w->moe_capacity >= 0.01 && w->moe_capacity <= 1024)))
+        return fail(why, n, "moe_capacity = %g: must be 0 (dropless) or a factor in 0.01..1024", w->moe_capacity);
+    if (!(w->moe_imbalance == 0 || (w->moe_imbalance >= 1 && w->moe_imbalance <= 1024)))
+        return fail(why, n, "moe_imbalance = %g: must be 1 (even routing) or more, at most 1024", w->moe_imbalance);
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
         return fail(why, n, "zero_stage = %d: the megatron framework shards the optimizer (zero 1, the distributed "
                     "optimizer) or nothing (zero 0)", w->zero_stage);
@@ -492,6 +498,8 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
                     (int)l->pp_first, (int)l->pp_last, (int)l->pp_embed, (int)l->pp_loss);
     if ((l->pp_first || l->pp_last || l->pp_embed || l->pp_loss) && l->pp <= 1)
         return fail(why, n, "an uneven pipeline split needs a pipeline (pp > 1)");
+    if (l->ep < 0 || l->ep > (1 << 20) || l->etp < 0 || l->etp > (1 << 20))
+        return fail(why, n, "ep = %d, etp = %d: must be 1..%d", (int)l->ep, (int)l->etp, 1 << 20);
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))
         return fail(why, n, "ulysses x ring x tp x dp x pp: must be 1..%lld GPUs", (long long)1 << 24);
     const uly_strategy *s = uly_strategy_get(l->strategy);

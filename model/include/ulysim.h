@@ -152,7 +152,38 @@ typedef struct uly_model {
     int tied_embeddings; /* 1: output projection shares the embedding */
     int dropout;         /* 1: dropout masks are stored (BERT/GPT-2 era) */
     int embed_norm;      /* 1: a LayerNorm after the embedding sum keeps its input (BERT) */
+    /* Mixture of experts (docs/model.md, "Mixture of experts"); experts 0:
+     * a dense model. A MoE layer's FFN is experts routed experts of
+     * moe_ffn_hidden each, topk of them per token, beside the shared experts
+     * (shared_ffn_hidden wide together, every token through them; 0: none)
+     * and a router (hidden x experts, no bias). The first moe_dense_first
+     * layers keep a dense FFN of ffn_hidden (DeepSeek's
+     * first_k_dense_replace); of the rest, every moe_every-th is MoE, the
+     * others dense (Megatron-LM's --moe-layer-freq k: layer i is MoE when
+     * i % k == 0, counted from the first after the dense ones; 0 or 1: all). */
+    int64_t experts, topk, moe_ffn_hidden, shared_ffn_hidden, moe_dense_first, moe_every;
+    /* Multi-head latent attention (DeepSeek-V2/V3; kv_lora_rank > 0): queries
+     * through a q_lora_rank-wide down-projection (0: none, Wq direct), keys
+     * and values through a kv_lora_rank-wide latent; a query or key head is
+     * qk_nope_dim + qk_rope_dim wide (the rope part of the key shared by all
+     * heads), a value head head_dim wide. kv_heads is then heads. */
+    int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim;
 } uly_model;
+
+/* MoE layers of the model, of its L layers (0: dense). */
+int64_t uly_moe_layers(const uly_model *m);
+/* A query / key head's width: head_dim, or nope + rope under MLA. */
+int64_t uly_qk_head_dim(const uly_model *m);
+/* Parameters of one MoE layer's routed experts (all of them), its shared
+ * experts and router; of a dense layer's FFN; of attention (MLA's
+ * projections and latent norms, or Wq, Wk, Wv, Wo). */
+double uly_expert_params(const uly_model *m);
+double uly_moe_other_params(const uly_model *m);
+double uly_dense_ffn_params(const uly_model *m);
+double uly_attention_params(const uly_model *m);
+/* Parameters a token meets: the model's with topk of the experts in each
+ * MoE layer (the "active" count model cards give). */
+double uly_model_active_params(const uly_model *m);
 
 /* The flash attention kernel, priced from the cluster preset's curves
  * (FlashAttention-2's published throughput) scaled by the kernel's measured
@@ -202,6 +233,17 @@ void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *
  * In fp32 training every convention keeps 4 + 4 + 8. */
 #define ULY_FRAMEWORKS(X) X(ULY_FW_DEEPSPEED, "deepspeed") X(ULY_FW_MEGATRON, "megatron") X(ULY_FW_FSDP, "fsdp")
 typedef enum uly_framework { ULY_FRAMEWORKS(ULY_X_ENUM) ULY_FW_COUNT } uly_framework;
+
+/* How MoE tokens reach their experts (Megatron-Core's
+ * --moe-token-dispatcher-type): alltoall, each (token, expert) pair sent
+ * to the expert's rank over the expert-parallel group and back (combine);
+ * allgather, every token all-gathered over the expert-parallel (and expert
+ * tensor-parallel) group, each rank running its experts on the tokens
+ * routed to them, the outputs reduce-scattered back. */
+#define ULY_MOE_DISPATCHERS(X) X(ULY_MOE_ALLTOALL, "alltoall") X(ULY_MOE_ALLGATHER, "allgather")
+typedef enum uly_moe_dispatcher { ULY_MOE_DISPATCHERS(ULY_X_ENUM) ULY_MOE_DISPATCHER_COUNT } uly_moe_dispatcher;
+const char *uly_moe_dispatcher_name(uly_moe_dispatcher d);
+uly_moe_dispatcher uly_moe_dispatcher_find(const char *name);
 const char *uly_framework_name(uly_framework f);
 uly_framework uly_framework_find(const char *name);
 
@@ -290,6 +332,15 @@ typedef struct uly_workload {
     int fp8_attention;
     int32_t fp8_bf16_start, fp8_bf16_end;
     int32_t fp8_amax_history;
+    /* MoE (ignored for dense models): the dispatcher; the capacity factor
+     * (Megatron-LM --moe-expert-capacity-factor: an expert takes at most
+     * capacity x its even share of the (token, expert) pairs, the rest
+     * dropped; 0: dropless); the load imbalance, the busiest expert rank's
+     * pairs over the even share (>= 1; 0: 1, even routing), which the
+     * capacity caps. */
+    uly_moe_dispatcher moe_dispatcher;
+    double moe_capacity;
+    double moe_imbalance;
 } uly_workload;
 
 
@@ -350,6 +401,12 @@ typedef enum uly_group {
     ULY_GROUP_DP,
     ULY_GROUP_ZERO, /* data x sequence (x ring x ulysses): where ZeRO shards */
     ULY_GROUP_PP,   /* pipeline stages: always the outermost group */
+    /* the expert layers' own groups over a stage's ranks (Megatron-Core's
+     * parallel folding): expert tensor parallel innermost, then expert
+     * parallel, then expert data parallel */
+    ULY_GROUP_ETP,
+    ULY_GROUP_EP,
+    ULY_GROUP_EDP,
     ULY_GROUP_COUNT
 } uly_group;
 const char *uly_group_name(uly_group g);
@@ -372,6 +429,12 @@ typedef struct uly_layout {
      * stage then one layer short. All 0: the even split. */
     int32_t pp_first, pp_last;
     uint8_t pp_embed, pp_loss;
+    /* MoE layers' expert parallelism and expert tensor parallelism
+     * (Megatron-Core --expert-model-parallel-size,
+     * --expert-tensor-parallel-size), folded over the stage's
+     * tp x ulysses x ring x dp ranks: ep x etp divides them, the rest is
+     * expert data parallelism; 0 or 1: none. Dense models: 1. */
+    int32_t ep, etp;
 } uly_layout;
 
 /* Default rank order, lowest (innermost) to highest: TP, Ulysses, ring, DP;
@@ -462,7 +525,24 @@ enum {
     X(ZERO_GATHER_W, "zero_gather_w") X(ZERO_RS_GRAD, "zero_rs_grad")           \
     X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")        \
     /* FSDP2's copy of a gathered layer out of the all-gather buffer */        \
-    X(FSDP_COPY_OUT, "fsdp_copy_out")
+    X(FSDP_COPY_OUT, "fsdp_copy_out")                                           \
+    /* mixture of experts: the router, the tokens permuted by expert and sent  \
+     * to the experts' ranks (dispatch: all-to-all over EP, or all-gather),   \
+     * gathered over expert TP, the local experts' grouped GEMMs, and back    \
+     * (combine); the shared experts are the MLP ops of a MoE layer */        \
+    X(ROUTER, "router") X(MOE_PERMUTE, "moe_permute")                           \
+    X(MOE_DISPATCH, "moe_dispatch") X(MOE_ETP_AG, "moe_etp_ag")                 \
+    X(EXPERT_UP, "expert_up") X(EXPERT_ACT, "expert_act")                       \
+    X(EXPERT_DOWN, "expert_down") X(MOE_ETP_RS, "moe_etp_rs")                   \
+    X(MOE_COMBINE, "moe_combine") X(MOE_UNPERMUTE, "moe_unpermute")             \
+    X(MOE_UNPERMUTE_BWD, "moe_unpermute_bwd")                                   \
+    X(MOE_COMBINE_BWD, "moe_combine_bwd") X(MOE_ETP_RS_BWD, "moe_etp_rs_bwd")   \
+    X(EXPERT_DOWN_BWD, "expert_down_bwd") X(EXPERT_ACT_BWD, "expert_act_bwd")   \
+    X(EXPERT_UP_BWD, "expert_up_bwd") X(MOE_ETP_AG_BWD, "moe_etp_ag_bwd")       \
+    X(MOE_DISPATCH_BWD, "moe_dispatch_bwd") X(MOE_PERMUTE_BWD, "moe_permute_bwd") \
+    X(ROUTER_BWD, "router_bwd")                                                 \
+    /* the expert weights' gradients over the expert data-parallel group */    \
+    X(EXPERT_GRAD_REDUCE, "expert_grad_reduce")
 
 typedef enum uly_op_type {
 #define ULY_OP_TYPE_ENUM(e, n) ULY_OPT_##e,
