@@ -31,11 +31,17 @@ double uly_flops_model_step(const uly_model *m, const uly_workload *w, double se
     /* GEMMs and attention fwd + 2x bwd, causal attention halved, logits; no
      * recompute (the model FLOPs MFU is defined on) */
     const double N = (double)w->seq;
-    const double layer = 2.0 * N * (uly_attn_params(m) + uly_mlp_params(m)) +
-                         4.0 * N * N * (double)(m->heads * m->head_dim) * (w->causal ? 0.5 : 1.0) *
-                             uly_attn_density(w);
+    /* scores q.k over a query head's width, then p.v over a value head's
+     * (the same but under MLA) */
+    const double qk_v = (double)(uly_qk_head_dim(m) + m->head_dim);
+    const double attn = 2.0 * N * uly_attention_params(m) +
+                        2.0 * N * N * (double)m->heads * qk_v * (w->causal ? 0.5 : 1.0) * uly_attn_density(w);
+    /* a MoE layer's token meets topk experts, the shared ones and the router */
+    const double moe = (double)uly_moe_layers(m), dense = (double)m->layers - moe;
+    const double routed = moe > 0 ? uly_expert_params(m) * (double)m->topk / (double)m->experts : 0;
+    const double ffn = 2.0 * N * (dense * uly_mlp_params(m) + moe * (routed + uly_moe_other_params(m)));
     const double logits = 2.0 * N * (double)m->hidden * (double)m->vocab;
-    return 3.0 * seqs * ((double)m->layers * layer + logits);
+    return 3.0 * seqs * ((double)m->layers * attn + ffn + logits);
 }
 
 /* Megatron-LM's num_floating_point_operations (megatron/training/training.py):
@@ -44,7 +50,14 @@ double uly_flops_model_step(const uly_model *m, const uly_workload *w, double se
 static double flops_megatron_lm(const uly_model *m, double B, double s)
 {
     const double L = (double)m->layers, h = (double)m->hidden, a = (double)m->heads;
-    const double k = (double)m->kv_heads, d = (double)m->head_dim, f = (double)m->ffn_hidden;
+    const double k = (double)m->kv_heads, d = (double)m->head_dim;
+    /* MoE: the FFN a token meets on average over the layers, its topk
+     * experts' and the shared ones' in a MoE layer (Megatron-LM's
+     * moe_ffn_hidden_size x topk + shared expert size term) */
+    const double moe = (double)uly_moe_layers(m);
+    const double f = moe > 0 ? ((L - moe) * (double)m->ffn_hidden +
+                                moe * ((double)(m->moe_ffn_hidden * m->topk) + (double)m->shared_ffn_hidden)) / L
+                             : (double)m->ffn_hidden;
     const double V = (double)m->vocab, g = m->swiglu ? 1.5 : 1.0;
     return 12.0 * B * s * L * h * h * ((1.0 + k / a + s / h) * (a * d / h) + (f / h) * g + V / (2.0 * L * h));
 }
@@ -60,7 +73,7 @@ double uly_flops_step(uly_flop_conv c, const uly_model *m, const uly_workload *w
         return uly_flops_megatron(m, (int64_t)seqs, w->seq, w->recompute == ULY_RECOMPUTE_FULL);
     case ULY_FLOPS_PALM:
         /* Chowdhery et al. 2022, appendix B: 6 P + 12 L h s per token */
-        return seqs * s * (6.0 * uly_model_params(m) + 12.0 * (double)m->layers * (double)m->hidden * s);
+        return seqs * s * (6.0 * uly_model_active_params(m) + 12.0 * (double)m->layers * (double)m->hidden * s);
     case ULY_FLOP_CONV_COUNT: break;
     }
     return 0;

@@ -251,6 +251,24 @@ static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph,
                        s->dims);
 }
 
+/* A MoE layer's routed experts, worked out once for its forward and
+ * backward ops (moe_plan.c): the router and the experts' grouped GEMMs,
+ * the expert activation's and the permutations' bytes, the transfers'. */
+typedef struct uly_moe_shape {
+    uly_gemm_shape router, up, down;
+    double act_bytes[2], perm_bytes, load;
+    int64_t act_elems, ep, etp;
+    int64_t disp_bytes, disp_elems, etp_bytes, etp_elems;
+    uly_coll coll, coll_back;
+} uly_moe_shape;
+int uly_moe_layout_check(uly_bctx *x, int64_t stage_gpus, int64_t t, int sp);
+void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus);
+void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb);
+double uly_moe_act_bytes(const uly_model *m, const uly_workload *w, double tokens, int64_t etp);
+void uly_moe_shape_init(uly_bctx *x, int64_t norm_tokens, uly_moe_shape *s);
+void uly_moe_fwd(uly_bctx *x, const uly_moe_shape *s, uly_phase ph, int recomp);
+void uly_moe_bwd(uly_bctx *x, const uly_moe_shape *s);
+
 /* The transformer layer around a strategy's attention section. */
 typedef struct uly_layer_hooks {
     int64_t gemm_tokens;  /* rows of this rank's projection GEMMs per sequence */

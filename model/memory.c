@@ -16,12 +16,14 @@
  * than read from the workload: a plan's may differ (RSA materialises). */
 static inline __attribute__((always_inline)) void act_layer_terms(const uly_model *m, const uly_workload *w, int flash,
                                                                    int64_t seq_full, int64_t t, int sp,
-                            int64_t cp, int selective, uly_act_terms *o)
+                            int64_t cp, int selective, int64_t etp, uly_act_terms *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
     const double s = (double)seq_full, T = s / (double)cp; /* this rank's tokens */
     const double h = (double)m->hidden, a = (double)m->heads, k = (double)m->kv_heads;
-    const double d = (double)m->head_dim, f = (double)m->ffn_hidden, tt = (double)t;
+    const double d = (double)m->head_dim, tt = (double)t;
+    /* a MoE layer's MLP: its shared experts */
+    const double f = (double)(m->experts > 0 ? m->shared_ffn_hidden : m->ffn_hidden);
     const double nt = sp ? tt : 1.0; /* the non-TP regions split only under SP */
     const double drop = m->dropout ? 1.0 : 0.0;
     o->ln = 2.0 * beta * b * T * h / nt;
@@ -41,19 +43,20 @@ static inline __attribute__((always_inline)) void act_layer_terms(const uly_mode
     o->act_in = beta * b * T * f * (m->swiglu ? 2.0 : 1.0) / tt;
     o->act_out = beta * b * T * f / tt;
     o->mlp_drop = drop * b * T * h / nt;
-    o->total = o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
+    o->experts = m->experts > 0 ? uly_moe_act_bytes(m, w, b * T / nt, etp) : 0;
+    o->total = o->experts + o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
                o->mlp_in + o->act_in + o->act_out + o->mlp_drop;
 }
 
 __attribute__((cold)) void uly_act_terms_plan(const uly_model *m, const uly_workload *w, const uly_plan *plan, uly_act_terms *o)
 {
-    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, o);
+    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, plan->layout.etp, o);
 }
 
 void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,
                          int64_t t, int sp, int64_t cp, int selective, uly_act_terms *o)
 {
-    act_layer_terms(m, w, w->flash, seq_full, t, sp, cp, selective, o);
+    act_layer_terms(m, w, w->flash, seq_full, t, sp, cp, selective, 1, o);
 }
 
 /* Bytes backward adds at its peak on top of what the layers hold: a walk of
@@ -215,11 +218,18 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
     tb[ULY_MEM_WEIGHTS] = sb.weights_whole * params + sb.weights_shard * shard;
     tb[ULY_MEM_GRADS] = sb.grads_whole * params + sb.grads_shard * shard;
     tb[ULY_MEM_OPTIM] = sb.optim_whole * params + sb.optim_shard * shard;
+    if (__builtin_expect(plan->expert_params_rank > 0, 0)) {
+        /* the routed experts' states, sharded over the expert data-parallel group */
+        const double pe = plan->expert_params_rank, se = plan->expert_params_shard;
+        tb[ULY_MEM_WEIGHTS] += sb.weights_whole * pe + sb.weights_shard * se;
+        tb[ULY_MEM_GRADS] += sb.grads_whole * pe + sb.grads_shard * se;
+        tb[ULY_MEM_OPTIM] += sb.optim_whole * pe + sb.optim_shard * se;
+    }
     /* FP8 training's weight copies, scales and amax histories (fp8.c) */
     if (__builtin_expect(w->dtype == ULY_FP8, 0)) tb[ULY_MEM_WEIGHTS] += uly_fp8_mem_total(m, w, plan);
 
     uly_act_terms full;
-    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, &full);
+    act_layer_terms(m, w, plan->act_flash, w->seq, plan->act_tp, plan->act_sp, plan->act_cp, 0, plan->layout.etp, &full);
     if (w->ffn_chunks > 1) {
         /* chunked FFN: the f-wide intermediates are not saved, and one
          * block's are live at a time in backward */

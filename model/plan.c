@@ -118,6 +118,8 @@ typedef struct layer_shape {
     uly_gemm_shape qkv, out, up, down;
     double ln_bytes[2], act_bytes[2]; /* [backward] */
     int64_t act_elems;
+    int mlp, moe; /* the layer has an MLP (a MoE layer's: its shared experts), routed experts */
+    uly_moe_shape experts;
 } layer_shape;
 
 static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape *s)
@@ -125,7 +127,12 @@ static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape 
     const uly_model *m = x->m;
     const double b = (double)x->b, beta = (double)x->beta;
     const double tg = (double)h->gemm_tokens, tn = (double)h->norm_tokens, t = (double)h->t;
-    const double hid = (double)m->hidden, f = (double)m->ffn_hidden;
+    /* a MoE model's layer is priced as a MoE layer: its MLP is the shared
+     * experts' (none when 0 wide) */
+    s->moe = m->experts > 0;
+    const double hid = (double)m->hidden, f = (double)(s->moe ? m->shared_ffn_hidden : m->ffn_hidden);
+    s->mlp = f > 0;
+    if (__builtin_expect(s->moe, 0)) uly_moe_shape_init(x, h->norm_tokens, &s->experts);
     const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
     s->qkv = uly_gemm_shape_of(x, b * tg, qkv_cols, hid);
     s->out = uly_gemm_shape_of(x, b * tg, hid, (double)(m->heads * m->head_dim) / t);
@@ -162,6 +169,9 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     if (h->leave_tp) h->leave_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN2, ph, recomp, s->ln_bytes[0], 0);
+    /* Megatron-Core's MoELayer: the routed experts, then the shared ones */
+    if (__builtin_expect(s->moe, 0)) uly_moe_fwd(x, &s->experts, ph, recomp);
+    if (!s->mlp) return;
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 1, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_UP, ph, recomp, &s->up, 1.0));
@@ -172,11 +182,11 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     tp_overlap(x, k, g);
 }
 
-static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
+/* The MLP's backward (a MoE layer's shared experts'), the MLP region's
+ * transfers around it */
+static void mlp_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
 {
     const uly_phase ph = ULY_PHASE_BWD;
-    /* the mirror of each forward comm is the same collective reversed
-     * (all-gather <-> reduce-scatter): hooks are called in reverse order */
     int k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 1, h->tp_ctx);
     if (x->w->ffn_chunks > 1) {
@@ -191,12 +201,21 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     tp_overlap(x, k, g);
+}
+
+static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
+{
+    const uly_phase ph = ULY_PHASE_BWD;
+    /* the mirror of each forward comm is the same collective reversed
+     * (all-gather <-> reduce-scatter): hooks are called in reverse order */
+    if (s->mlp) mlp_bwd(x, h, s);
+    if (__builtin_expect(s->moe, 0)) uly_moe_bwd(x, &s->experts);
     uly_emit_elem(x, ULY_OPT_LN2_BWD, ph, 0, s->ln_bytes[1], 0);
-    k = x->p->n_ops;
+    int k = x->p->n_ops;
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, &s->out, 2.0));
     h->attn_bwd(x, h->ctx);
-    g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
+    const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
@@ -316,6 +335,12 @@ __attribute__((cold, noinline)) static void layer_recompute_other(uly_bctx *x, c
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h)
 {
     const int first = x->p->n_ops;
+    if (__builtin_expect(x->m->experts > 0 || x->l->ep > 1 || x->l->etp > 1, 0)) {
+        const uly_layout *l = x->l;
+        /* sequence parallel: the norms run on a t-th of the GEMMs' rows */
+        const int sp = h->t <= 1 || h->norm_tokens < h->gemm_tokens;
+        uly_moe_layout_check(x, l->tp * l->ulysses * l->ring * l->dp, h->t, sp);
+    }
     layer_shape s;
     layer_shape_init(x, h, &s);
     layer_fwd(x, h, &s);
@@ -733,6 +758,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         }
         plan->model_params_rank = most / (double)l->tp;
     }
+    if (__builtin_expect(m->experts > 0, 0)) uly_moe_plan_params(&x, stage_gpus);
     uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;
     if (plan->dims.cp < 1) plan->dims.cp = 1;
@@ -747,6 +773,7 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
     uly_state_bytes sb; /* per parameter, whole and sharded: both of these read it */
     uly_state_bytes_get(w, &sb);
     emit_zero_ops(&x, &sb);
+    if (__builtin_expect(plan->expert_params_rank > 0, 0)) uly_moe_emit_grads(&x, &sb);
     emit_optimizer(&x, &sb);
     plan->price_rare = plan->pp_staged | (plan->recompute_skip > 0) | (plan->offload_share > 0);
     if (x.overflow) return ULY_EOVERFLOW;

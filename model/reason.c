@@ -135,6 +135,22 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
         k = snprintf(buf, n, "interleaved 1F1B: %.0f virtual stages of %.4g layers per pipeline rank; the first rank "
                      "holds %.3g micro-batches of activations", v[0], v[1], v[2]);
         break;
+    case ULY_R_MOE_LAYOUT: {
+        static const char *const why[] = {
+            "expert parallelism %.0f x expert tensor parallelism %.0f: the model has no experts (use 1)",
+            "expert parallelism x expert tensor parallelism = %.0f does not divide the stage's %.0f GPUs",
+            "expert parallelism %.0f does not divide the %.0f experts",
+            "tensor parallelism %.0f beside MoE layers needs sequence parallelism (Megatron-Core refuses it without)",
+            "ZeRO stage %.0f with MoE layers: sharding the experts' weights over data parallelism is not modelled "
+            "(use 0-2)"};
+        const int w = v[0] >= 0 && v[0] <= 4 ? (int)v[0] : 0;
+        k = snprintf(buf, n, why[w], v[1], v[2]);
+        break;
+    }
+    case ULY_R_MOE_DENSE_LAYERS:
+        k = snprintf(buf, n, "%.0f dense layers of %.0f priced as MoE layers (their parameters, memory and FLOPs "
+                     "counted as dense)", v[0], v[1]);
+        break;
     case ULY_R_PP_STAGES:
     case ULY_R_PP_SPLIT_REFUSED:
     case ULY_R_OFFLOAD_NO_HOST_LINK:

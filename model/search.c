@@ -78,6 +78,23 @@ static void walk_init(walk *k, const uly_model *m, const uly_workload *w, const 
 
 static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
 
+/* A MoE model's expert layouts of one split: each expert-parallel degree
+ * dividing the experts and, with the pinned expert TP (else none), the
+ * stage's GPUs, smaller first (fewer transfers win ties). */
+__attribute__((noinline)) static void experts_each(walk *k, int64_t gpus, uly_layout *l,
+                                                   void (*visit)(walk *k, uly_layout *l))
+{
+    const int64_t etp = k->o->pin_etp > 1 ? k->o->pin_etp : 1;
+    int64_t de[MAX_DIV];
+    if (gpus % etp != 0) return;
+    const int ne = divisors(gpus / etp, de);
+    for (int i = 0; i < ne; i++) {
+        if (k->m->experts % de[i] != 0 || !pinned_ok(k->o->pin_ep, de[i])) continue;
+        l->ep = (int32_t)de[i], l->etp = (int32_t)etp;
+        visit(k, l);
+    }
+}
+
 /* Calls visit on every split of one pipeline stage's GPUs into the
  * strategy's degrees (Ulysses, ring, TP) x data parallel that the pins
  * allow, smaller Ulysses then ring then TP degrees first: on ties the first
@@ -106,6 +123,10 @@ static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t
                 l.vpp = vpp;
                 l.pp_first = split->pp_first, l.pp_last = split->pp_last;
                 l.pp_embed = split->pp_embed, l.pp_loss = split->pp_loss;
+                if (__builtin_expect(k->m->experts > 0, 0)) {
+                    experts_each(k, gpus, &l, visit);
+                    continue;
+                }
                 visit(k, &l);
             }
         }

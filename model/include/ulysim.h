@@ -542,7 +542,7 @@ enum {
     X(MOE_DISPATCH_BWD, "moe_dispatch_bwd") X(MOE_PERMUTE_BWD, "moe_permute_bwd") \
     X(ROUTER_BWD, "router_bwd")                                                 \
     /* the expert weights' gradients over the expert data-parallel group */    \
-    X(EXPERT_GRAD_REDUCE, "expert_grad_reduce")
+    X(EXPERT_GRAD_REDUCE, "expert_grad_reduce") X(EXPERT_PARAM_GATHER, "expert_param_gather")
 
 typedef enum uly_op_type {
 #define ULY_OP_TYPE_ENUM(e, n) ULY_OPT_##e,
@@ -638,7 +638,10 @@ typedef struct uly_plan {
     double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */
     double pp_in_flight_last; /* the same for the last stage (1 but under interleaving) */
     int64_t vpp;             /* virtual stages per pipeline rank (1: plain 1F1B) */
-    double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included) */
+    double layer_params_rank; /* parameters of one layer this rank holds (replicated KV heads included; a MoE
+                               * layer's routed experts not) */
+    double expert_params_rank; /* the routed experts' parameters of the stage's MoE layers this rank holds */
+    double expert_params_shard; /* its padded shard over the expert data-parallel group (uly_shard_params) */
     double model_params_rank; /* parameters of the model (of the heaviest stage) this rank holds before ZeRO */
     double model_params_shard; /* its padded ZeRO shard over dims.zero_group (uly_shard_params) */
     int64_t seq_granule;     /* the sequence lengths the layout accepts are its multiples (the strategy's checks; 0 or 1: any) */
@@ -713,6 +716,11 @@ typedef enum uly_reason_code {
                                * (assumption) */
     ULY_R_PP_SPLIT_REFUSED,   /* v0 layers, v1 pp, v2 vpp: Megatron-Core refuses the uneven split */
     ULY_R_OFFLOAD_NO_HOST_LINK, /* v0 offloaded layers: the cluster gives no GPU-host link to offload over */
+    ULY_R_MOE_LAYOUT,         /* an expert layout Megatron-Core refuses: v0 0 (ep v1, etp v2 for a dense model),
+                               * 1 (ep x etp v1 does not divide the stage's v2 ranks), 2 (ep v1 does not divide
+                               * the v2 experts), 3 (tensor parallelism v1 beside MoE without sequence parallelism),
+                               * 4 (ZeRO stage v1 over expert weights, not modelled) */
+    ULY_R_MOE_DENSE_LAYERS,   /* v0 dense layers of v1 priced as MoE layers (assumption) */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 
@@ -928,6 +936,8 @@ typedef struct uly_act_terms {
     double act_in;      /* activation function input(s) */
     double act_out;     /* activation output (second GEMM input) */
     double mlp_drop;    /* dropout mask after the MLP */
+    double experts;     /* a MoE layer's routed experts: their gathered inputs, activation input and output, outputs
+                         * before the combine, of the busiest rank (docs/model.md, "Mixture of experts") */
     double total;
 } uly_act_terms;
 void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_full,

@@ -30,6 +30,10 @@ typedef struct uly_search_opts {
     int pin_split;
     int32_t split_first, split_last;
     uint8_t split_embed, split_loss;
+    /* A MoE model's expert parallelism: pinned (> 0), or 0, every degree
+     * dividing both the stage's GPUs and the experts; expert tensor
+     * parallelism pinned (> 0) or 0, none (1). Dense models: 1. */
+    int64_t pin_ep, pin_etp;
 } uly_search_opts;
 
 typedef struct uly_search_stats {

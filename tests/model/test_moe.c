@@ -1,0 +1,226 @@
+/* test_moe.c: a mixture-of-experts layer's plan: the bytes of its token
+ * dispatch and combine, where they travel, the experts' memory under
+ * EP x ETP with a sharded optimizer, the leading dense layers' parameters
+ * and FLOPs, and the layouts Megatron-Core refuses. Every expectation is
+ * worked out here from the sizes, not read back from the library. */
+#include "fixtures.h"
+
+/* A Mixtral-like layer small enough to count by hand: h 1024, 8 experts of
+ * f 2048 (SwiGLU), top-2, 16 heads of 64 (GQA 4), 32 layers. */
+static uly_model moe_model(void)
+{
+    uly_model m = fx_model("moe-test", 32, 1024, 16, 4, 4096, 32000, 1);
+    m.experts = 8, m.topk = 2, m.moe_ffn_hidden = 2048;
+    return m;
+}
+
+static const uly_op *find_op(const uly_plan *p, uly_op_type t, uly_phase ph)
+{
+    for (int i = 0; i < p->n_ops; i++)
+        if (p->ops[i].type == t && p->ops[i].phase == ph && !p->ops[i].recompute) return &p->ops[i];
+    return NULL;
+}
+
+static int build(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_layout *l, uly_plan *p,
+                 uly_reason *r, int *nr)
+{
+    return uly_plan_build(m, w, c, l, p, r, nr) == ULY_OK;
+}
+
+static int has_reason(const uly_reason *r, int n, uly_reason_code code, double v0)
+{
+    for (int i = 0; i < n; i++)
+        if (r[i].code == code && r[i].v[0] == v0) return 1;
+    return 0;
+}
+
+/* Top-2 of 8 experts over EP 8 on 16 GPUs: each rank routes its b T
+ * tokens' 2 copies, 7/8 of them to other ranks, h bf16 elements each; the
+ * combine brings as many back, and backward mirrors both. On 8-GPU nodes
+ * the EP group is a node's; on 4-GPU nodes it spans two. */
+static void test_dispatch_bytes(void)
+{
+    const uly_model m = moe_model();
+    uly_workload w = fx_work(4096);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    static uly_plan p;
+    uly_reason r[ULY_MAX_REASONS];
+    int nr = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 8;
+    const double T = 4096, pairs = T * 2, h = 1024, beta = 2;
+    const int64_t want = (int64_t)(pairs * h * beta * 7.0 / 8.0); /* 14,680,064 */
+    for (int gpn = 8; gpn >= 4; gpn -= 4) {
+        uly_cluster c = fx_a100(16 / gpn);
+        c.gpus_per_node = gpn;
+        CHECK(build(&m, &w, &c, &l, &p, r, &nr), "plan builds");
+        CHECK(p.n_ops < ULY_PLAN_MAX_OPS, "the plan has room: %d ops", p.n_ops);
+        const uly_op_type types[4] = {ULY_OPT_MOE_DISPATCH, ULY_OPT_MOE_COMBINE, ULY_OPT_MOE_COMBINE_BWD,
+                                      ULY_OPT_MOE_DISPATCH_BWD};
+        for (int i = 0; i < 4; i++) {
+            const uly_op *o = find_op(&p, types[i], i < 2 ? ULY_PHASE_FWD : ULY_PHASE_BWD);
+            CHECK(o != NULL, "%s emitted", uly_op_type_name(types[i]));
+            if (!o) continue;
+            CHECK(o->bytes_sent == want, "%s: %lld bytes sent, want %lld", uly_op_type_name(types[i]),
+                  (long long)o->bytes_sent, (long long)want);
+            CHECK(o->coll == ULY_COLL_ALLTOALL && o->group == ULY_GROUP_EP && o->group_size == 8,
+                  "%s: an all-to-all over the 8 EP ranks", uly_op_type_name(types[i]));
+            const uint8_t tiers = gpn == 8 ? ULY_TIER_INTRA : (ULY_TIER_INTRA | ULY_TIER_INTER);
+            CHECK(o->tiers == tiers, "%s on %d-GPU nodes: tiers %u, want %u", uly_op_type_name(types[i]), gpn,
+                  o->tiers, tiers);
+        }
+        /* the experts' grouped GEMM: 8 / 8 = 1 local expert running the
+         * 8192 pairs every rank receives under even routing */
+        const uly_op *up = find_op(&p, ULY_OPT_EXPERT_UP, ULY_PHASE_FWD);
+        CHECK(up && up->gemm_batch == 1 && up->gemm_m == pairs && up->gemm_n == 2.0 * 2048 && up->gemm_k == h,
+              "expert_up: 1 x (8192 x 1024)(1024 x 4096)");
+        CHECK(up && fabs(up->flops - 2.0 * pairs * h * 4096) < 1, "expert_up FLOPs");
+    }
+    /* the allgather dispatcher: the 4096 tokens from each of the 7 others */
+    w.moe_dispatcher = ULY_MOE_ALLGATHER;
+    uly_cluster c = fx_a100(2);
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr), "plan builds");
+    const uly_op *ag = find_op(&p, ULY_OPT_MOE_DISPATCH, ULY_PHASE_FWD);
+    const uly_op *rs = find_op(&p, ULY_OPT_MOE_COMBINE, ULY_PHASE_FWD);
+    CHECK(ag && ag->coll == ULY_COLL_ALLGATHER && ag->bytes_sent == (int64_t)(7 * T * h * beta), "allgather dispatch");
+    CHECK(rs && rs->coll == ULY_COLL_REDUCE_SCATTER && rs->bytes_sent == (int64_t)(7 * T * h * beta),
+          "reduce-scatter combine");
+}
+
+/* EP 4 x ETP 2 over 16 GPUs, Megatron's distributed optimizer: each rank
+ * holds 8/4 experts of every layer, half of each (ETP), and shards their
+ * fp32 states over the 16 / 8 = 2 expert data-parallel ranks; the rest of
+ * the model over all 16 (DP). */
+static void test_expert_memory(void)
+{
+    const uly_model m = moe_model();
+    uly_workload w = fx_work(4096);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    const uly_cluster c = fx_a100(2);
+    static uly_plan p;
+    uly_reason r[ULY_MAX_REASONS];
+    int nr = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 4, l.etp = 2;
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr), "plan builds");
+    const double h = 1024, f = 2048, L = 32, E = 8;
+    const double expert = 3.0 * h * f; /* SwiGLU: three h x f matrices */
+    const double rank_experts = L * E * expert / (4.0 * 2.0);
+    CHECK(fabs(p.expert_params_rank - rank_experts) < 1, "expert params per rank %.0f, want %.0f",
+          p.expert_params_rank, rank_experts);
+    CHECK(fabs(p.expert_params_shard - rank_experts / 2.0) <= 1, "shard over EDP 2: %.0f", p.expert_params_shard);
+    /* the rest: attention (Wq, Wo h x h; Wk, Wv h x 4 x 64), the router
+     * h x E and two norms per layer, embeddings in and out, the final norm */
+    const double attn = 2.0 * h * h + 2.0 * h * 4 * 64, rest = L * (attn + h * E + 2 * h) + 2.0 * 32000 * h + h;
+    CHECK(fabs(p.model_params_rank - rest) < 1, "non-expert params %.0f, want %.0f", p.model_params_rank, rest);
+    uly_memory mem;
+    CHECK(uly_memory_eval(&m, &w, &c, &p, &mem) == ULY_OK, "memory");
+    /* Megatron: bf16 weights and fp32 gradients whole, 12 bytes of fp32
+     * states sharded; padded shards as ZeRO pads them */
+    const double sh_rest = ceil(ceil(rest) / 16.0), sh_exp = ceil(ceil(rank_experts) / 2.0);
+    const double optim = 12.0 * (sh_rest + sh_exp), weights = 2.0 * (rest + rank_experts);
+    CHECK(fabs(mem.term_bytes[ULY_MEM_OPTIM] - optim) < 64, "optimizer bytes %.0f, want %.0f",
+          mem.term_bytes[ULY_MEM_OPTIM], optim);
+    CHECK(fabs(mem.term_bytes[ULY_MEM_WEIGHTS] - weights) < 64, "weight bytes %.0f, want %.0f",
+          mem.term_bytes[ULY_MEM_WEIGHTS], weights);
+    /* the expert gradients reduce-scattered over the 2 EDP ranks, in fp32 */
+    const uly_op *g = find_op(&p, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_STEP);
+    CHECK(g && g->group == ULY_GROUP_EDP && g->coll == ULY_COLL_REDUCE_SCATTER &&
+              g->bytes_sent == (int64_t)(sh_exp * 4.0),
+          "expert gradients: %lld bytes", g ? (long long)g->bytes_sent : -1LL);
+    /* the ETP all-gather of the 8192 received pairs, to the other rank */
+    const uly_op *ag = find_op(&p, ULY_OPT_MOE_ETP_AG, ULY_PHASE_FWD);
+    CHECK(ag && ag->group == ULY_GROUP_ETP && ag->bytes_sent == (int64_t)(8192.0 * h * 2.0), "ETP all-gather");
+}
+
+/* DeepSeek's leading dense layers: 2 of 6 layers keep a 4096-wide dense
+ * FFN; the parameters and the model FLOPs count them so. */
+static void test_dense_first(void)
+{
+    uly_model m = moe_model();
+    m.layers = 6, m.moe_dense_first = 2, m.shared_ffn_hidden = 1024;
+    const double h = 1024, attn = 2.0 * h * h + 2.0 * h * 256;
+    const double dense = attn + 3.0 * h * 4096 + 2 * h;
+    const double moe = attn + 8 * 3.0 * h * 2048 + 3.0 * h * 1024 + h * 8 + 2 * h;
+    const double total = 2 * dense + 4 * moe + 2.0 * 32000 * h + h;
+    CHECK(fabs(uly_model_params(&m) - total) < 1, "params %.0f, want %.0f", uly_model_params(&m), total);
+    const double active = total - 4 * 6 * 3.0 * h * 2048; /* 6 of 8 experts idle per token */
+    CHECK(fabs(uly_model_active_params(&m) - active) < 1, "active params %.0f, want %.0f",
+          uly_model_active_params(&m), active);
+    uly_workload w = fx_work(1024);
+    w.causal = 0;
+    /* per token: 2 x the parameters a token meets in its layers' GEMMs,
+     * the scores' 4 N a d, the logits' 2 h V; three passes */
+    const double N = 1024, per_layer_attn = 2 * attn + 4 * N * 16 * 64;
+    const double ffn = 2 * (2 * 3.0 * h * 4096) + 4 * 2 * (2 * 3.0 * h * 2048 + 3.0 * h * 1024 + h * 8);
+    const double want = 3.0 * N * (6 * per_layer_attn + ffn + 2 * h * 32000);
+    const double got = uly_flops_model_step(&m, &w, 1);
+    CHECK(fabs(got - want) < 1e-9 * want, "model FLOPs %.6g, want %.6g", got, want);
+    m.moe_dense_first = 0, m.moe_every = 2; /* Megatron's --moe-layer-freq 2: layers 0, 2, 4 */
+    CHECK(uly_moe_layers(&m) == 3, "every other layer MoE: %lld", (long long)uly_moe_layers(&m));
+}
+
+/* Megatron-Core's refusals: EP must divide the experts and, with ETP, the
+ * stage's GPUs; TP beside MoE needs sequence parallelism. */
+static void test_refused(void)
+{
+    const uly_model m = moe_model();
+    uly_workload w = fx_work(4096);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    const uly_cluster c = fx_a100(2);
+    static uly_plan p;
+    uly_reason r[ULY_MAX_REASONS];
+    int nr = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 16;
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr) && has_reason(r, nr, ULY_R_MOE_LAYOUT, 2), "EP 16 over 8 experts");
+    l.ep = 4, l.etp = 8;
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr) && has_reason(r, nr, ULY_R_MOE_LAYOUT, 1), "EP x ETP 32 over 16 GPUs");
+    uly_layout_init(&l, ULY_STRAT_MEGATRON_TP, 1, 1, 2, 8);
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr) && has_reason(r, nr, ULY_R_MOE_LAYOUT, 3), "TP without SP");
+    uly_layout_init(&l, ULY_STRAT_MEGATRON_SP, 1, 1, 2, 8);
+    l.ep = 8;
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr) && !has_reason(r, nr, ULY_R_MOE_LAYOUT, 3), "TP with SP runs");
+    const uly_model dense = fx_llama3_8b();
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 2;
+    CHECK(build(&dense, &w, &c, &l, &p, r, &nr) && has_reason(r, nr, ULY_R_MOE_LAYOUT, 0), "EP on a dense model");
+}
+
+/* The search tries expert-parallel degrees dividing the experts; a pinned
+ * one is kept. */
+static void test_search(void)
+{
+    const uly_model m = moe_model();
+    uly_workload w = fx_work(4096);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON, w.global_batch = 64;
+    const uly_cluster c = fx_a100(2);
+    uly_search_opts o;
+    memset(&o, 0, sizeof o);
+    o.pin_ep = 4;
+    static uly_result best;
+    uly_search_stats stats = {0};
+    uly_status st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_ULYSSES, &o, &best, &stats);
+    CHECK(st == ULY_OK && best.feasible && best.layout.ep == 4, "pinned EP 4 kept: ep %d", (int)best.layout.ep);
+    /* searched: the degrees 1, 2, 4, 8 dividing both the 16 GPUs and the 8
+     * experts, each a layout of its own */
+    const uint64_t pinned = stats.evaluated;
+    o.pin_ep = 0;
+    memset(&stats, 0, sizeof stats);
+    st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_ULYSSES, &o, &best, &stats);
+    CHECK(st == ULY_OK && stats.evaluated == 4 * pinned, "4 EP degrees: %llu evaluations against %llu pinned",
+          (unsigned long long)stats.evaluated, (unsigned long long)pinned);
+}
+
+int main(void)
+{
+    test_dispatch_bytes();
+    test_expert_memory();
+    test_dense_first();
+    test_refused();
+    test_search();
+    FX_DONE();
+}
