@@ -122,6 +122,8 @@ double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
 double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
+/* MLA's attention parameters with value heads v_head_dim wide (moe.c). */
+double uly_mla_params(const uly_model *m, int64_t v_head_dim);
 /* The MoE and MLA fields of a model (moe.c). */
 uly_status uly_moe_model_check(const uly_model *m, char *why, size_t n);
 /* FP8 training's GEMM ops' times, and attention's forward under

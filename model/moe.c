@@ -21,8 +21,12 @@ int64_t uly_qk_head_dim(const uly_model *m)
 
 double uly_attention_params(const uly_model *m)
 {
-    const double h = (double)m->hidden, a = (double)m->heads, dv = (double)m->head_dim;
-    if (m->kv_lora_rank <= 0) return uly_attn_params(m);
+    return m->kv_lora_rank > 0 ? uly_mla_params(m, m->head_dim) : uly_attn_params(m);
+}
+
+double uly_mla_params(const uly_model *m, int64_t v_head_dim)
+{
+    const double h = (double)m->hidden, a = (double)m->heads, dv = (double)v_head_dim;
     /* DeepSeek-V2/V3's MLA (modeling_deepseek.py's DeepseekV3Attention):
      * q_a_proj h x q_lora, its RMSNorm, q_b_proj q_lora x a (nope + rope)
      * (or q_proj h x a (nope + rope) without a q latent); kv_a_proj_with_mqa
@@ -83,6 +87,10 @@ uly_status uly_moe_model_check(const uly_model *m, char *why, size_t n)
         if (m->qk_nope_dim + m->qk_rope_dim < 1 || m->qk_rope_dim < 1)
             return uly_fail(why, n, "qk_rope_dim = %lld: multi-head latent attention needs its rope part (1 or more)",
                             (long long)m->qk_rope_dim);
+        if ((uly_qk_head_dim(m) + m->head_dim) % 2 != 0)
+            return uly_fail(why, n, "qk_nope_dim + qk_rope_dim + head_dim = %lld: ulysim prices multi-head latent "
+                            "attention's heads at their mean width, which needs an even sum",
+                            (long long)(uly_qk_head_dim(m) + m->head_dim));
         if (m->kv_heads != m->heads)
             return uly_fail(why, n, "kv_heads = %lld: multi-head latent attention up-projects every head (kv_heads = "
                             "heads = %lld)", (long long)m->kv_heads, (long long)m->heads);

@@ -133,9 +133,18 @@ static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape 
     const double hid = (double)m->hidden, f = (double)(s->moe ? m->shared_ffn_hidden : m->ffn_hidden);
     s->mlp = f > 0;
     if (__builtin_expect(s->moe, 0)) uly_moe_shape_init(x, h->norm_tokens, &s->experts);
-    const double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
+    double qkv_cols = (double)(m->heads + 2 * (h->kv_heads ? h->kv_heads : m->kv_heads)) * (double)m->head_dim / t;
+    double out_k = (double)(m->heads * m->head_dim) / t;
+    if (__builtin_expect(m->kv_lora_rank > 0, 0)) {
+        /* MLA (head_dim here the mean width, uly_plan_build): its
+         * projections to Q, K and V as one GEMM of their parameters over
+         * h rows, the output projection a d_v wide */
+        const int64_t dv = 2 * m->head_dim - uly_qk_head_dim(m);
+        out_k = (double)(m->heads * dv) / t;
+        qkv_cols = (uly_mla_params(m, dv) - out_k * t * hid) / hid / t;
+    }
     s->qkv = uly_gemm_shape_of(x, b * tg, qkv_cols, hid);
-    s->out = uly_gemm_shape_of(x, b * tg, hid, (double)(m->heads * m->head_dim) / t);
+    s->out = uly_gemm_shape_of(x, b * tg, hid, out_k);
     s->up = uly_gemm_shape_of(x, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid);
     s->down = uly_gemm_shape_of(x, b * tg, hid, f / t);
     /* residual add + norm: read x and the branch, write x' and the norm */
@@ -759,7 +768,20 @@ uly_status uly_plan_build(const uly_model *m, const uly_workload *w, const uly_c
         plan->model_params_rank = most / (double)l->tp;
     }
     if (__builtin_expect(m->experts > 0, 0)) uly_moe_plan_params(&x, stage_gpus);
-    uly_status st = s->build(m, w, c, l, plan, reasons, n_reasons);
+    /* multi-head latent attention: the attention side (the kernel, the
+     * context-parallel transfers) sees heads of the mean of a query head's
+     * and a value head's width, which keeps its FLOPs and its bytes per
+     * layer exact (q.k over d_qk, p.v over d_v; Q and K d_qk wide, V and O
+     * d_v); the projections are priced from the model's own sizes */
+    uly_model mla;
+    const uly_model *ms = m;
+    if (__builtin_expect(m->kv_lora_rank > 0, 0)) {
+        mla = *m;
+        mla.head_dim = (uly_qk_head_dim(m) + m->head_dim) / 2;
+        mla.kv_heads = m->heads;
+        ms = &mla;
+    }
+    uly_status st = s->build(ms, w, c, l, plan, reasons, n_reasons);
     if (st != ULY_OK) return st;
     if (plan->dims.cp < 1) plan->dims.cp = 1;
     if (plan->act_tokens <= 0) plan->act_tokens = w->seq / plan->dims.cp;

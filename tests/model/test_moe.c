@@ -215,8 +215,54 @@ static void test_search(void)
           (unsigned long long)stats.evaluated, (unsigned long long)pinned);
 }
 
+/* Multi-head latent attention, DeepSeek-V3's shape scaled down: h 256,
+ * 4 heads, queries through a 64-wide latent, keys and values through a
+ * 32-wide one, query/key heads 32 + 16 wide, value heads 32. */
+static void test_mla(void)
+{
+    uly_model m = fx_model("mla-test", 4, 256, 4, 4, 1024, 1000, 1);
+    m.head_dim = 32, m.q_lora_rank = 64, m.kv_lora_rank = 32, m.qk_nope_dim = 32, m.qk_rope_dim = 16;
+    char why[160];
+    CHECK(uly_model_check(&m, why, sizeof why) == ULY_OK, "MLA model valid: %s", why);
+    const double h = 256, a = 4, dqk = 48, dv = 32;
+    /* q_a h x 64, its norm, q_b 64 x a dqk; kv_a h x (32 + 16), its norm,
+     * kv_b 32 x a (32 + dv); o a dv x h */
+    const double qkv = h * 64 + 64 + 64 * a * dqk + h * 48 + 32 + 32 * a * (32 + dv), out = a * dv * h;
+    CHECK(fabs(uly_attention_params(&m) - (qkv + out)) < 0.5, "MLA params %.0f, want %.0f",
+          uly_attention_params(&m), qkv + out);
+    uly_workload w = fx_work(2048);
+    w.causal = 0, w.recompute = ULY_RECOMPUTE_NONE, w.zero_stage = 0;
+    const uly_cluster c = fx_a100(1);
+    static uly_plan p;
+    uly_reason r[ULY_MAX_REASONS];
+    int nr = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 1);
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr), "plan builds");
+    const double N = 2048, T = N / 2;
+    const uly_op *at = find_op(&p, ULY_OPT_ATTN_FWD, ULY_PHASE_FWD);
+    /* q.k over dqk and p.v over dv for the 2 heads of this rank, N x N */
+    CHECK(at && fabs(at->flops - 2.0 * 2 * N * N * (dqk + dv)) < 1, "attention FLOPs %.6g, want %.6g",
+          at ? at->flops : -1, 2.0 * 2 * N * N * (dqk + dv));
+    const uly_op *pq = find_op(&p, ULY_OPT_QKV_PROJ, ULY_PHASE_FWD), *po = find_op(&p, ULY_OPT_OUT_PROJ, ULY_PHASE_FWD);
+    CHECK(pq && fabs(pq->flops - 2.0 * T * qkv) < 1, "projections' FLOPs %.6g, want %.6g", pq ? pq->flops : -1,
+          2.0 * T * qkv);
+    CHECK(po && fabs(po->flops - 2.0 * T * out) < 1, "output projection's FLOPs");
+    /* Ulysses moves Q, K (dqk wide) and V, O (dv wide) of all 4 heads for
+     * T tokens, half to the other rank */
+    int64_t sum = 0;
+    const uly_op_type a2a[4] = {ULY_OPT_A2A_Q, ULY_OPT_A2A_K, ULY_OPT_A2A_V, ULY_OPT_A2A_O};
+    for (int i = 0; i < 4; i++) {
+        const uly_op *o = find_op(&p, a2a[i], ULY_PHASE_FWD);
+        if (o) sum += o->bytes_sent;
+    }
+    const int64_t want = (int64_t)(T * a * (2 * dqk + 2 * dv) * 2.0 / 2.0);
+    CHECK(sum == want, "Ulysses forward bytes %lld, want %lld", (long long)sum, (long long)want);
+}
+
 int main(void)
 {
+    test_mla();
     test_dispatch_bytes();
     test_expert_memory();
     test_dense_first();
