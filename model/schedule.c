@@ -86,22 +86,46 @@ static inline __attribute__((always_inline)) double gemm_op_time(const rates *r,
     return uly_gemm_op_shape_time(&r->gemm_r, r->inv_tensor, r->peak_frac, o, 0);
 }
 
-static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
+/* The compute ops a GPU preset's plan rarely holds, out of line so that
+ * the pricing loop stays small: GEMMs on the efficiency curve (CPU
+ * profiles), materialised attention, and an op of no compute kind (0) */
+__attribute__((noinline)) static double compute_time_rare(rates *r, const uly_op *o, double mb)
 {
     const double mem = o->bytes_touched * r->inv_mem;
+    if (o->kind == ULY_OP_GEMM) {
+        const double t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
+        return mem > t ? mem : t;
+    }
+    if (o->kind != ULY_OP_ATTN) return 0;
+    if (r->by_shape && o->gemm_m > 0) {
+        /* materialised on a GPU: the two score GEMMs by shape, QK^T
+         * (q x d)(d x kv) and PV (q x kv)(kv x d), their 4 batch q kv d
+         * FLOPs scaled to the op's (the block's density, backward's
+         * twice), then the element-wise passes */
+        const double b = o->gemm_batch, q = o->gemm_m, kv = o->gemm_n, d = o->gemm_k;
+        const double g = uly_gemm_time_pos(&r->gemm_r, b, q, kv, d) + uly_gemm_time_pos(&r->gemm_r, b, q, d, kv);
+        return g * o->flops / (4.0 * b * q * kv * d) + mb;
+    }
+    /* materialised: the two score GEMMs, each bound by its FLOPs or by
+     * its traffic over the score block (forward: QK^T writes it, PV
+     * reads it; backward: four passes; 2 beta bytes per 4 d FLOPs),
+     * then the element-wise passes over the block */
+    const double ge = r->by_shape ? r->peak_frac : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
+    const double g = o->flops * (r->by_shape ? r->inv_tensor : r->inv_peak) / ge;
+    const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
+    return (g > gb ? g : gb) + mb;
+}
+
+static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
+{
     double t = 0;
     /* element-wise bytes at their kernel class's rate (a GEMM's roofline
      * bytes stream: inv_mem) */
     const double mb = o->bytes_touched * r->inv_mb[o->mb_class];
     /* tested in the order of how many a plan holds (a switch costs a table
      * jump per op) */
-    if (o->kind == ULY_OP_GEMM) {
-        if (r->by_shape) {
-            t = gemm_op_time(r, o);
-        } else {
-            t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
-            if (mem > t) t = mem;
-        }
+    if (o->kind == ULY_OP_GEMM && r->by_shape) {
+        t = gemm_op_time(r, o);
     } else if (o->kind == ULY_OP_ELEM) {
         t = mb;
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
@@ -112,35 +136,18 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
             if (ae->n) a /= uly_curve_eval(ae, (double)o->act_elems);
             if (a > t) t = a;
         }
-    } else if (o->kind == ULY_OP_ATTN) {
-        if (o->flash) {
-            const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
-            /* a profile that measured the backward by block size prices it
-             * on its own curve; otherwise the forward's, scaled */
-            const int own = bwd && r->attn_bwd->n;
-            double e = attn_eff(r, own, o->eff_size);
-            e *= bwd ? r->ak_bwd : r->ak_fwd;
-            if (e > r->ak_cap) e = r->ak_cap;
-            t = o->flops * r->inv_tensor / e;
-            if (bwd && !own) t /= r->attn_bwd_rel;
-        } else if (r->by_shape && o->gemm_m > 0) {
-            /* materialised on a GPU: the two score GEMMs by shape, QK^T
-             * (q x d)(d x kv) and PV (q x kv)(kv x d), their 4 batch q kv d
-             * FLOPs scaled to the op's (the block's density, backward's
-             * twice), then the element-wise passes */
-            const double b = o->gemm_batch, q = o->gemm_m, kv = o->gemm_n, d = o->gemm_k;
-            const double g = uly_gemm_time_pos(&r->gemm_r, b, q, kv, d) + uly_gemm_time_pos(&r->gemm_r, b, q, d, kv);
-            t = g * o->flops / (4.0 * b * q * kv * d) + mb;
-        } else {
-            /* materialised: the two score GEMMs, each bound by its FLOPs or by
-             * its traffic over the score block (forward: QK^T writes it, PV
-             * reads it; backward: four passes; 2 beta bytes per 4 d FLOPs),
-             * then the element-wise passes over the block */
-            const double ge = r->by_shape ? r->peak_frac : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
-            const double g = o->flops * (r->by_shape ? r->inv_tensor : r->inv_peak) / ge;
-            const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
-            t = (g > gb ? g : gb) + mb;
-        }
+    } else if (o->kind == ULY_OP_ATTN && o->flash) {
+        const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
+        /* a profile that measured the backward by block size prices it
+         * on its own curve; otherwise the forward's, scaled */
+        const int own = bwd && r->attn_bwd->n;
+        double e = attn_eff(r, own, o->eff_size);
+        e *= bwd ? r->ak_bwd : r->ak_fwd;
+        if (e > r->ak_cap) e = r->ak_cap;
+        t = o->flops * r->inv_tensor / e;
+        if (bwd && !own) t /= r->attn_bwd_rel;
+    } else {
+        t = compute_time_rare(r, o, mb);
     }
     /* each kernel adds its launch and ramp to its work */
     return t * o->crit_factor + (double)uly_op_kernels(o) * r->floor_s;
