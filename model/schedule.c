@@ -301,9 +301,14 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
                 mm->e[g][j].split == split)
                 return mm->e[g][j].s;
     const uly_group_place *q = &plan->place[o->group];
-    const int msgs = split ? mm->zero_msgs : 1;
-    const double s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
-                                                        q->node_groups);
+    double s;
+    if (__builtin_expect(split, 0)) {
+        const int msgs = mm->zero_msgs;
+        s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
+                                               q->node_groups);
+    } else {
+        s = uly_cost_collective(c, o->coll, q, (double)o->bytes_sent, o->steps, q->node_groups);
+    }
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;
