@@ -492,9 +492,33 @@ static inline __attribute__((always_inline)) void op_comm(op_sums *s, const pric
 }
 
 /* Full recompute's copy of the forward ops: the loop's steps for a layer
- * op on the critical path or under another op, its time the forward op's */
-static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pricing *x, int rc_at, int rc_n)
+ * op on the critical path or under another op, its time the forward op's.
+ * The copy's integer sums are the forward ops' too (fwd: what the pass
+ * counted over them, src_*): their kernels, all in backward; their bytes,
+ * backward's and recompute's (the adds wrap as the op-by-op adds would, and
+ * as no op sends negative bytes, one overflows when any of those would);
+ * their tiers, in the mask already. */
+typedef struct copy_src {
+    int kern;
+    int64_t bytes;
+} copy_src;
+
+static inline __attribute__((always_inline)) copy_src copy_src_of(const op_sums *s)
 {
+    return (copy_src){s->ls.kern_f + s->ls.kern_b, (int64_t)((uint64_t)s->tr.fwd + (uint64_t)s->tr.bwd)};
+}
+
+static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pricing *x, int rc_at, int rc_n,
+                                                            copy_src from)
+{
+    const copy_src to = copy_src_of(s);
+    s->ls.kern_b += to.kern - from.kern;
+    if (x->bytes) {
+        const int64_t b = (int64_t)((uint64_t)to.bytes - (uint64_t)from.bytes);
+        s->tr.ovf |= __builtin_add_overflow(s->tr.bwd, b, &s->tr.bwd);
+        s->tr.ovf |= __builtin_add_overflow(s->tr.recompute, b, &s->tr.recompute);
+    }
+    layer_sums *ls = &s->ls;
     for (int j = rc_at; j < rc_at + rc_n; j++) {
         const uly_op *o = &x->plan->ops[j];
         const double ti = x->t[j - rc_n];
@@ -502,11 +526,16 @@ static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pr
         x->ex[j] = ti;
         if (o->kind != ULY_OP_COMM) {
             if (x->keep) x->keep[j] = ti;
-            layer_compute_add(&s->ls, o, ti);
-            continue;
+            ls->hw_flops += o->flops;
+            ls->crit_b += ti;
+            ls->compute_s += ti;
+        } else if (o->overlaps == ULY_OVERLAP_NONE) {
+            ls->crit_b += ti;
+            ls->exposed_s += ti;
+        } else if (o->overlaps >= 0 && o->overlaps < x->n && o->overlaps != j) {
+            hidden_add(x->hd, o->overlaps, o, ti, op_sigma(x->rt, o));
+            x->late[s->n_late++] = j;
         }
-        op_traffic(s, x, o);
-        op_comm_layer(s, x, j, o, ti, 0);
     }
 }
 
@@ -526,6 +555,7 @@ static inline __attribute__((always_inline)) void ops_pass(op_sums *s, const pri
     const int rc_src = plan->recompute_src, rc_at = plan->recompute_at, rc_n = plan->recompute_ops;
     const int copy = copies && rc_n > 0 && rc_src >= 0 && rc_at == rc_src + rc_n && rc_at + rc_n <= n;
     int odd_src = 0;
+    copy_src src = {0, 0};
     /* the ops in runs, the copy's bounds between them, so that the loop
      * over a run tests nothing more than its end */
     int lo = 0, hi = copy ? rc_src : n;
@@ -541,12 +571,13 @@ static inline __attribute__((always_inline)) void ops_pass(op_sums *s, const pri
         lo = hi;
         if (hi == rc_src) { /* the forward ops start */
             odd_src = s->odd;
+            src = copy_src_of(s);
             hi = rc_at;
             continue;
         }
         hi = n;
         if (s->odd != odd_src) continue; /* priced op by op */
-        copy_pass(s, x, rc_at, rc_n);
+        copy_pass(s, x, rc_at, rc_n, src);
         lo = rc_at + rc_n;
     }
 }
