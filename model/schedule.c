@@ -24,11 +24,18 @@ static double gemm_eff(const uly_curve *c, double volume)
     return c->n <= 1 ? c->eff[0] : uly_curve_eval(c, cbrt(volume));
 }
 
-double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s)
+/* uly_overlap_exposed, inline for the pricing's few calls per plan */
+static inline __attribute__((always_inline)) double overlap_exposed(const uly_cluster *c, double transfer_s,
+                                                                    double compute_s)
 {
     const double o = 1.0 - c->overlap_miss;
     const double e = transfer_s - o * (transfer_s < compute_s ? transfer_s : compute_s);
     return e > 0 ? e : 0;
+}
+
+double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s)
+{
+    return overlap_exposed(c, transfer_s, compute_s);
 }
 
 typedef struct rates {
@@ -595,7 +602,7 @@ static inline __attribute__((always_inline)) void hidden_settle(uly_timing *tm, 
         const int a = hd->ops[j];
         const uly_op *A = &x->plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        double e = uly_overlap_exposed(x->c, hd->s[a], (double)hd->hops[a] * blk);
+        double e = overlap_exposed(x->c, hd->s[a], (double)hd->hops[a] * blk);
         if (A->kind == ULY_OP_GEMM && hd->chunks[a] > 1) {
             /* TP collectives pipelined with their GEMM in chunks (one per TP
              * rank, TransformerEngine's userbuffers): the first chunk's
@@ -628,7 +635,7 @@ static inline __attribute__((always_inline)) void phase_background(uly_timing *t
     for (int ph = 0; ph < 2; ph++) {
         bg_frac[ph] = 0;
         if (bg[ph] <= 0) continue;
-        const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
+        const double e = overlap_exposed(c, bg[ph], crit[ph]);
         tm->layer_slowdown_s[ph] = (bg[ph] - e) * (bgw[ph] / bg[ph]);
         crit[ph] += e + tm->layer_slowdown_s[ph];
         tm->compute_s += tm->layer_slowdown_s[ph]; /* compute, slowed */
@@ -666,10 +673,10 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
     const double fb = uly_bucket_fraction(w, plan);
     const double hide = L * tm->layer_bwd_s;
     const double dp_grad = s->dp_grad, pgather = s->pgather;
-    double dp_e = uly_overlap_exposed(c, dp_grad, hide);
+    double dp_e = overlap_exposed(c, dp_grad, hide);
     if (dp_e < dp_grad * fb) dp_e = dp_grad * fb;
     step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (s->dp_w / dp_grad) : 0);
-    double pg_e = uly_overlap_exposed(c, pgather, L * tm->layer_fwd_s);
+    double pg_e = overlap_exposed(c, pgather, L * tm->layer_fwd_s);
     if (pg_e < pgather * fb) pg_e = pgather * fb;
     step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (s->pg_w / pgather) : 0);
     double *t = x->t, *ex = x->ex;
