@@ -42,12 +42,15 @@ static inline double uly_gemm_split_s(const uly_gemm_rates *r, double tiles, dou
  * the output written at s_out seconds and beta_out bytes an element, the k
  * loop split into parts of at least split_min_k (uly_gemm_time_pos, the
  * schedule's GEMM ops: outputs as the operands, 16-bit k blocks; FP8's
- * GEMMs, uly_gemm_time_s: bf16 outputs, 8-bit k blocks) */
-static inline __attribute__((always_inline)) double uly_gemm_time_io(const uly_gemm_rates *r, double batch, double m,
-                                                                     double n, double k, double s_out, double beta_out,
-                                                                     double split_min_k)
+ * GEMMs, uly_gemm_time_s: bf16 outputs, 8-bit k blocks); tm, tn: the
+ * output's tiles along m and n, ceil(m / Tm) and ceil(n / Tn), which a
+ * backward op's two GEMMs share one of (uly_gemm_op_shape_time) */
+static inline __attribute__((always_inline)) double uly_gemm_time_tiled(const uly_gemm_rates *r, double batch, double m,
+                                                                        double n, double k, double tm, double tn,
+                                                                        double s_out, double beta_out,
+                                                                        double split_min_k)
 {
-    const double tiles = batch * uly_ceil_pos(m / r->tile_m) * uly_ceil_pos(n / r->tile_n);
+    const double tiles = batch * tm * tn;
     const double read = batch * (m + n) * k * r->s_per_elem;
     const double math = uly_ceil_pos(tiles / r->sms) * r->tile_s_per_k * k;
     double best = (math > read ? math : read) + batch * m * n * s_out;
@@ -61,6 +64,14 @@ static inline __attribute__((always_inline)) double uly_gemm_time_io(const uly_g
         }
     }
     return r->latency_s + best;
+}
+
+static inline __attribute__((always_inline)) double uly_gemm_time_io(const uly_gemm_rates *r, double batch, double m,
+                                                                     double n, double k, double s_out, double beta_out,
+                                                                     double split_min_k)
+{
+    return uly_gemm_time_tiled(r, batch, m, n, k, uly_ceil_pos(m / r->tile_m), uly_ceil_pos(n / r->tile_n), s_out,
+                               beta_out, split_min_k);
 }
 
 static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, double m, double n, double k)
@@ -87,9 +98,15 @@ static inline __attribute__((always_inline)) double uly_gemm_op_shape_time(const
 {
     if (!(o->gemm_m > 0)) return o->flops * inv_tensor / peak_frac;
     const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
-    if (o->phase == ULY_PHASE_BWD && !o->recompute)
-        return uly_gemm_time_pick(g, out_own, b, m, k, n) + uly_gemm_time_pick(g, out_own, b, k, n, m);
-    return uly_gemm_time_pick(g, out_own, b, m, n, k);
+    if (!(o->phase == ULY_PHASE_BWD && !o->recompute)) return uly_gemm_time_pick(g, out_own, b, m, n, k);
+    if (out_own) return uly_gemm_time_s(g, b, m, k, n) + uly_gemm_time_s(g, b, k, n, m);
+    /* the input gradient's tiles along k (its n) are the weight
+     * gradient's along k (its m) when the tiles are square: one division */
+    const double tn_k = uly_ceil_pos(k / g->tile_n);
+    const double tm_k = g->tile_m == g->tile_n ? tn_k : uly_ceil_pos(k / g->tile_m);
+    const double s = g->s_per_elem, beta = g->beta, kmin = ULY_GEMM_SPLIT_MIN_K;
+    return uly_gemm_time_tiled(g, b, m, k, n, uly_ceil_pos(m / g->tile_m), tn_k, s, beta, kmin) +
+           uly_gemm_time_tiled(g, b, k, n, m, tm_k, uly_ceil_pos(n / g->tile_n), s, beta, kmin);
 }
 
 #endif

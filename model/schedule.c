@@ -1,6 +1,7 @@
 /* schedule.c: prices a plan. Compute ops cost FLOPs over (peak x efficiency)
  * or bytes over HBM bandwidth, whichever is larger, GEMMs on a GPU by their
- * shape (gemm.c), scaled by the critical rank's share of work. Communication on the critical path (Ulysses'
+ * shape (gemm.c), scaled by the critical rank's share of work (an op's time:
+ * price_compute.h). Communication on the critical path (Ulysses'
  * all-to-alls, Megatron's all-gathers, RSA's rings) adds its full time; ring
  * transfers hide under the attention blocks they overlap, ZeRO traffic under
  * the whole phase's compute, per-step gradient reduction under the last
@@ -16,134 +17,20 @@
 
 #include "gemm.h"
 #include "internal.h"
+#include "price_compute.h"
 
-/* GEMM ops carry m*n*k; the curve is keyed by its cube root, taken only
- * when the curve has more than one point */
-static double gemm_eff(const uly_curve *c, double volume)
-{
-    return c->n <= 1 ? c->eff[0] : uly_curve_eval(c, cbrt(volume));
-}
-
-double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s)
+/* uly_overlap_exposed, inline for the pricing's few calls per plan */
+static inline __attribute__((always_inline)) double overlap_exposed(const uly_cluster *c, double transfer_s,
+                                                                    double compute_s)
 {
     const double o = 1.0 - c->overlap_miss;
     const double e = transfer_s - o * (transfer_s < compute_s ? transfer_s : compute_s);
     return e > 0 ? e : 0;
 }
 
-typedef struct rates {
-    double inv_peak;    /* s per FLOP at peak */
-    double inv_tensor;  /* s per FLOP at the peak the sustained clock allows (attention's curves are fractions of it) */
-    /* GEMMs by shape (a GPU: sm_count > 0), else on the gemm_eff curve; the
-     * shape's rates; GEMM-less attention's efficiency there (the best
-     * achievable fraction) */
-    int by_shape;
-    uly_gemm_rates gemm_r;
-    double peak_frac;
-    double inv_mem;     /* s per byte at achievable HBM bandwidth */
-    double inv_mb[ULY_MB_COUNT]; /* s per byte of each memory-bound kernel class */
-    double floor_s;     /* least time of one kernel */
-    const uly_curve *gemm, *attn;
-    const uly_curve *attn_bwd;  /* backward's own curve (n == 0: attn x attn_bwd_rel) */
-    const uly_curve *act_eff;   /* [backward]: the activation's rate by elements (n == 0: constant) */
-    double head_dim;
-    double beta;        /* bytes per activation element */
-    double act_s[2];    /* s per activation element [backward] (0: memory-bound) */
-    double attn_bwd_rel;/* backward flash attention's efficiency over forward's */
-    double ak_fwd, ak_bwd, ak_cap; /* the attention kernel against the curves' FlashAttention-2, and its cap */
-    /* the flash attention curves' last answer, [own backward curve]: a
-     * plan's attention ops (forward, its recompute, backward) share their
-     * block size, and a curve between points costs three logarithms */
-    double attn_x[2], attn_e[2];
-    double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
-} rates;
-
-/* Flash attention's efficiency at block size x, on the backward's own curve
- * (own) or the forward's (or, without one, the GEMM curve's) */
-static double attn_eff(rates *r, int own, double x)
+double uly_overlap_exposed(const uly_cluster *c, double transfer_s, double compute_s)
 {
-    if (r->attn_x[own] == x) return r->attn_e[own];
-    /* a GPU's published curves follow the kernel's trend past their last
-     * point; a CPU profile's measured ones stay at it */
-    const uly_curve *c = own ? r->attn_bwd : r->attn;
-    const double e = c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
-                     : r->by_shape ? r->peak_frac
-                                   : gemm_eff(r->gemm, x * x * r->head_dim);
-    r->attn_x[own] = x;
-    r->attn_e[own] = e;
-    return e;
-}
-
-/* An op's time reads its phase only as `bwd` (backward, not recompute): a
- * full-recompute copy of a forward op costs what the forward op does, and
- * copy_pass takes it from there. */
-/* A GEMM op by its shape (uly_gemm_time_s): the forward product, or a
- * backward op's input gradient (m x n)(n x k) and weight gradient
- * (k x m)(m x n); an op built without a shape at the achievable fraction of
- * peak */
-static inline __attribute__((always_inline)) double gemm_op_time(const rates *r, const uly_op *o)
-{
-    return uly_gemm_op_shape_time(&r->gemm_r, r->inv_tensor, r->peak_frac, o, 0);
-}
-
-static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
-{
-    const double mem = o->bytes_touched * r->inv_mem;
-    double t = 0;
-    /* element-wise bytes at their kernel class's rate (a GEMM's roofline
-     * bytes stream: inv_mem) */
-    const double mb = o->bytes_touched * r->inv_mb[o->mb_class];
-    /* tested in the order of how many a plan holds (a switch costs a table
-     * jump per op) */
-    if (o->kind == ULY_OP_GEMM) {
-        if (r->by_shape) {
-            t = gemm_op_time(r, o);
-        } else {
-            t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
-            if (mem > t) t = mem;
-        }
-    } else if (o->kind == ULY_OP_ELEM) {
-        t = mb;
-        if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
-            const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
-            const uly_curve *ae = &r->act_eff[b];
-            /* a constant rate: no division (by 1) */
-            double a = (double)o->act_elems * r->act_s[b];
-            if (ae->n) a /= uly_curve_eval(ae, (double)o->act_elems);
-            if (a > t) t = a;
-        }
-    } else if (o->kind == ULY_OP_ATTN) {
-        if (o->flash) {
-            const int bwd = o->phase == ULY_PHASE_BWD && !o->recompute;
-            /* a profile that measured the backward by block size prices it
-             * on its own curve; otherwise the forward's, scaled */
-            const int own = bwd && r->attn_bwd->n;
-            double e = attn_eff(r, own, o->eff_size);
-            e *= bwd ? r->ak_bwd : r->ak_fwd;
-            if (e > r->ak_cap) e = r->ak_cap;
-            t = o->flops * r->inv_tensor / e;
-            if (bwd && !own) t /= r->attn_bwd_rel;
-        } else if (r->by_shape && o->gemm_m > 0) {
-            /* materialised on a GPU: the two score GEMMs by shape, QK^T
-             * (q x d)(d x kv) and PV (q x kv)(kv x d), their 4 batch q kv d
-             * FLOPs scaled to the op's (the block's density, backward's
-             * twice), then the element-wise passes */
-            const double b = o->gemm_batch, q = o->gemm_m, kv = o->gemm_n, d = o->gemm_k;
-            const double g = uly_gemm_time_pos(&r->gemm_r, b, q, kv, d) + uly_gemm_time_pos(&r->gemm_r, b, q, d, kv);
-            t = g * o->flops / (4.0 * b * q * kv * d) + mb;
-        } else {
-            /* materialised: the two score GEMMs, each bound by its FLOPs or by
-             * its traffic over the score block (forward: QK^T writes it, PV
-             * reads it; backward: four passes; 2 beta bytes per 4 d FLOPs),
-             * then the element-wise passes over the block */
-            const double ge = r->by_shape ? r->peak_frac : gemm_eff(r->gemm, o->eff_size * o->eff_size * r->head_dim);
-            const double g = o->flops * (r->by_shape ? r->inv_tensor : r->inv_peak) / ge;
-            const double gb = o->flops * r->beta / (2.0 * r->head_dim) * r->inv_mem;
-            t = (g > gb ? g : gb) + mb;
-        }
-    }
-    /* each kernel adds its launch and ramp to its work */
-    return t * o->crit_factor + (double)uly_op_kernels(o) * r->floor_s;
+    return overlap_exposed(c, transfer_s, compute_s);
 }
 
 /* The traffic totals: the strategy's per-layer traffic by phase (recompute
@@ -210,16 +97,6 @@ static inline __attribute__((always_inline)) void hidden_add(hidden *h, int a, c
     h->sw[a] += ti * sigma;
     if (o->steps > h->hops[a]) h->hops[a] = o->steps;
     if (o->group_size > h->chunks[a]) h->chunks[a] = o->group_size;
-}
-
-/* How much compute beside a transfer slows, per second of the transfer:
- * by the tier it crosses (NCCL holds more SMs for NVLink's channels than
- * for a NIC's), else the GPU's own figure (CPU profiles: calibrated); the
- * pricing's rates hold both tiers' (rates_init) */
-static inline double comm_sigma(const uly_cluster *c, int inter)
-{
-    const double s = c->overlap_slowdown[inter];
-    return s > 0 ? s : c->gpu.comm_slowdown;
 }
 
 /* a transfer's comm_sigma, from the rates */
@@ -294,9 +171,14 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
                 mm->e[g][j].split == split)
                 return mm->e[g][j].s;
     const uly_group_place *q = &plan->place[o->group];
-    const int msgs = split ? mm->zero_msgs : 1;
-    const double s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
-                                                        q->node_groups);
+    double s;
+    if (__builtin_expect(split, 0)) {
+        const int msgs = mm->zero_msgs;
+        s = (double)msgs * uly_cost_collective(c, o->coll, q, (double)o->bytes_sent / (double)msgs, o->steps,
+                                               q->node_groups);
+    } else {
+        s = uly_cost_collective(c, o->coll, q, (double)o->bytes_sent, o->steps, q->node_groups);
+    }
     if (g < ULY_GROUP_COUNT) {
         const int j = mm->next[g];
         mm->next[g] ^= 1;
@@ -305,46 +187,6 @@ static inline __attribute__((always_inline)) double coll_time(coll_memo *mm, con
         mm->e[g][j].s = s;
     }
     return s;
-}
-
-/* The rates of one pricing, from the GPU, the workload and the model:
- * field by field, as an initializer would zero the whole struct first (the
- * GEMM rates, set only where GEMMs go by shape, too) */
-static inline __attribute__((always_inline)) void rates_init(rates *rt, const uly_model *m, const uly_workload *w,
-                                                             const uly_cluster *c)
-{
-    const uly_gpu *g = &c->gpu;
-    double ak[3];
-    uly_attn_kernel_scale(w->attn_kernel, &ak[0], &ak[1], &ak[2]);
-    /* all but FP8 training's linear GEMMs run in the dtype, bf16 under fp8 */
-    const uly_dtype cd = w->dtype == ULY_FP8 ? ULY_BF16 : w->dtype;
-    rt->inv_peak = 1.0 / g->peak_flops[cd];
-    rt->inv_tensor = 1.0 / (g->peak_flops[cd] * uly_gpu_clock_scale(g));
-    rt->by_shape = g->sm_count > 0;
-    rt->peak_frac = g->gemm_peak_frac;
-    rt->inv_mem = 1.0 / (g->hbm_bw_Bps * g->mem_eff);
-    for (int k = 0; k < ULY_MB_COUNT; k++)
-        rt->inv_mb[k] = 1.0 / (g->hbm_bw_Bps * (g->mb_eff[k] > 0 ? g->mb_eff[k] : g->mem_eff));
-    rt->floor_s = g->kernel_floor_s[w->cuda_graphs ? 1 : 0];
-    rt->gemm = &g->gemm_eff;
-    rt->attn = &g->attn_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
-    rt->attn_bwd = &g->attn_bwd_eff[w->causal ? 1 : 0][m->head_dim >= 128 ? 1 : 0];
-    if (__builtin_expect(w->attn_kernel == ULY_AK_CUDNN, 0)) { /* cuDNN's own forward and backward curves */
-        rt->attn = &uly_cudnn_attn_eff[0][w->causal ? 1 : 0];
-        rt->attn_bwd = &uly_cudnn_attn_eff[1][w->causal ? 1 : 0];
-    }
-    rt->act_eff = g->act_eff;
-    rt->head_dim = (double)m->head_dim;
-    rt->beta = (double)uly_dtype_bytes(w->dtype);
-    rt->act_s[0] = g->act_fwd_s_per_elem;
-    rt->act_s[1] = g->act_bwd_s_per_elem;
-    rt->attn_bwd_rel = g->attn_bwd_rel > 0 ? g->attn_bwd_rel : 1.0;
-    rt->ak_fwd = ak[0], rt->ak_bwd = ak[1], rt->ak_cap = ak[2];
-    rt->attn_x[0] = rt->attn_x[1] = -1; /* no block size is negative */
-    rt->attn_e[0] = rt->attn_e[1] = 0;
-    rt->sigma[0] = comm_sigma(c, 0);
-    rt->sigma[1] = comm_sigma(c, 1);
-    if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, cd);
 }
 
 /* What stays fixed while the ops are priced: the specs, res's per-op
@@ -480,9 +322,33 @@ static inline __attribute__((always_inline)) void op_comm(op_sums *s, const pric
 }
 
 /* Full recompute's copy of the forward ops: the loop's steps for a layer
- * op on the critical path or under another op, its time the forward op's */
-static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pricing *x, int rc_at, int rc_n)
+ * op on the critical path or under another op, its time the forward op's.
+ * The copy's integer sums are the forward ops' too (fwd: what the pass
+ * counted over them, src_*): their kernels, all in backward; their bytes,
+ * backward's and recompute's (the adds wrap as the op-by-op adds would, and
+ * as no op sends negative bytes, one overflows when any of those would);
+ * their tiers, in the mask already. */
+typedef struct copy_src {
+    int kern;
+    int64_t bytes;
+} copy_src;
+
+static inline __attribute__((always_inline)) copy_src copy_src_of(const op_sums *s)
 {
+    return (copy_src){s->ls.kern_f + s->ls.kern_b, (int64_t)((uint64_t)s->tr.fwd + (uint64_t)s->tr.bwd)};
+}
+
+static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pricing *x, int rc_at, int rc_n,
+                                                            copy_src from)
+{
+    const copy_src to = copy_src_of(s);
+    s->ls.kern_b += to.kern - from.kern;
+    if (x->bytes) {
+        const int64_t b = (int64_t)((uint64_t)to.bytes - (uint64_t)from.bytes);
+        s->tr.ovf |= __builtin_add_overflow(s->tr.bwd, b, &s->tr.bwd);
+        s->tr.ovf |= __builtin_add_overflow(s->tr.recompute, b, &s->tr.recompute);
+    }
+    layer_sums *ls = &s->ls;
     for (int j = rc_at; j < rc_at + rc_n; j++) {
         const uly_op *o = &x->plan->ops[j];
         const double ti = x->t[j - rc_n];
@@ -490,11 +356,16 @@ static inline __attribute__((always_inline)) void copy_pass(op_sums *s, const pr
         x->ex[j] = ti;
         if (o->kind != ULY_OP_COMM) {
             if (x->keep) x->keep[j] = ti;
-            layer_compute_add(&s->ls, o, ti);
-            continue;
+            ls->hw_flops += o->flops;
+            ls->crit_b += ti;
+            ls->compute_s += ti;
+        } else if (o->overlaps == ULY_OVERLAP_NONE) {
+            ls->crit_b += ti;
+            ls->exposed_s += ti;
+        } else if (o->overlaps >= 0 && o->overlaps < x->n && o->overlaps != j) {
+            hidden_add(x->hd, o->overlaps, o, ti, op_sigma(x->rt, o));
+            x->late[s->n_late++] = j;
         }
-        op_traffic(s, x, o);
-        op_comm_layer(s, x, j, o, ti, 0);
     }
 }
 
@@ -514,6 +385,7 @@ static inline __attribute__((always_inline)) void ops_pass(op_sums *s, const pri
     const int rc_src = plan->recompute_src, rc_at = plan->recompute_at, rc_n = plan->recompute_ops;
     const int copy = copies && rc_n > 0 && rc_src >= 0 && rc_at == rc_src + rc_n && rc_at + rc_n <= n;
     int odd_src = 0;
+    copy_src src = {0, 0};
     /* the ops in runs, the copy's bounds between them, so that the loop
      * over a run tests nothing more than its end */
     int lo = 0, hi = copy ? rc_src : n;
@@ -529,12 +401,13 @@ static inline __attribute__((always_inline)) void ops_pass(op_sums *s, const pri
         lo = hi;
         if (hi == rc_src) { /* the forward ops start */
             odd_src = s->odd;
+            src = copy_src_of(s);
             hi = rc_at;
             continue;
         }
         hi = n;
         if (s->odd != odd_src) continue; /* priced op by op */
-        copy_pass(s, x, rc_at, rc_n);
+        copy_pass(s, x, rc_at, rc_n, src);
         lo = rc_at + rc_n;
     }
 }
@@ -552,7 +425,7 @@ static inline __attribute__((always_inline)) void hidden_settle(uly_timing *tm, 
         const int a = hd->ops[j];
         const uly_op *A = &x->plan->ops[a];
         const double blk = t[a] / (double)(A->steps > 0 ? A->steps : 1);
-        double e = uly_overlap_exposed(x->c, hd->s[a], (double)hd->hops[a] * blk);
+        double e = overlap_exposed(x->c, hd->s[a], (double)hd->hops[a] * blk);
         if (A->kind == ULY_OP_GEMM && hd->chunks[a] > 1) {
             /* TP collectives pipelined with their GEMM in chunks (one per TP
              * rank, TransformerEngine's userbuffers): the first chunk's
@@ -585,7 +458,7 @@ static inline __attribute__((always_inline)) void phase_background(uly_timing *t
     for (int ph = 0; ph < 2; ph++) {
         bg_frac[ph] = 0;
         if (bg[ph] <= 0) continue;
-        const double e = uly_overlap_exposed(c, bg[ph], crit[ph]);
+        const double e = overlap_exposed(c, bg[ph], crit[ph]);
         tm->layer_slowdown_s[ph] = (bg[ph] - e) * (bgw[ph] / bg[ph]);
         crit[ph] += e + tm->layer_slowdown_s[ph];
         tm->compute_s += tm->layer_slowdown_s[ph]; /* compute, slowed */
@@ -623,10 +496,10 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
     const double fb = uly_bucket_fraction(w, plan);
     const double hide = L * tm->layer_bwd_s;
     const double dp_grad = s->dp_grad, pgather = s->pgather;
-    double dp_e = uly_overlap_exposed(c, dp_grad, hide);
+    double dp_e = overlap_exposed(c, dp_grad, hide);
     if (dp_e < dp_grad * fb) dp_e = dp_grad * fb;
     step_fixed += dp_e + (dp_grad > 0 ? (dp_grad - dp_e) * (s->dp_w / dp_grad) : 0);
-    double pg_e = uly_overlap_exposed(c, pgather, L * tm->layer_fwd_s);
+    double pg_e = overlap_exposed(c, pgather, L * tm->layer_fwd_s);
     if (pg_e < pgather * fb) pg_e = pgather * fb;
     step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (s->pg_w / pgather) : 0);
     double *t = x->t, *ex = x->ex;
