@@ -132,9 +132,9 @@ int hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float 
 enum { HN_GRAD_NONE = 0, HN_GRAD_A = 1, HN_GRAD_B = 2 };
 int hn_linear(hx_ctx *c, const uly_op *op, int grad, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
               const void *a, int64_t lda, const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
-/* --dtype fp8: the workspace of the largest linear GEMM, or a usage
- * refusal (HX_USAGE, every rank alike) where a GEMM's dimensions are not
- * what the FP8 GEMM takes (multiples of 16) */
+/* --dtype fp8: a usage refusal (HX_USAGE, every rank alike) where a GPU
+ * has no FP8 tensor cores or a GEMM's dimensions are not what the FP8 GEMM
+ * takes (multiples of 16); HX_OK otherwise */
 int hn_fp8_prepare(hx_ctx *c);
 /* --dtype fp8: the check's tolerance and its reason (hx_nccl_layer.c) */
 void hn_fp8_tolerance(hx_ctx *c);

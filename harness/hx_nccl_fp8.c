@@ -44,16 +44,21 @@ int hn_fp8_prepare(hx_ctx *c)
         int64_t v;
     } dims[] = {{"rows per rank (batch x tokens)", c->Rg}, {"hidden", c->h},     {"Q columns", c->qc},
                 {"K/V columns", c->kc},                    {"FFN width", c->fl}, {"MLP up width", hn_f1l(c)}};
-    int bad = -1;
-    for (int i = 0; i < (int)(sizeof dims / sizeof dims[0]) && bad < 0; i++)
-        if (dims[i].v % 16) bad = i;
+    const int nd = (int)(sizeof dims / sizeof dims[0]);
+    int bad[2] = {nd, H->info.major * 10 + H->info.minor < 89}; /* FP8 tensor cores: compute capability 8.9 */
+    for (int i = nd - 1; i >= 0; i--)
+        if (dims[i].v % 16) bad[0] = i;
     /* the same answer on every rank, so that all of them stop (or none) */
-    int any = bad >= 0 ? bad : (int)(sizeof dims / sizeof dims[0]), first = any;
-    HX_TRY(HX_MPI(MPI_Allreduce(&any, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD)));
-    if (first < (int)(sizeof dims / sizeof dims[0]))
+    int first[2] = {bad[0], -bad[1]};
+    HX_TRY(HX_MPI(MPI_Allreduce(MPI_IN_PLACE, first, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD)));
+    if (first[1] < 0)
+        return hx_args_reject(hx_world_rank(), "--dtype fp8: a GPU of compute capability below 8.9 on some rank (rank "
+                                               "0's: %d.%d) has no FP8 tensor cores (valid there: --dtype bf16 or "
+                                               "fp16)", H->info.major, H->info.minor);
+    if (first[0] < nd)
         return hx_args_reject(hx_world_rank(), "--dtype fp8: a linear GEMM dimension (%s) is not a multiple of 16 on "
                                                "some rank (valid: cuBLASLt's FP8 GEMMs take multiples of 16; choose "
-                                               "--seq, --heads, --head-dim, --ffn so they are)", dims[first].name);
+                                               "--seq, --heads, --head-dim, --ffn so they are)", dims[first[0]].name);
     return HX_OK;
 }
 
