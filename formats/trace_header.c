@@ -78,6 +78,13 @@ static int parse_workload(rd *r, const cJSON *w, uly_workload *out)
     int ov = 1;
     if (get(w, "overlap_grad_reduce") && get_bool(r, w, "header workload", "overlap_grad_reduce", &ov)) return 2;
     out->overlap_grad_reduce = ov ? 1 : -1;
+    /* optional: an FP8 run's scaling recipe (ulyharness's nccl backend runs
+     * tensorwise); without it, the model's default */
+    if (get(w, "fp8_recipe")) {
+        static const char *const recipe_names[] = {ULY_FP8_RECIPES(ULY_X_NAME)};
+        if (get_word(r, w, "fp8_recipe", recipe_names, ULY_FP8_RECIPE_COUNT, &word)) return 2;
+        out->fp8_recipe = (uly_fp8_recipe)word;
+    }
     char why[300];
     if (uly_workload_check(out, why, sizeof why)) return fail(r, 1, "header workload: %s", why);
     return 0;

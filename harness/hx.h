@@ -203,6 +203,7 @@ typedef struct hx_opstat {
     double *t;           /* per timed rep */
     double *w;           /* per timed rep: w_pass */
     int done;            /* executed this pass (fused ring comm ops) */
+    int fp8_gemms;       /* GEMM calls the op ran in FP8 in a pass (the nccl backend's --dtype fp8) */
 } hx_opstat;
 
 struct hx_ctx;

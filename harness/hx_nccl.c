@@ -11,7 +11,8 @@
  *     one NCCL communicator per plan group that has a communication op;
  *   - every tensor lives on the GPU in the run's 16-bit type (--dtype bf16 or
  *     fp16; the plan is built with that dtype, so its bytes are 2 per
- *     element); accumulators that the kernels need in float32 are float32
+ *     element; --dtype fp8 keeps them bf16 and runs the linear layers' GEMMs
+ *     in FP8, hx_nccl_fp8.c); accumulators that the kernels need in float32 are float32
  *     (the attention output being merged over ring steps, dQ/dK/dV of the
  *     backward, RMS statistics, the optimizer's master weights and moments);
  *   - communication ops go through kern_nccl (grouped ncclSend/ncclRecv
@@ -96,8 +97,8 @@ static int hn_configure(hx_opts *o, int rank)
                                     "runs with --backend mpi)", o->strategy, names);
     }
     if (o->dtype == HX_DTYPE_DEFAULT) o->dtype = ULY_BF16;
-    if (o->dtype != ULY_BF16 && o->dtype != ULY_FP16)
-        return hx_args_reject(rank, "--dtype %s: --backend nccl runs bf16 or fp16", uly_dtype_name(o->dtype));
+    if (o->dtype != ULY_BF16 && o->dtype != ULY_FP16 && o->dtype != ULY_FP8)
+        return hx_args_reject(rank, "--dtype %s: --backend nccl runs bf16, fp16 or fp8", uly_dtype_name(o->dtype));
     if (!strcmp(o->kernel, "flash") && o->head_dim != 64 && o->head_dim != 128)
         return hx_args_reject(rank, "--head-dim %lld: the CUDA flash kernels take 64 or 128 (or --kernel ref: the "
                                     "cuBLAS reference, any head dimension)", (long long)o->head_dim);
@@ -144,8 +145,9 @@ static int hn_open(const hx_opts *o, void **state)
     H->local_size = local[1];
     H->ndev = n;
     H->device = H->local_rank % n;
-    H->ct = o->dtype == ULY_FP16 ? KERN_CUDA_FP16 : KERN_CUDA_BF16;
+    H->ct = o->dtype == ULY_FP16 ? KERN_CUDA_FP16 : KERN_CUDA_BF16; /* fp8: bf16 between ops (hx_nccl_fp8.c) */
     H->es = (int64_t)kern_cuda_dtype_size(H->ct);
+    H->fp8 = o->dtype == ULY_FP8;
     H->flash = !strcmp(o->kernel, "flash");
     HX_TRY(HN_K(kern_cuda_set_device(H->device)));
     HX_TRY(HN_K(kern_cuda_device_query(H->device, &H->info)));
@@ -342,6 +344,8 @@ static int hn_prepare(hx_ctx *c)
                         : "nccl fp16: 16-bit storage between ops (u = 2^-11), inputs and weights rounded once, P and "
                           "dS rounded in the kernels, ~20 roundings on the longest path: 24 u; errors of a wrong "
                           "result are O(1)";
+    if (H->fp8) hn_fp8_tolerance(c); /* the FP8 GEMMs' rounding on top of the bf16 run's */
+    HX_TRY(hn_fp8_prepare(c));
     HX_TRY(hx_schedule(c));
     hx_beat(-1, "GPU buffers");
     HX_TRY(buffers_make(c));
@@ -362,8 +366,10 @@ static int hn_exec(hx_ctx *c, int id, double *seconds)
     hn *H = c->be_state;
     H->used = 0;
     H->npend = 0;
+    H->fp8_calls = 0;
     HX_TRY(HN_CUDA(cudaEventRecord(H->t0, H->cs)));
     HX_TRY(c->handler[id](c, &c->plan.ops[id]));
+    c->st[id].fp8_gemms = H->fp8_calls;
     HX_TRY(HN_CUDA(cudaEventRecord(H->t1, H->cs)));
     HX_TRY(HN_CUDA(cudaEventSynchronize(H->t1)));
     float ms = 0;
@@ -408,7 +414,14 @@ static void hn_describe(const hx_ctx *c, void *header)
     char b[160];
     replace(sw, "backend", cJSON_CreateString("nccl"));
     replace(sw, "attention_kernel_summary", cJSON_CreateString(c->kern->summary));
-    replace(sw, "dtype", cJSON_CreateString(kern_cuda_dtype_name(H->ct)));
+    replace(sw, "dtype", cJSON_CreateString(H->fp8 ? "fp8" : kern_cuda_dtype_name(H->ct)));
+    if (H->fp8)
+        replace(hx, "fp8",
+                cJSON_CreateString("the linear layers' GEMMs (the ops uly_op_fp8 names; fp8_gemms on their op lines: "
+                                   "the calls per pass) through kern_cuda_gemm_fp8 on cuBLASLt: per-tensor current "
+                                   "scaling (scale = FP8 max / amax, computed on the device per operand), E4M3 "
+                                   "activations and weights, E5M2 gradients (hybrid), float32 accumulation, bf16 "
+                                   "output; every tensor between ops, attention, norms, embedding and logits bf16"));
     snprintf(b, sizeof b, "%d.%d", H->runtime / 1000, (H->runtime % 1000) / 10);
     replace(sw, "cuda_runtime", cJSON_CreateString(b));
     snprintf(b, sizeof b, "%d.%d", H->driver / 1000, (H->driver % 1000) / 10);

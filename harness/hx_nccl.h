@@ -6,7 +6,9 @@
  *   hx_nccl_layer.c  the layer around the attention, the per-model ops, the
  *                    optimizer and the communication ops (as hx_layer.c);
  *   hx_nccl_attn.c   attention over segment pairs and the ring's transfers
- *                    overlapping it (as hx_attn.c).
+ *                    overlapping it (as hx_attn.c);
+ *   hx_nccl_fp8.c    --dtype fp8: the linear layers' GEMMs in FP8, the
+ *                    check's tolerance for them.
  * The backend's state (hn) is allocated by open and reached from the run's
  * context (hx_ctx.be_state); nothing of it is global. */
 #ifndef HX_NCCL_H
@@ -40,8 +42,13 @@ typedef struct hn {
     struct kern_cuda_device_info info;
     int driver, runtime;
     char nccl_version[128];
-    kern_cuda_dtype ct; /* the run's element type */
+    kern_cuda_dtype ct; /* the run's element type (bf16 under --dtype fp8) */
     int64_t es;         /* its size */
+    int fp8;            /* --dtype fp8: the linear layers' GEMMs through kern_cuda_gemm_fp8 (hn_linear) */
+    void *fp8_ws;       /* its workspace, sized for the largest of them */
+    size_t fp8_ws_bytes;
+    int fp8_calls;      /* FP8 GEMM calls of the op being executed (hn_exec: hx_opstat.fp8_gemms) */
+    char fp8_tol_reason[512];
     int flash;          /* 1: flash kernels; 0: cuBLAS reference attention */
     cudaStream_t cs;    /* compute stream */
     kern_cuda_blas *blas;
@@ -118,6 +125,19 @@ int hn_maps_build(hx_ctx *c);
 
 int hn_gemm(const hn *H, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *a, int64_t lda,
             const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
+/* A linear layer's GEMM (op: the plan op it belongs to): in FP8 where the
+ * model library says the op runs FP8 (uly_op_fp8 of the run's workload),
+ * with `grad` naming the operand that is a gradient (HN_GRAD_A, _B: E5M2,
+ * the hybrid format; the others E4M3); hn_gemm otherwise. */
+enum { HN_GRAD_NONE = 0, HN_GRAD_A = 1, HN_GRAD_B = 2 };
+int hn_linear(hx_ctx *c, const uly_op *op, int grad, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+              const void *a, int64_t lda, const void *b, int64_t ldb, float beta, void *cc, int64_t ldc);
+/* --dtype fp8: a usage refusal (HX_USAGE, every rank alike) where a GPU
+ * has no FP8 tensor cores or a GEMM's dimensions are not what the FP8 GEMM
+ * takes (multiples of 16); HX_OK otherwise */
+int hn_fp8_prepare(hx_ctx *c);
+/* --dtype fp8: the check's tolerance and its reason (hx_nccl_layer.c) */
+void hn_fp8_tolerance(hx_ctx *c);
 static inline int64_t hn_f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
 extern const hx_handler hn_layer_handlers[ULY_OPT_COUNT]; /* layer, model, comm ops */
 

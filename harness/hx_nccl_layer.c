@@ -40,12 +40,11 @@ static int g_ln1(hx_ctx *c, const uly_op *op)
 static int g_qkv_proj(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
     const int64_t ld = c->qc + 2 * c->kc, kvb = c->kv_rows * c->Hkv * c->d;
     const void *Wq = W(c, off_wqkv), *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1g, c->h, Wq, ld, 0.0f, H->Q, c->qc));
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wk, ld, 0.0f, H->K, c->kc));
-    HX_TRY(hn_gemm(H, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wv, ld, 0.0f, H->V, c->kc));
+    HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1g, c->h, Wq, ld, 0.0f, H->Q, c->qc));
+    HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wk, ld, 0.0f, H->K, c->kc));
+    HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wv, ld, 0.0f, H->V, c->kc));
     if (c->mode == ULY_EXEC_A2A) {
         HX_TRY(hn_map_run(H, &H->m_pq, 0, H->s_q, H->ct, H->Q, H->ct));
         HX_TRY(hn_map_run(H, &H->m_pk, 0, H->s_k, H->ct, H->K, H->ct));
@@ -61,9 +60,9 @@ static int g_qkv_proj(hx_ctx *c, const uly_op *op)
 static int g_out_proj(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
     if (c->mode == ULY_EXEC_A2A) HX_TRY(hn_map_run(H, &H->m_pq, 1, H->O, H->ct, H->r_o, H->ct));
-    return hn_gemm(H, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Zg, c->h);
+    return hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->h, c->qc, 1.0f, H->O, c->qc, W(c, off_wo), c->h, 0.0f, H->Zg,
+                     c->h);
 }
 
 static int g_ln2(hx_ctx *c, const uly_op *op)
@@ -77,8 +76,8 @@ static int g_ln2(hx_ctx *c, const uly_op *op)
 static int g_mlp_up(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
-    return hn_gemm(H, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2g, c->h, W(c, off_w1), hn_f1l(c), 0.0f, H->U, hn_f1l(c));
+    return hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2g, c->h, W(c, off_w1), hn_f1l(c),
+                     0.0f, H->U, hn_f1l(c));
 }
 
 static int g_mlp_act(hx_ctx *c, const uly_op *op)
@@ -91,16 +90,17 @@ static int g_mlp_act(hx_ctx *c, const uly_op *op)
 static int g_mlp_down(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
-    return hn_gemm(H, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->Mg, c->h);
+    return hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->h, c->fl, 1.0f, H->A, c->fl, W(c, off_w2), c->h, 0.0f, H->Mg,
+                     c->h);
 }
 
 static int g_mlp_down_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->Gg, c->h, W(c, off_w2), c->h, 0.0f, H->dA, c->fl));
-    return hn_gemm(H, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
+    HX_TRY(hn_linear(c, op, HN_GRAD_A, 0, 1, c->Rg, c->fl, c->h, 1.0f, H->Gg, c->h, W(c, off_w2), c->h, 0.0f, H->dA,
+                     c->fl));
+    return hn_linear(c, op, HN_GRAD_B, 1, 0, c->fl, c->h, c->Rg, 1.0f, H->A, c->fl, H->Gg, c->h, 0.0f, GW(c, off_w2),
+                     c->h);
 }
 
 static int g_mlp_act_bwd(hx_ctx *c, const uly_op *op)
@@ -113,10 +113,9 @@ static int g_mlp_act_bwd(hx_ctx *c, const uly_op *op)
 static int g_mlp_up_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
     const int64_t w1 = hn_f1l(c);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, w1, 1.0f, H->dU, w1, W(c, off_w1), w1, 0.0f, H->dY2g, c->h));
-    return hn_gemm(H, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2g, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
+    HX_TRY(hn_linear(c, op, HN_GRAD_A, 0, 1, c->Rg, c->h, w1, 1.0f, H->dU, w1, W(c, off_w1), w1, 0.0f, H->dY2g, c->h));
+    return hn_linear(c, op, HN_GRAD_B, 1, 0, c->h, w1, c->Rg, 1.0f, H->Y2g, c->h, H->dU, w1, 0.0f, GW(c, off_w1), w1);
 }
 
 /* A norm's backward: the first (input X, its gradient dX) or the second
@@ -137,9 +136,10 @@ static int g_ln2_bwd(hx_ctx *c, const uly_op *op) { return norm_bwd(c, op, 1); }
 static int g_out_proj_bwd(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    (void)op;
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1g, c->h, W(c, off_wo), c->h, 0.0f, H->dO, c->qc));
-    HX_TRY(hn_gemm(H, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1g, c->h, 0.0f, GW(c, off_wo), c->h));
+    HX_TRY(hn_linear(c, op, HN_GRAD_A, 0, 1, c->Rg, c->qc, c->h, 1.0f, H->dX1g, c->h, W(c, off_wo), c->h, 0.0f, H->dO,
+                     c->qc));
+    HX_TRY(hn_linear(c, op, HN_GRAD_B, 1, 0, c->qc, c->h, c->Rg, 1.0f, H->O, c->qc, H->dX1g, c->h, 0.0f,
+                     GW(c, off_wo), c->h));
     if (c->mode == ULY_EXEC_A2A) return hn_map_run(H, &H->m_pq, 0, H->s_do, H->ct, H->dO, H->ct);
     return hn_map_run(H, &H->m_tq, 0, H->doa, H->ct, H->dO, H->ct);
 }
@@ -156,13 +156,16 @@ static int g_qkv_proj_bwd(hx_ctx *c, const uly_op *op)
     const int64_t ld = c->qc + 2 * c->kc;
     const void *Wq = W(c, off_wqkv);
     void *dW = GW(c, off_wqkv);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1g, c->h));
+    const int GA = HN_GRAD_A, GB = HN_GRAD_B;
+    HX_TRY(hn_linear(c, op, GA, 0, 1, c->Rg, c->h, c->qc, 1.0f, H->dQ, c->qc, Wq, ld, 0.0f, H->dY1g, c->h));
     const void *Wk = hn_at(H, Wq, c->qc), *Wv = hn_at(H, Wq, c->qc + c->kc);
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, Wk, ld, 1.0f, H->dY1g, c->h));
-    HX_TRY(hn_gemm(H, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, Wv, ld, 1.0f, H->dY1g, c->h));
-    HX_TRY(hn_gemm(H, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1g, c->h, H->dQ, c->qc, 0.0f, dW, ld));
-    HX_TRY(hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc), ld));
-    return hn_gemm(H, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dV, c->kc, 0.0f, hn_at(H, dW, c->qc + c->kc), ld);
+    HX_TRY(hn_linear(c, op, GA, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dK, c->kc, Wk, ld, 1.0f, H->dY1g, c->h));
+    HX_TRY(hn_linear(c, op, GA, 0, 1, c->Rg, c->h, c->kc, 1.0f, H->dV, c->kc, Wv, ld, 1.0f, H->dY1g, c->h));
+    HX_TRY(hn_linear(c, op, GB, 1, 0, c->h, c->qc, c->Rg, 1.0f, H->Y1g, c->h, H->dQ, c->qc, 0.0f, dW, ld));
+    HX_TRY(hn_linear(c, op, GB, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dK, c->kc, 0.0f, hn_at(H, dW, c->qc),
+                     ld));
+    return hn_linear(c, op, GB, 1, 0, c->h, c->kc, c->Rg, 1.0f, H->Y1g, c->h, H->dV, c->kc, 0.0f,
+                     hn_at(H, dW, c->qc + c->kc), ld);
 }
 
 static int g_ln1_bwd(hx_ctx *c, const uly_op *op) { return norm_bwd(c, op, 0); }

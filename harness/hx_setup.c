@@ -302,6 +302,9 @@ static int specs_setup(hx_ctx *c)
     /* the element type the backend computes and communicates in: model bytes =
      * its bytes (the CPU computes in float32; the nccl backend in bf16/fp16) */
     w->dtype = o->dtype == HX_DTYPE_DEFAULT ? ULY_FP32 : o->dtype;
+    /* FP8 (the nccl backend): the one recipe it implements, per-tensor
+     * current scaling (kern_cuda_gemm_fp8), so the plan is priced with it */
+    if (w->dtype == ULY_FP8) w->fp8_recipe = ULY_FP8_TENSORWISE;
     w->causal = o->causal;
     w->flash = !strcmp(o->kernel, "flash");
     w->recompute = o->recompute;
@@ -309,6 +312,9 @@ static int specs_setup(hx_ctx *c)
     w->split = o->split;
     if (uly_workload_check(w, why, sizeof why) != ULY_OK) return bad_input("workload: %s", why);
     if (cluster_setup(c)) return 2;
+    if (w->dtype == ULY_FP8 && !(c->cl.gpu.peak_flops[ULY_FP8] > 0 && c->cl.gpu.sm_count > 0))
+        return bad_input("--dtype fp8: cluster %s has no FP8 tensor cores to plan for (its GPU's fp8 peak is 0); "
+                         "valid: a --cluster whose GPUs have them, e.g. dgx-h100, dgx-h200", c->o.cluster);
 
     uly_status st = uly_plan_build(m, w, &c->cl, &c->l, &c->plan, c->reasons, &c->n_reasons);
     if (st != ULY_OK) return bad_input("uly_plan_build: %s", uly_status_str(st));

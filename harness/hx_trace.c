@@ -263,6 +263,7 @@ static cJSON *json_workload(const uly_workload *w)
     cJSON_AddNumberToObject(j, "micro_batch", (double)w->micro_batch);
     cJSON_AddNumberToObject(j, "global_batch", (double)w->global_batch);
     cJSON_AddStringToObject(j, "dtype", uly_dtype_name(w->dtype));
+    if (w->dtype == ULY_FP8) cJSON_AddStringToObject(j, "fp8_recipe", uly_fp8_recipe_name(w->fp8_recipe));
     cJSON_AddBoolToObject(j, "causal", w->causal);
     cJSON_AddBoolToObject(j, "flash", w->flash);
     cJSON_AddStringToObject(j, "recompute", uly_recompute_name(w->recompute));
@@ -406,6 +407,7 @@ int hx_trace_ops(hx_trace *trace, const hx_ctx *c, double (*ts)[3])
             add_stats(x, "transfer_s", ts[HX_STAT_XFER * n + id]);
         }
         cJSON_AddNumberToObject(x, "reps", c->o.reps);
+        if (c->st[id].fp8_gemms) cJSON_AddNumberToObject(x, "fp8_gemms", c->st[id].fp8_gemms);
         if (o->overlaps >= 0) {
             cJSON_AddNumberToObject(x, "overlaps", o->overlaps);
             cJSON_AddStringToObject(x, "time_is", "exposed");

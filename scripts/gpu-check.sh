@@ -7,9 +7,12 @@
 # nvcc/gcc lines into a temporary directory:
 #   libulysim (model/, libm only), the plain CPU reference (kernels/cpu/
 #   attn_ref.c, attn_merge.c: no BLAS), kernels/cuda, ulygpu (presets
-#   embedded, no cJSON), test_kcuda_attn, test_kcuda_nccl.
+#   embedded, no cJSON), test_kcuda_attn, test_kcuda_fp8, test_kcuda_nccl.
 # Then it runs, in order:
 #   1. test_kcuda_attn        flash + cuBLAS reference vs the float64 CPU reference
+#   1b. test_kcuda_fp8 --time the FP8 GEMM (cuBLASLt) vs float64, then its
+#                             TFLOP/s against the bf16 GEMM (skipped, 77,
+#                             below compute capability 8.9)
 #   2. test_kcuda_nccl        the NCCL layer on this machine's GPU(s)
 #   3. ulygpu                 checks, GEMM rate, attention TFLOP/s, plans predicted vs measured
 #   4. compute-sanitizer      memcheck, racecheck, synccheck on a small
@@ -152,12 +155,12 @@ bg_compile() { throttle; compile "$@" & pids+=($!); all_pids+=($!); }
 all_pids=()
 # nvcc first (the slow part); the attention kernels with ptxas's register report
 cu_flash=(attn_fwd_bf16 attn_fwd_fp16 attn_bwd)
-cu_all=("${cu_flash[@]}" attn_flash attn_ref kern_cuda)
+cu_all=("${cu_flash[@]}" attn_flash attn_ref kern_cuda kern_cuda_fp8)
 for f in "${cu_flash[@]}"; do bg_compile "$root/kernels/cuda/$f.cu" "$NVCC" "${nvflags[@]}" -Xptxas=-v; done
-for f in attn_flash attn_ref kern_cuda; do bg_compile "$root/kernels/cuda/$f.cu" "$NVCC" "${nvflags[@]}"; done
+for f in attn_flash attn_ref kern_cuda kern_cuda_fp8; do bg_compile "$root/kernels/cuda/$f.cu" "$NVCC" "${nvflags[@]}"; done
 csrcs=("$root"/model/*.c "$root"/model/strategy/*.c "$root/kernels/cpu/attn_ref.c" "$root/kernels/cpu/attn_merge.c"
        "$root/kernels/cuda/kern_cuda_host.c" "$root"/bench/kernels/cuda/ulygpu/*.c
-       "$root/tests/kernels/cuda/test_kcuda_attn.c")
+       "$root/tests/kernels/cuda/test_kcuda_attn.c" "$root/tests/kernels/cuda/test_kcuda_fp8_time.c")
 [ -n "$nccl_inc" ] && csrcs+=("$root/kernels/cuda/kern_nccl.c" "$root/tests/kernels/cuda/test_kcuda_nccl.c")
 for f in "${csrcs[@]}"; do bg_compile "$f" "$CC" "${cflags[@]}" "${inc[@]}"; done
 for p in "${all_pids[@]}"; do wait "$p"; done
@@ -165,13 +168,18 @@ if [ ! -f "$bd/failed" ]; then
     kern_o=("$(obj "$root/kernels/cuda/kern_cuda_host.c")")
     for f in "${cu_all[@]}"; do kern_o+=("$(obj "$root/kernels/cuda/$f.cu")"); done
     cpu_o=("$(obj "$root/kernels/cpu/attn_ref.c")" "$(obj "$root/kernels/cpu/attn_merge.c")")
-    libs=(-L"$cudalib" -Wl,-rpath,"$cudalib" -lcublas -lcudart -lm -lpthread)
+    libs=(-L"$cudalib" -Wl,-rpath,"$cudalib" -lcublasLt -lcublas -lcudart -lm -lpthread)
     link() { # output objects...
         local out=$1; shift
         "$CXX" -o "$bd/$out" "$@" >"$bd/$out.link.log" 2>&1 || echo "FAILED: link $out" >>"$bd/failed"
     }
     link ulygpu "$bd"/bench_kernels_cuda_ulygpu_*.o "$bd"/model_*.o "${kern_o[@]}" "${cpu_o[@]}" "${libs[@]}"
     link test_kcuda_attn "$(obj "$root/tests/kernels/cuda/test_kcuda_attn.c")" "${kern_o[@]}" "${cpu_o[@]}" "${libs[@]}"
+    # the FP8 GEMM test with its timing (KCUDA_FP8_TIMING), compiled here rather than with csrcs' flags
+    fp8_o="$bd/test_kcuda_fp8.o"
+    "$CC" "${cflags[@]}" "${inc[@]}" -DKCUDA_FP8_TIMING -c "$root/tests/kernels/cuda/test_kcuda_fp8.c" -o "$fp8_o" \
+        >"$fp8_o.log" 2>&1 || echo "FAILED: $root/tests/kernels/cuda/test_kcuda_fp8.c" >>"$bd/failed"
+    link test_kcuda_fp8 "$fp8_o" "$(obj "$root/tests/kernels/cuda/test_kcuda_fp8_time.c")" "${kern_o[@]}" "${libs[@]}"
     if [ -n "$nccl_inc" ]; then
         lnccl=libnccl.so
         [ -e "$nccl_lib/libnccl.so" ] || lnccl=libnccl.so.2
@@ -221,6 +229,7 @@ run() { # name timeout cmd...
 
 cd "$bd" || exit 2
 run "test_kcuda_attn" 120 ./test_kcuda_attn "$seed"
+run "test_kcuda_fp8" 90 ./test_kcuda_fp8 --time
 if [ -x ./test_kcuda_nccl ]; then
     run "test_kcuda_nccl" 90 ./test_kcuda_nccl
 else

@@ -29,6 +29,8 @@ kern_cuda_status kern_cuda_blas_create(kern_cuda_blas **b)
     kern_cuda_blas *x = new (std::nothrow) kern_cuda_blas;
     if (!x) return kc_fail(KERN_CUDA_ENOMEM, "new kern_cuda_blas", __FILE__, __LINE__, "out of host memory");
     x->stream = 0;
+    x->lt = NULL;
+    x->lt_cc = 0;
     const cublasStatus_t s = cublasCreate(&x->h);
     if (s != CUBLAS_STATUS_SUCCESS) {
         delete x;
@@ -51,8 +53,10 @@ kern_cuda_status kern_cuda_blas_destroy(kern_cuda_blas *b)
 {
     if (!b) return KERN_CUDA_OK;
     const cublasStatus_t s = cublasDestroy(b->h);
+    const cublasStatus_t sl = b->lt ? cublasLtDestroy(b->lt) : CUBLAS_STATUS_SUCCESS;
     delete b;
     if (s != CUBLAS_STATUS_SUCCESS) return kc_fail_cublas(s, "cublasDestroy(b->h)", __FILE__, __LINE__);
+    if (sl != CUBLAS_STATUS_SUCCESS) return kc_fail_cublas(sl, "cublasLtDestroy(b->lt)", __FILE__, __LINE__);
     return KERN_CUDA_OK;
 }
 

@@ -4,6 +4,7 @@
 #ifndef KC_INTERNAL_H
 #define KC_INTERNAL_H
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -41,6 +42,8 @@ struct kern_cuda_blas {
     cublasHandle_t h;
     cudaStream_t stream;
     char version[64];
+    cublasLtHandle_t lt; /* the FP8 GEMM's (kern_cuda_fp8.cu), made on its first call; NULL until then */
+    int lt_cc;           /* that device's compute capability, major * 10 + minor */
 };
 
 /* Launch helpers shared by the files (attn_flash.cu, attn_ref.cu). */

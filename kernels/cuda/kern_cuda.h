@@ -127,6 +127,31 @@ float kern_cuda_host_to_f32(uint16_t bits, kern_cuda_dtype t);
 void kern_cuda_host_round(const float *src, uint16_t *dst, size_t n, kern_cuda_dtype t);
 void kern_cuda_host_widen(const uint16_t *src, float *dst, size_t n, kern_cuda_dtype t);
 
+/* FP8 formats (OCP FP8, NVIDIA's __nv_fp8_e4m3 / __nv_fp8_e5m2):
+ *   E4M3  1 sign, 4 exponent (bias 7), 3 mantissa bits; largest finite 448
+ *         (0x7e), NaN 0x7f / 0xff, no infinity; unit roundoff 2^-4.
+ *   E5M2  1 sign, 5 exponent (bias 15), 2 mantissa bits; largest finite
+ *         57344 (0x7b), infinity 0x7c, NaN 0x7d..0x7f; unit roundoff 2^-3.
+ * Encoding as the device's cvt.rn.satfinite (__nv_cvt_float_to_fp8 with
+ * __NV_SATFINITE): round to nearest even, magnitudes beyond the largest
+ * finite value (infinity included) saturate to it, NaN stays NaN. */
+typedef enum kern_cuda_fp8 {
+    KERN_CUDA_E4M3 = 0,
+    KERN_CUDA_E5M2 = 1,
+} kern_cuda_fp8;
+
+float kern_cuda_fp8_max(kern_cuda_fp8 f); /* 448, 57344; 0 if unknown */
+const char *kern_cuda_fp8_name(kern_cuda_fp8 f);
+uint8_t kern_cuda_host_fp8_from_f32(float x, kern_cuda_fp8 f);
+float kern_cuda_host_fp8_to_f32(uint8_t bits, kern_cuda_fp8 f);
+/* Tensorwise current scaling (TransformerEngine's Float8CurrentScaling):
+ * a tensor of largest magnitude amax is quantized as fp8(x * scale) with
+ * scale = fp8_max / amax in float32, and the GEMM multiplies its result by
+ * 1 / scale. amax 0 (an all-zero tensor): scale 1. amax infinite or NaN:
+ * scale NaN, so that the GEMM's output is NaN rather than quietly wrong.
+ * The device computes the same float32 expression. */
+float kern_cuda_fp8_scale(float amax, kern_cuda_fp8 f);
+
 /* --------------------------------------------------------------- timing */
 
 typedef struct kern_cuda_timer kern_cuda_timer; /* a pair of CUDA events */
@@ -215,6 +240,36 @@ kern_cuda_status kern_cuda_attn_ref_bwd(kern_cuda_blas *b, const struct kern_cud
 kern_cuda_status kern_cuda_gemm(kern_cuda_blas *b, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
                                 const void *a, int lda, const void *bm, int ldb, kern_cuda_dtype ab_t, float beta,
                                 void *c, int ldc, kern_cuda_dtype c_t);
+
+/* Row-major C = alpha op(A) op(B) + beta C with A and B quantized to FP8
+ * (cuBLASLt, kern_cuda_fp8.cu): the semantics, shapes and strides of
+ * kern_cuda_gemm; A and B are ab_t (BF16, FP16 or F32), C is BF16 (read
+ * when beta != 0). Each of A and B is quantized on the device to its own
+ * format (a_f, b_f) with its own tensorwise current scale
+ * (kern_cuda_fp8_scale of its amax, computed on the device over the op(A)
+ * m x k / op(B) k x n window), written k-contiguous into the workspace (the
+ * transpose done by the cast when the operand is not stored that way), and
+ * multiplied by cublasLtMatmul: FP8 inputs, float32 compute and
+ * accumulation, the inverse scales through CUBLASLT_MATMUL_DESC_A/B_SCALE_
+ * POINTER, bf16 output. TransformerEngine's recipes: E4M3 for weights and
+ * activations; the "hybrid" format puts gradients in E5M2.
+ * Constraints (KERN_CUDA_EUNSUPPORTED otherwise; EINVAL for what would be
+ * invalid for kern_cuda_gemm too):
+ *   - m, n, k multiples of 16 (cuBLASLt's FP8 operands: 16-byte aligned
+ *     rows in its "TN" layout, which the cast's k-contiguous copies give);
+ *   - C 16-byte aligned, ldc a multiple of 8;
+ *   - not both E5M2 (cuBLASLt has no E5M2 x E5M2 FP8 GEMM);
+ *   - a device of compute capability 8.9 or newer (FP8 tensor cores), and
+ *     a cuBLASLt that finds an algorithm for the shape.
+ * Workspace: kern_cuda_gemm_fp8_workspace(m, n, k) bytes (the FP8 copies,
+ * amax and scales, cuBLASLt's own workspace), 256-byte aligned; NULL takes
+ * it stream-ordered (cudaMallocAsync) for the call. Runs on the stream of
+ * the handle (kern_cuda_blas_set_stream). */
+size_t kern_cuda_gemm_fp8_workspace(int m, int n, int k);
+kern_cuda_status kern_cuda_gemm_fp8(kern_cuda_blas *b, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                                    const void *a, int lda, kern_cuda_fp8 a_f, const void *bm, int ldb,
+                                    kern_cuda_fp8 b_f, kern_cuda_dtype ab_t, float beta, void *c, int ldc,
+                                    void *workspace, size_t workspace_bytes);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,8 @@
  *     streams and events are no-ops (every "kernel" has finished when it
  *     returns; event times are a constant 1 us), so the ordering that
  *     events give on a GPU is NOT exercised here;
- *   - kern_cuda: GEMMs through cblas_sgemm, attention through the CPU
+ *   - kern_cuda: GEMMs through cblas_sgemm (the FP8 GEMM in
+ *     hx_nccl_emu_fp8.c), attention through the CPU
  *     reference kernels on the widened 16-bit inputs (flash still refuses
  *     head dimensions other than 64 and 128), the merge through the CPU's;
  *   - kern_nccl: the same operations and byte counts over MPI, on a
@@ -197,8 +198,9 @@ const char *kern_cuda_blas_version(kern_cuda_blas *b)
 }
 kern_cuda_status kern_cuda_malloc(void **p, size_t n)
 {
-    /* poison: the backend must initialise what it reads */
-    *p = malloc(n ? n : 1);
+    /* aligned as cudaMalloc's (at least 256 bytes: the FP8 GEMM's workspace
+     * needs it); poison: the backend must initialise what it reads */
+    if (posix_memalign(p, 256, n ? n : 1)) return KERN_CUDA_ENOMEM;
     memset(*p, 0xff, n);
     return KERN_CUDA_OK;
 }

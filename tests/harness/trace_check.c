@@ -6,7 +6,8 @@
  *       header equals the plan libulysim builds again from the header's model,
  *       workload, layout and cluster (op for op: name, phase, bytes); exactly
  *       one op line per plan op id, with the plan's name and phase and
- *       bytes_sent EQUAL to the plan's bytes_sent; sane times; a final summary
+ *       bytes_sent EQUAL to the plan's bytes_sent; sane times; fp8_gemms on
+ *       exactly the ops uly_op_fp8 names for the header's dtype; a final summary
  *       line whose checks passed and whose errors are within the tolerance.
  *   trace_check --microbench FILE    micro-benchmark trace.
  * Exit 0 when valid, 1 with the first problem on stderr. */
@@ -201,6 +202,10 @@ static int check_plan_trace(char **lines, int n)
             goto out;
         }
     }
+    /* the workload's dtype decides which ops run FP8 GEMMs (uly_op_fp8) */
+    uly_workload w8;
+    memset(&w8, 0, sizeof w8);
+    w8.dtype = uly_dtype_find(str(get(h, "workload"), "dtype"));
     int *seen = calloc((size_t)nops, sizeof *seen);
     int nop_lines = 0;
     for (int li = 1; li < n - 1; li++) {
@@ -228,6 +233,12 @@ static int check_plan_trace(char **lines, int n)
             rc = fail("op line id %s%g: time_s missing or inconsistent", "", id);
         } else if (p.ops[id].kind == ULY_OP_COMM && !split_ok(x)) {
             rc = fail("comm op line id %s%g: wait_s/transfer_s missing or inconsistent", "", id);
+        } else if ((num(x, "fp8_gemms", 0) > 0) != (uly_op_fp8(&w8, p.ops[id].type) != 0)) {
+            /* an FP8 run's linear ops, and only they, ran FP8 GEMMs */
+            fprintf(stderr, "trace_check: %s: op %d (%s): fp8_gemms %g, but the model library says it %s in FP8 "
+                            "under dtype %s\n", file, id, uly_op_type_name(p.ops[id].type), num(x, "fp8_gemms", 0),
+                    uly_op_fp8(&w8, p.ops[id].type) ? "runs" : "does not run", uly_dtype_name(w8.dtype));
+            rc = 1;
         }
         cJSON_Delete(x);
         if (rc) break;
