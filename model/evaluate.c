@@ -32,7 +32,7 @@ evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const 
     res->micro_batch = w->micro_batch;
     res->n_reasons = 0;
     res->feasible = 0;
-    res->comm_fwd_bytes = res->comm_bwd_bytes = res->comm_recompute_bytes = res->zero_bytes = 0;
+    res->comm_fwd_bytes = res->comm_bwd_bytes = res->comm_recompute_bytes = res->zero_bytes = res->moe_bytes = 0;
     res->comm_tiers = 0;
     /* the timing and memory blocks are zeroed where nothing fills them;
      * pricing and the memory count clear their own before filling them */
@@ -46,6 +46,7 @@ evaluate(const uly_model *m, const uly_workload *w, const uly_cluster *c, const 
         unpriced(res);
         return st;
     }
+    if (__builtin_expect(m->experts > 0, 0)) res->moe_bytes = uly_moe_bytes(scratch);
     uly_memory_eval(m, w, c, scratch, &res->mem);
     if (!res->mem.fits && res->n_reasons < ULY_MAX_REASONS) {
         uly_reason *r = &res->reasons[res->n_reasons++];

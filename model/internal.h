@@ -265,6 +265,7 @@ typedef struct uly_moe_shape {
 } uly_moe_shape;
 int uly_moe_layout_check(uly_bctx *x, int64_t stage_gpus, int64_t t, int sp);
 void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus);
+int64_t uly_moe_bytes(const uly_plan *p);
 void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb);
 double uly_moe_act_bytes(const uly_model *m, const uly_workload *w, double tokens, int64_t etp);
 void uly_moe_shape_init(uly_bctx *x, int64_t norm_tokens, uly_moe_shape *s);

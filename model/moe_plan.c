@@ -225,3 +225,18 @@ void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb)
         if (x->w->overlap_param_gather) o->overlaps = ULY_OVERLAP_PHASE;
     }
 }
+
+/* The MoE transfers of a layer: the ops between the router and the
+ * unpermutation that move tokens (dispatch, combine, the expert-TP
+ * gathers), forward, recompute and backward. */
+int64_t uly_moe_bytes(const uly_plan *p)
+{
+    int64_t sum = 0;
+    for (int i = 0; i < p->n_ops; i++) {
+        const uly_op *o = &p->ops[i];
+        const uly_group g = o->group;
+        if (o->kind == ULY_OP_COMM && !o->per_step && !o->per_model && (g == ULY_GROUP_EP || g == ULY_GROUP_ETP))
+            sum += o->bytes_sent;
+    }
+    return sum;
+}

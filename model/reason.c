@@ -32,6 +32,24 @@ static int layout_reason_format(const uly_reason *r, char *buf, size_t n)
     return snprintf(buf, n, text[r->code - ULY_R_PP_STAGES], r->v[0], r->v[1], r->v[2]);
 }
 
+/* The MoE layouts' reasons */
+static int moe_reason_format(const uly_reason *r, char *buf, size_t n)
+{
+    const double *v = r->v;
+    if (r->code == ULY_R_MOE_DENSE_LAYERS)
+        return snprintf(buf, n, "%.0f dense layers of %.0f priced as MoE layers (their parameters, memory and FLOPs "
+                        "counted as dense)", v[0], v[1]);
+    static const char *const why[] = {
+        "expert parallelism %.0f x expert tensor parallelism %.0f: the model has no experts (use 1)",
+        "expert parallelism x expert tensor parallelism = %.0f does not divide the stage's %.0f GPUs",
+        "expert parallelism %.0f does not divide the %.0f experts",
+        "tensor parallelism %.0f beside MoE layers needs sequence parallelism (Megatron-Core refuses it without)",
+        "ZeRO stage %.0f with MoE layers: sharding the experts' weights over data parallelism is not modelled "
+        "(use 0-2)"};
+    const int w = v[0] >= 0 && v[0] <= 4 ? (int)v[0] : 0;
+    return snprintf(buf, n, why[w], v[1], v[2]);
+}
+
 size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, size_t n)
 {
     const double *v = r->v;
@@ -135,21 +153,9 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
         k = snprintf(buf, n, "interleaved 1F1B: %.0f virtual stages of %.4g layers per pipeline rank; the first rank "
                      "holds %.3g micro-batches of activations", v[0], v[1], v[2]);
         break;
-    case ULY_R_MOE_LAYOUT: {
-        static const char *const why[] = {
-            "expert parallelism %.0f x expert tensor parallelism %.0f: the model has no experts (use 1)",
-            "expert parallelism x expert tensor parallelism = %.0f does not divide the stage's %.0f GPUs",
-            "expert parallelism %.0f does not divide the %.0f experts",
-            "tensor parallelism %.0f beside MoE layers needs sequence parallelism (Megatron-Core refuses it without)",
-            "ZeRO stage %.0f with MoE layers: sharding the experts' weights over data parallelism is not modelled "
-            "(use 0-2)"};
-        const int w = v[0] >= 0 && v[0] <= 4 ? (int)v[0] : 0;
-        k = snprintf(buf, n, why[w], v[1], v[2]);
-        break;
-    }
+    case ULY_R_MOE_LAYOUT:
     case ULY_R_MOE_DENSE_LAYERS:
-        k = snprintf(buf, n, "%.0f dense layers of %.0f priced as MoE layers (their parameters, memory and FLOPs "
-                     "counted as dense)", v[0], v[1]);
+        k = moe_reason_format(r, buf, n);
         break;
     case ULY_R_PP_STAGES:
     case ULY_R_PP_SPLIT_REFUSED:

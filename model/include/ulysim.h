@@ -799,6 +799,8 @@ typedef struct uly_result {
     int64_t comm_bwd_bytes;    /* the same for bwd, recompute included */
     int64_t comm_recompute_bytes; /* the part of comm_bwd_bytes that re-runs forward ops */
     int64_t zero_bytes;        /* per rank, one layer: ZeRO/DP traffic per micro-batch */
+    int64_t moe_bytes;         /* per rank, one MoE layer, one micro-batch: its tokens' dispatch and combine over
+                                * EP and ETP, forward and backward, recompute included (part of comm_*_bytes) */
     uint8_t comm_tiers;        /* ULY_TIER_* mask of the strategy's traffic */
     uly_memory mem;
     uly_timing time;

@@ -77,6 +77,14 @@ static void test_dispatch_bytes(void)
               "expert_up: 1 x (8192 x 1024)(1024 x 4096)");
         CHECK(up && fabs(up->flops - 2.0 * pairs * h * 4096) < 1, "expert_up FLOPs");
     }
+    /* the result's MoE traffic: dispatch and combine forward, again in full
+     * recompute's copy, and their two mirrors in backward */
+    {
+        uly_cluster c = fx_a100(2);
+        static uly_result res;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &p, &res) == ULY_OK && res.moe_bytes == 6 * want,
+              "moe_bytes %lld, want %lld", (long long)res.moe_bytes, (long long)(6 * want));
+    }
     /* the allgather dispatcher: the 4096 tokens from each of the 7 others */
     w.moe_dispatcher = ULY_MOE_ALLGATHER;
     uly_cluster c = fx_a100(2);
