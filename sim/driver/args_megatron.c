@@ -292,6 +292,7 @@ void sim_mlm_launch_defaults(sim_args *a)
     a->zero_set = 1;
     a->recompute = ULY_RECOMPUTE_NONE; /* --recompute-granularity's default: None */
     a->overlap_grad_reduce = -1;       /* --overlap-grad-reduce is off by default */
+    a->moe.dispatcher = ULY_MOE_ALLGATHER; /* --moe-token-dispatcher-type's default (TransformerConfig) */
 }
 
 double sim_mlm_params_formula(const sim_mlm *m, int64_t ffn, int64_t groups, int64_t kv_channels, int64_t padded_vocab)
