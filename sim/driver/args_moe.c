@@ -199,6 +199,7 @@ typedef struct freq_text {
     const char *p;
     uint8_t *out;
     int n, cap;
+    int over; /* 1: more layers than cap */
 } freq_text;
 
 static void freq_blank(freq_text *t)
@@ -232,7 +233,8 @@ static int freq_atom(freq_text *t)
     t->p++;
     for (;;) {
         long v;
-        if (freq_int(t, &v) || (v != 0 && v != 1) || t->n >= t->cap) return -1;
+        if (freq_int(t, &v) || (v != 0 && v != 1)) return -1;
+        if (t->n >= t->cap) return t->over = 1, -1;
         t->out[t->n++] = (uint8_t)v;
         freq_blank(t);
         if (*t->p == ']') return t->p++, 0;
@@ -256,10 +258,10 @@ static int freq_term(freq_text *t)
         t->p++;
         if (freq_int(t, &v) || v < 0) return -1;
         times *= v;
-        if (times > t->cap) return -1;
+        if (times > t->cap) return t->over = 1, -1;
     }
     const int len = t->n - from;
-    if (times < 0 || (long)from + (long)len * times > t->cap) return -1;
+    if ((long)from + (long)len * times > t->cap) return t->over = 1, -1;
     for (long r = 1; r < times; r++) memcpy(t->out + t->n, t->out + from, (size_t)len), t->n += len;
     if (times == 0) t->n = from;
     return 0;
@@ -289,15 +291,15 @@ int sim_moe_freq_parse(const char *v, int64_t layers, int64_t *dense_first, int6
     }
     uint8_t *moe = malloc((size_t)layers + 1);
     if (!moe) return sim_fail(why, n, "out of memory");
-    freq_text t = {v, moe, 0, (int)layers + 1};
+    freq_text t = {v, moe, 0, (int)layers + 1, 0};
     int ok = !freq_sum(&t) && (freq_blank(&t), !*t.p);
     if (!ok || t.n != layers) {
         free(moe);
-        if (!ok)
+        if (!ok && !t.over)
             return sim_fail(why, n, "--moe-layer-freq %s: not a pattern of 0 and 1 (valid: lists, + and *, e.g. "
                             "\"([0]*3+[1]*58)\")", text_quote(v, qb, sizeof qb));
         return sim_fail(why, n, "--moe-layer-freq %s: %s layers, and the model has %lld (valid: one entry per layer)",
-                        text_quote(v, qb, sizeof qb), t.n > layers ? "more" : "fewer", (long long)layers);
+                        text_quote(v, qb, sizeof qb), t.over || t.n > layers ? "more" : "fewer", (long long)layers);
     }
     /* the first MoE layer f, the next one f + k; every k-th after f, the rest dense */
     int64_t f = 0, k = 1;
