@@ -185,8 +185,8 @@ void sim_moe_help(FILE *f)
 "                       [--moe-expert-capacity-factor]\n"
 "  --moe-imbalance F    the busiest expert rank's tokens over the even share [factor\n"
 "                       >= 1; default 1.0: even routing], capped by --moe-capacity\n"
-"  grouped GEMMs: each rank's experts run as one grouped GEMM, always (Megatron-LM's\n"
-"                       --moe-grouped-gemm is accepted and changes nothing)\n");
+"  --moe-grouped-gemm   Megatron-LM's, accepted: each rank's experts are priced as one\n"
+"                       grouped GEMM, always\n");
 }
 
 /* ---------------------------------------- Megatron-LM's --moe-layer-freq */
