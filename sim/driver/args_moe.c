@@ -185,8 +185,8 @@ void sim_moe_help(FILE *f)
 "                       [--moe-expert-capacity-factor]\n"
 "  --moe-imbalance F    the busiest expert rank's tokens over the even share [factor\n"
 "                       >= 1; default 1.0: even routing], capped by --moe-capacity\n"
-"  --moe-grouped-gemm   Megatron-LM's, accepted: each rank's experts are priced as one\n"
-"                       grouped GEMM, always\n");
+"  --moe-grouped-gemm   accepted [switch; default: on, always]: each rank's experts are\n"
+"                       priced as one grouped GEMM (Megatron-LM's flag)\n");
 }
 
 /* ---------------------------------------- Megatron-LM's --moe-layer-freq */
