@@ -1,7 +1,7 @@
 /* preset_model.c: the fields of a model preset (sim/presets/README.md): the
- * shape of the transformer, checked field by field and across fields
- * (heads x head_dim = hidden, kv_heads divides heads), then by libulysim's
- * own uly_model_check. */
+ * shape of the transformer, its experts (a mixture of experts) and its
+ * latent attention (MLA), checked field by field and across fields
+ * (kv_heads divides heads), then by libulysim's own uly_model_check. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,29 @@
 
 static const char *const MODEL_KEYS[] = {
     "name", "description", "source", "notes", "sources", "layers", "hidden", "heads", "kv_heads",
-    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm", NULL};
+    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm",
+    /* optional: a mixture of experts, multi-head latent attention (docs/inputs.md) */
+    "experts", "topk", "moe_ffn_hidden", "shared_ffn_hidden", "moe_dense_first", "moe_every", "q_lora_rank",
+    "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", NULL};
+
+/* The optional integer fields of a MoE or MLA model (0 when absent: a dense
+ * model, plain attention), in uly_model's order, with their ranges (the
+ * library's: uly_moe_model_check) */
+static const struct {
+    const char *key;
+    size_t off;
+} MODEL_MOE_KEYS[] = {
+    {"experts", offsetof(uly_model, experts)},
+    {"topk", offsetof(uly_model, topk)},
+    {"moe_ffn_hidden", offsetof(uly_model, moe_ffn_hidden)},
+    {"shared_ffn_hidden", offsetof(uly_model, shared_ffn_hidden)},
+    {"moe_dense_first", offsetof(uly_model, moe_dense_first)},
+    {"moe_every", offsetof(uly_model, moe_every)},
+    {"q_lora_rank", offsetof(uly_model, q_lora_rank)},
+    {"kv_lora_rank", offsetof(uly_model, kv_lora_rank)},
+    {"qk_nope_dim", offsetof(uly_model, qk_nope_dim)},
+    {"qk_rope_dim", offsetof(uly_model, qk_rope_dim)},
+};
 
 /* The ten fields a model file must have: nothing is derived silently
  * (preset_missing lists those it lacks; embed_norm is optional). */
@@ -40,18 +62,19 @@ static int model_read(js_doc *d, const cJSON *root, void *out)
     /* optional: files written before it existed stay valid */
     if (cJSON_GetObjectItemCaseSensitive(root, "embed_norm") && js_get_bool(d, root, "", "embed_norm", &m->embed_norm))
         return 2;
+    /* optional, 0 when absent: files of dense models stay as they are. A
+     * query head's width need not be hidden / heads (Qwen3-MoE, gpt-oss) */
+    for (size_t k = 0; k < sizeof MODEL_MOE_KEYS / sizeof MODEL_MOE_KEYS[0]; k++) {
+        int64_t *f = (int64_t *)((char *)m + MODEL_MOE_KEYS[k].off);
+        *f = 0;
+        if (cJSON_GetObjectItemCaseSensitive(root, MODEL_MOE_KEYS[k].key) &&
+            js_get_int(d, root, "", MODEL_MOE_KEYS[k].key, 0, 4194304, f))
+            return 2;
+    }
     const cJSON *v;
     if (m->heads > m->hidden) {
         v = cJSON_GetObjectItemCaseSensitive(root, "heads");
         return js_bad_value(d, "heads", v, "must be at most hidden (%lld)", (long long)m->hidden);
-    }
-    if (m->heads * m->head_dim != m->hidden) {
-        v = cJSON_GetObjectItemCaseSensitive(root, "head_dim");
-        if (m->hidden % m->heads == 0)
-            return js_bad_value(d, "head_dim", v, "heads (%lld) x head_dim must equal hidden (%lld): head_dim = %lld would",
-                                (long long)m->heads, (long long)m->hidden, (long long)(m->hidden / m->heads));
-        return js_bad_value(d, "head_dim", v, "heads (%lld) x head_dim must equal hidden (%lld), and heads does not divide hidden",
-                            (long long)m->heads, (long long)m->hidden);
     }
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0) {
         char divs[160] = "";
@@ -124,7 +147,8 @@ static const char *inline_find(const char *text, const char *key)
  * What a shape leaves out and a file must state is derived the way the presets
  * state it (docs/inputs.md): name "inline", kv_heads = heads (MHA), head_dim =
  * hidden / heads, ffn_hidden = 4 hidden, no SwiGLU, untied embeddings, no
- * dropout masks. */
+ * dropout masks; no experts and plain attention unless the keys of a MoE or
+ * MLA model say (experts=8,topk=2,moe_ffn_hidden=14336, kv_lora_rank=512...). */
 static int model_inline_parse(const char *text, uly_model *out, char *why, size_t why_len)
 {
     enum { CAP = 4096 };

@@ -316,7 +316,7 @@ int sim_args_takes_value(const char *name)
     const char *canon = sim_alias_canonical(name);
     for (int k = 0; k < O_COUNT; k++)
         if (strcmp(canon, valued[k]) == 0) return 1;
-    return sim_layout_takes_value(name);
+    return sim_layout_takes_value(name) || sim_moe_takes_value(name);
 }
 
 /* A bandwidth with its unit, decimal as network and datasheet figures are:
@@ -462,6 +462,7 @@ void sim_args_defaults(sim_args *a)
     a->cp_comm = -1;
     a->mlm.hidden_dropout = a->mlm.attn_dropout = -1; /* not given: Megatron-LM's 0.1 */
     a->mem_headroom_gib = -1;                         /* not given: the cluster preset's */
+    a->moe.imbalance = 1.0;                           /* even routing */
 }
 
 /* An argument that is not an option: the command, or `presets show NAME`. */
@@ -703,6 +704,8 @@ static int read_option(sim_args *a, args_state *st, int argc, char **argv, int *
     if (which < 0) {
         const int lo = sim_layout_option(a, argc, argv, i, name, val, why, n); /* args_layout.c */
         if (lo >= 0) return lo;
+        const int mo = sim_moe_option(a, argc, argv, i, name, val, why, n); /* args_moe.c */
+        if (mo >= 0) return mo;
         const int mlm = sim_mlm_option(a, name, val, argc, argv, i, &rc, why, n); /* args_mlm.c */
         return mlm > 0 ? 0 : mlm < 0 ? rc : unknown_option(name, why, n);
     }
@@ -751,7 +754,9 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
                             why, n);
     if (rc) return rc;
     rc = sim_megatron_resolve(a, why, n);
-    if (rc || (rc = sim_layout_finish(a, why, n)) || (rc = sim_args_fp8_finish(a, why, n))) return rc;
+    if (rc || (rc = sim_layout_finish(a, why, n)) || (rc = sim_args_fp8_finish(a, why, n)) ||
+        (rc = sim_moe_finish(a, why, n)))
+        return rc;
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
     const int lists = a->cmd == SIM_CMD_SWEEP;

@@ -66,6 +66,19 @@ typedef struct sim_fp8_args {
     int32_t amax_history; /* 0: Megatron-LM's default, 1 */
 } sim_fp8_args;
 
+/* Mixtures of experts' flags (args_moe.c): --ep, --etp, --moe-dispatcher,
+ * --moe-capacity, --moe-imbalance and Megatron-LM's names for them; each
+ * value as typed in ulysim's form [0] and Megatron-LM's [1] (NULL: not
+ * given), to check the two agree and to name the flag in messages. */
+typedef struct sim_moe_args {
+    int32_t ep, etp;               /* 0: not pinned (searched) */
+    uly_moe_dispatcher dispatcher; /* default alltoall; a launch script's allgather */
+    double capacity;               /* 0: dropless */
+    double imbalance;              /* default 1: even routing */
+    const char *typed[5][2];
+    const char *first;             /* the first of these flags given, for messages; NULL: none */
+} sim_moe_args;
+
 typedef struct sim_args {
     sim_cmd cmd;
     sim_format format;
@@ -126,7 +139,26 @@ typedef struct sim_args {
     double mem_headroom_gib;             /* --mem-headroom: GiB of device memory held back; < 0: the preset's */
     sim_layout_args lay;                 /* pipelines' splits, recompute modes, activation offload (args_layout.c) */
     sim_fp8_args fp8;                    /* FP8 training's flags (args_fp8.c) */
+    sim_moe_args moe;                    /* mixtures of experts' flags (args_moe.c) */
 } sim_args;
+
+/* args_moe.c: the flags of mixture-of-experts layouts and workloads. An
+ * option NAME at argv[*i] (val its "=value" or NULL): -1 when it is none of
+ * them, else 0 or SIM_EXIT_USAGE; whether NAME is one; once every argument
+ * is read, the ulysim and Megatron-LM forms agree; once the model is known
+ * (context.c), what a dense model or the experts' count refuse; the
+ * workload's fields; --help's lines. */
+int sim_moe_option(sim_args *a, int argc, char **argv, int *i, const char *name, const char *val, char *why, size_t n);
+int sim_moe_takes_value(const char *name);
+int sim_moe_finish(const sim_args *a, char *why, size_t n);
+int sim_moe_check(const sim_args *a, const uly_model *m, char *why, size_t n);
+void sim_moe_workload(const sim_args *a, uly_workload *w);
+void sim_moe_help(FILE *f);
+/* Megatron-LM's --moe-layer-freq: an integer k (every k-th layer from the
+ * first), or a pattern "([0]*3+[1]*58)" of the model's layers that is the
+ * first dense layers, then every k-th MoE: *dense_first, *every; 0, or
+ * SIM_EXIT_USAGE naming the value. */
+int sim_moe_freq_parse(const char *v, int64_t layers, int64_t *dense_first, int64_t *every, char *why, size_t n);
 
 /* args_layout.c: its options (ulysim's names and Megatron-LM's); -1 when
  * NAME is none of them, else 0 or SIM_EXIT_USAGE (argv[*i] is the option,

@@ -162,5 +162,6 @@ void sim_args_help(FILE *f)
     }
     help_options(f);
     sim_layout_help(f); /* args_layout.c */
+    sim_moe_help(f);    /* args_moe.c */
     sim_mlm_help(f);
 }

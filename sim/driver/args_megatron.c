@@ -70,6 +70,14 @@ static const char *const ignored_names[] = {
      * margin, the (deprecated) scaling interval, how the amax history is
      * reduced (most recent or max) */
     "--fp8-margin", "--fp8-interval", "--fp8-amax-compute-algo",
+    /* routing's constants and losses (the router's GEMM is priced by its
+     * shape, whatever its scores), its bookkeeping, and fusions of the
+     * permutation's elementwise kernels (priced by their bytes either way) */
+    "--moe-router-load-balancing-type", "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--moe-input-jitter-eps",
+    "--moe-router-score-function", "--moe-router-pre-softmax", "--moe-router-topk-scaling-factor",
+    "--moe-router-enable-expert-bias", "--moe-router-bias-update-rate", "--moe-router-num-groups",
+    "--moe-router-group-topk", "--moe-router-dtype", "--moe-token-drop-policy", "--moe-per-layer-logging",
+    "--moe-permute-fusion", "--moe-router-fusion",
 };
 
 /* Priced by other readers, tried before this one (args.c's read_option):
@@ -86,7 +94,7 @@ static const char *const ignored_names[] = {
  * The other --fp8-* names that change cost (--no-fp8-wgrad, ...) are refused. */
 
 /* The model-shape and precision arguments read here. */
-enum { K_INT, K_SWITCH, K_DROPOUT, K_NORM, K_POS, K_BACKEND, K_OPTIMIZER };
+enum { K_INT, K_SWITCH, K_DROPOUT, K_NORM, K_POS, K_BACKEND, K_OPTIMIZER, K_FREQ };
 static const struct {
     const char *name;
     int kind;
@@ -120,6 +128,20 @@ static const struct {
     {"--attention-backend", K_BACKEND, 0, 0, "flash|fused|auto flash; unfused|local --no-flash [auto]"},
     {"--use-flash-attn", K_BACKEND, 0, 0, "flash attention [switch]"},
     {"--optimizer", K_OPTIMIZER, 0, 0, "adam only [adam]"},
+    /* a mixture of experts and latent attention (megatron/training/arguments.py,
+     * _add_moe_args and _add_mla_args; TransformerConfig's fields) */
+    {"--num-experts", K_INT, offsetof(sim_mlm, experts), 1, "experts [count; default none: a dense model]"},
+    {"--moe-router-topk", K_INT, offsetof(sim_mlm, topk), 1, "topk [count; default 2]"},
+    {"--moe-ffn-hidden-size", K_INT, offsetof(sim_mlm, moe_ffn), 1, "moe_ffn_hidden [count; default the FFN's]"},
+    {"--moe-shared-expert-intermediate-size", K_INT, offsetof(sim_mlm, shared_ffn), 1, "shared_ffn_hidden [count; default none]"},
+    {"--moe-layer-freq", K_FREQ, 0, 1, "k: every k-th layer MoE; or \"([0]*3+[1]*58)\" [default 1]"},
+    {"--moe-grouped-gemm", K_SWITCH, offsetof(sim_mlm, grouped_gemm), 0, "accepted: ulysim prices grouped GEMMs always"},
+    {"--multi-latent-attention", K_SWITCH, offsetof(sim_mlm, mla), 1, "latent attention, kv_heads = heads [default off]"},
+    {"--q-lora-rank", K_INT, offsetof(sim_mlm, q_lora), 1, "q_lora_rank with MLA [count; default none]"},
+    {"--kv-lora-rank", K_INT, offsetof(sim_mlm, kv_lora), 1, "kv_lora_rank with MLA [count; default 32]"},
+    {"--qk-head-dim", K_INT, offsetof(sim_mlm, qk_head), 1, "qk_nope_dim with MLA [count; default 128]"},
+    {"--qk-pos-emb-head-dim", K_INT, offsetof(sim_mlm, qk_pos), 1, "qk_rope_dim with MLA [count; default 64]"},
+    {"--v-head-dim", K_INT, offsetof(sim_mlm, v_head), 1, "head_dim with MLA [count; default 128]"},
 };
 #define N_PRICED ((int)(sizeof priced / sizeof priced[0]))
 
@@ -228,6 +250,12 @@ static int read_priced(sim_args *a, int k, const char *v, char *why, size_t n)
                             text_quote(v, qb, sizeof qb));
         m->unfused_attn = v && (!strcmp(v, "unfused") || !strcmp(v, "local"));
         return 0;
+    case K_FREQ:
+        if (m->moe_freq && strcmp(m->moe_freq, v))
+            return sim_fail(why, n, "%s given twice (%s, then %s; valid: one value)", name, m->moe_freq,
+                            text_quote(v, qb, sizeof qb));
+        m->moe_freq = v; /* read once the layers are known (mlm_moe) */
+        return 0;
     default: /* K_OPTIMIZER */
         if (strcmp(v, "adam"))
             return sim_fail(why, n, "--optimizer %s: not priced (valid: adam; ulysim's model states are Adam's two "
@@ -292,6 +320,7 @@ void sim_mlm_launch_defaults(sim_args *a)
     a->zero_set = 1;
     a->recompute = ULY_RECOMPUTE_NONE; /* --recompute-granularity's default: None */
     a->overlap_grad_reduce = -1;       /* --overlap-grad-reduce is off by default */
+    a->moe.dispatcher = ULY_MOE_ALLGATHER; /* --moe-token-dispatcher-type's default (TransformerConfig) */
 }
 
 double sim_mlm_params_formula(const sim_mlm *m, int64_t ffn, int64_t groups, int64_t kv_channels, int64_t padded_vocab)
@@ -324,6 +353,51 @@ static int mlm_vocab(const sim_args *a, int64_t *out, char *why, size_t n)
     return 0;
 }
 
+/* A name ignored because the switch it needs is off, listed once */
+static void mlm_ignore(sim_mlm *m, int given, const char *what)
+{
+    if (given && m->n_ignored < SIM_MLM_IGNORED_MAX) m->ignored[m->n_ignored++] = what;
+}
+
+/* The experts and latent attention of the shape, appended to the inline
+ * form at model_text + o, under Megatron-LM's defaults (arguments.py's
+ * validate_args: --moe-ffn-hidden-size defaults to --ffn-hidden-size;
+ * TransformerConfig: top-2 routing; _add_mla_args: kv_lora_rank 32,
+ * qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128, no q_lora_rank).
+ * Without --num-experts or --multi-latent-attention Megatron-LM reads none
+ * of their sizes: they are listed as ignored. 0, or SIM_EXIT_USAGE. */
+static int mlm_moe(sim_mlm *m, int64_t ffn, size_t o, char *why, size_t n)
+{
+    char *t = m->model_text;
+    const size_t cap = sizeof m->model_text;
+    if (m->experts) {
+        int64_t first = 0, every = 1;
+        if (m->moe_freq && sim_moe_freq_parse(m->moe_freq, m->layers, &first, &every, why, n)) return SIM_EXIT_USAGE;
+        o += (size_t)snprintf(t + o, cap - o, ",experts=%lld,topk=%lld,moe_ffn_hidden=%lld", (long long)m->experts,
+                              (long long)(m->topk ? m->topk : 2), (long long)(m->moe_ffn ? m->moe_ffn : ffn));
+        if (m->shared_ffn && o < cap) o += (size_t)snprintf(t + o, cap - o, ",shared_ffn_hidden=%lld", (long long)m->shared_ffn);
+        if ((first || every > 1) && o < cap)
+            o += (size_t)snprintf(t + o, cap - o, ",moe_dense_first=%lld,moe_every=%lld", (long long)first, (long long)every);
+    } else {
+        mlm_ignore(m, m->topk != 0, "--moe-router-topk (no --num-experts)");
+        mlm_ignore(m, m->moe_ffn != 0, "--moe-ffn-hidden-size (no --num-experts)");
+        mlm_ignore(m, m->shared_ffn != 0, "--moe-shared-expert-intermediate-size (no --num-experts)");
+        mlm_ignore(m, m->moe_freq != NULL, "--moe-layer-freq (no --num-experts)");
+    }
+    if (m->mla && o < cap) {
+        o += (size_t)snprintf(t + o, cap - o, ",kv_lora_rank=%lld,qk_nope_dim=%lld,qk_rope_dim=%lld",
+                              (long long)(m->kv_lora ? m->kv_lora : 32), (long long)(m->qk_head ? m->qk_head : 128),
+                              (long long)(m->qk_pos ? m->qk_pos : 64));
+        if (m->q_lora && o < cap) o += (size_t)snprintf(t + o, cap - o, ",q_lora_rank=%lld", (long long)m->q_lora);
+    } else if (!m->mla) {
+        const int any = m->q_lora || m->kv_lora || m->qk_head || m->qk_pos || m->v_head;
+        mlm_ignore(m, any, "--q-lora-rank, --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim, --v-head-dim "
+                           "(no --multi-latent-attention)");
+    }
+    if (o >= cap) return sim_fail(why, n, "%s: the model's shape is too long to state", m->shape_flag);
+    return 0;
+}
+
 /* The model of the shape arguments, as --model's inline form. */
 static int mlm_model(sim_args *a, int model_given, char *why, size_t n)
 {
@@ -341,10 +415,11 @@ static int mlm_model(sim_args *a, int model_given, char *why, size_t n)
     if (!m->kv_channels && m->hidden % m->heads)
         return sim_fail(why, n, "--hidden-size %lld: not a multiple of --num-attention-heads %lld (valid: give "
                         "--kv-channels, or heads that divide it)", (long long)m->hidden, (long long)m->heads);
-    const int64_t d = m->kv_channels ? m->kv_channels : m->hidden / m->heads;
+    /* latent attention up-projects every head; its value head is --v-head-dim */
+    const int64_t d = m->mla ? (m->v_head ? m->v_head : 128) : m->kv_channels ? m->kv_channels : m->hidden / m->heads;
     /* without --group-query-attention Megatron-LM keeps one group per head
      * whatever --num-query-groups says; with it and no groups, its default 1 */
-    const int64_t groups = m->gqa ? (m->groups ? m->groups : 1) : m->heads;
+    const int64_t groups = m->gqa && !m->mla ? (m->groups ? m->groups : 1) : m->heads;
     if (!m->gqa && m->groups && m->n_ignored < SIM_MLM_IGNORED_MAX)
         m->ignored[m->n_ignored++] = "--num-query-groups (no --group-query-attention)";
     const int64_t ffn = m->ffn ? m->ffn : m->swiglu ? (int64_t)(4.0 * (double)m->hidden * 2.0 / 3.0 / 64.0) * 64 : 4 * m->hidden;
@@ -361,8 +436,11 @@ static int mlm_model(sim_args *a, int model_given, char *why, size_t n)
              (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)groups, (long long)d,
              (long long)ffn, (long long)vocab, m->swiglu ? "true" : "false", m->untie ? "false" : "true",
              hd > 0 ? "true" : "false");
+    const int len = (int)strlen(m->model_text);
+    if ((rc = mlm_moe(m, ffn, (size_t)len, why, n)) != 0) return rc;
     a->model = m->model_text;
-    m->params_megatron = sim_mlm_params_formula(m, ffn, groups, d, vocab);
+    /* Megatron-LM's formula here is its dense one (-1: not stated) */
+    m->params_megatron = m->experts || m->mla ? -1 : sim_mlm_params_formula(m, ffn, groups, d, vocab);
     return 0;
 }
 
@@ -409,6 +487,10 @@ void sim_mlm_report(const sim_args *a, const uly_model *model, FILE *f)
         fprintf(f, "ulysim: model from Megatron-LM's arguments: --model '%s': %.0f parameters (%.2f B); Megatron-LM's "
                 "formula (theoretical_memory_usage.py, which counts LayerNorm's biases): %.0f\n", m->model_text,
                 uly_model_params(model), uly_model_params(model) * 1e-9, m->params_megatron);
+    else if (m->params_megatron < 0)
+        fprintf(f, "ulysim: model from Megatron-LM's arguments: --model '%s': %.0f parameters (%.2f B), %.2f B active\n",
+                m->model_text, uly_model_params(model), uly_model_params(model) * 1e-9,
+                uly_model_active_params(model) * 1e-9);
     if (!m->n_ignored) return;
     fprintf(f, "ulysim: ignored, no cost in ulysim's model (%d Megatron-LM argument%s):", m->n_ignored,
             m->n_ignored > 1 ? "s" : "");

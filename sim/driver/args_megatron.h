@@ -25,7 +25,7 @@ extern const sim_mlm_name sim_mlm_names[];
 extern const int sim_mlm_names_count;
 
 #define SIM_MLM_IGNORED_MAX 256
-#define SIM_MLM_MODEL_TEXT 512
+#define SIM_MLM_MODEL_TEXT 768
 
 /* What the Megatron-LM names said (0 / -1: not given). */
 typedef struct sim_mlm {
@@ -37,10 +37,18 @@ typedef struct sim_mlm {
     int gqa, swiglu, untie, no_pad, rmsnorm;  /* rmsnorm: --normalization RMSNorm (Megatron-LM's default LayerNorm) */
     double hidden_dropout, attn_dropout;       /* -1: Megatron-LM's default, 0.1 */
     int bf16, fp16, dist_opt, unfused_attn;
+    /* a mixture of experts (--num-experts ...; 0: not given) and multi-head
+     * latent attention (--multi-latent-attention with its ranks and head
+     * widths; 0: Megatron-LM's defaults) */
+    int64_t experts, topk, moe_ffn, shared_ffn, q_lora, kv_lora, qk_head, qk_pos, v_head;
+    const char *moe_freq;                      /* --moe-layer-freq as typed; NULL: 1, every layer */
+    int mla, grouped_gemm;
     const char *ignored[SIM_MLM_IGNORED_MAX];  /* accepted, no cost: listed once */
     int n_ignored;
     char model_text[SIM_MLM_MODEL_TEXT];       /* the model built from the shape, as --model's inline form */
-    double params_megatron;                    /* Megatron-LM's formula's count of that model; 0: none built */
+    double params_megatron;                    /* Megatron-LM's formula's count of that model; 0: none built;
+                                                * -1: built, of experts or latent attention, which the dense
+                                                * formula does not count */
 } sim_mlm;
 
 struct sim_args;

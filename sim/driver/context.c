@@ -109,6 +109,7 @@ static int presets_load(const sim_args *a, sim_ctx *c, char *why, size_t n)
     if (preset_model_load(a->model, &c->model, lib, sizeof lib) != 0) return load_fail(why, n, "--model", a->model, lib, cant);
     lib[0] = 0;
     if (uly_model_check(&c->model, lib, sizeof lib) != ULY_OK) return load_fail(why, n, "--model", a->model, lib, "invalid model");
+    if (sim_moe_check(a, &c->model, why, n)) return SIM_EXIT_USAGE; /* args_moe.c: the MoE flags against the model */
     lib[0] = 0;
     if (preset_cluster_load(a->cluster, &c->cluster, lib, sizeof lib) != 0)
         return load_fail(why, n, "--cluster", a->cluster, lib, cant);
@@ -205,6 +206,7 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     sim_args_fp8_workload(a, w);
+    sim_moe_workload(a, w); /* args_moe.c */
     if (sim_args_fp8_check(a, &c->cluster, why, n)) return SIM_EXIT_USAGE;
     if (sim_attn_kernel_pick(a, &c->cluster, w, why, n)) return SIM_EXIT_USAGE;
     if (a->attn_kernel == ULY_AK_FLASH3 && strcmp(c->cluster.gpu.arch, "hopper") != 0)
@@ -238,6 +240,9 @@ static void search_opts(const sim_args *a, sim_ctx *c)
     if ((a->pin_u || a->pin_r) && !a->pin_t) c->opts.pin_tp = 1;
     c->opts.pin_pp = a->pin_pp;
     c->opts.pin_vpp = a->pin_vpp;
+    /* 0 when not given: the search's (1 for a dense model) */
+    c->opts.pin_ep = a->moe.ep;
+    c->opts.pin_etp = a->moe.etp;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
 }
@@ -566,6 +571,8 @@ void sim_pure_layout(const sim_ctx *c, uly_strategy_id s, int64_t gpus, uly_layo
     uly_layout_init(l, s, u, r, t, dp);
     l->pp = pp;
     l->vpp = pp > 1 && o->pin_vpp > 1 ? o->pin_vpp : 1;
+    if (o->pin_ep > 0) l->ep = o->pin_ep;
+    if (o->pin_etp > 0) l->etp = o->pin_etp;
     sim_layout_split(&c->model, o, l); /* args_layout.c */
 }
 

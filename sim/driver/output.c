@@ -210,14 +210,15 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
 }
 
 /* The degrees above 1 of a layout, each after its prefix, joined by sep;
- * none when every degree is 1. */
-static void degrees_join(const uly_layout *l, const char *const prefix[6], const char *sep, const char *none,
+ * none when every degree is 1. The MoE layers' expert degrees last (1, or
+ * 0 unset, for a dense model: not shown). */
+static void degrees_join(const uly_layout *l, const char *const prefix[8], const char *sep, const char *none,
                          char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    const int64_t v[6] = {l->tp, l->ulysses, l->ring, l->dp, l->pp, l->pp > 1 ? l->vpp : 1};
-    for (size_t i = 0; i < 6; i++) {
+    const int64_t v[8] = {l->tp, l->ulysses, l->ring, l->dp, l->pp, l->pp > 1 ? l->vpp : 1, l->ep, l->etp};
+    for (size_t i = 0; i < 8; i++) {
         if (v[i] <= 1) continue;
         int k = snprintf(buf + o, n - o, "%s%s%lld", o ? sep : "", prefix[i], (long long)v[i]);
         if (k < 0 || (size_t)k >= n - o) break;
@@ -228,13 +229,13 @@ static void degrees_join(const uly_layout *l, const char *const prefix[6], const
 
 void sim_degrees_str(const uly_layout *l, char *buf, size_t n)
 {
-    static const char *const prefix[6] = {"tp", "u", "r", "dp", "pp", "vpp"};
+    static const char *const prefix[8] = {"tp", "u", "r", "dp", "pp", "vpp", "ep", "etp"};
     degrees_join(l, prefix, ".", "dp1", buf, n);
 }
 
 void sim_degrees_words(const uly_layout *l, char *buf, size_t n)
 {
-    static const char *const prefix[6] = {"tp=", "u=", "r=", "dp=", "pp=", "vpp="};
+    static const char *const prefix[8] = {"tp=", "u=", "r=", "dp=", "pp=", "vpp=", "ep=", "etp="};
     degrees_join(l, prefix, " x ", "one GPU", buf, n);
 }
 

@@ -61,6 +61,18 @@ void sim_peak_str(const uly_cluster *cl, const uly_workload *w, char *buf, size_
 void sim_fp8_note(FILE *f, const uly_workload *w, const uly_cluster *cl, const uly_timing *t);
 void sim_fp8_json_workload(cJSON *wo, const uly_workload *w);
 void sim_fp8_json_time(cJSON *st, const uly_workload *w, const uly_cluster *cl, const uly_timing *t, int runs);
+/* output_moe.c: a mixture of experts or latent attention in the outputs
+ * (nothing for a dense model): the model header's words (its length, 0
+ * when none); the model's and workload's JSON objects ("moe", "mla",
+ * "active_params"); the bytes a plan's MoE ops send per rank for one
+ * layer and micro-batch, [dispatch fwd, dispatch bwd, combine fwd, combine
+ * bwd]; the recommendation's line of them and its JSON beside the ops. */
+int sim_moe_model_str(const uly_model *m, char *buf, size_t n);
+void sim_moe_json_model(cJSON *mo, const uly_model *m);
+void sim_moe_json_workload(cJSON *wo, const uly_model *m, const uly_workload *w);
+void sim_moe_bytes(const uly_plan *pl, double bytes[4]);
+void sim_moe_note(FILE *f, const uly_model *m, const uly_workload *w, const uly_layout *l, const uly_plan *pl);
+void sim_moe_json_ops(cJSON *ops, const uly_model *m, const uly_plan *pl);
 /* "u32 x dp2"-style words for sentences. */
 void sim_degrees_words(const uly_layout *l, char *buf, size_t n);
 /* Fatal reasons (or all when none is fatal) of a summary, "; "-separated. */

@@ -75,6 +75,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(mo, "dropout", cJSON_CreateBool(m->dropout));
     ADD(mo, "embed_norm", cJSON_CreateBool(m->embed_norm));
     ADD(mo, "params", sim_json_num(uly_model_params(m)));
+    sim_moe_json_model(mo, m); /* output_moe.c: MoE and MLA models only */
     ADD(cfg, "model", mo);
 
     cJSON *co = cJSON_CreateObject();
@@ -119,6 +120,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "cuda_graphs", cJSON_CreateBool(w->cuda_graphs));
     ADD(wo, "step_overhead_s", sim_json_num(w->step_overhead_s));
     sim_fp8_json_workload(wo, w);
+    sim_moe_json_workload(wo, m, w);
     ADD(cfg, "workload", wo);
 
     cJSON *st = cJSON_CreateArray();
@@ -129,6 +131,8 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(pin, "ring", a->pin_r ? sim_json_int(a->pin_r) : cJSON_CreateNull());
     ADD(pin, "tp", a->pin_t ? sim_json_int(a->pin_t) : cJSON_CreateNull());
     ADD(pin, "pp", a->pin_pp == ULY_PP_SEARCH ? cJSON_CreateNull() : sim_json_int(a->pin_pp > 1 ? a->pin_pp : 1));
+    ADD(pin, "ep", a->moe.ep ? sim_json_int(a->moe.ep) : cJSON_CreateNull());
+    ADD(pin, "etp", a->moe.etp ? sim_json_int(a->moe.etp) : cJSON_CreateNull());
     ADD(cfg, "pinned", pin);
     cJSON *so = cJSON_CreateObject();
     ADD(so, "both_placements", cJSON_CreateBool(c->opts.both_placements));
@@ -194,6 +198,9 @@ cJSON *sim_json_plan(const sim_ctx *c, const sim_summary *s)
     ADD(d, "dp", sim_json_int(l->dp));
     ADD(d, "pp", sim_json_int(l->pp ? l->pp : 1));
     ADD(d, "vpp", sim_json_int(l->pp > 1 && l->vpp > 1 ? l->vpp : 1));
+    /* the MoE layers' expert parallel and expert tensor parallel degrees; 1 where unused */
+    ADD(d, "ep", sim_json_int(l->ep > 1 ? l->ep : 1));
+    ADD(d, "etp", sim_json_int(l->etp > 1 ? l->etp : 1));
     ADD(p, "degrees", d);
     cJSON *pl = cJSON_CreateArray();
     for (int i = 0; i < 4; i++)

@@ -89,10 +89,12 @@ static void table_head(const sim_ctx *c, const sim_plan_result *R, FILE *f)
     sim_size_str(w->seq, b1, sizeof b1);
     fprintf(f, "# ulysim %s plan: %s on %s, %lld GPU%s, sequence %s (%lld tokens)\n", ULY_VERSION, m->name, cl->name,
             (long long)gpus, sim_plural_s(gpus), b1, (long long)w->seq);
-    fprintf(f, "# model     L %lld, h %lld, a %lld heads, k %lld KV heads, d %lld, f %lld %s, V %lld; %.2f B parameters\n",
+    char moe[240];
+    sim_moe_model_str(m, moe, sizeof moe); /* output_moe.c: empty for a dense model */
+    fprintf(f, "# model     L %lld, h %lld, a %lld heads, k %lld KV heads, d %lld, f %lld %s, V %lld; %.2f B parameters%s\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, m->swiglu ? "SwiGLU" : "GELU", (long long)m->vocab,
-            uly_model_params(m) / 1e9);
+            uly_model_params(m) / 1e9, moe);
     char peak[80];
     sim_peak_str(cl, w, peak, sizeof peak);
     fprintf(f, "# cluster   %s: %lld node%s x %lld GPU%s, %s, %.1f GiB HBM (%.1f usable, %.1f headroom); in-node %.0f GB/s, NIC %.0f GB/s per GPU, %s\n",
@@ -248,6 +250,7 @@ static int table_recommendation(const sim_ctx *c, const sim_plan_result *R, FILE
     sim_print_note(f, "# ", "#   ", line, WIDTH);
     const uly_timing *rt = &rows[rec].time;
     sim_fp8_note(f, w, &c->cluster, rt);
+    sim_moe_note(f, &c->model, w, &rows[rec].layout, R->plan); /* output_moe.c: MoE models only */
     if (rt->zero_gather_s > 0) {
         const int64_t pf = uly_zero_prefetch_layers(w);
         char pfs[80];
@@ -418,6 +421,7 @@ int sim_plan_write_json(const sim_ctx *c, const void *result, FILE *f)
         cJSON *ops = cJSON_CreateObject();
         bad |= sim_json_add(ops, "plan", sim_json_int(rec));
         bad |= sim_json_add(ops, "ops", sim_json_ops(plan, pres));
+        sim_moe_json_ops(ops, &c->model, plan); /* output_moe.c: MoE models only */
         bad |= sim_json_add(root, "operations", ops);
     } else {
         bad |= sim_json_add(root, "operations", cJSON_CreateNull());

@@ -15,22 +15,14 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                 \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            failures++;                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fputc('\n', stderr);                                                         \
-        }                                                                                \
-    } while (0)
+#include "preset_check.h"
 
 #define GIB 1073741824.0
 
-static const char *const MODELS[] = {"gpt-7b", "gpt-30b", "gpt-1.2b", "bert-base", "bert-large", "llama2-7b",
-                                     "llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", NULL};
+static const char *const MODELS[] = {"gpt-7b",       "gpt-30b",       "gpt-1.2b",      "bert-base",    "bert-large",
+                                     "llama2-7b",    "llama3-8b",     "llama3-70b",    "llama3-405b",  "gpt3-175b",
+                                     "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3",   "qwen3-30b-a3b", "qwen3-235b-a22b",
+                                     "gpt-oss-120b", NULL};
 static const char *const CLUSTERS[] = {"dgx-a100-40g", "dgx-a100-80g", "dgx-h100", "dgx-h200", "gb200-nvl72",
                                        "a800", "piz-daint-p100", "cpu-local", NULL};
 
@@ -146,7 +138,9 @@ static void test_shipped(void)
         CHECK(rc == 0, "model %s: rc %d: %s", MODELS[i], rc, why);
         if (rc) continue;
         CHECK(!strcmp(m.name, MODELS[i]), "model %s: name field is \"%s\"", MODELS[i], m.name);
-        CHECK(m.heads * m.head_dim == m.hidden, "model %s: heads x head_dim != hidden", MODELS[i]);
+        /* heads x head_dim = hidden for the dense presets; the MoE ones
+         * (test_preset_moe.c) need not */
+        CHECK(m.experts > 0 || m.heads * m.head_dim == m.hidden, "model %s: heads x head_dim != hidden", MODELS[i]);
         CHECK(m.heads % m.kv_heads == 0, "model %s: kv_heads does not divide heads", MODELS[i]);
         CHECK(uly_model_check(&m, why, sizeof why) == ULY_OK, "model %s: uly_model_check: %s", MODELS[i], why);
     }
@@ -354,7 +348,22 @@ static const bad_case BAD[] = {
     {"absurd.json", 0, "\"layers\": 32", "\"layers\": 2000000", "\"layers\" = 2000000", "1..100000"},
     {"absurd_vocab.json", 0, "\"vocab\": 128256", "\"vocab\": 1e12", "\"vocab\" = 1000000000000", "1..16777216"},
     {"fraction.json", 0, "\"heads\": 32", "\"heads\": 32.5", "\"heads\" = 32.5", "integer"},
-    {"headdim.json", 0, "\"head_dim\": 128", "\"head_dim\": 100", "\"head_dim\" = 100", "head_dim = 128 would"},
+    /* a query head's width need not be hidden / heads (headdim_ok.json below loads); MoE and MLA fields */
+    {"moe_neg.json", 0, "\"dropout\": false", "\"dropout\": false, \"experts\": -1", "\"experts\" = -1", "0..4194304"},
+    {"moe_str.json", 0, "\"dropout\": false", "\"dropout\": false, \"topk\": \"2\"", "\"topk\" = \"2\" (a string)", "integer"},
+    {"moe_topk.json", 0, "\"dropout\": false", "\"dropout\": false, \"experts\": 8, \"topk\": 9, \"moe_ffn_hidden\": 14336",
+     "topk = 9", "1..experts (8)"},
+    {"moe_noffn.json", 0, "\"dropout\": false", "\"dropout\": false, \"experts\": 8, \"topk\": 2", "moe_ffn_hidden = 0", "FFN hidden size"},
+    {"moe_dense_topk.json", 0, "\"dropout\": false", "\"dropout\": false, \"topk\": 2", "experts = 0", "takes no topk"},
+    {"moe_first.json", 0, "\"dropout\": false", "\"dropout\": false, \"experts\": 8, \"topk\": 2, \"moe_ffn_hidden\": 64, "
+     "\"moe_dense_first\": 32", "moe_dense_first = 32", "0..31"},
+    {"mla_kv.json", 0, "\"dropout\": false", "\"dropout\": false, \"kv_lora_rank\": 512, \"qk_rope_dim\": 64", "kv_heads = 8",
+     "multi-head latent attention"},
+    {"mla_rope.json", 0, "\"kv_heads\": 8", "\"kv_heads\": 32, \"kv_lora_rank\": 512, \"qk_nope_dim\": 128", "qk_rope_dim = 0",
+     "rope part"},
+    {"mla_dense.json", 0, "\"dropout\": false", "\"dropout\": false, \"q_lora_rank\": 1536", "kv_lora_rank = 0", "q_lora_rank"},
+    {"moe_unknown.json", 0, "\"dropout\": false", "\"dropout\": false, \"expert\": 8", "unknown field \"expert\"",
+     "did you mean \"experts\""},
     {"kvheads.json", 0, "\"kv_heads\": 8", "\"kv_heads\": 5", "\"kv_heads\" = 5", "must divide heads (32)"},
     {"kvmore.json", 0, "\"kv_heads\": 8", "\"kv_heads\": 64", "\"kv_heads\" = 64", "must divide heads"},
     {"heads_hidden.json", 0, "\"heads\": 32", "\"heads\": 5000", "\"heads\" = 5000", "at most hidden"},
@@ -490,6 +499,14 @@ static void test_bad_files(void)
     tmp_path(path, sizeof path, "base_model.json");
     write_file(path, BASE_MODEL, strlen(BASE_MODEL));
     CHECK(preset_model_load(path, &m, why, sizeof why) == 0, "base model: %s", why);
+    /* a query head's width apart from hidden / heads (Qwen3-MoE's 32 x 128 on
+     * hidden 2048) loads as it is */
+    char *hd = replace(BASE_MODEL, "\"head_dim\": 128", "\"head_dim\": 100");
+    tmp_path(path, sizeof path, "headdim_ok.json");
+    write_file(path, hd, strlen(hd));
+    free(hd);
+    CHECK(preset_model_load(path, &m, why, sizeof why) == 0 && m.head_dim == 100 && m.hidden == 4096, "head_dim 100: %s",
+          why);
     tmp_path(path, sizeof path, "base_cluster.json");
     write_file(path, BASE_CLUSTER, strlen(BASE_CLUSTER));
     CHECK(preset_cluster_load(path, &c, why, sizeof why) == 0, "base cluster: %s", why);
