@@ -197,27 +197,48 @@ void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus)
     p->expert_params_rank = (double)held * pe / (double)(ep * etp);
     const int64_t edp = stage_gpus % (ep * etp) == 0 ? stage_gpus / (ep * etp) : 1;
     p->expert_params_shard = uly_shard_params(p->expert_params_rank, (double)edp);
-    if (x->w->zero_stage >= 3) uly_reason_add(x, ULY_R_MOE_LAYOUT, 1, 4, (double)x->w->zero_stage, 0);
     if (moe < m->layers) uly_reason_add(x, ULY_R_MOE_DENSE_LAYERS, 0, (double)(m->layers - moe), (double)m->layers, 0);
 }
 
-/* The expert weights' gradients over the expert data-parallel group, once
- * a step: all-reduced (ZeRO 0) or reduce-scattered, then the updated
- * shards all-gathered (ZeRO 1-2, Megatron-LM's distributed optimizer),
- * as the dense parameters' over theirs (plan.c's emit_zero_ops). */
+/* The expert weights' traffic over the expert data-parallel group, as the
+ * dense parameters' over theirs (plan.c's emit_zero_ops), DeepSpeed-MoE's
+ * and Megatron-LM's: ZeRO-3 gathers a layer's local experts before its
+ * forward and its backward and reduce-scatters their gradients (ZeRO 2:
+ * the reduce-scatter alone); below, the gradients all-reduced (ZeRO 0) or
+ * reduce-scattered (ZeRO 1) once a step, and under ZeRO 1-2 the updated
+ * shards all-gathered. */
 void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_plan *p = x->p;
     const int64_t g = p->place[ULY_GROUP_EDP].size;
     if (g <= 1) return;
+    const int64_t ep = x->l->ep > 1 ? x->l->ep : 1, etp = x->l->etp > 1 ? x->l->etp : 1;
     const int64_t sh = (int64_t)ceil(p->expert_params_shard), gw = sb->grad_wire;
+    const int64_t layer_sh = (int64_t)ceil(ceil(uly_expert_params(x->m) / (double)(ep * etp)) / (double)g);
     const int zero = x->w->zero_stage;
-    uly_op *o = zero == 0 ? uly_emit_comm(x, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE,
-                                          ULY_GROUP_EDP, ULY_PROD(x, 2, g - 1, sh, gw), ULY_PROD(x, sh, g), 1)
-                          : uly_emit_comm(x, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER,
-                                          ULY_GROUP_EDP, ULY_PROD(x, g - 1, sh, gw), ULY_PROD(x, sh, g), 1);
-    o->per_step = o->per_model = 1;
-    o->overlaps = uly_grad_reduce_overlaps(x->w) ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
+    const int32_t grad_ov = uly_grad_reduce_overlaps(x->w) ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
+    uly_op *o;
+    if (zero >= 3) {
+        const int32_t ov = uly_zero_prefetch_layers(x->w) > 0 ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
+        const int64_t gb = ULY_PROD(x, g - 1, layer_sh, x->beta);
+        for (int ph = ULY_PHASE_FWD; ph <= ULY_PHASE_BWD; ph++) {
+            o = uly_emit_comm(x, ULY_OPT_EXPERT_PARAM_GATHER, (uly_phase)ph, 0, ULY_COLL_ALLGATHER, ULY_GROUP_EDP, gb,
+                              layer_sh, 1);
+            o->overlaps = ov;
+        }
+    }
+    if (zero >= 2) {
+        o = uly_emit_comm(x, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_BWD, 0, ULY_COLL_REDUCE_SCATTER, ULY_GROUP_EDP,
+                          ULY_PROD(x, g - 1, layer_sh, gw), ULY_PROD(x, layer_sh, g), 1);
+        o->overlaps = grad_ov;
+    } else {
+        o = zero == 0 ? uly_emit_comm(x, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_STEP, 0, ULY_COLL_ALLREDUCE, ULY_GROUP_EDP,
+                                      ULY_PROD(x, 2, g - 1, sh, gw), ULY_PROD(x, sh, g), 1)
+                      : uly_emit_comm(x, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_STEP, 0, ULY_COLL_REDUCE_SCATTER,
+                                      ULY_GROUP_EDP, ULY_PROD(x, g - 1, sh, gw), ULY_PROD(x, sh, g), 1);
+        o->per_step = o->per_model = 1;
+        o->overlaps = grad_ov;
+    }
     if (zero == 1 || zero == 2) {
         o = uly_emit_comm(x, ULY_OPT_EXPERT_PARAM_GATHER, ULY_PHASE_STEP, 0, ULY_COLL_ALLGATHER, ULY_GROUP_EDP,
                           ULY_PROD(x, g - 1, sh, x->beta), sh, 1);
@@ -235,7 +256,7 @@ int64_t uly_moe_bytes(const uly_plan *p)
     for (int i = 0; i < p->n_ops; i++) {
         const uly_op *o = &p->ops[i];
         const uly_group g = o->group;
-        if (o->kind == ULY_OP_COMM && !o->per_step && !o->per_model && (g == ULY_GROUP_EP || g == ULY_GROUP_ETP))
+        if (o->kind == ULY_OP_COMM && (g == ULY_GROUP_EP || g == ULY_GROUP_ETP))
             sum += o->bytes_sent;
     }
     return sum;

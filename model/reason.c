@@ -43,10 +43,8 @@ static int moe_reason_format(const uly_reason *r, char *buf, size_t n)
         "expert parallelism %.0f x expert tensor parallelism %.0f: the model has no experts (use 1)",
         "expert parallelism x expert tensor parallelism = %.0f does not divide the stage's %.0f GPUs",
         "expert parallelism %.0f does not divide the %.0f experts",
-        "tensor parallelism %.0f beside MoE layers needs sequence parallelism (Megatron-Core refuses it without)",
-        "ZeRO stage %.0f with MoE layers: sharding the experts' weights over data parallelism is not modelled "
-        "(use 0-2)"};
-    const int w = v[0] >= 0 && v[0] <= 4 ? (int)v[0] : 0;
+        "tensor parallelism %.0f beside MoE layers needs sequence parallelism (Megatron-Core refuses it without)"};
+    const int w = v[0] >= 0 && v[0] <= 3 ? (int)v[0] : 0;
     return snprintf(buf, n, why[w], v[1], v[2]);
 }
 

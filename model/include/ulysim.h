@@ -718,8 +718,7 @@ typedef enum uly_reason_code {
     ULY_R_OFFLOAD_NO_HOST_LINK, /* v0 offloaded layers: the cluster gives no GPU-host link to offload over */
     ULY_R_MOE_LAYOUT,         /* an expert layout Megatron-Core refuses: v0 0 (ep v1, etp v2 for a dense model),
                                * 1 (ep x etp v1 does not divide the stage's v2 ranks), 2 (ep v1 does not divide
-                               * the v2 experts), 3 (tensor parallelism v1 beside MoE without sequence parallelism),
-                               * 4 (ZeRO stage v1 over expert weights, not modelled) */
+                               * the v2 experts), 3 (tensor parallelism v1 beside MoE without sequence parallelism) */
     ULY_R_MOE_DENSE_LAYERS,   /* v0 dense layers of v1 priced as MoE layers (assumption) */
     ULY_R_CODE_COUNT
 } uly_reason_code;

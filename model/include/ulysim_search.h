@@ -17,7 +17,6 @@ extern "C" {
 typedef struct uly_search_opts {
     uint32_t strategies;      /* bit per uly_strategy_id; 0 = all */
     int64_t pin_ulysses, pin_ring, pin_tp; /* 0 = search */
-    int32_t pin_ep, pin_etp;  /* MoE layers' expert (tensor) parallel degrees: 0 = search (1 for a dense model) */
     int64_t pin_pp;           /* pipeline stages: 0 or 1 none, P > 1 pinned, ULY_PP_SEARCH every stage
                                * count dividing the GPUs, up to the layers */
     int64_t pin_vpp;          /* virtual stages per pipeline rank: 0 unpinned (1 with a pinned pp, searched

@@ -66,7 +66,7 @@ void sim_moe_bytes(const uly_plan *pl, double bytes[4])
     bytes[0] = bytes[1] = bytes[2] = bytes[3] = 0;
     for (int i = 0; pl && i < pl->n_ops && i < ULY_PLAN_MAX_OPS; i++) {
         const uly_op *op = &pl->ops[i];
-        if (op->kind != ULY_OP_COMM) continue;
+        if (op->kind != ULY_OP_COMM || op->recompute) continue; /* full recompute's copy: the forward again */
         switch (op->type) {
         case ULY_OPT_MOE_DISPATCH: bytes[0] += (double)op->bytes_sent; break;
         case ULY_OPT_MOE_DISPATCH_BWD: bytes[1] += (double)op->bytes_sent; break;

@@ -135,16 +135,26 @@ static const char *const csv_cols[] = {"strategy", "ulysses", "ring", "tp", "dp"
                                        "link", "step_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu",
                                        "recommended", "reasons"};
 
+/* A MoE model's table: the expert-parallel degrees after the pipeline's. */
+static const char *const table_cols_moe[] = {"strategy", "u", "r", "tp", "dp", "pp", "ep", "etp", "mb", "fits",
+                                             "mem_GiB", "mem_largest", "fwd_MiB", "bwd_MiB", "link", "step_s",
+                                             "tokens_per_s", "TFLOPs_gpu", "mfu_pct"};
+
 /* One row per strategy; returns 1 when a cell could not be stored. */
-static int table_rows(const sim_plan_result *R, FILE *f)
+static int table_rows(const sim_plan_result *R, int moe, FILE *f)
 {
     sim_table t;
-    sim_table_init(&t, 17, table_cols, "lrrrrrrlrlrrlrrrr");
+    if (moe) sim_table_init(&t, 19, table_cols_moe, "lrrrrrrrrlrlrrlrrrr");
+    else sim_table_init(&t, 17, table_cols, "lrrrrrrlrlrrlrrrr");
     for (const sim_summary *s = R->row; s < R->row + R->nrows; s++) {
         const uly_layout *l = &s->layout;
         sim_table_row(&t);
         sim_table_cell(&t, "%s%s", s->strategy->name, s - R->row == R->rec ? "*" : "");
         sim_cell_layout(&t, l);
+        if (moe) {
+            sim_table_cell(&t, "%d", l->ep > 1 ? (int)l->ep : 1);
+            sim_table_cell(&t, "%d", l->etp > 1 ? (int)l->etp : 1);
+        }
         if (!sim_has_numbers(s)) {
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", sim_fit_tag(s));
@@ -336,7 +346,7 @@ int sim_plan_write_table(const sim_ctx *c, const void *result, FILE *f)
 {
     const sim_plan_result *R = result;
     table_head(c, R, f);
-    int bad = table_rows(R, f);
+    int bad = table_rows(R, c->model.experts > 0, f);
     table_why_not(c, R, f);
     if (table_recommendation(c, R, f) && R->plan) bad |= table_ops(c, R, f);
     return bad ? SIM_EXIT_INTERNAL : SIM_EXIT_OK;
