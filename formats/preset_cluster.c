@@ -184,7 +184,7 @@ static int parse_gemm(js_doc *d, const cJSON *g, uly_gpu *gpu)
     /* optional: the GPU's link to host memory, per direction (activation offload) */
     double gbps = 0;
     if (cJSON_GetObjectItemCaseSensitive(g, "host_link_GBps") &&
-        js_get_num(d, g, "gpu", "host_link_GBps", 0, 0.001, 1e6,
+        js_get_num(d, g, "gpu", "host_link_GBps", 0, 1, 1e6,
                    "(GB/s per direction between the GPU and host memory; absent: offload not priced)", &gbps))
         return 2;
     gpu->host_link_bw_Bps = gbps * 1e9;
