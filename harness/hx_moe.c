@@ -323,6 +323,23 @@ static void router_dw(const hx_ctx *c, int64_t g, const float *dl, const float *
     }
 }
 
+/* o += gt y over h */
+static void axpy(int64_t h, float gt, const float *y, float *o)
+{
+    for (int64_t i = 0; i < h; i++) o[i] += gt * y[i];
+}
+
+/* a gated output's backward: d = gt g, and the gate's gradient g . y */
+static float gated_bwd(int64_t h, float gt, const float *g, const float *y, float *d)
+{
+    float dot = 0;
+    for (int64_t i = 0; i < h; i++) {
+        d[i] = gt * g[i];
+        dot += g[i] * y[i];
+    }
+    return dot;
+}
+
 static int64_t gidx_own(const hx_ctx *c, int64_t r) { return c->tbat[r] * c->N + c->tpos[r]; }
 
 static int h_router(hx_ctx *c, const uly_op *op)
@@ -425,11 +442,7 @@ static int h_expert_down(hx_ctx *c, const uly_op *op)
         return HX_OK;
     }
     memset(s->outg, 0, sizeof(float) * (size_t)(s->rows_a * h));
-    for (int64_t i = 0; i < n; i++) {
-        const float gt = s->gates[s->src[i]], *y = s->Ye + i * h;
-        float *o = s->outg + s->src[i] / s->k * h;
-        for (int64_t j = 0; j < h; j++) o[j] += gt * y[j];
-    }
+    for (int64_t i = 0; i < n; i++) axpy(h, s->gates[s->src[i]], s->Ye + i * h, s->outg + s->src[i] / s->k * h);
     return HX_OK;
 }
 
@@ -445,10 +458,7 @@ static int h_unpermute(hx_ctx *c, const uly_op *op)
     for (int64_t r = 0; r < c->Rt; r++) {
         float *o = s->moe_out + r * h;
         memset(o, 0, sizeof(float) * (size_t)h);
-        for (int64_t j = 0; j < s->k; j++) {
-            const float gt = s->gates[r * s->k + j], *y = s->back + s->slot[r * s->k + j] * h;
-            for (int64_t i = 0; i < h; i++) o[i] += gt * y[i];
-        }
+        for (int64_t j = 0; j < s->k; j++) axpy(h, s->gates[r * s->k + j], s->back + s->slot[r * s->k + j] * h, o);
     }
     return HX_OK;
 }
@@ -465,13 +475,7 @@ static int h_unpermute_bwd(hx_ctx *c, const uly_op *op)
     for (int64_t r = 0; r < c->Rt; r++)
         for (int64_t j = 0; j < s->k; j++) {
             const int64_t sl = s->slot[r * s->k + j];
-            const float gt = s->gates[r * s->k + j], *g = c->G + r * h, *y = s->back + sl * h;
-            float *d = s->dback + sl * h, dot = 0;
-            for (int64_t i = 0; i < h; i++) {
-                d[i] = gt * g[i];
-                dot += g[i] * y[i];
-            }
-            s->dgate[r * s->k + j] = dot;
+            s->dgate[r * s->k + j] = gated_bwd(h, s->gates[r * s->k + j], c->G + r * h, s->back + sl * h, s->dback + sl * h);
         }
     return HX_OK;
 }
@@ -486,15 +490,9 @@ static int h_expert_down_bwd(hx_ctx *c, const uly_op *op)
     } else {
         /* this rank's share of each pair's gate gradient: G . its partial output (ETP slices sum it) */
         memset(s->dgate, 0, sizeof(float) * (size_t)(s->rows_a * s->k));
-        for (int64_t i = 0; i < n; i++) {
-            const float gt = s->gates[s->src[i]], *g = s->doutg + s->src[i] / s->k * h, *y = s->Ye + i * h;
-            float *d = s->dYe + i * h, dot = 0;
-            for (int64_t j = 0; j < h; j++) {
-                d[j] = gt * g[j];
-                dot += g[j] * y[j];
-            }
-            s->dgate[s->src[i]] = dot;
-        }
+        for (int64_t i = 0; i < n; i++)
+            s->dgate[s->src[i]] = gated_bwd(h, s->gates[s->src[i]], s->doutg + s->src[i] / s->k * h, s->Ye + i * h,
+                                            s->dYe + i * h);
     }
     for (int64_t le = 0; le < s->le; le++) {
         const float *w2 = w1_of(s, h, le) + h * s->fe1, *dy = s->dYe + le * s->Re * h;
@@ -552,11 +550,7 @@ static int h_expert_up_bwd(hx_ctx *c, const uly_op *op)
         return HX_OK;
     }
     memset(s->dgath, 0, sizeof(float) * (size_t)(s->rows_a * h));
-    for (int64_t i = 0; i < n; i++) {
-        const float *dx = s->dXe + i * h;
-        float *d = s->dgath + s->src[i] / s->k * h;
-        for (int64_t j = 0; j < h; j++) d[j] += dx[j];
-    }
+    for (int64_t i = 0; i < n; i++) axpy(h, 1.0f, s->dXe + i * h, s->dgath + s->src[i] / s->k * h);
     router_shares(c);
     return HX_OK;
 }
@@ -573,13 +567,10 @@ static int h_permute_bwd(hx_ctx *c, const uly_op *op)
         float *d = c->dY2 + r * h;
         for (int64_t i = 0; i < h; i++) d[i] *= keep;
         if (!s->a2a) {
-            for (int64_t i = 0; i < h; i++) d[i] += s->dsend[r * h + i];
+            axpy(h, 1.0f, s->dsend + r * h, d);
             continue;
         }
-        for (int64_t j = 0; j < s->k; j++) {
-            const float *x = s->dsend + s->slot[r * s->k + j] * h;
-            for (int64_t i = 0; i < h; i++) d[i] += x[i];
-        }
+        for (int64_t j = 0; j < s->k; j++) axpy(h, 1.0f, s->dsend + s->slot[r * s->k + j] * h, d);
     }
     return HX_OK;
 }
