@@ -501,6 +501,7 @@ void hx_act_bwd(int swiglu, int64_t rows, int64_t fl, const float *u, const floa
 int hx_moe_model(hx_ctx *c, uly_model *m, uly_workload *w);
 int hx_moe_setup(hx_ctx *c);
 void hx_moe_free(hx_ctx *c);
+double hx_moe_bytes(const hx_ctx *c); /* what hx_moe_setup allocates on this rank, at most (hx_mem_check) */
 const float *hx_moe_out(const hx_ctx *c); /* [Rt][h] the routed experts' output; NULL for a dense model */
 extern const hx_handler hx_moe_handlers[ULY_OPT_COUNT];
 struct hx_moe_ref;

@@ -424,7 +424,7 @@ int hx_mem_check(hx_ctx *c)
         own += (double)hx_slab_need(c, params_carve);
         if (c->be->host_buffers) {
             rs_tmp_size(c);
-            own += (double)hx_slab_need(c, tokens_carve) + (double)hx_slab_need(c, attn_carve);
+            own += (double)hx_slab_need(c, tokens_carve) + (double)hx_slab_need(c, attn_carve) + hx_moe_bytes(c);
         }
         hx_check_bytes(c, &root, &pieces);
     }

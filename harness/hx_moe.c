@@ -63,9 +63,10 @@ int hx_moe_model(hx_ctx *c, uly_model *m, uly_workload *w)
     const hx_opts *o = &c->o;
     if (o->experts <= 0) return HX_OK;
     const int r = hx_world_rank();
-    if (o->tp > 1)
-        return hx_args_reject(r, "--experts %lld with --tp %lld: the harness runs MoE layers without tensor "
-                                 "parallelism (valid: --tp 1)", (long long)o->experts, (long long)o->tp);
+    if (c->l.tp > 1) /* the layout's, --tp or the strategy's default (megatron-sp, megatron-tp: all the ranks) */
+        return hx_args_reject(r, "--experts %lld with tensor parallelism %lld (%s): the harness runs MoE layers "
+                                 "without it (valid: --tp 1, a strategy with a sequence degree)", (long long)o->experts,
+                              (long long)c->l.tp, c->strat->name);
     if (o->topk > o->experts)
         return hx_args_reject(r, "--topk %lld: more than the %lld experts (valid: 1..%lld)", (long long)o->topk,
                               (long long)o->experts, (long long)o->experts);
@@ -257,6 +258,24 @@ int hx_moe_setup(hx_ctx *c)
     HX_TRY(src_make(c));
     weights_seed(c);
     return HX_OK;
+}
+
+double hx_moe_bytes(const hx_ctx *c)
+{
+    const uly_model *m = &c->m;
+    if (m->experts <= 0) return 0;
+    /* hx_moe_setup's sizes in double (no int64 product to overflow), each
+     * transfer buffer counted as if no group aliased it */
+    const double ep = c->l.ep > 1 ? c->l.ep : 1, etp = c->l.etp > 1 ? c->l.etp : 1, k = (double)m->topk;
+    const double Rt = (double)c->Rt, h = (double)c->h, E = (double)m->experts, P = Rt * k, n = etp * P;
+    const double fe = (double)m->moe_ffn_hidden / etp, fe1 = m->swiglu ? 2 * fe : fe;
+    const int a2a = c->w.moe_dispatcher == ULY_MOE_ALLTOALL;
+    const double rows_a = etp * ep * Rt, unit = (a2a ? P : Rt) * h, g1 = a2a ? unit : ep * unit, g2 = etp * g1;
+    const double edp = (double)c->P / (double)c->l.pp / (ep * etp), sh = ceil(c->plan.expert_params_shard) + 1.0;
+    const double idx = 8.0 * (P + n + (a2a ? 0 : rows_a));
+    const double floats = Rt * E + 3.0 * (a2a ? Rt : rows_a) * k + Rt * h + 4.0 * unit + 4.0 * g1 + 4.0 * g2 +
+                          n * (4.0 * h + 2.0 * fe1 + 2.0 * fe) + sh * (2.0 * edp + 3.0);
+    return idx + 4.0 * floats;
 }
 
 void hx_moe_free(hx_ctx *c)
