@@ -21,10 +21,30 @@ static int get_bool(rd *r, const cJSON *o, const char *what, const char *k, int 
 
 /* --------------------------------------------------------------- header */
 
+/* A MoE model's fields (ulyharness writes them after the dense ones): read
+ * here and taken out of the object the model preset parser reads. */
+static const char *const moe_keys[] = {"experts", "topk", "moe_ffn_hidden", "shared_ffn_hidden", "moe_dense_first",
+                                       "moe_every"};
+
+static int parse_moe(rd *r, const cJSON *m, uly_model *out)
+{
+    int64_t *const dst[] = {&out->experts, &out->topk, &out->moe_ffn_hidden, &out->shared_ffn_hidden,
+                            &out->moe_dense_first, &out->moe_every};
+    for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++)
+        if (get(m, moe_keys[i]) && get_int(r, m, "header model", moe_keys[i], 0, INT64_C(1) << 40, dst[i])) return 2;
+    char why[300];
+    if (uly_model_check(out, why, sizeof why)) return fail(r, 1, "header model: %s", why);
+    return 0;
+}
+
 static int parse_model(rd *r, const cJSON *m, uly_model *out)
 {
     if (!cJSON_IsObject(m)) return fail(r, 1, "header \"model\" must be an object");
-    char *text = cJSON_PrintUnformatted(m);
+    cJSON *dense = cJSON_Duplicate(m, 1);
+    if (!dense) return 1;
+    for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++) cJSON_DeleteItemFromObjectCaseSensitive(dense, moe_keys[i]);
+    char *text = cJSON_PrintUnformatted(dense);
+    cJSON_Delete(dense);
     if (!text) return 1;
     char why[400], where[600];
     snprintf(where, sizeof where, "%s:1: header model", r->path);
@@ -34,7 +54,7 @@ static int parse_model(rd *r, const cJSON *m, uly_model *out)
         snprintf(r->why, r->why_len, "%s", why);
         return 2;
     }
-    return 0;
+    return parse_moe(r, m, out);
 }
 
 /* The workload's words, in ulysim.h's vocabularies. */
@@ -84,6 +104,12 @@ static int parse_workload(rd *r, const cJSON *w, uly_workload *out)
         static const char *const recipe_names[] = {ULY_FP8_RECIPES(ULY_X_NAME)};
         if (get_word(r, w, "fp8_recipe", recipe_names, ULY_FP8_RECIPE_COUNT, &word)) return 2;
         out->fp8_recipe = (uly_fp8_recipe)word;
+    }
+    /* optional: a MoE model's dispatcher (written for MoE runs only) */
+    if (get(w, "moe_dispatcher")) {
+        static const char *const disp_names[] = {ULY_MOE_DISPATCHERS(ULY_X_NAME)};
+        if (get_word(r, w, "moe_dispatcher", disp_names, ULY_MOE_DISPATCHER_COUNT, &word)) return 2;
+        out->moe_dispatcher = (uly_moe_dispatcher)word;
     }
     char why[300];
     if (uly_workload_check(out, why, sizeof why)) return fail(r, 1, "header workload: %s", why);
@@ -147,6 +173,10 @@ static int parse_layout(rd *r, const cJSON *pl, uly_layout *l)
     if (get(lo, "pp") && get_int(r, lo, "header plan.layout", "pp", 1, 1 << 20, &pp)) return 2;
     uly_layout_init(l, s->id, u, ri, t, dp);
     l->pp = pp;
+    int64_t ep = 1, etp = 1; /* optional: a MoE run's expert parallel degrees */
+    if (get(lo, "ep") && get_int(r, lo, "header plan.layout", "ep", 1, 1 << 20, &ep)) return 2;
+    if (get(lo, "etp") && get_int(r, lo, "header plan.layout", "etp", 1, 1 << 20, &etp)) return 2;
+    l->ep = (int32_t)ep, l->etp = (int32_t)etp;
     const cJSON *ord = get(lo, "order");
     if (ord) {
         if (!cJSON_IsArray(ord) || cJSON_GetArraySize(ord) != 4)

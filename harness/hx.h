@@ -26,6 +26,11 @@ typedef struct hx_opts {
     int64_t seq;           /* 0 = 128 * P */
     int64_t heads, kv_heads, head_dim, ffn, batch, vocab, layers;
     int swiglu;
+    /* mixture of experts (hx_moe.c): experts 0 = dense; every layer MoE
+     * with topk of experts experts moe_ffn wide, shared_ffn of shared
+     * experts (the layer's MLP ops; 0: none), ep x etp expert ranks */
+    int64_t experts, topk, moe_ffn, shared_ffn, ep, etp;
+    uly_moe_dispatcher moe_dispatcher;
     int causal;
     uly_split split;
     uly_recompute recompute;
@@ -159,6 +164,10 @@ typedef struct hx_group {
     int next, prev; /* ring neighbours */
 } hx_group;
 
+/* A communicator of MPI_COMM_WORLD's ranks of one color, ordered by key,
+ * errors returned, and this rank's place in it: HX_OK or HX_FAIL. */
+int hx_group_make(hx_group *g, int color, int key);
+
 /* Byte-counting collective wrappers. Every count is what this rank hands to
  * MPI; *bytes grows by what leaves the rank: alltoall count*(p-1)*4,
  * allgather count*(p-1)*4, reduce-scatter block*(p-1)*4, the ring
@@ -251,8 +260,9 @@ typedef struct hx_ctx {
     int64_t *uly_map;        /* ULY: [u][Rg] peer's GEMM-side row -> attention-side row index (seg base + idx) */
     int64_t *g2a;            /* TOK, AG, TP: [Rg] GEMM-side row -> attention-side row */
 
-    /* parameters: flat layout [Wqkv | Wo | W1 | W2 | g1 | g2] of this TP rank */
-    int64_t off_wqkv, off_wo, off_w1, off_w2, off_g1, off_g2, n_real;
+    /* parameters: flat layout [Wqkv | Wo | W1 | W2 | g1 | g2 | Wr] of this TP
+     * rank (Wr: a MoE layer's router, h x experts; W1, W2 its shared experts) */
+    int64_t off_wqkv, off_wo, off_w1, off_w2, off_g1, off_g2, off_wr, n_real;
     int64_t layer_flat, layer_sh, model_flat, model_sh, zg; /* ZeRO sizes (plan's accounting) */
     int64_t n_alloc;
     float *wt, *gwt;         /* weights and grads (model-level prefix = this layer) */
@@ -321,9 +331,11 @@ typedef struct hx_ctx {
     } sample;
 
     /* results */
-    double err[5];               /* O, dQ, dK, dV, dX max relative error */
+    double err[6];               /* O, dQ, dK, dV, dX (and a MoE layer's routed experts' output) max relative error */
     double tol;
     const char *tol_reason;
+    double tol_moe;              /* the MoE output's (hx_moe_tol) */
+    const char *tol_moe_reason;
     int check_ok, bytes_ok;
     double t_total;
 
@@ -331,6 +343,8 @@ typedef struct hx_ctx {
     struct {
         hx_slab layout, params, tokens, attn;
     } mem;
+
+    struct hx_moe *moe;          /* a MoE layer's state (hx_moe.c); NULL for a dense model */
 
     const struct hx_backend *be; /* never NULL after hx_setup */
     void *be_state;              /* the backend's own state (open made it; main sets it after hx_setup) */
@@ -396,8 +410,8 @@ typedef struct hx_backend {
     /* after hx_setup: buffers, communicators, hx_schedule */
     int (*prepare)(struct hx_ctx *c);
     /* its handlers by op type: the layer's (and the per-model, ZeRO and
-     * optimizer ops'), then attention's; a NULL table or entry: none */
-    const hx_handler *handlers[2];
+     * optimizer ops'), attention's, a MoE layer's; a NULL table or entry: none */
+    const hx_handler *handlers[3];
     /* runs c->handler[id] and sets *seconds to its time; fused ring transfer
      * ops' t_pass (their exposed time) are set when it returns */
     int (*exec)(struct hx_ctx *c, int id, double *seconds);
@@ -468,10 +482,35 @@ void hx_print_plan(const hx_ctx *c, FILE *fp);
 /* seeded inputs */
 float hx_rand(uint64_t seed, uint32_t tensor, uint64_t i, uint64_t j);
 enum { HX_T_X = 1, HX_T_G, HX_T_WQ, HX_T_WK, HX_T_WV, HX_T_WO, HX_T_W1, HX_T_W1U, HX_T_W2,
-       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP, HX_T_CHECK };
+       HX_T_EMB, HX_T_TOK, HX_T_XF, HX_T_EOUT, HX_T_PP, HX_T_CHECK, HX_T_WR, HX_T_EW1, HX_T_EW1U, HX_T_EW2 };
 float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col);
 int64_t hx_token_id(const hx_ctx *c, int64_t i); /* the vocabulary id of this rank's token i (embedding) */
 void hx_layer_io_seed(const hx_ctx *c, float *x, float *g); /* the layer's input and upstream gradient [Rt][h] */
+
+/* The MLP's activation on rows x fl (SwiGLU: u holds [gate | up], 2 fl
+ * wide; else GELU), and its backward: du from da and the saved u. */
+void hx_act_fwd(int swiglu, int64_t rows, int64_t fl, const float *u, float *a);
+void hx_act_bwd(int swiglu, int64_t rows, int64_t fl, const float *u, const float *da, float *du);
+
+/* mixture of experts (hx_moe.c): the routed experts of a MoE layer, whose
+ * model the options ask for (hx_moe_model: HX_OK or HX_USAGE, one line); its
+ * groups, router, buffers and weights after the plan (hx_moe_setup:
+ * collective); its handlers; the float64 reference of the routed experts on
+ * rank 0 (hx_moe_ref_*: the output of rows [g0, g0 + n) of the b x N tokens
+ * into out, their input gradient added to dY2); the tolerance of its check */
+int hx_moe_model(hx_ctx *c, uly_model *m, uly_workload *w);
+int hx_moe_setup(hx_ctx *c);
+void hx_moe_free(hx_ctx *c);
+double hx_moe_bytes(const hx_ctx *c); /* what hx_moe_setup allocates on this rank, at most (hx_mem_check) */
+const float *hx_moe_out(const hx_ctx *c); /* [Rt][h] the routed experts' output; NULL for a dense model */
+extern const hx_handler hx_moe_handlers[ULY_OPT_COUNT];
+struct hx_moe_ref;
+struct hx_moe_ref *hx_moe_ref_new(const hx_ctx *c);
+void hx_moe_ref_rows(const hx_ctx *c, struct hx_moe_ref *R, const double *Y2, const double *G, int64_t g0, int64_t n,
+                     double *out, double *dY2);
+void hx_moe_ref_free(struct hx_moe_ref *R);
+double hx_moe_ref_bytes(const hx_ctx *c);
+void hx_moe_tol(hx_ctx *c);
 
 /* layer pieces used by the executor and the reference */
 extern const hx_handler hx_layer_handlers[ULY_OPT_COUNT]; /* layer, model, comm ops (hx_layer.c) */

@@ -37,6 +37,17 @@ static const char usage_rest[] =
     "  --seq N             tokens (default 128 * P; K/M suffixes are powers of 1024)\n"
     "  --heads A --kv-heads K --head-dim D   (default 8, 8, 32)\n"
     "  --ffn F             FFN hidden (default 4 * A * D)   --swiglu: SwiGLU MLP\n"
+    "  --experts E --topk K --moe-ffn F   a MoE model: every layer's FFN is E\n"
+    "                      routed experts F wide, K per token (a deterministic\n"
+    "                      router: token g's j-th copy to expert (g K + j) mod E,\n"
+    "                      so every rank sends the model's even share; gates the\n"
+    "                      softmax of the router's logits over the K), beside\n"
+    "  --shared-ffn S      shared experts S wide together (the MLP ops; default none)\n"
+    "  --ep N --etp N      expert parallel and expert tensor parallel degrees\n"
+    "                      (default 1; ep x etp divides the ranks of a stage, the\n"
+    "                      rest is expert data parallelism); needs --tp 1, --zero 0..2\n"
+    "  --moe-dispatcher alltoall|allgather   how tokens reach their experts\n"
+    "                      (default alltoall); default: no experts (dense)\n"
     "  --batch B           micro-batch (default 1)\n"
     "  --vocab V --layers L   model size for the per-model and per-step ops (1024, 1)\n"
     "  --causal | --no-causal   (default causal)\n"
@@ -225,7 +236,8 @@ static int plan_only(const char *canon)
 {
     static const char *const plan[] = {
         "--strategy", "--ulysses", "--ring", "--tp", "--pp", "--seq", "--heads", "--kv-heads", "--head-dim", "--ffn",
-        "--batch", "--vocab", "--layers", "--swiglu", "--causal", "--no-causal", "--split", "--recompute", "--zero",
+        "--batch", "--vocab", "--layers", "--swiglu", "--experts", "--topk", "--moe-ffn", "--shared-ffn", "--ep",
+        "--etp", "--moe-dispatcher", "--causal", "--no-causal", "--split", "--recompute", "--zero",
         "--kernel", "--sync", "--seed", "--check", "--no-check", "--check-seed", "--print-plan", "--inject-error",
         "--inject-error-row", "--inject-fail", "--inject-hang", "--inject-kill", "--inject-stop-check"};
     for (size_t k = 0; k < sizeof plan / sizeof plan[0]; k++)
@@ -273,6 +285,25 @@ static const hx_given *given_find(const hx_givens *g, const char *canon)
     return NULL;
 }
 
+/* A MoE model's options: --topk and --moe-ffn with --experts, and the
+ * expert options only with it. */
+static int moe_cross_check(const hx_opts *o, const hx_givens *g, int rank)
+{
+    static const char *const moe_only[] = {"--topk", "--moe-ffn", "--shared-ffn", "--ep", "--etp", "--moe-dispatcher"};
+    char b[200];
+    for (size_t k = 0; k < sizeof moe_only / sizeof moe_only[0] && !o->experts; k++) {
+        const hx_given *x = given_find(g, moe_only[k]);
+        if (x)
+            return hx_args_reject(rank, "%s without --experts: a dense model has no experts (valid: add --experts E, "
+                                  "or leave it out)", given_str(x, 1, b, sizeof b));
+    }
+    if (o->experts && (!o->topk || !o->moe_ffn))
+        return hx_args_reject(rank, "--experts %lld without %s: a MoE layer needs how many experts a token goes to and "
+                              "their FFN width (valid: --topk K --moe-ffn F)", (long long)o->experts,
+                              !o->topk ? "--topk" : "--moe-ffn");
+    return 0;
+}
+
 /* The checks between options, once all are read: what one mode would
  * ignore, a seed for no sample, message sizes no float32 message has. */
 static int args_cross_check(const hx_opts *o, const hx_givens *g, int rank)
@@ -285,6 +316,7 @@ static int args_cross_check(const hx_opts *o, const hx_givens *g, int rank)
     if (!o->microbench && g->mb.canon)
         return hx_args_reject(rank, "%s without --microbench: it sizes the micro-benchmark's messages, and a plan run "
                               "has none (valid: add --microbench, or leave it out)", given_str(&g->mb, 1, b, sizeof b));
+    if (moe_cross_check(o, g, rank)) return 2;
     const hx_given *seed = given_find(g, "--check-seed"), *check = given_find(g, "--check");
     if (seed && check && o->check != HX_CHECK_SAMPLED && o->check != HX_CHECK_AUTO) {
         char b2[200];
@@ -402,6 +434,7 @@ static int read_timeout(hx_opts *o, const char *a, const char *v, int rank)
 static const char *const split_words[] = {ULY_SPLITS(ULY_X_NAME)};
 static const char *const dtype_words[] = {ULY_DTYPES(ULY_X_NAME)};
 static const char *const sync_words[] = {"op", "pass"};
+static const char *const dispatcher_words[] = {ULY_MOE_DISPATCHERS(ULY_X_NAME)};
 static const char *const check_words[] = {"auto", "full", "sampled", "none"};
 
 /* How each option is read: a number in [lo, hi] or a size into the field at
@@ -439,6 +472,13 @@ static const hx_opt opts[] = {
     SIZE("--vocab", vocab),
     NUM("--layers", OPT_I64, layers, 1, 1000),
     SWITCH("--swiglu", swiglu, 1),
+    NUM("--experts", OPT_I64, experts, 1, 4096),
+    NUM("--topk", OPT_I64, topk, 1, 4096),
+    SIZE("--moe-ffn", moe_ffn),
+    SIZE("--shared-ffn", shared_ffn),
+    NUM("--ep", OPT_I64, ep, 1, 1 << 20),
+    NUM("--etp", OPT_I64, etp, 1, 1 << 20),
+    WORD("--moe-dispatcher", moe_dispatcher, dispatcher_words, ULY_MOE_DISPATCHER_COUNT),
     SWITCH("--causal", causal, 1),
     SWITCH("--no-causal", causal, 0),
     WORD("--split", split, split_words, ULY_SPLIT_COUNT),

@@ -53,7 +53,12 @@
 
 #include "hx.h"
 
-enum { CK_O = 0, CK_DQ, CK_DK, CK_DV, CK_DX, CK_N };
+/* CK_MOE: a MoE layer's routed experts' output (token-side, h wide), only
+ * for a MoE model (ck_count) */
+enum { CK_O = 0, CK_DQ, CK_DK, CK_DV, CK_DX, CK_MOE, CK_N };
+
+static int ck_count(const hx_ctx *c) { return c->m.experts > 0 ? CK_N : CK_MOE; }
+static int token_side(int t) { return t == CK_DX || t == CK_MOE; }
 
 typedef struct piece {
     int64_t rows, width, h0, rep; /* width floats per row; first head (of d); eff heads per source head */
@@ -71,6 +76,7 @@ static void pieces_of(const hx_ctx *c, piece pc[CK_N])
     pc[CK_DK] = (piece){c->Rg, c->kc, c->hk0, rep, c->gbat, c->gpos, c->dKg};
     pc[CK_DV] = (piece){c->Rg, c->kc, c->hk0, rep, c->gbat, c->gpos, c->dVg};
     pc[CK_DX] = (piece){c->Rt, c->h, 0, 1, c->tbat, c->tpos, c->dX};
+    pc[CK_MOE] = (piece){c->moe ? c->Rt : 0, c->h, 0, 1, c->tbat, c->tpos, c->moe ? hx_moe_out(c) : NULL};
     if (c->mode == ULY_EXEC_TP_ALLREDUCE) {
         /* plain TP: every TP rank holds dX for all rows (replicated); each
          * sends its own share of them, so every row counts once and every
@@ -83,7 +89,7 @@ static void pieces_of(const hx_ctx *c, piece pc[CK_N])
 /* full tensor widths (floats per (sequence, position)) */
 static int64_t full_width(const hx_ctx *c, int t)
 {
-    return (t == CK_DK || t == CK_DV) ? c->k * c->d : (t == CK_DX ? c->h : c->a * c->d);
+    return (t == CK_DK || t == CK_DV) ? c->k * c->d : (token_side(t) ? c->h : c->a * c->d);
 }
 
 static void place(const hx_ctx *c, int t, const piece *p, const int64_t *bat, const int64_t *pos, const float *data,
@@ -93,7 +99,7 @@ static void place(const hx_ctx *c, int t, const piece *p, const int64_t *bat, co
     for (int64_t r = 0; r < p->rows; r++) {
         double *dst = full + (bat[r] * c->N + pos[r]) * W;
         const float *src = data + r * p->width;
-        if (t == CK_DX) {
+        if (token_side(t)) {
             for (int64_t j = 0; j < W; j++) dst[j] += src[j];
             continue;
         }
@@ -122,6 +128,7 @@ typedef struct ref {
     double *X1, *Y2, *inv2, *U, *Uu, *dA, *dU, *dUu, *dY2;
     double *bq, *bk, *bv, *bx, *binv, *bd1, *by, *bdx;
     double *out[CK_N];
+    struct hx_moe_ref *moe; /* a MoE layer's routed experts (hx_moe_ref.c) */
 } ref;
 
 /* Carves the reference's buffers from s (sizing while s has no memory). */
@@ -159,7 +166,8 @@ static void ref_carve(const hx_ctx *c, const struct hx_sample *S, hx_slab *s, re
     R->bq = TAKE(B * ad);
     R->bk = TAKE(B * kd);
     R->bv = TAKE(B * kd);
-    for (int t = 0; t < CK_N; t++) R->out[t] = TAKE(rows * (t == CK_DK || t == CK_DV ? kd : t == CK_DX ? h : ad));
+    for (int t = 0; t < CK_N; t++)
+        R->out[t] = TAKE(t >= ck_count(c) ? 0 : rows * (t == CK_DK || t == CK_DV ? kd : token_side(t) ? h : ad));
 #undef TAKE
 }
 
@@ -213,17 +221,11 @@ static void heads_gemm(const hx_ctx *c, const double *Y, const double *W, const 
             dgemm(0, 0, N, d, h, Y + bb * N * h, h, W + list[i] * d, H * d, 0, dst + (bb * n + i) * N * d, d);
 }
 
-/* rows [r0, r0 + n) of one sequence after attention: X1 = X + O Wo, the MLP,
- * its backward from dM = G (which reaches X1 through the residual too), dX1,
- * and dO of the checked heads */
-static void ref_rows(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t bb, int64_t p0, int64_t n)
+/* the MLP of n rows (Y2) and its backward from dM = G into dY2 */
+static void ref_mlp(const hx_ctx *c, ref *R, const double *G, int64_t n)
 {
-    const int64_t h = c->h, ad = c->a * c->d, f = c->f, d = c->d, N = c->N, r0 = bb * N + p0;
+    const int64_t h = c->h, f = c->f;
     const int sw = c->m.swiglu;
-    const double *G = R->G + r0 * h;
-    memcpy(R->X1, R->X + r0 * h, sizeof(double) * (size_t)(n * h));
-    dgemm(0, 0, n, h, ad, R->out[CK_O] + r0 * ad, ad, R->Wo, h, 1.0, R->X1, h);
-    rms_f(n, h, R->X1, R->Y2, R->inv2);
     dgemm(0, 0, n, f, h, R->Y2, h, R->W1, f, 0, R->U, f);
     if (sw) dgemm(0, 0, n, f, h, R->Y2, h, R->W1u, f, 0, R->Uu, f);
     dgemm(0, 1, n, f, h, G, h, R->W2, h, 0, R->dA, f);
@@ -241,6 +243,21 @@ static void ref_rows(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t
     }
     dgemm(0, 1, n, h, f, R->dU, f, R->W1, f, 0, R->dY2, h);
     if (sw) dgemm(0, 1, n, h, f, R->dUu, f, R->W1u, f, 1.0, R->dY2, h);
+}
+
+/* rows [r0, r0 + n) of one sequence after attention: X1 = X + O Wo, the MLP,
+ * its backward from dM = G (which reaches X1 through the residual too), dX1,
+ * and dO of the checked heads */
+static void ref_rows(const hx_ctx *c, const struct hx_sample *S, ref *R, int64_t bb, int64_t p0, int64_t n)
+{
+    const int64_t h = c->h, ad = c->a * c->d, f = c->f, d = c->d, N = c->N, r0 = bb * N + p0;
+    const double *G = R->G + r0 * h;
+    memcpy(R->X1, R->X + r0 * h, sizeof(double) * (size_t)(n * h));
+    dgemm(0, 0, n, h, ad, R->out[CK_O] + r0 * ad, ad, R->Wo, h, 1.0, R->X1, h);
+    rms_f(n, h, R->X1, R->Y2, R->inv2);
+    memset(R->dY2, 0, sizeof(double) * (size_t)(n * h));
+    if (f > 0) ref_mlp(c, R, G, n); /* a MoE layer without shared experts has none */
+    if (R->moe) hx_moe_ref_rows(c, R->moe, R->Y2, G, r0, n, R->out[CK_MOE] + r0 * h, R->dY2);
     rms_b(n, h, R->X1, R->inv2, R->dY2, G, R->dX1 + r0 * h);
     for (int64_t i = 0; i < S->n_q; i++)
         dgemm(0, 1, n, d, h, R->dX1 + r0 * h, h, R->Wo + S->q[i] * d * h, h, 0,
@@ -444,7 +461,7 @@ static double checked_max(const hx_ctx *c, const struct hx_sample *S, int t, con
 {
     const int64_t W = full_width(c, t), d = c->d;
     double e = 0;
-    if (t == CK_DX) {
+    if (token_side(t)) {
         for (int64_t i = 0; i < S->n_rows; i++)
             for (int64_t j = 0, r = sample_row(S, i); j < W; j++) {
                 const double v = fabs(x[r * W + j] - (y ? y[r * W + j] : 0));
@@ -467,7 +484,7 @@ static double checked_max(const hx_ctx *c, const struct hx_sample *S, int t, con
 static int compare(const hx_ctx *c, const piece *all, const ref *R, double err[CK_N])
 {
     const struct hx_sample *S = &c->sample;
-    for (int t = 0; t < CK_N; t++) {
+    for (int t = 0; t < ck_count(c); t++) { /* a dense layer's CK_MOE pieces are empty */
         double *full = hx_alloc(sizeof(double) * (size_t)(c->b * c->N * full_width(c, t)), "check: assembled tensor");
         if (!full) return HX_FAIL;
         double mref = checked_max(c, S, t, R->out[t], NULL);
@@ -517,8 +534,11 @@ static int check_on_root(const hx_ctx *c, const piece mine[CK_N], double err[CK_
     }
     /* a sample: the unchecked heads' tensors are the run's own (replica 0) */
     for (int t = 0; rc == HX_OK && c->sample.rows && t < CK_DX; t++) assemble(c, all, t, 0, R.out[t]);
+    R.moe = NULL;
+    if (rc == HX_OK && c->moe && !(R.moe = hx_moe_ref_new(c))) rc = HX_FAIL;
     if (rc == HX_OK) rc = reference(c, &c->sample, &R);
     if (rc == HX_OK) rc = compare(c, all, &R, err);
+    hx_moe_ref_free(R.moe);
     hx_slab_free(&s);
     pieces_free(all, P);
     return rc;
@@ -647,7 +667,7 @@ void hx_check_bytes(const hx_ctx *c, double *root, double *pieces)
     ref_carve(c, &c->sample, &s, &R);
     /* and one assembled tensor at a time, the widest */
     const int64_t w = c->a * c->d > c->h ? c->a * c->d : c->h;
-    *root = (double)s.used + (double)c->b * (double)c->N * (double)w * 8.0;
+    *root = (double)s.used + (double)c->b * (double)c->N * (double)w * 8.0 + hx_moe_ref_bytes(c);
 }
 
 int hx_check(hx_ctx *c)
@@ -668,6 +688,7 @@ int hx_check(hx_ctx *c)
                               : "ref: float32 dot products and sums over N keys and GEMM columns against "
                                 "the float64 oracle; errors of a wrong result are O(1)";
     }
+    hx_moe_tol(c);
     int ok = 1;
     /* local work on rank 0 (its computing is its watchdog's heartbeat; its
      * alive messages the others'); the others wait in the broadcast below */
@@ -675,7 +696,7 @@ int hx_check(hx_ctx *c)
     if (me == 0) {
         HX_TRY(check_on_root(c, mine, err));
         for (int t = 0; t < CK_N; t++)
-            if (!(err[t] <= c->tol)) ok = 0;
+            if (!(err[t] <= (t == CK_MOE ? c->tol_moe : c->tol))) ok = 0;
     }
     double buf[CK_N + 2];
     for (int t = 0; t < CK_N; t++) buf[t] = err[t];
@@ -691,6 +712,9 @@ int hx_check(hx_ctx *c)
                 ok ? "check" : "ulyharness: rank 0: CHECK FAILED", sampled ? " (sampled)" : "", c->err[0], c->err[1],
                 c->err[2], c->err[3],
                 c->err[4], c->tol, c->kern->name, ok ? "" : ": the distributed result is wrong");
+        if (c->moe)
+            fprintf(ok ? stdout : stderr, "%s: routed experts' output: max relative error %.2e (tolerance %.1e: %s)\n",
+                    ok ? "check" : "ulyharness: rank 0: CHECK FAILED", c->err[CK_MOE], c->tol_moe, c->tol_moe_reason);
     }
     c->check_ok = ok;
     return HX_OK;

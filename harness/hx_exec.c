@@ -51,7 +51,7 @@ static int slot(const uly_op *o)
 hx_handler hx_backend_handler(const hx_backend *be, uly_op_type t)
 {
     if ((unsigned)t >= ULY_OPT_COUNT) return NULL;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (be->handlers[i] && be->handlers[i][t]) return be->handlers[i][t];
     return NULL;
 }
@@ -188,14 +188,14 @@ static int configure_host(hx_opts *o, int rank)
     return 0;
 }
 
-/* host buffers, CPU kernels (hx_layer.c, hx_attn.c), MPI collectives (hx_mpi.c) */
+/* host buffers, CPU kernels (hx_layer.c, hx_attn.c, hx_moe.c), MPI collectives (hx_mpi.c) */
 const hx_backend hx_backend_mpi = {
     .name = "mpi",
     .host_buffers = 1,
     .exec_modes = (1u << ULY_EXEC_COUNT) - 1, /* every strategy */
     .configure = configure_host,
     .prepare = prepare_host,
-    .handlers = {hx_layer_handlers, hx_attn_handlers},
+    .handlers = {hx_layer_handlers, hx_attn_handlers, hx_moe_handlers},
     .exec = exec_host,
 };
 

@@ -131,18 +131,23 @@ static inline float gelu_grad(float x)
 
 static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-static int h_mlp_act(hx_ctx *c, const uly_op *op)
+void hx_act_fwd(int swiglu, int64_t rows, int64_t fl, const float *ug, float *ag)
 {
-    (void)op;
-    const int64_t fl = c->fl, w1 = f1l(c);
-    for (int64_t r = 0; r < c->Rg; r++) {
-        const float *u = c->Ug + r * w1;
-        float *a = c->Ag + r * fl;
-        if (c->m.swiglu)
+    const int64_t w1 = swiglu ? 2 * fl : fl;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *u = ug + r * w1;
+        float *a = ag + r * fl;
+        if (swiglu)
             for (int64_t j = 0; j < fl; j++) a[j] = u[j] * sigm(u[j]) * u[fl + j];
         else
             for (int64_t j = 0; j < fl; j++) a[j] = gelu(u[j]);
     }
+}
+
+static int h_mlp_act(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_act_fwd(c->m.swiglu, c->Rg, c->fl, c->Ug, c->Ag);
     return HX_OK;
 }
 
@@ -160,14 +165,13 @@ static int h_mlp_down_bwd(hx_ctx *c, const uly_op *op)
     return hx_gemm(1, 0, c->fl, c->h, c->Rg, 1.0f, c->Ag, c->fl, c->Gg, c->h, 0.0f, GW(c, off_w2), c->h);
 }
 
-static int h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
+void hx_act_bwd(int swiglu, int64_t rows, int64_t fl, const float *ug, const float *dag, float *dug)
 {
-    (void)op;
-    const int64_t fl = c->fl, w1 = f1l(c);
-    for (int64_t r = 0; r < c->Rg; r++) {
-        const float *u = c->Ug + r * w1, *da = c->dAg + r * fl;
-        float *du = c->dUg + r * w1;
-        if (c->m.swiglu) {
+    const int64_t w1 = swiglu ? 2 * fl : fl;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *u = ug + r * w1, *da = dag + r * fl;
+        float *du = dug + r * w1;
+        if (swiglu) {
             for (int64_t j = 0; j < fl; j++) {
                 const float x = u[j], s = sigm(x);
                 du[j] = da[j] * u[fl + j] * s * (1.0f + x * (1.0f - s));
@@ -177,6 +181,12 @@ static int h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
             for (int64_t j = 0; j < fl; j++) du[j] = da[j] * gelu_grad(u[j]);
         }
     }
+}
+
+static int h_mlp_act_bwd(hx_ctx *c, const uly_op *op)
+{
+    (void)op;
+    hx_act_bwd(c->m.swiglu, c->Rg, c->fl, c->Ug, c->dAg, c->dUg);
     return HX_OK;
 }
 

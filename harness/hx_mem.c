@@ -113,6 +113,7 @@ int hx_release(hx_ctx *c)
     hx_slab_free(&c->mem.tokens);
     hx_slab_free(&c->mem.attn);
     hx_sample_free(&c->sample);
+    hx_moe_free(c);
     free(c->times);
     c->times = NULL;
     cJSON_Delete(c->cluster_json); /* the preset's text, kept for the trace header */
@@ -156,7 +157,7 @@ static void params_carve(hx_ctx *c, hx_slab *s)
     c->adam_v = hx_slab_f(s, c->n_opt);
 }
 
-/* This TP rank's flat parameters [Wqkv | Wo | W1 | W2 | g1 | g2], their ZeRO
+/* This TP rank's flat parameters [Wqkv | Wo | W1 | W2 | g1 | g2 | Wr], their ZeRO
  * shards and the optimizer's state: their counts. */
 void hx_params_size(hx_ctx *c)
 {
@@ -167,7 +168,8 @@ void hx_params_size(hx_ctx *c)
     c->off_w2 = c->off_w1 + h * (c->m.swiglu ? 2 * c->fl : c->fl);
     c->off_g1 = c->off_w2 + c->fl * h;
     c->off_g2 = c->off_g1 + h;
-    c->n_real = c->off_g2 + h;
+    c->off_wr = c->off_g2 + h;
+    c->n_real = c->off_wr + h * c->m.experts; /* a MoE layer's router (its experts: hx_moe.c) */
     /* the model's accounting of what a TP rank holds and shards (plan.c),
      * KV heads replicated over TP (k < t) included, as the ZeRO ops count them */
     c->zg = c->plan.dims.zero_group;
@@ -224,6 +226,8 @@ int hx_params_setup(hx_ctx *c)
     for (int64_t rr = 0; rr < c->fl; rr++)
         for (int64_t j = 0; j < h; j++) W2[rr * h + j] = hx_weight(c, HX_T_W2, c->ti * c->fl + rr, j);
     for (int64_t j = 0; j < 2 * h; j++) c->wt[c->off_g1 + j] = 1.0f;
+    for (int64_t i = 0; i < h; i++)
+        for (int64_t e = 0; e < c->m.experts; e++) c->wt[c->off_wr + i * c->m.experts + e] = hx_weight(c, HX_T_WR, i, e);
 
     if (c->wshard) {
         memcpy(c->wshard, c->wt + zi * c->layer_sh, sizeof(float) * (size_t)c->layer_sh);
@@ -420,7 +424,7 @@ int hx_mem_check(hx_ctx *c)
         own += (double)hx_slab_need(c, params_carve);
         if (c->be->host_buffers) {
             rs_tmp_size(c);
-            own += (double)hx_slab_need(c, tokens_carve) + (double)hx_slab_need(c, attn_carve);
+            own += (double)hx_slab_need(c, tokens_carve) + (double)hx_slab_need(c, attn_carve) + hx_moe_bytes(c);
         }
         hx_check_bytes(c, &root, &pieces);
     }

@@ -89,6 +89,9 @@ static int hn_configure(hx_opts *o, int rank)
 {
     if (o->microbench)
         return hx_args_reject(rank, "--microbench: runs with --backend mpi only (nccl-tests measures NCCL)");
+    if (o->experts > 0) /* the routed experts have CPU handlers only (hx_moe.c) */
+        return hx_args_reject(rank, "--experts %lld: MoE layers run with --backend mpi only (valid with nccl: a dense "
+                                    "model, no --experts)", (long long)o->experts);
     const uly_strategy *st = o->strategy ? uly_strategy_find(o->strategy) : NULL;
     if (st && !hx_backend_runs(&hx_backend_nccl, st->exec)) {
         char names[160];

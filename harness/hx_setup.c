@@ -43,6 +43,7 @@ float hx_weight(const hx_ctx *c, uint32_t tensor, int64_t row, int64_t col)
     switch (tensor) {
     case HX_T_WO: fan = (double)(c->a * c->d); break;
     case HX_T_W2: fan = (double)c->f; break;
+    case HX_T_EW2: fan = (double)c->m.moe_ffn_hidden; break;
     default: fan = (double)c->h; break;
     }
     return (float)(hx_rand(c->o.seed, tensor, (uint64_t)row, (uint64_t)col) * sqrt(3.0 / fan));
@@ -116,7 +117,7 @@ static int64_t degree(const uly_layout *l, uly_group g)
     }
 }
 
-static int group_make(hx_group *g, int color, int key)
+int hx_group_make(hx_group *g, int color, int key)
 {
     HX_TRY(HX_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &g->comm)));
     HX_TRY(HX_MPI(MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN)));
@@ -155,7 +156,7 @@ static int comms_make(hx_ctx *c)
         if (c->plan.place[gid].stride != stride)
             return hx_fail("group %s: stride %lld here, %lld in the plan", uly_group_name(gid), (long long)stride,
                    (long long)c->plan.place[gid].stride);
-        HX_TRY(group_make(&c->g[gid], (int)(rank - co * stride), co));
+        HX_TRY(hx_group_make(&c->g[gid], (int)(rank - co * stride), co));
         if (c->g[gid].size != deg)
             return hx_fail("group %s: %d ranks, want %lld", uly_group_name(gid), c->g[gid].size, (long long)deg);
         stride *= deg;
@@ -163,7 +164,7 @@ static int comms_make(hx_ctx *c)
     /* the pipeline stages, outside the four: ranks that share every other coordinate */
     {
         const int co = (int)(rank / stride);
-        HX_TRY(group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co));
+        HX_TRY(hx_group_make(&c->g[ULY_GROUP_PP], (int)(rank - co * stride), co));
         coord[ULY_GROUP_PP] = co;
         if (c->g[ULY_GROUP_PP].size != c->l.pp)
             return hx_fail("group pp: %d ranks, want %lld", c->g[ULY_GROUP_PP].size, (long long)c->l.pp);
@@ -173,7 +174,7 @@ static int comms_make(hx_ctx *c)
     }
     /* ZeRO shards over everything but TP inside a stage: the ranks sharing a
      * TP and a pipeline coordinate */
-    HX_TRY(group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank));
+    HX_TRY(hx_group_make(&c->g[ULY_GROUP_ZERO], coord[ULY_GROUP_TP] + (int)c->l.tp * coord[ULY_GROUP_PP], rank));
     if (c->g[ULY_GROUP_ZERO].size != c->plan.dims.zero_group)
         return hx_fail("ZeRO group: %d ranks, the plan says %lld", c->g[ULY_GROUP_ZERO].size,
                (long long)c->plan.dims.zero_group);
@@ -292,11 +293,12 @@ static int specs_setup(hx_ctx *c)
     m->ffn_hidden = o->ffn ? o->ffn : 4 * m->hidden;
     m->vocab = o->vocab;
     m->swiglu = o->swiglu;
+    uly_workload *w = &c->w;
+    memset(w, 0, sizeof *w);
+    if (hx_moe_model(c, m, w)) return 2; /* --experts: every layer MoE, the layout's ep and etp */
     char why[256];
     if (uly_model_check(m, why, sizeof why) != ULY_OK) return bad_input("model: %s", why);
 
-    uly_workload *w = &c->w;
-    memset(w, 0, sizeof *w);
     w->seq = o->seq ? o->seq : 128 * (int64_t)P; /* 128 tokens per rank of a stage */
     w->micro_batch = o->batch;
     /* the element type the backend computes and communicates in: model bytes =
@@ -348,7 +350,7 @@ static int shapes_setup(hx_ctx *c)
     c->k = c->m.kv_heads;
     c->d = c->m.head_dim;
     c->h = c->m.hidden;
-    c->f = c->m.ffn_hidden;
+    c->f = c->m.experts > 0 ? c->m.shared_ffn_hidden : c->m.ffn_hidden; /* a MoE layer's MLP: its shared experts */
     c->V = c->m.vocab;
     c->u = c->l.ulysses;
     c->r = c->l.ring;
@@ -497,6 +499,7 @@ int hx_setup(hx_ctx *c, const hx_opts *o)
     HX_TRY(comms_make(c));
     HX_TRY(hx_params_setup(c));
     if (c->be->host_buffers) HX_TRY(hx_buffers_setup(c)); /* else the backend allocates its own (prepare) */
+    HX_TRY(hx_moe_setup(c));
     return HX_OK;
 }
 

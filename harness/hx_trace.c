@@ -188,6 +188,10 @@ static cJSON *json_plan(const hx_ctx *c)
     cJSON_AddNumberToObject(l, "tp", (double)p->layout.tp);
     cJSON_AddNumberToObject(l, "dp", (double)p->layout.dp);
     cJSON_AddNumberToObject(l, "pp", (double)p->layout.pp);
+    if (c->m.experts > 0) {
+        cJSON_AddNumberToObject(l, "ep", (double)(p->layout.ep > 1 ? p->layout.ep : 1));
+        cJSON_AddNumberToObject(l, "etp", (double)(p->layout.etp > 1 ? p->layout.etp : 1));
+    }
     cJSON *ord = cJSON_AddArrayToObject(l, "order");
     for (int i = 0; i < 4; i++) cJSON_AddItemToArray(ord, cJSON_CreateString(uly_group_name(p->layout.order[i])));
     cJSON *d = cJSON_AddObjectToObject(j, "dims");
@@ -253,10 +257,18 @@ static cJSON *json_model(const uly_model *m)
     cJSON_AddBoolToObject(j, "swiglu", m->swiglu);
     cJSON_AddBoolToObject(j, "tied_embeddings", m->tied_embeddings);
     cJSON_AddBoolToObject(j, "dropout", m->dropout);
+    if (m->experts > 0) { /* a MoE model (trace_header.c reads them back) */
+        cJSON_AddNumberToObject(j, "experts", (double)m->experts);
+        cJSON_AddNumberToObject(j, "topk", (double)m->topk);
+        cJSON_AddNumberToObject(j, "moe_ffn_hidden", (double)m->moe_ffn_hidden);
+        cJSON_AddNumberToObject(j, "shared_ffn_hidden", (double)m->shared_ffn_hidden);
+        cJSON_AddNumberToObject(j, "moe_dense_first", (double)m->moe_dense_first);
+        cJSON_AddNumberToObject(j, "moe_every", (double)m->moe_every);
+    }
     return j;
 }
 
-static cJSON *json_workload(const uly_workload *w)
+static cJSON *json_workload(const uly_workload *w, int moe)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "seq", (double)w->seq);
@@ -270,6 +282,7 @@ static cJSON *json_workload(const uly_workload *w)
     cJSON_AddNumberToObject(j, "zero_stage", w->zero_stage);
     cJSON_AddStringToObject(j, "split", uly_split_name(w->split));
     cJSON_AddBoolToObject(j, "overlap_grad_reduce", uly_grad_reduce_overlaps(w));
+    if (moe) cJSON_AddStringToObject(j, "moe_dispatcher", uly_moe_dispatcher_name(w->moe_dispatcher));
     return j;
 }
 
@@ -296,7 +309,7 @@ int hx_trace_header(hx_trace *trace, const hx_ctx *c, int argc, char **argv)
     add_time(h, argc, argv);
     cJSON_AddItemToObject(h, "plan", json_plan(c));
     cJSON_AddItemToObject(h, "model", json_model(&c->m));
-    cJSON_AddItemToObject(h, "workload", json_workload(&c->w));
+    cJSON_AddItemToObject(h, "workload", json_workload(&c->w, c->m.experts > 0));
     cJSON_AddItemToObject(h, "cluster", hx_json_cluster(c->cluster_src, c->cluster_json, &c->cl, c->cluster_adjusted,
                                                         c->cluster_orig_nodes, c->cluster_orig_gpn));
     cJSON *x = cJSON_AddObjectToObject(h, "harness");
@@ -447,6 +460,11 @@ int hx_trace_summary(hx_trace *trace, const hx_ctx *c, int ok)
     cJSON *e = cJSON_AddObjectToObject(ck, "max_rel_err");
     static const char *const nm[5] = {"O", "dQ", "dK", "dV", "dX"};
     for (int t = 0; t < 5; t++) cJSON_AddNumberToObject(e, nm[t], c->err[t]);
+    if (c->moe) { /* the routed experts' output, held to its own tolerance (hx_moe_tol) */
+        cJSON_AddNumberToObject(e, "moe", c->err[5]);
+        cJSON_AddNumberToObject(ck, "moe_tolerance", c->tol_moe);
+        cJSON_AddStringToObject(ck, "moe_tolerance_reason", c->tol_moe_reason ? c->tol_moe_reason : "");
+    }
     cJSON_AddNumberToObject(s, "ops", c->n_order);
     cJSON_AddNumberToObject(s, "passes", 1 + c->o.warmup + c->o.reps);
     cJSON_AddNumberToObject(s, "wall_s", c->t_total);

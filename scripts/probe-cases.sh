@@ -36,7 +36,8 @@ c 2 "--gpus" "$U" --gpus
 if [ -n "$H" ]; then
     for f in --strategy --ulysses --ring --tp --pp --seq --heads --kv-heads --head-dim --ffn --batch --vocab --layers \
              --split --recompute --zero --kernel --backend --dtype --threads --warmup --reps --sync --cluster --seed \
-             --check --check-seed --timeout --mb-min --mb-max; do
+             --check --check-seed --timeout --mb-min --mb-max --experts --topk --moe-ffn --shared-ffn --ep --etp \
+             --moe-dispatcher; do
         for v in abc -1 1e999 99999999999999999999999 " 7"; do
             c 2 "$f" "$H" --strategy ulysses "$f" "$v"
         done
@@ -44,6 +45,10 @@ if [ -n "$H" ]; then
     done
     c 2 "--seed '18446744073709551616'" "$H" --strategy ulysses --seed 18446744073709551616
     c 2 "--frob" "$H" --frob
+    # a MoE layer: the router's choices past the experts, flags without --experts, sizes past any node
+    c 2 "--topk 9" "$H" --strategy ulysses --experts 8 --topk 9 --moe-ffn 64 --zero 1
+    c 2 "without --experts" "$H" --strategy ulysses --moe-dispatcher allgather
+    c 2 "needs" "$H" --strategy ulysses --experts 4096 --topk 2 --moe-ffn 4M --zero 1
     c 2 "--out" "$H" --strategy ulysses --seq 64 --out "$W/nodir/x.trace"
     c 2 "is a directory" "$H" --strategy ulysses --seq 64 --out "$W/keep"
     c 2 "h.trace" "$H" --strategy ulysses --seq 64 --cluster "$W/keep/h.trace"

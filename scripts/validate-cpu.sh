@@ -14,7 +14,9 @@
 #   3. ulysim validate of the strategy runs on those profiles, held to the
 #      acceptance: bytes equal for every op, median |step-time error| <= 10%,
 #      median |per-op error| <= 20%, the strategy ranking at each size agrees
-#      with the measurement in at least 80% of the pairs.
+#      with the measurement in at least 80% of the pairs; and one MoE layer's
+#      run (8 experts, top-2, EP over the first rank count), held to equal
+#      bytes only ("RESULT moe").
 # Where the host can answer fairly: the validated (headline) set uses at most
 # one rank per core, each rank pinned to its core (mpirun --bind-to core
 # --map-by core); runs with more ranks than cores (--oversubscribed "4") are
@@ -107,7 +109,7 @@ while [ $# -gt 0 ]; do
     --nice) niceness=$2; shift 2 ;;
     --max-error) max_error=$2; shift 2 ;;
     --min-agreement) min_agree=$2; shift 2 ;;
-    -h|--help) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^# Exit:/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "validate-cpu.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -264,6 +266,16 @@ for p in $ranks $over; do
   done
 done
 
+# one MoE layer (every layer MoE, harness/hx_moe.c): the first rank count's
+# ranks as expert parallelism over data parallelism, the all-to-all
+# dispatcher; validated apart for its bytes (the expert ops' times are shown:
+# no kernel run calibrates the grouped expert GEMMs)
+for p in $ranks; do moe_p=$p; break; done
+if [ $((8 % moe_p)) = 0 ]; then
+  run "moe-np$moe_p-s1024" "$moe_p" --strategy ulysses --ulysses 1 --seq 1024 --experts 8 --topk 2 --moe-ffn 256 \
+    --shared-ffn 256 --ep "$moe_p" "${common[@]}"
+fi
+
 if [ $cal_host = 1 ]; then
   echo "# 2. ulysim calibrate --host (its own micro-benchmarks and kernel runs; profiles in $out/config)"
   host_ranks=$(echo $ranks $over | tr ' ' ',')
@@ -317,6 +329,15 @@ set +e
 [ -z "$over" ] || { validate_set oversubscribed validate-oversubscribed $over > "$out/validate-oversubscribed.out"; }
 validate_set headline validate $ranks
 rc=$?
+if [ -f "$out/moe-np$moe_p-s1024.trace" ]; then
+  moe_prof=(); [ $cal_host = 1 ] || moe_prof=(--cluster "cpu-calibrated-np$moe_p.json")
+  (cd "$out" && ULYSIM_CONFIG_DIR=$out/config "$ulysim" validate "moe-np$moe_p-s1024.trace" "${moe_prof[@]}" \
+    --max-error none) > "$out/validate-moe.txt" 2>&1
+  if grep -q "^# check: bytes equal: pass" "$out/validate-moe.txt"; then moe_res=PASS; else moe_res=FAIL; rc=1; fi
+  moe_step=$(sed -n 's/^# step-time error: \(.*\)/\1/p' "$out/validate-moe.txt" | head -1)
+  echo "RESULT moe (ranks $moe_p, ep $moe_p): bytes $( [ $moe_res = PASS ] && echo equal || echo DIFFER); step error (no limit) ${moe_step:-?}; $moe_res" \
+    | tee -a "$out/summary.txt"
+fi
 [ -z "$over" ] || tail -1 "$out/validate-oversubscribed.out"
 set -e
 echo "# full report: $out/validate.txt (per op), $out/validate.json${over:+; oversubscribed: $out/validate-oversubscribed.txt}"

@@ -69,6 +69,45 @@ static int schedule_captured(hx_ctx *c, const uly_plan *p, const hx_backend *be,
     return rc;
 }
 
+/* MoE plans (every layer MoE; the mpi backend only: the nccl backend
+ * refuses MoE runs at configure): both dispatchers, expert TP 1 and 2,
+ * ZeRO 0 and 1 with expert data parallelism 2, so that every MoE op type
+ * is emitted; each has an mpi handler and passes the start-up check */
+static void moe_plans(const uly_cluster *cl, uly_plan *p, hx_ctx *c, int *seen, int *plans)
+{
+    for (int v = 0; v < 8; v++) {
+        const int etp = 1 + v % 2, zero = v / 2 % 2;
+        const uly_moe_dispatcher disp = (uly_moe_dispatcher)(v / 4);
+        uly_model m = {.layers = 1, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256,
+                       .experts = 8, .topk = 2, .moe_ffn_hidden = 64, .shared_ffn_hidden = 64};
+        m.hidden = m.heads * m.head_dim;
+        snprintf(m.name, sizeof m.name, "handlers-moe");
+        const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
+                                .zero_stage = zero, .split = ULY_SPLIT_ZIGZAG, .moe_dispatcher = disp};
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 4);
+        l.ep = 2, l.etp = etp;
+        uly_reason reasons[ULY_MAX_REASONS];
+        int n_reasons = 0, fatal = 0;
+        if (uly_plan_build(&m, &w, cl, &l, p, reasons, &n_reasons) != ULY_OK) {
+            fail("moe plan %d: uly_plan_build failed", v);
+            continue;
+        }
+        for (int i = 0; i < n_reasons; i++) fatal |= reasons[i].fatal;
+        if (fatal) {
+            fail("moe plan %d: a fatal reason", v);
+            continue;
+        }
+        ++*plans;
+        for (int i = 0; i < p->n_ops; i++) {
+            seen[p->ops[i].type] = 1;
+            if (!hx_backend_handler(&hx_backend_mpi, p->ops[i].type))
+                fail("moe plan %d: op type %s has no handler in the mpi backend", v, uly_op_type_name(p->ops[i].type));
+        }
+        if (schedule(c, p, &hx_backend_mpi) != HX_OK) fail("moe plan %d: the mpi backend's start-up check refuses it", v);
+    }
+}
+
 int main(void)
 {
     uly_cluster cl;
@@ -173,6 +212,7 @@ int main(void)
                 fail("fsdp plan: the mpi backend must refuse it naming fsdp_copy_out (said: %s)", said);
         }
     }
+    moe_plans(&cl, p, c, seen, &plans);
     int n_seen = 0;
     char unseen[1024] = "";
     for (int t = 0; t < ULY_OPT_COUNT; t++) {

@@ -118,6 +118,8 @@ static int check_summary(const cJSON *s, int want_check)
         double v = num(e, names[i], NAN);
         if (!(v <= tol)) return fail("summary: max_rel_err.%s = %g exceeds the tolerance", names[i], v);
     }
+    if (get(e, "moe") && !(num(e, "moe", NAN) <= num(ck, "moe_tolerance", -1)))
+        return fail("summary: max_rel_err.moe = %s%g exceeds moe_tolerance", "", num(e, "moe", NAN));
     return 0;
 }
 
@@ -138,6 +140,13 @@ static int build_plan(const cJSON *h, uly_plan *p)
     mo.swiglu = cJSON_IsTrue(get(m, "swiglu"));
     mo.tied_embeddings = cJSON_IsTrue(get(m, "tied_embeddings"));
     mo.dropout = cJSON_IsTrue(get(m, "dropout"));
+    /* a MoE model's fields (absent: dense) */
+    mo.experts = (int64_t)num(m, "experts", 0);
+    mo.topk = (int64_t)num(m, "topk", 0);
+    mo.moe_ffn_hidden = (int64_t)num(m, "moe_ffn_hidden", 0);
+    mo.shared_ffn_hidden = (int64_t)num(m, "shared_ffn_hidden", 0);
+    mo.moe_dense_first = (int64_t)num(m, "moe_dense_first", 0);
+    mo.moe_every = (int64_t)num(m, "moe_every", 0);
     char why[300];
     if (uly_model_check(&mo, why, sizeof why)) return fail("header model: %s%g", why, 0);
     uly_workload wo;
@@ -153,6 +162,7 @@ static int build_plan(const cJSON *h, uly_plan *p)
     wo.recompute = uly_recompute_find(str(w, "recompute"));
     wo.zero_stage = (int)num(w, "zero_stage", 0);
     wo.split = uly_split_find(str(w, "split"));
+    if (get(w, "moe_dispatcher")) wo.moe_dispatcher = uly_moe_dispatcher_find(str(w, "moe_dispatcher"));
     if (uly_workload_check(&wo, why, sizeof why)) return fail("header workload: %s%g", why, 0);
     uly_cluster c;
     const char *src = str(cl, "source");
@@ -168,6 +178,8 @@ static int build_plan(const cJSON *h, uly_plan *p)
     uly_layout_init(&lay, s->id, (int64_t)num(l, "ulysses", 1), (int64_t)num(l, "ring", 1), (int64_t)num(l, "tp", 1),
                     (int64_t)num(l, "dp", 1));
     lay.pp = (int64_t)num(l, "pp", 1);
+    lay.ep = (int32_t)num(l, "ep", 1);
+    lay.etp = (int32_t)num(l, "etp", 1);
     uly_reason rs[ULY_MAX_REASONS];
     int nr = 0;
     if (uly_plan_build(&mo, &wo, &c, &lay, p, rs, &nr) != ULY_OK) return fail("libulysim cannot rebuild the plan%s", "", 0);
