@@ -453,6 +453,7 @@ void sim_summary_from_result(sim_summary *s, const uly_result *r)
     s->comm_bwd = r->comm_bwd_bytes;
     s->comm_recompute = r->comm_recompute_bytes;
     s->zero_bytes = r->zero_bytes;
+    s->moe_bytes = r->moe_bytes;
     s->tiers = r->comm_tiers;
     s->mem = r->mem;
     s->time = r->time;

@@ -66,6 +66,7 @@ typedef struct sim_summary {
     int32_t n_reasons;
     uly_reason reasons[ULY_MAX_REASONS];
     int64_t comm_fwd, comm_bwd, comm_recompute, zero_bytes;
+    int64_t moe_bytes;     /* a MoE layer's token dispatch and combine (uly_result.moe_bytes) */
     int32_t tiers;
     uly_memory mem;
     uly_timing time;

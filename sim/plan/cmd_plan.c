@@ -52,6 +52,20 @@ static double tokens_per_step(const sim_summary *s)
     return s->time.tokens_per_s * s->time.step_s;
 }
 
+/* A MoE model's winner and runner-up: their token all-to-alls (dispatch
+ * and combine over expert parallelism), which the sequence's own
+ * transfers sit beside. */
+static void moe_words(const sim_summary *win, const sim_summary *run, char *buf, size_t n)
+{
+    const int ew = win->layout.ep > 1 ? (int)win->layout.ep : 1, er = run->layout.ep > 1 ? (int)run->layout.ep : 1;
+    if (ew == 1 && er == 1) {
+        snprintf(buf, n, "; no expert parallelism in either (every rank holds every expert: no token all-to-all)");
+        return;
+    }
+    snprintf(buf, n, "; its MoE layers' token all-to-alls over EP %d send %.0f MiB per layer per rank (the runner-up's "
+             "over EP %d: %.0f MiB)", ew, (double)win->moe_bytes / 1048576.0, er, (double)run->moe_bytes / 1048576.0);
+}
+
 /* One sentence: why `win` beats `run` (the runner-up). */
 static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary *run, char *buf, size_t n)
 {
@@ -77,10 +91,12 @@ static void why_wins(const sim_ctx *c, const sim_summary *win, const sim_summary
         return;
     }
     if (same_tokens)
-        snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per step", comp_words[best], cw[best], cr[best]);
+        o += (size_t)snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per step", comp_words[best], cw[best],
+                              cr[best]);
     else
-        snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per 1M tokens", comp_words[best],
-                 tw > 0 ? cw[best] / tw * 1048576.0 : 0, tr > 0 ? cr[best] / tr * 1048576.0 : 0);
+        o += (size_t)snprintf(buf + o, n - o, "; mostly %s: %.3g s against %.3g s per 1M tokens", comp_words[best],
+                              tw > 0 ? cw[best] / tw * 1048576.0 : 0, tr > 0 ? cr[best] / tr * 1048576.0 : 0);
+    if (o < n && c->model.experts > 0) moe_words(win, run, buf + o, n - o);
 }
 
 /* The note on the pure all-to-all layout (every GPU in one Ulysses group)
