@@ -14,6 +14,14 @@ static uly_model moe_model(void)
     return m;
 }
 
+/* Megatron-LM's distributed optimizer at 4K tokens, full recompute */
+static uly_workload moe_work(void)
+{
+    uly_workload w = fx_work(4096);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    return w;
+}
+
 static const uly_op *find_op(const uly_plan *p, uly_op_type t, uly_phase ph)
 {
     for (int i = 0; i < p->n_ops; i++)
@@ -41,8 +49,7 @@ static int has_reason(const uly_reason *r, int n, uly_reason_code code, double v
 static void test_dispatch_bytes(void)
 {
     const uly_model m = moe_model();
-    uly_workload w = fx_work(4096);
-    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    uly_workload w = moe_work();
     static uly_plan p;
     uly_reason r[ULY_MAX_REASONS];
     int nr = 0;
@@ -103,8 +110,7 @@ static void test_dispatch_bytes(void)
 static void test_expert_memory(void)
 {
     const uly_model m = moe_model();
-    uly_workload w = fx_work(4096);
-    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    uly_workload w = moe_work();
     const uly_cluster c = fx_a100(2);
     static uly_plan p;
     uly_reason r[ULY_MAX_REASONS];
@@ -175,8 +181,7 @@ static void test_dense_first(void)
 static void test_refused(void)
 {
     const uly_model m = moe_model();
-    uly_workload w = fx_work(4096);
-    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON;
+    uly_workload w = moe_work();
     const uly_cluster c = fx_a100(2);
     static uly_plan p;
     uly_reason r[ULY_MAX_REASONS];
