@@ -36,6 +36,12 @@ const uly_fp8_cast_entry uly_fp8_cast_of[ULY_OPT_COUNT] = {
     [ULY_OPT_QKV_PROJ] = {1, 1},     [ULY_OPT_OUT_PROJ] = {1, 0},     [ULY_OPT_MLP_UP] = {1, 1},
     [ULY_OPT_MLP_DOWN] = {1, 1},     [ULY_OPT_QKV_PROJ_BWD] = {1, 0}, [ULY_OPT_OUT_PROJ_BWD] = {1, 0},
     [ULY_OPT_MLP_UP_BWD] = {1, 1},   [ULY_OPT_MLP_DOWN_BWD] = {1, 0},
+    /* a MoE layer's experts: TransformerEngine's GroupedLinear (Megatron-Core's
+     * TEGroupedMLP), their first GEMM's input the permuted or dispatched
+     * tokens (a cast of its own), the second's the activation's output; the
+     * router stays in higher precision */
+    [ULY_OPT_EXPERT_UP] = {1, 0},    [ULY_OPT_EXPERT_DOWN] = {1, 1},  [ULY_OPT_EXPERT_UP_BWD] = {1, 1},
+    [ULY_OPT_EXPERT_DOWN_BWD] = {1, 0},
 };
 
 int uly_op_fp8(const uly_workload *w, uly_op_type t)
@@ -95,9 +101,12 @@ double uly_plan_linear_params(const uly_model *m, const uly_plan *plan)
 {
     const double h = (double)m->hidden, d = (double)m->head_dim;
     const double qkv = h * (double)(m->heads + 2 * m->kv_heads) * d, out = (double)(m->heads) * d * h;
-    const double mlp = (m->swiglu ? 3.0 : 2.0) * h * (double)m->ffn_hidden;
+    /* a MoE model's layer: its shared experts here, its routed experts
+     * (split over EP x ETP, not TP) beside */
+    const double f = (double)(m->experts > 0 ? m->shared_ffn_hidden : m->ffn_hidden);
+    const double mlp = (m->swiglu ? 3.0 : 2.0) * h * f;
     const double t = plan->weight_split > 0 ? (double)plan->weight_split : 1.0;
-    return (double)plan->stage_layers * (qkv + out + mlp) / t;
+    return (double)plan->stage_layers * (qkv + out + mlp) / t + plan->expert_params_rank;
 }
 
 /* TransformerEngine's delayed scaling keeps, per FP8 module and GEMM, three

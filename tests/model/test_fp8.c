@@ -336,8 +336,44 @@ static void test_refusals(void)
           "linear layers in FP8, the output layer, attention and norms not");
 }
 
+/* A MoE layer under FP8 training: the experts' grouped GEMMs at the FP8
+ * rate (TransformerEngine's GroupedLinear), the router in bf16; the FP8
+ * weight copies count the rank's experts. Mixtral-like, 8 experts of f
+ * 14336 over EP 8: one local expert of the 16 ranks' tokens routed to it.
+ * (Mutants: the expert rows left out of uly_fp8_cast_of, the experts left
+ * out of uly_plan_linear_params.) */
+static void test_fp8_experts(void)
+{
+    uly_model m = fx_llama3_8b();
+    m.experts = 8, m.topk = 2, m.moe_ffn_hidden = 14336;
+    const uly_cluster c = h100_cluster(2);
+    uly_workload w = fx_work(8192);
+    w.zero_stage = 1, w.framework = ULY_FW_MEGATRON, w.recompute = ULY_RECOMPUTE_NONE;
+    static uly_result bf, f8;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 8;
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &bf) == ULY_OK, "bf16 MoE plan");
+    const double up_bf = op_time(&bf, ULY_OPT_EXPERT_UP, ULY_PHASE_FWD), rt_bf = op_time(&bf, ULY_OPT_ROUTER, ULY_PHASE_FWD);
+    w.dtype = ULY_FP8, w.fp8_recipe = ULY_FP8_DELAYED;
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &f8) == ULY_OK, "fp8 MoE plan");
+    const double up_f8 = op_time(&f8, ULY_OPT_EXPERT_UP, ULY_PHASE_FWD), rt_f8 = op_time(&f8, ULY_OPT_ROUTER, ULY_PHASE_FWD);
+    /* 16384 pairs x 4096 x 28672: compute-bound, so FP8's twice the peak
+     * shows, less its cast of the dispatched tokens */
+    CHECK(up_f8 < 0.7 * up_bf && up_f8 > 0.45 * up_bf, "expert_up fp8 %.4g s against bf16 %.4g s", up_f8, up_bf);
+    CHECK(fabs(rt_f8 - rt_bf) <= 1e-12 + 1e-9 * rt_bf, "router stays bf16: %.4g against %.4g s", rt_f8, rt_bf);
+    uly_fp8_mem fm;
+    CHECK(uly_fp8_mem_eval(&m, &w, &plan, &fm) == ULY_OK, "fp8 memory");
+    /* the copies and transposes of 32 layers x 1 local expert x 3 x 4096 x
+     * 14336 weights, 2 bytes each, beside attention's (no shared experts) */
+    const double experts = 32.0 * 3.0 * 4096 * 14336, attn = 32.0 * (4096.0 * 48 * 128 + 4096.0 * 4096);
+    CHECK(fabs(fm.copies_bytes - 2.0 * (experts + attn)) < 1e3, "fp8 copies %.6g, want %.6g", fm.copies_bytes,
+          2.0 * (experts + attn));
+}
+
 int main(void)
 {
+    test_fp8_experts();
     test_fp8_gemm_time();
     test_bf16_edges();
     test_fp8_memory();
