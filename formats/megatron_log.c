@@ -1,10 +1,11 @@
 /* megatron_log.c: the Megatron-LM log reader (megatron_log.h): the argument
- * block, the vocabulary padding line, iteration and memory reports, and what
- * they say of the run's model and parallel layout.
+ * block, the vocabulary padding line, iteration and memory reports (what
+ * they say of the run's model and parallel layout is megatron_run.c's).
  *
  * Lines may carry a launcher's prefix ("0: ", a timestamp): every pattern is
  * found inside the line, never anchored at its start. */
 #include "megatron_log.h"
+#include "moe_freq.h"
 #include "runs_read.h"
 #include "text_file.h"
 
@@ -112,7 +113,7 @@ static int field_num(const char *s, const char *label, double *x, char *bad, siz
 
 /* ------------------------------------------------------ the argument block */
 
-typedef enum { A_INT, A_BOOL, A_REAL, A_WORD, A_PAIR } arg_type;
+typedef enum { A_INT, A_BOOL, A_REAL, A_WORD, A_PAIR, A_FACTOR, A_FREQ } arg_type;
 
 /* An argument the reader keeps: its name in the block, its type, where it goes. */
 typedef struct arg_spec {
@@ -157,6 +158,25 @@ static const arg_spec ARGS[] = {
     {"fp8", A_WORD, F(fp8)},
     {"fp8_recipe", A_WORD, F(fp8_recipe)},
     {"fp8_param_gather", A_BOOL, F(fp8_param_gather)},
+    /* a mixture of experts and latent attention: the argparse dests of
+     * Megatron-LM's megatron/training/arguments.py (_add_moe_args,
+     * _add_mla_args, and those it takes from TransformerConfig and
+     * ModelParallelConfig by their field names) */
+    {"num_experts", A_INT, F(experts)},
+    {"moe_router_topk", A_INT, F(topk)},
+    {"moe_ffn_hidden_size", A_INT, F(moe_ffn_hidden)},
+    {"moe_shared_expert_intermediate_size", A_INT, F(shared_ffn_hidden)},
+    {"moe_layer_freq", A_FREQ, F(moe_dense_first)},
+    {"expert_model_parallel_size", A_INT, F(ep)},
+    {"expert_tensor_parallel_size", A_INT, F(etp)},
+    {"moe_token_dispatcher_type", A_WORD, F(moe_dispatcher)},
+    {"moe_expert_capacity_factor", A_FACTOR, F(moe_capacity)},
+    {"multi_latent_attention", A_BOOL, F(mla)},
+    {"q_lora_rank", A_INT, F(q_lora_rank)},
+    {"kv_lora_rank", A_INT, F(kv_lora_rank)},
+    {"qk_head_dim", A_INT, F(qk_head_dim)},
+    {"qk_pos_emb_head_dim", A_INT, F(qk_pos_dim)},
+    {"v_head_dim", A_INT, F(v_head_dim)},
 };
 #undef F
 #define N_ARGS ((int)(sizeof ARGS / sizeof ARGS[0]))
@@ -215,6 +235,28 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, char *canon,
         dst[k] = 0;
         if (!strcmp(dst, "None")) dst[0] = 0;
         snprintf(canon, MLOG_VALUE, "%s", dst[0] ? dst : "None");
+        return 0;
+    }
+    case A_FACTOR: { /* moe_expert_capacity_factor: a positive factor */
+        double x;
+        const char *tok;
+        size_t k;
+        if (read_real(v, &x, &tok, &k) || tok[k] || !(x > 0 && x <= 1024))
+            return text_fail_at(why, n, shown, line, "%s %s: not a factor (valid: None, or above 0 up to 1024)", s->key,
+                                quoted(v, qb, sizeof qb));
+        *(double *)dst = x;
+        snprintf(canon, MLOG_VALUE, "%.17g", x);
+        return 0;
+    }
+    case A_FREQ: { /* an integer, or the evaluated pattern [0, 0, 1, 1]: its length is checked after the block */
+        char msg[256];
+        int64_t first, every, entries;
+        if (moe_freq_parse(s->key, v, 0, &first, &every, &entries, msg, sizeof msg))
+            return text_fail_at(why, n, shown, line, "%s", msg);
+        r->moe_dense_first = first;
+        r->moe_every = every;
+        r->moe_freq_entries = entries;
+        snprintf(canon, MLOG_VALUE, "%lld/%lld/%lld", (long long)first, (long long)every, (long long)entries);
         return 0;
     }
     case A_PAIR: { /* [u, r], whole: sscanf would stop at "[2, 2x" and call it [2, 2] */
@@ -473,6 +515,11 @@ static int resolve(mlog_run *r, const char *shown, char *why, size_t n)
         return text_fail_at(why, n, shown, r->vocab_line ? r->vocab_line : pv_line, "padded vocabulary %lld is smaller "
                             "than vocab_size %lld on line %d (valid: a padded size at least the vocabulary)",
                             (long long)r->vocab, (long long)r->vocab_arg, v_line);
+    /* the evaluated --moe-layer-freq pattern has an entry per layer (moe_freq_type) */
+    if (r->experts > 0 && r->moe_freq_entries && r->layers > 0 && r->moe_freq_entries != r->layers)
+        return text_fail_at(why, n, shown, mlog_arg_line(r, "moe_layer_freq"), "moe_layer_freq: %lld entries, and "
+                            "num_layers %lld on line %d (valid: one entry per layer)", (long long)r->moe_freq_entries,
+                            (long long)r->layers, mlog_arg_line(r, "num_layers"));
     /* Megatron-LM computes virtual_pipeline_model_parallel_size from
      * num_layers_per_virtual_pipeline_stage when that is given, and prints both */
     if (r->vpp > 0 && r->layers_per_vstage > 0 && r->layers > 0) {
@@ -497,6 +544,7 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
     r->fp8_param_gather = -1;
     r->gqa = -1;
+    r->mla = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;
     int line = 0;
     char *buf = malloc(MLOG_MAX_LINE + 1);
@@ -591,140 +639,4 @@ int mlog_parse(const char *text, size_t len, const char *shown, mlog_run *r, cha
 int mlog_parse_reports(const char *text, size_t len, const char *shown, mlog_run *r, char *why, size_t n)
 {
     return parse(text, len, shown, r, 0, why, n);
-}
-
-/* ------------------------------------------------------------ what it says */
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int k)
-{
-    qsort(v, (size_t)k, sizeof *v, cmp_dbl);
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
-int mlog_report_counts(const mlog_run *r, int64_t warmup, int i)
-{
-    const int64_t interval = r->log_interval > 0 ? r->log_interval : 1;
-    return r->reports[i].iteration - interval >= warmup; /* else its interval reaches into the warm-up */
-}
-
-int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last)
-{
-    double *ms = malloc(sizeof(double) * (size_t)(r->n_reports + 1));
-    double *tf = malloc(sizeof(double) * (size_t)(r->n_reports + 1));
-    int k = 0, all_tf = 1;
-    *iter_ms = *tflops = NAN;
-    *first = *last = 0;
-    if (!ms || !tf) {
-        free(ms);
-        free(tf);
-        return 0;
-    }
-    for (int i = 0; i < r->n_reports; i++) {
-        const mlog_report *p = &r->reports[i];
-        if (!mlog_report_counts(r, warmup, i)) continue;
-        if (!k) *first = p->iteration;
-        *last = p->iteration;
-        ms[k] = p->iter_ms;
-        tf[k] = p->tflops;
-        all_tf &= !isnan(p->tflops);
-        k++;
-    }
-    if (k) {
-        *iter_ms = median_of(ms, k);
-        if (all_tf) *tflops = median_of(tf, k);
-    }
-    free(ms);
-    free(tf);
-    return k;
-}
-
-int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, size_t n)
-{
-    const struct {
-        const char *key;
-        int64_t v;
-    } need[] = {{"num_layers", r->layers},
-                {"hidden_size", r->hidden},
-                {"num_attention_heads", r->heads},
-                {"ffn_hidden_size", r->ffn_hidden},
-                {"vocabulary size (a 'padded vocab ... new size: N' line, padded_vocab_size or vocab_size)",
-                 r->vocab}};
-    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-        if (need[i].v <= 0) return text_fail_at(why, n, shown, r->args_line, "the log gives no %s", need[i].key);
-    memset(m, 0, sizeof *m);
-    m->layers = r->layers;
-    m->hidden = r->hidden;
-    m->heads = r->heads;
-    m->kv_heads = r->kv_heads > 0 ? r->kv_heads : r->heads;
-    m->head_dim = r->head_dim > 0 ? r->head_dim : r->hidden / r->heads;
-    m->ffn_hidden = r->ffn_hidden;
-    m->vocab = r->vocab;
-    m->swiglu = r->swiglu == 1;
-    m->tied_embeddings = r->untied != 1; /* Megatron-LM ties them unless told not to */
-    m->dropout = r->dropout == 1;
-    char w[256];
-    if (uly_model_check(m, w, sizeof w) != ULY_OK)
-        return text_fail_at(why, n, shown, r->args_line, "the model of the argument block is not valid: %s", w);
-    return 0;
-}
-
-int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, size_t n)
-{
-    const int64_t t = r->tp > 0 ? r->tp : 1, cp = r->cp > 0 ? r->cp : 1, pp = r->pp > 0 ? r->pp : 1;
-    const uly_strategy *s = NULL;
-    int64_t u = 1, ring = 1;
-    if (cp > 1) {
-        const char *comm = r->cp_comm[0] ? r->cp_comm : "p2p"; /* Megatron-Core's default */
-        char valid[160] = "";
-        for (int i = 0; i < ULY_STRAT_COUNT && !s; i++) {
-            const uly_strategy *c = uly_strategy_get((uly_strategy_id)i);
-            if (!c || !c->megatron_cp_comm) continue;
-            if (!strcmp(c->megatron_cp_comm, comm)) s = c;
-            else snprintf(valid + strlen(valid), sizeof valid - strlen(valid), "%s%s", valid[0] ? ", " : "",
-                          c->megatron_cp_comm);
-        }
-        char qb[64];
-        if (!s) return text_fail_at(why, n, shown, r->args_line, "cp_comm_type %s: not a scheme ulysim models (valid: %s)",
-                            quoted(comm, qb, sizeof qb), valid);
-        if (s->uses_ulysses && s->uses_ring) {
-            if (r->hcp_u * r->hcp_r != cp)
-                return text_fail_at(why, n, shown, r->args_line,
-                            "cp_comm_type %s needs hierarchical_context_parallel_sizes [U, R] with U x R = "
-                            "context_parallel_size %lld", comm, (long long)cp);
-            u = r->hcp_u;
-            ring = r->hcp_r;
-        } else if (s->uses_ulysses) {
-            u = cp;
-        } else {
-            ring = cp;
-        }
-    } else {
-        s = uly_strategy_get(r->sequence_parallel == 1 ? ULY_STRAT_MEGATRON_SP : ULY_STRAT_MEGATRON_TP);
-    }
-    const int64_t per_replica = t * cp * pp;
-    if (r->world_size <= 0) return text_fail_at(why, n, shown, r->args_line, "the log gives no world_size");
-    if (r->world_size % per_replica)
-        return text_fail_at(why, n, shown, r->args_line,
-                    "world_size %lld is not a multiple of tensor x context x pipeline parallel %lld",
-                    (long long)r->world_size, (long long)per_replica);
-    uly_layout_init(l, s->id, u, ring, t, r->world_size / per_replica);
-    l->pp = pp;
-    int64_t vpp = r->vpp > 0 ? r->vpp : 1;
-    if (r->vpp <= 0 && r->layers_per_vstage > 0 && r->layers > 0 && pp > 1) {
-        vpp = r->layers / pp / r->layers_per_vstage;
-        if (vpp < 1) /* not a default of 1: the log asks for more layers per stage than a stage has */
-            return text_fail_at(why, n, shown, mlog_arg_line(r, "num_layers_per_virtual_pipeline_stage"),
-                                "num_layers_per_virtual_pipeline_stage %lld: more than num_layers %lld over "
-                                "pipeline_model_parallel_size %lld gives a stage (valid: at most %lld)",
-                                (long long)r->layers_per_vstage, (long long)r->layers, (long long)pp,
-                                (long long)(r->layers / pp));
-    }
-    l->vpp = vpp > 0 ? vpp : 1;
-    return 0;
 }

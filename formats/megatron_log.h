@@ -17,7 +17,7 @@
 #define MLOG_MAX_REPORTS 4096 /* iteration reports kept; a longer log keeps its first ones */
 #define MLOG_MAX_LINE 65536   /* longer lines are bad input */
 #define MLOG_WORD 32
-#define MLOG_MAX_KEYS 40      /* the arguments the reader keeps (megatron_log.c's table) */
+#define MLOG_MAX_KEYS 56      /* the arguments the reader keeps (megatron_log.c's table) */
 #define MLOG_VALUE 48         /* an argument's value as read, to compare a repeat with */
 
 typedef struct mlog_report {
@@ -42,6 +42,16 @@ typedef struct mlog_run {
     char fp8_recipe[MLOG_WORD];  /* fp8_recipe: "delayed", "tensorwise", "blockwise", "mxfp8", "" absent */
     int fp8_param_gather;        /* fp8_param_gather: 1, 0, -1 absent */
     int gqa;                     /* group_query_attention: 1, 0, -1 absent */
+    /* a mixture of experts (num_experts; 0: dense, the other MoE fields
+     * then unused) and multi-head latent attention (docs/megatron-logs.md) */
+    int64_t experts, topk, moe_ffn_hidden, shared_ffn_hidden; /* 0 where None */
+    int64_t moe_dense_first, moe_every;  /* moe_layer_freq (moe_freq.h); 0, 0 absent */
+    int64_t moe_freq_entries;            /* its list's length, checked against num_layers; 0 an integer */
+    int64_t ep, etp;                     /* expert_model_parallel_size, expert_tensor_parallel_size */
+    char moe_dispatcher[MLOG_WORD];      /* moe_token_dispatcher_type, "" absent */
+    double moe_capacity;                 /* moe_expert_capacity_factor, 0: None (dropless) */
+    int mla;                             /* multi_latent_attention: 1, 0, -1 absent */
+    int64_t q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_dim, v_head_dim; /* 0 where None */
     int64_t padded_vocab_arg, vocab_arg; /* padded_vocab_size, vocab_size of the block; 0 absent */
     int64_t vocab;               /* the vocabulary: the padding line's, else padded_vocab_size, else vocab_size */
     int vocab_line;              /* the padding line (0: none, the vocabulary is the argument block's) */
@@ -101,14 +111,15 @@ int mlog_report_counts(const mlog_run *r, int64_t warmup, int i);
  * Returns the count used (0: none, medians NAN). */
 int mlog_median(const mlog_run *r, int64_t warmup, double *iter_ms, double *tflops, int64_t *first, int64_t *last);
 
-/* The model shape of the run (name empty). Returns 0, or 2 with the missing
- * argument named in why. */
+/* The model shape of the run (name empty), its experts and latent attention
+ * included. Returns 0, or 2 with the missing argument named in why. */
 int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, size_t why_len);
 
 /* ulysim's strategy and degrees for the run's parallel settings: context
  * parallelism by cp_comm_type through the registry's megatron_cp_comm
  * (TP inside), else Megatron TP with sequence parallelism (megatron-sp) or
- * without (megatron-tp). Returns 0, or 2 when the settings name no strategy. */
+ * without (megatron-tp); a MoE model's expert parallel degrees (ep, etp).
+ * Returns 0, or 2 when the settings name no strategy. */
 int mlog_layout(const mlog_run *r, const char *shown, uly_layout *l, char *why, size_t why_len);
 
 #endif

@@ -34,6 +34,11 @@ int preset_model_hf_try(const char *path, uly_model *out, char *why, size_t why_
 int preset_model_hf_parse(const char *text, size_t len, const char *name, const char *shown, uly_model *out,
                           char *why, size_t why_len);
 int preset_cluster_load(const char *name_or_path, uly_cluster *out, char *why, size_t why_len);
+/* The optional keys of a model (its experts, its latent attention) that are
+ * not 0, as the inline form writes them (",experts=8,topk=2,..."), into buf
+ * (n bytes); "" for a dense model with plain attention. Returns the length
+ * (n or more: cut). */
+size_t preset_model_moe_inline(const uly_model *m, char *buf, size_t n);
 
 /* The same schema and checks on text already in memory (a trace header, a
  * fuzzer's input): len bytes of text, not necessarily NUL-terminated;

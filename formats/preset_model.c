@@ -199,6 +199,17 @@ static int model_inline_parse(const char *text, uly_model *out, char *why, size_
     return preset_text_parse(&MODEL_SCHEMA, json, o, shown, out, why, why_len);
 }
 
+size_t preset_model_moe_inline(const uly_model *m, char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n) buf[0] = 0;
+    for (size_t k = 0; k < sizeof MODEL_MOE_KEYS / sizeof MODEL_MOE_KEYS[0]; k++) {
+        const int64_t v = *(const int64_t *)((const char *)m + MODEL_MOE_KEYS[k].off);
+        if (v) o += (size_t)snprintf(buf + (o < n ? o : n), o < n ? n - o : 0, ",%s=%lld", MODEL_MOE_KEYS[k].key, (long long)v);
+    }
+    return o;
+}
+
 int preset_model_load(const char *name_or_path, uly_model *out, char *why, size_t why_len)
 {
     if (name_or_path && strchr(name_or_path, '=')) return model_inline_parse(name_or_path, out, why, why_len);

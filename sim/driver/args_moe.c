@@ -11,9 +11,11 @@
  * Given both ways, the two must say the same. What they mean for a model
  * (none of them for a dense one, EP dividing the experts) is checked once
  * the model is known (sim_moe_check, context.c); Megatron-LM's --moe-layer-freq
- * pattern is read here too (sim_moe_freq_parse). Kept apart from args.c,
+ * pattern is read by formats/moe_freq.c, which the log reader shares
+ * (sim_moe_freq_parse). Kept apart from args.c,
  * which reads the other flags. */
 #include "args.h"
+#include "moe_freq.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,127 +193,13 @@ void sim_moe_help(FILE *f)
 
 /* ---------------------------------------- Megatron-LM's --moe-layer-freq */
 
-/* A pattern of Megatron-LM's --moe-layer-freq as Python evaluates it:
- * lists of 0 and 1 ([1,0,1,0]), concatenated (+) and repeated (* N, N *),
- * in parentheses: "([0]*3+[1]*58)". A recursive descent over p; the layers
- * go to out (at most cap); -1 when the text is not such an expression. */
-typedef struct freq_text {
-    const char *p;
-    uint8_t *out;
-    int n, cap;
-    int over; /* 1: more layers than cap */
-} freq_text;
-
-static void freq_blank(freq_text *t)
-{
-    while (*t->p == ' ') t->p++;
-}
-
-static int freq_int(freq_text *t, long *v)
-{
-    freq_blank(t);
-    char *end = NULL;
-    *v = strtol(t->p, &end, 10);
-    if (end == t->p) return -1;
-    t->p = end;
-    return 0;
-}
-
-static int freq_sum(freq_text *t);
-
-/* atom: [a, b, ...] or (sum); its layers appended from out[n] */
-static int freq_atom(freq_text *t)
-{
-    freq_blank(t);
-    if (*t->p == '(') {
-        t->p++;
-        if (freq_sum(t)) return -1;
-        freq_blank(t);
-        return *t->p == ')' ? (t->p++, 0) : -1;
-    }
-    if (*t->p != '[') return -1;
-    t->p++;
-    for (;;) {
-        long v;
-        if (freq_int(t, &v) || (v != 0 && v != 1)) return -1;
-        if (t->n >= t->cap) return t->over = 1, -1;
-        t->out[t->n++] = (uint8_t)v;
-        freq_blank(t);
-        if (*t->p == ']') return t->p++, 0;
-        if (*t->p++ != ',') return -1;
-    }
-}
-
-/* term: atom (* N)*, or N * atom: the atom's layers repeated */
-static int freq_term(freq_text *t)
-{
-    const int from = t->n;
-    long times = 1, v;
-    freq_blank(t);
-    if (*t->p >= '0' && *t->p <= '9') {
-        if (freq_int(t, &times)) return -1;
-        freq_blank(t);
-        if (*t->p++ != '*') return -1;
-    }
-    if (freq_atom(t)) return -1;
-    for (freq_blank(t); *t->p == '*'; freq_blank(t)) {
-        t->p++;
-        if (freq_int(t, &v) || v < 0) return -1;
-        times *= v;
-        if (times > t->cap) return t->over = 1, -1;
-    }
-    const int len = t->n - from;
-    if ((long)from + (long)len * times > t->cap) return t->over = 1, -1;
-    for (long r = 1; r < times; r++) memcpy(t->out + t->n, t->out + from, (size_t)len), t->n += len;
-    if (times == 0) t->n = from;
-    return 0;
-}
-
-static int freq_sum(freq_text *t)
-{
-    if (freq_term(t)) return -1;
-    for (freq_blank(t); *t->p == '+'; freq_blank(t)) {
-        t->p++;
-        if (freq_term(t)) return -1;
-    }
-    return 0;
-}
-
+/* The pattern reader is formats/moe_freq.c's, shared with the log reader */
 int sim_moe_freq_parse(const char *v, int64_t layers, int64_t *dense_first, int64_t *every, char *why, size_t n)
 {
-    char qb[80];
-    if (!strchr(v, '[')) { /* an integer k: layer i is MoE when i % k == 0 */
-        char *end = NULL;
-        const long long k = strtoll(v, &end, 10);
-        if (!v[0] || *end || k < 1 || k > (1 << 20))
-            return sim_fail(why, n, "--moe-layer-freq %s: not a frequency (valid: an integer 1.. or a pattern such as "
-                            "\"([0]*3+[1]*58)\")", text_quote(v, qb, sizeof qb));
-        *dense_first = 0, *every = k;
-        return 0;
+    int64_t entries;
+    if (moe_freq_parse("--moe-layer-freq", v, layers, dense_first, every, &entries, why, n)) {
+        sim_one_line(why);
+        return SIM_EXIT_USAGE;
     }
-    uint8_t *moe = malloc((size_t)layers + 1);
-    if (!moe) return sim_fail(why, n, "out of memory");
-    freq_text t = {v, moe, 0, (int)layers + 1, 0};
-    int ok = !freq_sum(&t) && (freq_blank(&t), !*t.p);
-    if (!ok || t.n != layers) {
-        free(moe);
-        if (!ok && !t.over)
-            return sim_fail(why, n, "--moe-layer-freq %s: not a pattern of 0 and 1 (valid: lists, + and *, e.g. "
-                            "\"([0]*3+[1]*58)\")", text_quote(v, qb, sizeof qb));
-        return sim_fail(why, n, "--moe-layer-freq %s: %s layers, and the model has %lld (valid: one entry per layer)",
-                        text_quote(v, qb, sizeof qb), t.over || t.n > layers ? "more" : "fewer", (long long)layers);
-    }
-    /* the first MoE layer f, the next one f + k; every k-th after f, the rest dense */
-    int64_t f = 0, k = 1;
-    while (f < layers && !moe[f]) f++;
-    while (f + k < layers && !moe[f + k]) k++;
-    ok = f < layers;
-    for (int64_t i = 0; ok && i < layers; i++) ok = moe[i] == (i >= f && (i - f) % k == 0);
-    free(moe);
-    if (!ok)
-        return sim_fail(why, n, "--moe-layer-freq %s: %s (valid: the first dense layers, then every k-th MoE, e.g. "
-                        "\"([0]*3+[1]*58)\" or \"[1,0,1,0]\")", text_quote(v, qb, sizeof qb),
-                        f < layers ? "a pattern ulysim does not place" : "no MoE layer");
-    *dense_first = f, *every = k;
     return 0;
 }

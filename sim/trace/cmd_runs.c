@@ -72,7 +72,11 @@ static int same_shape(const uly_model *a, const uly_model *b)
     return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->vocab == b->vocab &&
            a->swiglu == b->swiglu && a->tied_embeddings == b->tied_embeddings && a->dropout == b->dropout &&
-           a->embed_norm == b->embed_norm;
+           a->embed_norm == b->embed_norm && a->experts == b->experts && a->topk == b->topk &&
+           a->moe_ffn_hidden == b->moe_ffn_hidden && a->shared_ffn_hidden == b->shared_ffn_hidden &&
+           a->moe_dense_first == b->moe_dense_first && (a->moe_every > 1 ? a->moe_every : 1) ==
+           (b->moe_every > 1 ? b->moe_every : 1) && a->q_lora_rank == b->q_lora_rank &&
+           a->kv_lora_rank == b->kv_lora_rank && a->qk_nope_dim == b->qk_nope_dim && a->qk_rope_dim == b->qk_rope_dim;
 }
 
 static void match_one(const char *name, const char *description, const char *source, void *ctx)
@@ -85,7 +89,7 @@ static void match_one(const char *name, const char *description, const char *sou
 }
 
 /* The preset name of the shape, else its inline form (the model preset's
- * keys, key=value,...). */
+ * keys, key=value,..., its experts' and latent attention's after). */
 static void model_cell(const uly_model *m, char *buf, size_t n)
 {
     preset_match x = {m, ""};
@@ -100,6 +104,8 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
              (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
              (long long)m->head_dim, (long long)m->ffn_hidden, (long long)m->vocab, m->swiglu ? "true" : "false",
              m->tied_embeddings ? "true" : "false", m->dropout ? "true" : "false");
+    const size_t o = strlen(buf);
+    preset_model_moe_inline(m, buf + o, n - o);
 }
 
 /* ------------------------------------------------------------ the rows */
@@ -108,11 +114,11 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
  * then the measured quantities. */
 enum {
     C_LABEL, C_SOURCE, C_MODEL, C_CLUSTER, C_GPUS, C_SEQ, C_STRATEGY, C_TP, C_ULYSSES, C_RING, C_PP, C_VSTAGES,
-    C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
+    C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
 };
 static const char *const COLS[C_COUNT] = {
     "label", "source", "model", "cluster", "gpus", "seq", "strategy", "tp", "ulysses", "ring", "pp",
-    "virtual-stages", "batch", "global-batch", "recompute", "zero", "framework", "dtype", "step_s",
+    "virtual-stages", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype", "step_s",
     "tflops_per_gpu", "flop_convention", "mem_gib", "oom"};
 
 static const char *base_name(const char *path)
@@ -153,6 +159,10 @@ static const struct {
     {C_RING, {"hierarchical_context_parallel_sizes", "context_parallel_size"}},
     {C_PP, {"pipeline_model_parallel_size"}},
     {C_VSTAGES, {"virtual_pipeline_model_parallel_size", "num_layers_per_virtual_pipeline_stage"}},
+    {C_EP, {"expert_model_parallel_size", "num_experts"}},
+    {C_ETP, {"expert_tensor_parallel_size", "tensor_model_parallel_size"}},
+    {C_DISPATCHER, {"moe_token_dispatcher_type", "num_experts"}},
+    {C_CAPACITY, {"moe_expert_capacity_factor", "num_experts"}},
     {C_BATCH, {"micro_batch_size"}},
     {C_GBATCH, {"global_batch_size"}},
     {C_RECOMPUTE, {"recompute_granularity"}},
@@ -266,6 +276,19 @@ static int check_row(const char *path, const mlog_run *r, int64_t warmup, double
     return rc;
 }
 
+/* The MoE columns of a row: a mixture of experts' expert parallel degrees,
+ * dispatcher and capacity (the log's; empty for a dense model, whose run
+ * has no experts to place) */
+static void moe_cells(sim_table *one, const mlog_run *r, const uly_layout *l)
+{
+    const int moe = r->experts > 0;
+    if (moe) sim_table_cell(one, "%d", (int)l->ep), sim_table_cell(one, "%d", (int)l->etp);
+    else sim_table_cell(one, "%s", ""), sim_table_cell(one, "%s", "");
+    sim_table_cell(one, "%s", moe ? r->moe_dispatcher : "");
+    if (moe && r->moe_capacity > 0) sim_table_cell(one, "%.9g", r->moe_capacity);
+    else sim_table_cell(one, "%s", ""); /* None: dropless, the column's default */
+}
+
 /* One log into one row of t, checked as `validate --runs` will check it
  * in out (NULL: standard output). Returns 0, or 2 with the reason in why. */
 static int log_row(const char *path, int64_t warmup, const char *cluster, const char *out, const runs_flags *flags,
@@ -297,7 +320,7 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
                         path, r->reports[r->n_reports - 1].line, (long long)r->reports[r->n_reports - 1].iteration,
                         (long long)(r->log_interval > 0 ? r->log_interval : 1), (long long)warmup);
     const uly_strategy *s = uly_strategy_get(l.strategy);
-    char model[512], label[128];
+    char model[768], label[128];
     model_cell(&m, model, sizeof model);
     snprintf(label, sizeof label, "%s", base_name(path));
     char *dot = strrchr(label, '.');
@@ -328,6 +351,7 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     sim_table_cell(&one, "%lld", (long long)l.pp);
     if (l.vpp > 1) sim_table_cell(&one, "%lld", (long long)l.vpp);
     else sim_table_cell(&one, "%s", "");
+    moe_cells(&one, r, &l);
     sim_table_cell(&one, "%lld", (long long)r->micro_batch);
     if (r->global_batch > 0) sim_table_cell(&one, "%lld", (long long)r->global_batch);
     else sim_table_cell(&one, "%s", "");

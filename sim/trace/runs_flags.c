@@ -7,6 +7,7 @@
  * row is made exactly as from a log with its block. */
 #include "runs_flags.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,29 @@ static int layout_fill(const sim_args *a, mlog_run *r, char *why, size_t n)
     return 0;
 }
 
+/* The model's experts and latent attention, and the MoE flags, as the
+ * argument block's MoE and MLA arguments (mlog_model, mlog_layout read them
+ * back): Megatron-LM's names for ulysim's fields */
+static void moe_fill(const sim_args *a, const uly_model *m, mlog_run *r)
+{
+    r->experts = m->experts;
+    r->topk = m->topk;
+    r->moe_ffn_hidden = m->moe_ffn_hidden;
+    r->shared_ffn_hidden = m->shared_ffn_hidden;
+    r->moe_dense_first = m->moe_dense_first;
+    r->moe_every = m->moe_every;
+    r->ep = a->moe.ep;
+    r->etp = a->moe.etp; /* 0: not given, Megatron-LM's default (the run's TP) */
+    snprintf(r->moe_dispatcher, sizeof r->moe_dispatcher, "%s", uly_moe_dispatcher_name(a->moe.dispatcher));
+    r->moe_capacity = a->moe.capacity;
+    r->mla = m->kv_lora_rank > 0;
+    r->q_lora_rank = m->q_lora_rank;
+    r->kv_lora_rank = m->kv_lora_rank;
+    r->qk_head_dim = m->qk_nope_dim;
+    r->qk_pos_dim = m->qk_rope_dim;
+    r->v_head_dim = m->head_dim;
+}
+
 int runs_flags_fill(const runs_flags *f, mlog_run *r, char *why, size_t n)
 {
     sim_args *a = malloc(sizeof *a);
@@ -92,6 +116,7 @@ int runs_flags_fill(const runs_flags *f, mlog_run *r, char *why, size_t n)
         r->swiglu = m.swiglu;
         r->untied = !m.tied_embeddings;
         r->dropout = m.dropout;
+        moe_fill(a, &m, r);
         snprintf(r->recompute, sizeof r->recompute, "%s", a->recompute == ULY_RECOMPUTE_NONE ? "" :
                                                           uly_recompute_name(a->recompute));
         r->distributed_optimizer = a->framework == ULY_FW_MEGATRON && a->zero == 1;

@@ -1,9 +1,11 @@
 # sim.ingest.from_megatron: `ulysim runs from-megatron` on the logs of data/.
 file(REMOVE_RECURSE ${OUT})
 file(MAKE_DIRECTORY ${OUT})
-set(LOGS ${DATA}/gpt7b-tp8-sp.log ${DATA}/llama3-8b-tp2-cp4-pp2-ring.log ${DATA}/small-gqa-swiglu-cp8-a2a.log)
+set(LOGS ${DATA}/gpt7b-tp8-sp.log ${DATA}/llama3-8b-tp2-cp4-pp2-ring.log ${DATA}/small-gqa-swiglu-cp8-a2a.log
+  ${DATA}/small-moe-mla-ep4.log)
 
-# the three rows against the ones worked out by hand from the logs
+# the four rows against the ones worked out by hand from the logs (the MoE
+# log's: from_megatron_moe.cmake says where each cell comes from)
 execute_process(COMMAND ${EXE} runs from-megatron ${LOGS} -o ${OUT}/runs.csv
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
