@@ -79,19 +79,24 @@ static void walk_init(walk *k, const uly_model *m, const uly_workload *w, const 
 static int pinned_ok(int64_t pin, int64_t v) { return pin <= 0 || pin == v; }
 
 /* A MoE model's expert layouts of one split: each expert-parallel degree
- * dividing the experts and, with the pinned expert TP (else none), the
- * stage's GPUs, smaller first (fewer transfers win ties). */
+ * dividing the experts and, with the expert TP, the stage's GPUs, smaller
+ * first (fewer transfers win ties); the expert TP pinned, else none and
+ * the split's TP degree (Megatron-LM's default for it). */
 __attribute__((noinline)) static void experts_each(walk *k, int64_t gpus, uly_layout *l,
                                                    void (*visit)(walk *k, uly_layout *l))
 {
-    const int64_t etp = k->o->pin_etp > 1 ? k->o->pin_etp : 1;
-    int64_t de[MAX_DIV];
-    if (gpus % etp != 0) return;
-    const int ne = divisors(gpus / etp, de);
-    for (int i = 0; i < ne; i++) {
-        if (k->m->experts % de[i] != 0 || !pinned_ok(k->o->pin_ep, de[i])) continue;
-        l->ep = (int32_t)de[i], l->etp = (int32_t)etp;
-        visit(k, l);
+    const int64_t pin = k->o->pin_etp;
+    const int64_t etps[2] = {pin > 0 ? pin : 1, pin > 0 || l->tp <= 1 ? 0 : l->tp};
+    for (int j = 0; j < 2; j++) {
+        const int64_t etp = etps[j];
+        int64_t de[MAX_DIV];
+        if (etp < 1 || gpus % etp != 0) continue;
+        const int ne = divisors(gpus / etp, de);
+        for (int i = 0; i < ne; i++) {
+            if (k->m->experts % de[i] != 0 || !pinned_ok(k->o->pin_ep, de[i])) continue;
+            l->ep = (int32_t)de[i], l->etp = (int32_t)etp;
+            visit(k, l);
+        }
     }
 }
 

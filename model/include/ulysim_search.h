@@ -32,7 +32,8 @@ typedef struct uly_search_opts {
     uint8_t split_embed, split_loss;
     /* A MoE model's expert parallelism: pinned (> 0), or 0, every degree
      * dividing both the stage's GPUs and the experts; expert tensor
-     * parallelism pinned (> 0) or 0, none (1). Dense models: 1. */
+     * parallelism pinned (> 0), or 0, none (1) and the layout's TP degree
+     * (Megatron-LM's default). Dense models: 1. */
     int64_t pin_ep, pin_etp;
 } uly_search_opts;
 

@@ -42,12 +42,18 @@ def test_model_from_hf_llama3_8b(cli_json):
     assert without_names(got.to_dict()) == without_names(want)
 
 
-def test_model_from_hf_refuses_moe():
-    # the library's reader refuses it by name, as the CLI's --model does
-    with pytest.raises(ulysim.UsageError, match="num_local_experts"):
-        ulysim.Model.from_hf({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-                              "intermediate_size": 256, "vocab_size": 100, "num_local_experts": 8,
-                              "model_type": "mixtral"})
+def test_model_from_hf_moe():
+    # a Mixtral-style config: its experts read as the CLI's --model reads them;
+    # without the top-k the reader names the missing key
+    hf = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 256,
+          "vocab_size": 100, "num_local_experts": 8, "model_type": "mixtral"}
+    with pytest.raises(ulysim.UsageError, match="num_experts_per_tok"):
+        ulysim.Model.from_hf(hf)
+    m = ulysim.Model.from_hf(dict(hf, num_experts_per_tok=2))
+    assert (m["experts"], m["topk"], m["moe_ffn_hidden"]) == (8, 2, 256)
+    # and the Model prices as the CLI prices the config
+    got = ulysim.plan(model=m, gpus=8, seq="8K", ep=8)
+    assert got.recommended["degrees"]["ep"] == 8
 
 
 def test_model_from_hf_path_as_cli(cli_json):

@@ -70,11 +70,11 @@ class Model(_Spec):
 
     @classmethod
     def from_hf(cls, config, name=None):
-        """A dense decoder's Hugging Face config (a dict, a config.json path,
-        or a directory holding one), read by the library's own reader (the
-        CLI's `--model path/config.json`, formats/preset_hf.c): the model it
-        makes, in the model-file format. A key the reader cannot price
-        (mixture of experts, an active sliding window, ...) raises
+        """A decoder's Hugging Face config, dense or a mixture of experts (a
+        dict, a config.json path, or a directory holding one), read by the
+        library's own reader (the CLI's `--model path/config.json`,
+        formats/preset_hf.c): the model it makes, in the model-file format.
+        A key the reader cannot price (an active sliding window, ...) raises
         ulysim.UsageError naming it, as the CLI refuses it."""
         with tempfile.TemporaryDirectory(prefix="ulysim-hf-") as tmp:
             if isinstance(config, dict):
@@ -90,6 +90,13 @@ class Model(_Spec):
                                 "--format", "json"])
         m = json.loads(text)["config"]["model"]
         m.pop("params", None)
+        # the plan's JSON nests a mixture of experts' and latent attention's
+        # fields; the model-file format holds them flat
+        m.pop("active_params", None)
+        moe = m.pop("moe", None) or {}
+        moe.pop("moe_layers", None)
+        m.update(moe)
+        m.update(m.pop("mla", None) or {})
         m["source"] = "Hugging Face config %s" % (path if not isinstance(config, dict) else "(a dict)")
         if name:
             m["name"] = name

@@ -243,6 +243,9 @@ static void search_opts(const sim_args *a, sim_ctx *c)
     /* 0 when not given: the search's (1 for a dense model) */
     c->opts.pin_ep = a->moe.ep;
     c->opts.pin_etp = a->moe.etp;
+    /* a launch script without --expert-tensor-parallel-size runs Megatron-LM's
+     * default, the TP degree (arguments.py's validate_args) */
+    if (a->mlm.launch && !a->moe.etp && c->model.experts > 0) c->opts.pin_etp = a->pin_t > 0 ? a->pin_t : 1;
     c->opts.both_placements = 1;
     c->opts.search_micro_batch = a->global_batch > 0 && !a->batch_set;
 }

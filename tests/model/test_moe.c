@@ -149,6 +149,40 @@ static void test_expert_memory(void)
     CHECK(ag && ag->group == ULY_GROUP_ETP && ag->bytes_sent == (int64_t)(8192.0 * h * 2.0), "ETP all-gather");
 }
 
+/* ZeRO-3 (DeepSpeed-MoE) over EP 4 on 16 GPUs: each layer's 2 local
+ * experts sharded over the 4 expert data-parallel ranks, gathered before
+ * forward and backward, their gradients reduce-scattered per layer. */
+static void test_expert_zero3(void)
+{
+    uly_model m = moe_model();
+    m.vocab = 1000; /* the gathered embedding smaller than a layer */
+    uly_workload w = fx_work(4096);
+    const uly_cluster c = fx_a100(2);
+    static uly_plan p;
+    uly_reason r[ULY_MAX_REASONS];
+    int nr = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 1, 1, 1, 16);
+    l.ep = 4;
+    CHECK(build(&m, &w, &c, &l, &p, r, &nr), "plan builds");
+    const double local = 2.0 * 3.0 * 1024 * 2048, sh = ceil(local / 4.0);
+    const uly_op *gf = find_op(&p, ULY_OPT_EXPERT_PARAM_GATHER, ULY_PHASE_FWD);
+    const uly_op *gb = find_op(&p, ULY_OPT_EXPERT_PARAM_GATHER, ULY_PHASE_BWD);
+    const uly_op *rs = find_op(&p, ULY_OPT_EXPERT_GRAD_REDUCE, ULY_PHASE_BWD);
+    CHECK(gf && gb && gf->group == ULY_GROUP_EDP && gf->bytes_sent == (int64_t)(3 * sh * 2) && !gf->per_step,
+          "expert gather per layer: %lld bytes", gf ? (long long)gf->bytes_sent : -1LL);
+    CHECK(rs && rs->coll == ULY_COLL_REDUCE_SCATTER && rs->bytes_sent == (int64_t)(3 * sh * 2) && !rs->per_step,
+          "expert gradients per layer (deepspeed: bf16 on the wire): %lld", rs ? (long long)rs->bytes_sent : -1LL);
+    uly_memory mem;
+    CHECK(uly_memory_eval(&m, &w, &c, &p, &mem) == ULY_OK, "memory");
+    /* the live gathered layer: its non-expert weights (attention, router,
+     * norms) and its 2 local experts, bf16, held twice (the layer and one
+     * prefetched) */
+    const double layer = 2.0 * 1024 * 1024 + 2.0 * 1024 * 256 + 1024 * 8 + 2 * 1024 + local;
+    CHECK(fabs(mem.term_bytes[ULY_MEM_ZERO_GATHER] - 2.0 * 2.0 * layer) < 64, "zero-3 gathered bytes %.0f, want %.0f",
+          mem.term_bytes[ULY_MEM_ZERO_GATHER], 4.0 * layer);
+}
+
 /* DeepSeek's leading dense layers: 2 of 6 layers keep a 4096-wide dense
  * FFN; the parameters and the model FLOPs count them so. */
 static void test_dense_first(void)
@@ -213,7 +247,7 @@ static void test_search(void)
     const uly_cluster c = fx_a100(2);
     uly_search_opts o;
     memset(&o, 0, sizeof o);
-    o.pin_ep = 4;
+    o.pin_ep = 4, o.pin_etp = 1;
     static uly_result best;
     uly_search_stats stats = {0};
     uly_status st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_ULYSSES, &o, &best, &stats);
@@ -226,6 +260,18 @@ static void test_search(void)
     st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_ULYSSES, &o, &best, &stats);
     CHECK(st == ULY_OK && stats.evaluated == 4 * pinned, "4 EP degrees: %llu evaluations against %llu pinned",
           (unsigned long long)stats.evaluated, (unsigned long long)pinned);
+    /* TP 2 with sequence parallelism: the expert TP unpinned is tried at 1
+     * and at the TP degree (Megatron-LM's default), pinned at its own */
+    o.pin_ep = 4, o.pin_tp = 2, o.pin_etp = 1;
+    memset(&stats, 0, sizeof stats);
+    st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_MEGATRON_SP, &o, &best, &stats);
+    const uint64_t one = stats.evaluated;
+    CHECK(st == ULY_OK && best.layout.etp == 1, "expert TP pinned at 1");
+    o.pin_etp = 0;
+    memset(&stats, 0, sizeof stats);
+    st = uly_search_best(&m, &w, &c, 16, ULY_STRAT_MEGATRON_SP, &o, &best, &stats);
+    CHECK(st == ULY_OK && stats.evaluated == 2 * one, "expert TP 1 and 2: %llu evaluations against %llu",
+          (unsigned long long)stats.evaluated, (unsigned long long)one);
 }
 
 /* Multi-head latent attention, DeepSeek-V3's shape scaled down: h 256,
@@ -276,6 +322,7 @@ static void test_mla(void)
 int main(void)
 {
     test_mla();
+    test_expert_zero3();
     test_dispatch_bytes();
     test_expert_memory();
     test_dense_first();

@@ -20,6 +20,10 @@ prof=$(ls "$D"/config/host-*-np2.json 2>/dev/null | head -1)
 grep -q '"host":' "$prof" && grep -q '"cpu_model":' "$prof" || fail "$prof records no host"
 grep -q "^# OpenBLAS kernels: " "$D/cal.out" || fail "calibrate --host did not say which OpenBLAS kernels it measured with"
 grep -q "^# host profile for 2 ranks: $prof" "$D/cal.out" || fail "calibrate --host did not name $prof"
+# the harness runs with the OpenBLAS kernels calibrate measured with, as it
+# tells the user to (which kernels win the probe varies with the host's load)
+core=$(sed -n 's/^# host profile for 2 ranks: .*run with OPENBLAS_CORETYPE=\([A-Za-z0-9_]*\).*/\1/p' "$D/cal.out")
+[ -n "$core" ] && export OPENBLAS_CORETYPE="$core"
 flags=""
 "$M" --version 2>&1 | grep -q "Open MPI" && flags="--oversubscribe --allow-run-as-root"
 # shellcheck disable=SC2086
