@@ -21,30 +21,12 @@ static int get_bool(rd *r, const cJSON *o, const char *what, const char *k, int 
 
 /* --------------------------------------------------------------- header */
 
-/* A MoE model's fields (ulyharness writes them after the dense ones): read
- * here and taken out of the object the model preset parser reads. */
-static const char *const moe_keys[] = {"experts", "topk", "moe_ffn_hidden", "shared_ffn_hidden", "moe_dense_first",
-                                       "moe_every"};
-
-static int parse_moe(rd *r, const cJSON *m, uly_model *out)
-{
-    int64_t *const dst[] = {&out->experts, &out->topk, &out->moe_ffn_hidden, &out->shared_ffn_hidden,
-                            &out->moe_dense_first, &out->moe_every};
-    for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++)
-        if (get(m, moe_keys[i]) && get_int(r, m, "header model", moe_keys[i], 0, INT64_C(1) << 40, dst[i])) return 2;
-    char why[300];
-    if (uly_model_check(out, why, sizeof why)) return fail(r, 1, "header model: %s", why);
-    return 0;
-}
-
+/* The model as a model file holds it, MoE fields included: the preset
+ * parser's checks and messages. */
 static int parse_model(rd *r, const cJSON *m, uly_model *out)
 {
     if (!cJSON_IsObject(m)) return fail(r, 1, "header \"model\" must be an object");
-    cJSON *dense = cJSON_Duplicate(m, 1);
-    if (!dense) return 1;
-    for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++) cJSON_DeleteItemFromObjectCaseSensitive(dense, moe_keys[i]);
-    char *text = cJSON_PrintUnformatted(dense);
-    cJSON_Delete(dense);
+    char *text = cJSON_PrintUnformatted(m);
     if (!text) return 1;
     char why[400], where[600];
     snprintf(where, sizeof where, "%s:1: header model", r->path);
@@ -54,7 +36,7 @@ static int parse_model(rd *r, const cJSON *m, uly_model *out)
         snprintf(r->why, r->why_len, "%s", why);
         return 2;
     }
-    return parse_moe(r, m, out);
+    return 0;
 }
 
 /* The workload's words, in ulysim.h's vocabularies. */

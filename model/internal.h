@@ -263,8 +263,16 @@ typedef struct uly_moe_shape {
     int64_t disp_bytes, disp_elems, etp_bytes, etp_elems;
     uly_coll coll, coll_back;
 } uly_moe_shape;
+/* A layout's expert-parallel and expert tensor-parallel degrees (0 or 1:
+ * none), and one MoE layer's routed-expert parameters a rank holds. */
+static inline int64_t uly_layout_ep(const uly_layout *l) { return l->ep > 1 ? l->ep : 1; }
+static inline int64_t uly_layout_etp(const uly_layout *l) { return l->etp > 1 ? l->etp : 1; }
+static inline double uly_layer_expert_params_rank(const uly_model *m, const uly_layout *l)
+{
+    return uly_expert_params(m) / (double)(uly_layout_ep(l) * uly_layout_etp(l));
+}
 int uly_moe_layout_check(uly_bctx *x, int64_t stage_gpus, int64_t t, int sp);
-void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus);
+void uly_moe_plan_params(uly_bctx *x);
 int64_t uly_moe_bytes(const uly_plan *p);
 void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb);
 double uly_moe_act_bytes(const uly_model *m, const uly_workload *w, double tokens, int64_t etp);
@@ -291,6 +299,9 @@ typedef struct uly_layer_hooks {
 /* Emits forward, the recompute pass (full: whole layer; selective: the
  * attention's compute), then backward, in the order they run. */
 void uly_layer_emit(uly_bctx *x, const uly_layer_hooks *h);
+/* The recompute passes other than full's copy and core attention's
+ * (recompute.c): forward ops from `first` on re-run in backward. */
+void uly_layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, int first);
 
 /* uly_plan_price that also totals the plan's traffic into the result
  * (comm_*_bytes, zero_bytes, comm_tiers) in the same pass over the ops:

@@ -247,9 +247,7 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
         double held = (double)(1 + uly_zero_prefetch_layers(w));
         if (held > (double)plan->stage_layers) held = (double)plan->stage_layers;
         /* a MoE layer's local experts gathered too (over expert data parallelism) */
-        const double experts = plan->expert_params_rank > 0 ? uly_expert_params(m) / (double)(plan->layout.ep > 1 ? plan->layout.ep : 1) /
-                                                                  (double)(plan->layout.etp > 1 ? plan->layout.etp : 1)
-                                                            : 0;
+        const double experts = plan->expert_params_rank > 0 ? uly_layer_expert_params_rank(m, &plan->layout) : 0;
         const double layer = held * (plan->layer_params_rank + experts);
         const double emb = (double)m->vocab * (double)m->hidden / tsplit;
         tb[ULY_MEM_ZERO_GATHER] = beta * (layer > emb ? layer : emb);

@@ -51,7 +51,6 @@ double uly_moe_other_params(const uly_model *m)
     return shared + (double)m->hidden * (double)m->experts;
 }
 
-double uly_dense_ffn_params(const uly_model *m) { return uly_mlp_params(m); }
 
 double uly_model_active_params(const uly_model *m)
 {

@@ -30,7 +30,7 @@
 int uly_moe_layout_check(uly_bctx *x, int64_t stage_gpus, int64_t t, int sp)
 {
     const uly_model *m = x->m;
-    const int64_t ep = x->l->ep > 1 ? x->l->ep : 1, etp = x->l->etp > 1 ? x->l->etp : 1;
+    const int64_t ep = uly_layout_ep(x->l), etp = uly_layout_etp(x->l);
     if (m->experts <= 0) {
         if (ep > 1 || etp > 1) uly_reason_add(x, ULY_R_MOE_LAYOUT, 1, 0, (double)ep, (double)etp);
         return ep == 1 && etp == 1;
@@ -75,7 +75,7 @@ double uly_moe_act_bytes(const uly_model *m, const uly_workload *w, double token
 void uly_moe_shape_init(uly_bctx *x, int64_t norm_tokens, uly_moe_shape *s)
 {
     const uly_model *m = x->m;
-    const int64_t ep = x->l->ep > 1 ? x->l->ep : 1, etp = x->l->etp > 1 ? x->l->etp : 1;
+    const int64_t ep = uly_layout_ep(x->l), etp = uly_layout_etp(x->l);
     const double b = (double)x->b, beta = (double)x->beta, h = (double)m->hidden;
     const double T = b * (double)norm_tokens, k = (double)m->topk, E = (double)m->experts;
     const double f = (double)m->moe_ffn_hidden / (double)etp, gated = m->swiglu ? 2.0 : 1.0;
@@ -180,12 +180,11 @@ void uly_moe_bwd(uly_bctx *x, const uly_moe_shape *s)
  * rest, split over TP (uly_plan_build's counts, which hold every expert,
  * less them). A pipeline stage is taken to hold the average layer's
  * non-expert parameters and min(its layers, the MoE layers) MoE layers. */
-void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus)
+void uly_moe_plan_params(uly_bctx *x)
 {
     const uly_model *m = x->m;
     uly_plan *p = x->p;
     const double t = (double)x->l->tp, pe = uly_expert_params(m);
-    const int64_t ep = x->l->ep > 1 ? x->l->ep : 1, etp = x->l->etp > 1 ? x->l->etp : 1;
     const int64_t moe = uly_moe_layers(m);
     const double head = (double)m->vocab * (double)m->hidden + (double)m->hidden;
     const double emb = (double)m->vocab * (double)m->hidden * (m->tied_embeddings ? 1.0 : 2.0) + (double)m->hidden;
@@ -194,9 +193,10 @@ void uly_moe_plan_params(uly_bctx *x, int64_t stage_gpus)
     p->model_params_rank = rest / t;
     if (x->l->pp > 1) p->model_params_rank = ((double)p->stage_layers * (rest - emb) / (double)m->layers + head) / t;
     const int64_t held = p->stage_layers < moe ? p->stage_layers : moe;
-    p->expert_params_rank = (double)held * pe / (double)(ep * etp);
-    const int64_t edp = stage_gpus % (ep * etp) == 0 ? stage_gpus / (ep * etp) : 1;
-    p->expert_params_shard = uly_shard_params(p->expert_params_rank, (double)edp);
+    p->expert_params_rank = (double)held * uly_layer_expert_params_rank(m, x->l);
+    /* over the expert data-parallel group, as placed (1 where EP x ETP does
+     * not divide the stage: a fatal reason) */
+    p->expert_params_shard = uly_shard_params(p->expert_params_rank, (double)p->place[ULY_GROUP_EDP].size);
     if (moe < m->layers) uly_reason_add(x, ULY_R_MOE_DENSE_LAYERS, 0, (double)(m->layers - moe), (double)m->layers, 0);
 }
 
@@ -212,9 +212,8 @@ void uly_moe_emit_grads(uly_bctx *x, const uly_state_bytes *sb)
     const uly_plan *p = x->p;
     const int64_t g = p->place[ULY_GROUP_EDP].size;
     if (g <= 1) return;
-    const int64_t ep = x->l->ep > 1 ? x->l->ep : 1, etp = x->l->etp > 1 ? x->l->etp : 1;
     const int64_t sh = (int64_t)ceil(p->expert_params_shard), gw = sb->grad_wire;
-    const int64_t layer_sh = (int64_t)ceil(ceil(uly_expert_params(x->m) / (double)(ep * etp)) / (double)g);
+    const int64_t layer_sh = (int64_t)ceil(ceil(uly_layer_expert_params_rank(x->m, x->l)) / (double)g);
     const int zero = x->w->zero_stage;
     const int32_t grad_ov = uly_grad_reduce_overlaps(x->w) ? ULY_OVERLAP_PHASE : ULY_OVERLAP_NONE;
     uly_op *o;

@@ -3,7 +3,7 @@
  * stage's layers keep for backward under each, and what the block method
  * and offload change in a layer's time (docs/model.md, "Recompute modes"
  * and "Activation offload"). The ops the recompute passes re-run are
- * emitted beside the layer's own (plan.c, layer_recompute_other). Sources:
+ * emitted beside the layer's own (uly_layer_recompute_other, below). Sources:
  * Megatron-LM's TransformerConfig (recompute_granularity, recompute_method,
  * recompute_num_layers, recompute_modules, cpu_offloading_num_layers) and
  * megatron/core/recompute.py; torchtitan's op-level selective activation
@@ -152,4 +152,92 @@ void uly_recompute_price(const uly_cluster *c, const uly_workload *w, const uly_
         tm->comm_exposed_s += sh * (ef + eb);
         tm->comm_overlapped_s += sh * (2.0 * xfer - ef - eb);
     }
+}
+
+/* ------------------------------------------- the other recompute passes */
+
+/* Forward ops [from, to) run again at the start of backward (phase
+ * backward, recompute 1): copied as full recompute's are, an op hidden
+ * under another of the range hidden under its copy, else exposed. Copied
+ * rather than emitted again, which keeps the emitters' call sites (and
+ * their inlining on the hot path) as they are. */
+__attribute__((cold)) static void recompute_ops_copy(uly_bctx *x, int from, int to)
+{
+    uly_plan *p = x->p;
+    if (p->n_ops + (to - from) > ULY_PLAN_MAX_OPS) {
+        x->overflow = 1;
+        return;
+    }
+    const int shift = p->n_ops - from;
+    for (int i = from; i < to; i++) {
+        uly_op *o = &p->ops[p->n_ops];
+        *o = p->ops[i];
+        o->id = p->n_ops++;
+        o->phase = ULY_PHASE_BWD;
+        o->recompute = 1;
+        if (o->overlaps >= from && o->overlaps < to) o->overlaps += shift;
+        else if (o->overlaps >= 0) o->overlaps = ULY_OVERLAP_NONE;
+    }
+}
+
+/* The forward op of `type` in [first, end), or -1 */
+static int fwd_op(const uly_plan *p, int first, int end, uly_op_type type)
+{
+    for (int i = first; i < end; i++)
+        if (p->ops[i].type == type) return i;
+    return -1;
+}
+
+/* DistFlashAttn's checkpoint at attention's output: the layer's forward
+ * again without attention's forward and the transfers that hide under it
+ * (a ring's hops), which the backward does not need again */
+__attribute__((cold)) static void recompute_skip_attn(uly_bctx *x, int first, int end)
+{
+    uly_plan *p = x->p;
+    for (int i = first; i < end; i++) {
+        const uly_op *o = &p->ops[i];
+        const int under = o->kind == ULY_OP_COMM && o->overlaps >= first && o->overlaps < end &&
+                          p->ops[o->overlaps].kind == ULY_OP_ATTN;
+        if (o->kind == ULY_OP_ATTN || under) continue;
+        /* runs of kept ops copied together, so that a transfer keeps the op it hides under */
+        int j = i + 1;
+        while (j < end && p->ops[j].kind != ULY_OP_ATTN &&
+               !(p->ops[j].kind == ULY_OP_COMM && p->ops[j].overlaps >= first && p->ops[j].overlaps < end &&
+                 p->ops[p->ops[j].overlaps].kind == ULY_OP_ATTN))
+            j++;
+        recompute_ops_copy(x, i, j);
+        i = j - 1;
+    }
+}
+
+/* The recompute passes other than full's copy and core attention's (rare:
+ * a search's default is full): Megatron-LM's layernorm and mlp modules,
+ * torchtitan's op-level policies, DistFlashAttn's attention-skipping
+ * checkpoint; forward ops [first, end) re-run at the start of backward
+ * (docs/model.md, "Recompute modes") */
+__attribute__((cold, noinline)) void uly_layer_recompute_other(uly_bctx *x, const uly_layer_hooks *h, int first)
+{
+    const uly_workload *w = x->w;
+    const uly_plan *p = x->p;
+    const int end = p->n_ops;
+    if (w->recompute == ULY_RECOMPUTE_ATTN_SKIP) {
+        recompute_skip_attn(x, first, end);
+        return;
+    }
+    const uint32_t mods = w->recompute == ULY_RECOMPUTE_SELECTIVE ? w->recompute_modules : 0;
+    if ((mods & (1u << ULY_RMOD_CORE_ATTN)) && !p->act_flash) h->attn_fwd(x, ULY_RECOMP_SELECTIVE, h->ctx);
+    const int ops = w->recompute == ULY_RECOMPUTE_OPS || w->recompute == ULY_RECOMPUTE_OPS_HALF;
+    const int ln1 = fwd_op(p, first, end, ULY_OPT_LN1), ln2 = fwd_op(p, first, end, ULY_OPT_LN2);
+    const int out = fwd_op(p, first, end, ULY_OPT_OUT_PROJ), act = fwd_op(p, first, end, ULY_OPT_MLP_ACT);
+    if (ln1 < 0 || ln2 < 0 || out < 0 || act < 0) return;
+    /* the norms' outputs (their inputs kept) */
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln1, ln1 + 1);
+    /* every other matmul's output: the output projection's (the residual
+     * the second norm reads) */
+    if (w->recompute == ULY_RECOMPUTE_OPS_HALF) recompute_ops_copy(x, out, out + 1);
+    if (ops || (mods & (1u << ULY_RMOD_LAYERNORM))) recompute_ops_copy(x, ln2, ln2 + 1);
+    /* the MLP checkpointed at its input: all of it again, its
+     * tensor-parallel transfers included; op-level: the activation */
+    if (mods & (1u << ULY_RMOD_MLP)) recompute_ops_copy(x, ln2 + 1, end);
+    else if (ops) recompute_ops_copy(x, act, act + 1);
 }

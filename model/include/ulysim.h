@@ -175,11 +175,10 @@ int64_t uly_moe_layers(const uly_model *m);
 /* A query / key head's width: head_dim, or nope + rope under MLA. */
 int64_t uly_qk_head_dim(const uly_model *m);
 /* Parameters of one MoE layer's routed experts (all of them), its shared
- * experts and router; of a dense layer's FFN; of attention (MLA's
- * projections and latent norms, or Wq, Wk, Wv, Wo). */
+ * experts and router; of attention (MLA's projections and latent norms, or
+ * Wq, Wk, Wv, Wo). */
 double uly_expert_params(const uly_model *m);
 double uly_moe_other_params(const uly_model *m);
-double uly_dense_ffn_params(const uly_model *m);
 double uly_attention_params(const uly_model *m);
 /* Parameters a token meets: the model's with topk of the experts in each
  * MoE layer (the "active" count model cards give). */
