@@ -5,6 +5,8 @@
 #ifndef SIM_CALIB_CMD_H
 #define SIM_CALIB_CMD_H
 
+#include <cjson/cJSON.h>
+
 #include "calib_fit.h"
 #include "trace_read.h"
 
@@ -68,6 +70,26 @@ int sim_calib_host(int argc, char **argv);
 
 /* The last part of a path. */
 const char *calib_base_name(const char *p);
+
+/* Checks --name for a profile's name (1..ULY_NAME_LEN-1 characters of
+ * [A-Za-z0-9._+-], as the preset loader holds it). 0, or 2 after a message. */
+int calib_name_check(const char *name);
+
+/* `ulysim calibrate --gemms ...` and a GPU base's --kernels alone
+ * (calib_gemm_cmd.c): fits the GEMM-by-shape constants; argv[0] is
+ * "calibrate". The exit status. */
+int sim_calib_gemms(int argc, char **argv);
+
+/* The base profile's JSON, read again (a preset name or a file); NULL after
+ * a message. */
+cJSON *calib_profile_base(const char *base);
+/* o.k = v, replacing an item of that key. */
+void calib_profile_set(cJSON *o, const char *k, cJSON *v);
+/* sources.k = text in the profile root. */
+void calib_profile_source(cJSON *root, const char *k, const char *text);
+/* Prints root, checks that it loads as a cluster (into *chk), writes it to
+ * out via a temporary name. 0, or the exit status after a message. */
+int calib_profile_emit(cJSON *root, const char *out, uly_cluster *chk);
 
 /* The base profile with the fits in place, checked to load, written to
  * a->out via a temporary name; prints the closing line. 0, or the exit

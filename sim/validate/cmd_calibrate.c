@@ -85,6 +85,31 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------- the command line */
 
+/* --name becomes the profile's "name", which the preset loader holds to
+ * 1..ULY_NAME_LEN-1 characters of [A-Za-z0-9._+-] (js_get_name): checked
+ * before the work, not found after the fit as a profile that will not
+ * load, nor cut to fit. 0, or 2 after a message. */
+int calib_name_check(const char *name)
+{
+    static const char *const WHO = "ulysim calibrate";
+    char qb[80];
+    const size_t len = strlen(name);
+    size_t bad = 0;
+    while (bad < len && js_name_char_ok(name[bad])) bad++;
+    if (len == 0 || len >= ULY_NAME_LEN || bad < len) {
+        char what[64];
+        if (len == 0) snprintf(what, sizeof what, "empty");
+        else if (len >= ULY_NAME_LEN) snprintf(what, sizeof what, "%zu characters, too long", len);
+        else if ((unsigned char)name[bad] < 0x20 || (unsigned char)name[bad] >= 0x7f)
+            snprintf(what, sizeof what, "byte 0x%02x at %zu not allowed", (unsigned char)name[bad], bad + 1);
+        else snprintf(what, sizeof what, "'%c' at %zu not allowed", name[bad], bad + 1);
+        sim_err_as(WHO, "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
+                   text_quote(name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
+        return 2;
+    }
+    return 0;
+}
+
 /* 0, or the exit status after a message; *done after --help. */
 static int parse_args(int argc, char **argv, cal_args *a, int *done)
 {
@@ -134,27 +159,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
                    !a->out ? "-o FILE is required" : "no micro-benchmark trace given");
         return 2;
     }
-    /* --name becomes the profile's "name", which the preset loader holds to
-     * 1..ULY_NAME_LEN-1 characters of [A-Za-z0-9._+-] (js_get_name): checked
-     * here, before the work, not found after the fit as a profile that will
-     * not load, nor cut to fit */
-    if (a->name) {
-        char qb[80];
-        const size_t len = strlen(a->name);
-        size_t bad = 0;
-        while (bad < len && js_name_char_ok(a->name[bad])) bad++;
-        if (len == 0 || len >= ULY_NAME_LEN || bad < len) {
-            char what[64];
-            if (len == 0) snprintf(what, sizeof what, "empty");
-            else if (len >= ULY_NAME_LEN) snprintf(what, sizeof what, "%zu characters, too long", len);
-            else if ((unsigned char)a->name[bad] < 0x20 || (unsigned char)a->name[bad] >= 0x7f)
-                snprintf(what, sizeof what, "byte 0x%02x at %zu not allowed", (unsigned char)a->name[bad], bad + 1);
-            else snprintf(what, sizeof what, "'%c' at %zu not allowed", a->name[bad], bad + 1);
-            sim_err_as(WHO, "--name %s: %s (valid: 1..%d characters from A-Z a-z 0-9 . _ + -)",
-                       text_quote(a->name, qb, sizeof qb), what, ULY_NAME_LEN - 1);
-            return 2;
-        }
-    }
+    if (a->name && calib_name_check(a->name)) return 2;
     char why[1200];
     /* a micro-benchmark (or kernel) trace given twice would count twice in the fit */
     if (sim_files_distinct(a->mb_files, a->n_mb, why, sizeof why) ||
@@ -630,10 +635,34 @@ static void compute_free(cal_compute *C)
 
 /* ------------------------------------------------------------ the command */
 
+/* The GEMM fit's mode (calib_gemm_cmd.c): --gemms given, or --kernels with
+ * no micro-benchmark on a base GPU that prices GEMMs by shape (sm_count),
+ * whose compute constants are the GEMM model's, not a CPU's curves. */
+static int gemm_mode(int argc, char **argv)
+{
+    const char *base = NULL;
+    int kernels = 0, positional = 0, in_list = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--gemms") || !strncmp(s, "--gemms=", 8)) return 1;
+        if (!strcmp(s, "--kernels") || !strncmp(s, "--kernels=", 10)) kernels = 1, in_list = 1;
+        else if (!strcmp(s, "--base") && i + 1 < argc) base = argv[++i], in_list = 0;
+        else if (!strncmp(s, "--base=", 7)) base = s + 7, in_list = 0;
+        else if (s[0] == '-' && s[1]) in_list = 0, i += (!strcmp(s, "-o") || !strcmp(s, "--output") ||
+                                                       !strcmp(s, "--out") || !strcmp(s, "--name")) && i + 1 < argc;
+        else if (!in_list) positional = 1;
+    }
+    if (!kernels || positional || !base) return 0;
+    uly_cluster c;
+    char why[1024];
+    return preset_cluster_load(base, &c, why, sizeof why) == 0 && c.gpu.sm_count > 0;
+}
+
 int sim_cmd_calibrate(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--host")) return sim_calib_host(argc, argv); /* calib_host.c */
+    if (gemm_mode(argc, argv)) return sim_calib_gemms(argc, argv); /* calib_gemm_cmd.c */
     cal_args a = {.base = "cpu-local"};
     cal_links L;
     cal_compute C;
