@@ -29,7 +29,8 @@
 #   GPU_CHECK_SANITIZE=0   skip compute-sanitizer
 #   NVCC, CUDA_HOME, NCCL_HOME   tool locations (default: nvcc on PATH, else /usr/local/cuda)
 # Results: $OUT/<date>-<gpu>.txt (everything this script printed) and
-# $OUT/<date>-<gpu>.jsonl (ulygpu's trace, format in traces/gpu/README.md);
+# $OUT/<date>-<gpu>.jsonl (ulygpu's trace, format in traces/gpu/README.md),
+# $OUT/<date>-<gpu>-gemms.csv (cuBLAS GEMMs by shape, for ulysim calibrate --gemms);
 # copy them to traces/gpu/ to publish a run.
 # Exit status: 0 everything passed; 1 a test or check failed; 2 the build
 # failed or a tool is missing; 77 no GPU (the build still ran).
@@ -56,6 +57,7 @@ slug=$(echo "$gpu_name" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s
 stamp="$(date -u +%Y-%m-%d)-${slug}"
 txt="$out/$stamp.txt"
 trace="$out/$stamp.jsonl"
+gemms="$out/$stamp-gemms.csv"
 exec 3>&1 4>&2
 exec > >(tee "$txt") 2>&1
 tee_pid=$!
@@ -245,7 +247,8 @@ if [ "$ub" -lt 60 ]; then
 else
     quick=()
     [ "${GPU_CHECK_QUICK:-0}" = 1 ] && quick=(--quick)
-    run "ulygpu" "$ub" ./ulygpu ${quick[@]+"${quick[@]}"} --seed "$seed" --budget-s $((ub - 30)) --trace "$trace"
+    run "ulygpu" "$ub" ./ulygpu ${quick[@]+"${quick[@]}"} --seed "$seed" --budget-s $((ub - 30)) --trace "$trace" \
+        --gemm-table "$gemms"
 fi
 
 # compute-sanitizer on the small case, while time is left (each tool runs the kernels 10-100x slower)

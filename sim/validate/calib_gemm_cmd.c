@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, gemm_args *a, int *done)
         const char *s = i < argc ? argv[i] : NULL, *v = NULL;
         int r = 0;
         const int have = list == 1 ? a->n_tables : a->n_traces;
-        if (list && have == at && (!s || (s[0] == '-' && s[1]))) {
+        if (list && have == at && (!s || (s[0] == '-' && s[1] && strcmp(s, "--help") && strcmp(s, "-h")))) {
             char qb[80];
             sim_err_as(WHO, "%s needs a %s after it (got %s%s; see ulysim calibrate --gemms --help)",
                        list == 1 ? "--gemms" : "--kernels", list == 1 ? "GEMM table" : "plan trace",

@@ -68,6 +68,8 @@ static void usage(FILE *f)
             "                        [--kernels PLAN.trace...]\n"
             "       ulysim calibrate --host [--ranks P,...] [...]   measure this host and write its profile where\n"
             "                        ulysim validate finds it (ulysim calibrate --host --help)\n"
+            "       ulysim calibrate --gemms TABLE.csv... --base GPU -o cluster.json   fit a GPU's GEMM model to\n"
+            "                        measured GEMMs (ulysim calibrate --gemms --help)\n"
             "Fits latency (alpha) and inverse bandwidth (beta) per link tier from ulyharness --microbench traces,\n"
             "by weighted least squares (GSL; relative residuals) on the model's own collective formulas\n"
             "(uly_cost_collective: alltoall, allgather, reduce_scatter, allreduce, sendrecv points), prints the\n"

@@ -54,6 +54,55 @@ static kern_cuda_status run_copy(void *p)
     return kern_cuda_d2d(a->dst, a->src, a->bytes, NULL);
 }
 
+/* The GEMM shape sweep: cuBLAS bf16 GEMMs (random inputs, float32
+ * accumulation, as the plans' GEMMs run) over m (tokens) x n x k (a layer's
+ * widths), from a tile-quantized small GEMM to a large one, written as the
+ * CSV `ulysim calibrate --gemms` fits the GEMM model's f and L to. Shapes of
+ * every size matter: f is set by the large ones, L by the small ones. */
+void ug_gemm_sweep(ug_ctx *c)
+{
+    static const int ms[] = {512, 2048, 8192, 16384}, nks[] = {1024, 4096, 14336};
+    const int nm = c->o.quick ? 2 : 4, nk = c->o.quick ? 2 : 3;
+    printf("\n== GEMM shapes (cuBLAS bf16, for ulysim calibrate --gemms %s)\n", c->o.gemm_table);
+    FILE *f = fopen(c->o.gemm_table, "w");
+    if (!f) {
+        printf("  cannot write %s: skipped\n", c->o.gemm_table);
+        return;
+    }
+    fprintf(f, "# cuBLAS bf16 GEMMs (row-major (m x k)(k x n), float32 accumulation, random inputs) on %s, timed by "
+               "ulygpu between CUDA events: median of %d after %d warm-up runs; seed %llu\n",
+            c->dev.name, c->o.quick ? 5 : 10, 3, (unsigned long long)c->o.seed);
+    fprintf(f, "gpu,dtype,batch,m,n,k,median_ms,min_ms,max_ms,tflops\n");
+    const int mmax = ms[nm - 1], kmax = nks[nk - 1];
+    const size_t ea = (size_t)mmax * kmax, eb = (size_t)kmax * kmax, ec = (size_t)mmax * kmax;
+    gemm_arg g = {c->blas, 0, 0, 0, ug_dalloc(ea * 2), ug_dalloc(eb * 2), ug_dalloc(ec * 2), KERN_CUDA_BF16};
+    UG_CK(kern_cuda_fill_uniform((void *)g.a, KERN_CUDA_BF16, ea, c->o.seed + 21, -1.f, 1.f, NULL));
+    UG_CK(kern_cuda_fill_uniform((void *)g.bm, KERN_CUDA_BF16, eb, c->o.seed + 22, -1.f, 1.f, NULL));
+    int done = 0;
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < nk; j++)
+            for (int l = 0; l < nk; l++) {
+                if (ug_over_budget(c, 0.2)) {
+                    printf("  skip the other shapes: past 20%% of the time budget\n");
+                    goto out;
+                }
+                g.m = ms[i], g.n = nks[j], g.k = nks[l];
+                ug_stats st;
+                ug_time(c, run_gemm, &g, 3, c->o.quick ? 5 : 10, &st);
+                const double tf = 2.0 * g.m * (double)g.n * g.k / (st.median_ms * 1e-3) / 1e12;
+                fprintf(f, "%s,bf16,1,%d,%d,%d,%.6f,%.6f,%.6f,%.2f\n", c->dev.name, g.m, g.n, g.k, st.median_ms,
+                        st.min_ms, st.max_ms, tf);
+                printf("  %6d x %6d x %6d: median %9.4f ms = %6.1f TFLOP/s\n", g.m, g.n, g.k, st.median_ms, tf);
+                done++;
+            }
+out:
+    printf("  %d shapes written to %s\n", done, c->o.gemm_table);
+    if (fclose(f) != 0) printf("  WARNING: writing %s failed\n", c->o.gemm_table);
+    ug_dfree((void *)g.a);
+    ug_dfree((void *)g.bm);
+    ug_dfree(g.c);
+}
+
 void ug_rates(ug_ctx *c)
 {
     printf("\n== rates measured now (the ceilings the attention numbers are compared with)\n");

@@ -20,6 +20,8 @@ static void usage(FILE *f)
             "  --seed N           inputs from seed N (default: from the clock; printed either way)\n"
             "  --trace FILE       write the JSON-lines trace (FILE.tmp.<pid>, renamed when complete;\n"
             "                     FILE.failed when a check failed)\n"
+            "  --gemm-table FILE  time cuBLAS bf16 GEMMs over a grid of shapes and write them as a CSV that\n"
+            "                     ulysim calibrate --gemms reads (m, n, k from 512 to 16384; --quick: 4 shapes)\n"
             "  --warmup N         warm-up runs before timing (default 2)\n"
             "  --reps N           timed runs, median reported (default 7; --quick 3)\n"
             "  --budget-s S       time budget: later sections shrink or skip past it (default 420)\n"
@@ -63,6 +65,9 @@ static int parse_args(int argc, char **argv, ug_opts *o)
             i++;
         } else if (!strcmp(a, "--trace") && v) {
             o->trace = v;
+            i++;
+        } else if (!strcmp(a, "--gemm-table") && v) {
+            o->gemm_table = v;
             i++;
         } else if (!strcmp(a, "--warmup") && v) {
             if (parse_int(v, 0, 1000, &x)) goto bad_value;
@@ -277,6 +282,7 @@ int main(int argc, char **argv)
     header(&c, argc, argv);
 
     ug_rates(&c);
+    if (c.o.gemm_table) ug_gemm_sweep(&c);
     if (!c.o.no_checks) ug_checks(&c);
     if (!c.o.no_bench) ug_bench(&c);
     if (!c.o.no_plans) ug_plans(&c);

@@ -33,6 +33,7 @@ typedef struct ug_opts {
     uint64_t seed;
     int seed_given;
     const char *trace;  /* JSON-lines file; NULL = none */
+    const char *gemm_table; /* CSV of the cuBLAS GEMM shape sweep (ulysim calibrate --gemms); NULL = no sweep */
     int warmup, reps;
     double budget_s;    /* whole run; later sections shrink or skip past it */
     const char *cluster, *model;
@@ -130,6 +131,7 @@ void ug_presets_json(const ug_ctx *c, ug_json *j);
 
 /* sections */
 void ug_rates(ug_ctx *c);
+void ug_gemm_sweep(ug_ctx *c); /* --gemm-table FILE: cuBLAS bf16 GEMMs over shapes, for ulysim calibrate --gemms */
 void ug_checks(ug_ctx *c);
 void ug_bench(ug_ctx *c);
 void ug_plans(ug_ctx *c);
