@@ -371,9 +371,15 @@ void sim_cell_layout(sim_table *t, const uly_layout *l)
     sim_table_cell(t, "%lld", (long long)(l->pp > 0 ? l->pp : 1));
 }
 
+void sim_cell_layout_moe(sim_table *t, const uly_layout *l)
+{
+    sim_table_cell(t, "%lld", (long long)(l->ep > 1 ? l->ep : 1));
+    sim_table_cell(t, "%lld", (long long)(l->etp > 1 ? l->etp : 1));
+}
+
 /* The columns of the rows of kind (bit 1 << kind), the table's name and
  * CSV's (NULL: the column is the table's only); some only in CSV. */
-enum { ROWS_ALL = 7, ROWS_CSV_ONLY = 8, ROWS_IF_BEST = 16 };
+enum { ROWS_ALL = 7, ROWS_CSV_ONLY = 8, ROWS_IF_BEST = 16, ROWS_IF_MOE = 32 };
 static const struct rows_col {
     const char *table, *csv;
     char align;
@@ -392,6 +398,8 @@ static const struct rows_col {
     {"tp", "tp", 'r', ROWS_ALL},
     {"dp", "dp", 'r', ROWS_ALL},
     {"pp", "pp", 'r', ROWS_ALL},
+    {"ep", "ep", 'r', ROWS_ALL | ROWS_IF_MOE}, /* a MoE model's: the expert-parallel degrees */
+    {"etp", "etp", 'r', ROWS_ALL | ROWS_IF_MOE},
     {"mb", "micro_batch", 'r', ROWS_ALL},
     {NULL, "feasible", 'l', ROWS_ALL | ROWS_CSV_ONLY},
     {"fits", "fits", 'l', ROWS_ALL},
@@ -408,13 +416,15 @@ static const struct rows_col {
     {NULL, "reasons", 'l', ROWS_ALL | ROWS_CSV_ONLY},
 };
 
-static int rows_columns(int csv, sim_rows_kind kind, int best, const char **names, char *align)
+static int rows_columns(int csv, sim_rows_kind kind, int best, int moe, const char **names, char *align)
 {
     int nc = 0;
     for (size_t k = 0; k < sizeof rows_cols / sizeof rows_cols[0]; k++) {
         const struct rows_col *col = &rows_cols[k];
         const char *name = csv ? col->csv : col->table;
-        if (!(col->when & (1u << kind)) || !name || ((col->when & ROWS_IF_BEST) && !best)) continue;
+        if (!(col->when & (1u << kind)) || !name || ((col->when & ROWS_IF_BEST) && !best) ||
+            ((col->when & ROWS_IF_MOE) && !moe))
+            continue;
         names[nc] = name;
         align[nc++] = col->align;
     }
@@ -448,10 +458,12 @@ static void rows_cells(sim_table *t, const sim_ctx *c, const sim_summary *s, sim
         if (s->value > 0) sim_table_cell(t, "%lld", (long long)s->value);
         else sim_table_cell(t, "%s", "");
     }
+    const int moe = c->model.experts > 0;
     if (found && s->status != SIM_ROW_OVERFLOW && s->layout.dp > 0) {
         sim_cell_layout(t, l);
+        if (moe) sim_cell_layout_moe(t, l);
     } else {
-        for (int k = 0; k < 5; k++) sim_table_cell(t, "%s", "");
+        for (int k = 0; k < 5 + 2 * moe; k++) sim_table_cell(t, "%s", "");
     }
     if (have) sim_table_cell(t, "%lld", (long long)s->micro_batch);
     else sim_table_cell(t, "%s", "");
@@ -498,7 +510,7 @@ int sim_print_rows(const sim_ctx *c, const sim_summary *rows, size_t n, sim_rows
     const int csv = c->a->format == SIM_FMT_CSV;
     const char *names[sizeof rows_cols / sizeof rows_cols[0]];
     char align[sizeof rows_cols / sizeof rows_cols[0] + 1];
-    const int nc = rows_columns(csv, kind, best != NULL, names, align);
+    const int nc = rows_columns(csv, kind, best != NULL, c->model.experts > 0, names, align);
     sim_table t;
     sim_table_init(&t, nc, names, align);
     t.gap_every = gap_every;

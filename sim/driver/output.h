@@ -111,6 +111,8 @@ void sim_cell_seconds(sim_table *t, double s);
 void sim_cell_gib(sim_table *t, double bytes);
 /* Five cells: the degrees u, r, tp, dp and pp (1 when unset). */
 void sim_cell_layout(sim_table *t, const uly_layout *l);
+/* A MoE model's expert-parallel degrees, ep and etp (1 where unused), after the layout's. */
+void sim_cell_layout_moe(sim_table *t, const uly_layout *l);
 
 /* ------------------------------------------------------------------- rows */
 

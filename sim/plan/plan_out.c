@@ -135,6 +135,12 @@ static const char *const csv_cols[] = {"strategy", "ulysses", "ring", "tp", "dp"
                                        "link", "step_s", "tokens_per_s", "tflops_per_gpu", "mfu", "hfu",
                                        "recommended", "reasons"};
 
+static const char *const csv_cols_moe[] = {"strategy", "ulysses", "ring", "tp", "dp", "pp", "ep", "etp", "gpus", "seq",
+                                           "micro_batch", "feasible", "fits", "mem_bytes", "mem_capacity_bytes",
+                                           "mem_largest", "comm_fwd_bytes", "comm_bwd_bytes", "comm_recompute_bytes",
+                                           "zero_bytes", "link", "step_s", "tokens_per_s", "tflops_per_gpu", "mfu",
+                                           "hfu", "recommended", "reasons"};
+
 /* A MoE model's table: the expert-parallel degrees after the pipeline's. */
 static const char *const table_cols_moe[] = {"strategy", "u", "r", "tp", "dp", "pp", "ep", "etp", "mb", "fits",
                                              "mem_GiB", "mem_largest", "fwd_MiB", "bwd_MiB", "link", "step_s",
@@ -151,10 +157,7 @@ static int table_rows(const sim_plan_result *R, int moe, FILE *f)
         sim_table_row(&t);
         sim_table_cell(&t, "%s%s", s->strategy->name, s - R->row == R->rec ? "*" : "");
         sim_cell_layout(&t, l);
-        if (moe) {
-            sim_table_cell(&t, "%d", l->ep > 1 ? (int)l->ep : 1);
-            sim_table_cell(&t, "%d", l->etp > 1 ? (int)l->etp : 1);
-        }
+        if (moe) sim_cell_layout_moe(&t, l);
         if (!sim_has_numbers(s)) {
             sim_table_cell(&t, "%s", "");
             sim_table_cell(&t, "%s", sim_fit_tag(s));
@@ -356,13 +359,16 @@ int sim_plan_write_csv(const sim_ctx *c, const void *result, FILE *f)
 {
     const sim_plan_result *R = result;
     sim_table t;
-    sim_table_init(&t, 26, csv_cols, "llllllllllllllllllllllllll");
+    const int moe = c->model.experts > 0;
+    if (moe) sim_table_init(&t, 28, csv_cols_moe, "llllllllllllllllllllllllllll");
+    else sim_table_init(&t, 26, csv_cols, "llllllllllllllllllllllllll");
     for (int i = 0; i < R->nrows; i++) {
         const sim_summary *s = &R->row[i];
         char r[900];
         sim_table_row(&t);
         sim_table_cell(&t, "%s", s->strategy->name);
         sim_cell_layout(&t, &s->layout);
+        if (moe) sim_cell_layout_moe(&t, &s->layout);
         sim_table_cell(&t, "%lld", (long long)s->gpus);
         sim_table_cell(&t, "%lld", (long long)s->seq);
         sim_table_cell(&t, "%lld", (long long)s->micro_batch);
