@@ -22,184 +22,6 @@ const char *sim_cmd_name(sim_cmd c)
     return (int)c >= 0 && (int)c < N_CMDS ? cmd_names[c] : "?";
 }
 
-double sim_strtod_dec(const char *v, char **end)
-{
-    const char *p = v;
-    if (*p == '+' || *p == '-') p++;
-    const int digit = (*p >= '0' && *p <= '9') || (*p == '.' && p[1] >= '0' && p[1] <= '9');
-    char *e = NULL;
-    const double x = digit ? strtod(v, &e) : NAN;
-    /* a digit first rules out inf, nan and blanks; an x in what strtod took is hex */
-    for (const char *q = v; digit && q < e; q++)
-        if (*q == 'x' || *q == 'X') {
-            *end = (char *)v;
-            return NAN;
-        }
-    *end = digit ? e : (char *)v;
-    return x;
-}
-
-/* A size; part of a list or range (what: "upper bound", ...) when whole is
- * not v: the message names the whole value as typed, then the part. */
-static int parse_size_of(const char *flag, const char *whole, const char *what, const char *v, int64_t hi,
-                         int64_t *out, char *why, size_t n)
-{
-    char lib[160] = "", qb[80], qw[80];
-    uly_status st = uly_size_parse(v, out, lib, sizeof lib);
-    if (st == ULY_OK) return 0;
-    sim_one_line(lib);
-    if (!lib[0]) snprintf(lib, sizeof lib, "not a size");
-    /* the library's message may start with the value itself: say it once */
-    const char *msg = lib;
-    text_quote(v, qb, sizeof qb);
-    size_t ql = strlen(qb);
-    if (strncmp(msg, qb, ql) == 0 && msg[ql] == ':') msg += ql + 1;
-    while (*msg == ' ') msg++;
-    /* past what any size holds (2^62): the flag's own bound is the one to
-     * state, where it has one (--seq: 1T), as a value past it but in range
-     * is told */
-    if (hi < INT64_MAX && strncmp(msg, "too large", 9) == 0) {
-        if (whole != v)
-            return sim_fail(why, n, "%s %s: %s %s: too large (valid: at most %lld)", flag,
-                            text_quote(whole, qw, sizeof qw), what, qb, (long long)hi);
-        return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, qb, (long long)hi);
-    }
-    if (whole != v)
-        return sim_fail(why, n, "%s %s: %s %s: %s (valid: positive integers, e.g. 131072, 128K, 1M, 1e6, 2^20, in a "
-                        "list A,B,C or ranges LO..HI; K, M, G, T are powers of 1024)",
-                        flag, text_quote(whole, qw, sizeof qw), what, qb, msg);
-    return sim_fail(why, n, "%s %s: %s (valid: a positive integer, e.g. 131072, 128K, 1M, 1e6, 2^20; K, M, G, T are powers of 1024)",
-                flag, qb, msg);
-}
-
-/* hi: the flag's largest value, stated when a size is past what any size
- * holds; INT64_MAX where the flag's bound is checked later */
-static int parse_size(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
-{
-    return parse_size_of(flag, v, NULL, v, hi, out, why, n);
-}
-
-/* A count in 1..hi, hi being libulysim's bound on the field
- * (uly_workload_check): said here as the flag's range, since the library's
- * own message states 0.. (its 0 is "not given", which the flag never is). */
-static int parse_count(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n)
-{
-    char qb[80];
-    int64_t x = 0;
-    int rc = parse_size(flag, v, hi, &x, why, n);
-    if (rc) return rc;
-    if (x > hi) return sim_fail(why, n, "%s %s: too large (valid: 1..%lld)", flag, text_quote(v, qb, sizeof qb), (long long)hi);
-    *out = x;
-    return 0;
-}
-
-/* 1 when v is a number written with thousands separators (1,000,000;
- * 131,072): 1..3 digits, then groups of a comma and three digits, one of
- * them starting with 0 (a list's item never does: 8,128,512 is a list of GPU
- * counts). A comma separates a list's items, so such a number would be read
- * as the list 1, 000, 000 and refused for its zero, which says nothing of
- * the comma. */
-static int thousands_grouped(const char *v)
-{
-    int lead = 0, zero_led = 0;
-    while (isdigit((unsigned char)v[lead])) lead++;
-    if (lead < 1 || lead > 3 || v[lead] != ',') return 0;
-    for (const char *p = v + lead; *p; p += 4) {
-        if (p[0] != ',' || !isdigit((unsigned char)p[1]) || !isdigit((unsigned char)p[2]) ||
-            !isdigit((unsigned char)p[3]))
-            return 0;
-        zero_led |= p[1] == '0';
-    }
-    return zero_led;
-}
-
-/* A list: comma-separated values or ranges A..B (A, 2A, 4A, ... up to B). */
-static int parse_list(const char *flag, const char *v, int allow_list, int64_t hi_limit,
-                      int64_t *out, int *n_out, char *why, size_t n)
-{
-    char qb[80];
-    int count = 0;
-    size_t len = strlen(v);
-    if (len == 0) return parse_size(flag, v, hi_limit, &out[0], why, n);
-    if (thousands_grouped(v)) {
-        char digits[64];
-        size_t k = 0;
-        for (const char *p = v; *p && k + 1 < sizeof digits; p++)
-            if (*p != ',') digits[k++] = *p;
-        digits[k] = 0;
-        return sim_fail(why, n, "%s %s: commas are not accepted in a number (a comma separates the items of a "
-                        "list; valid: %s, or a suffix or exponent: 1M = 1048576, 1e6 = 1000000)", flag,
-                        text_quote(v, qb, sizeof qb), digits);
-    }
-    if (!allow_list && (strchr(v, ',') || strstr(v, "..")))
-        return sim_fail(why, n, "%s %s: a list or range is only valid with 'sweep' (valid here: one value, e.g. 64)",
-                    flag, text_quote(v, qb, sizeof qb));
-    char *copy = malloc(len + 1);
-    if (!copy) return sim_fail(why, n, "out of memory");
-    memcpy(copy, v, len + 1);
-    int rc = 0;
-    char *p = copy;
-    /* a message names the value as typed (v), then the piece of it that is
-     * wrong: '8..' is an open range, not an empty --gpus */
-    const int one_item = !strchr(v, ',');
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = 0;
-        char *dots = strstr(p, "..");
-        int64_t lo, hi;
-        if (!p[0] || (dots && (dots == p || !dots[2]))) {
-            rc = sim_fail(why, n, "%s %s: %s (valid: positive integers in a list A,B,C or ranges LO..HI, e.g. "
-                          "8,16,64 or 8..1024)", flag, text_quote(v, qb, sizeof qb),
-                          !p[0] ? "an empty item in the list" : dots == p ? "the range has no lower bound"
-                                                                          : "the range has no upper bound");
-            break;
-        }
-        if (dots) {
-            *dots = 0;
-            if ((rc = parse_size_of(flag, v, "lower bound", p, hi_limit, &lo, why, n)) != 0) break;
-            if ((rc = parse_size_of(flag, v, "upper bound", dots + 2, hi_limit, &hi, why, n)) != 0) break;
-            if (lo > hi) {
-                rc = sim_fail(why, n, "%s %s: range bounds reversed (valid: LO..HI with LO <= HI, e.g. 8K..1M)",
-                          flag, text_quote(v, qb, sizeof qb));
-                break;
-            }
-        } else {
-            if ((rc = one_item ? parse_size(flag, v, hi_limit, &lo, why, n) : parse_size_of(flag, v, "item", p, hi_limit, &lo, why, n)) != 0)
-                break;
-            hi = lo;
-        }
-        if (hi > hi_limit) {
-            rc = sim_fail(why, n, "%s %s: %lld is too large (valid: at most %lld)", flag, text_quote(v, qb, sizeof qb),
-                      (long long)hi, (long long)hi_limit);
-            break;
-        }
-        for (int64_t x = lo; x <= hi; x *= 2) {
-            if (count >= SIM_LIST_MAX) {
-                rc = sim_fail(why, n, "%s %s: more than %d values (valid: a shorter list or range)", flag,
-                          text_quote(v, qb, sizeof qb), SIM_LIST_MAX);
-                break;
-            }
-            out[count++] = x;
-            if (x > INT64_MAX / 2) break;
-        }
-        if (rc) break;
-        if (!comma) break;
-        p = comma + 1;
-    }
-    free(copy);
-    /* a value listed twice would be priced twice, its rows repeated */
-    for (int i = 1; !rc && i < count; i++)
-        for (int j = 0; j < i; j++)
-            if (out[i] == out[j]) {
-                rc = sim_fail(why, n, "%s %s: %lld is listed twice (valid: each value once)", flag,
-                              text_quote(v, qb, sizeof qb), (long long)out[i]);
-                break;
-            }
-    if (rc) return rc;
-    *n_out = count;
-    return 0;
-}
-
 static int parse_choice(const char *flag, const char *v, const char *const *names, int count, int *out,
                         char *why, size_t n)
 {
@@ -319,69 +141,6 @@ int sim_args_takes_value(const char *name)
     return sim_layout_takes_value(name) || sim_moe_takes_value(name);
 }
 
-/* A bandwidth with its unit, decimal as network and datasheet figures are:
- * 400Gb/s, 50GB/s, 25 GB/s, 800Mb/s, 1.6Tb/s ("bps"/"Bps" too); bytes/s out. */
-static int parse_bw(const char *flag, const char *v, double *out, char *why, size_t n)
-{
-    char qb[80], *end = NULL;
-    const double x = sim_strtod_dec(v, &end);
-    while (end && *end == ' ') end++;
-    const char *unit = end; /* as typed, for the range below */
-    double scale = 0;
-    if (end && *end) {
-        static const struct { char c; double f; } pre[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
-        double f = 1;
-        for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-            if (*end == pre[i].c) {
-                f = pre[i].f;
-                end++;
-                break;
-            }
-        if (!strcmp(end, "B/s") || !strcmp(end, "Bps")) scale = f;
-        else if (!strcmp(end, "b/s") || !strcmp(end, "bps")) scale = f / 8.0;
-    }
-    if (!v[0] || !(scale > 0) || !(x > 0) || !isfinite(x))
-        return sim_fail(why, n, "%s %s: not a bandwidth (valid: a positive number with its unit, e.g. 400Gb/s or "
-                        "50GB/s, per GPU per direction)", flag, text_quote(v, qb, sizeof qb));
-    /* libulysim holds a cluster's links to 1 MB/s..1 PB/s (uly_cluster_check);
-     * checked here, in the unit typed, so that a what-if value out of it is
-     * this flag's error and not the preset's (--cluster 'dgx-h100':
-     * intra_bw_Bps = ...). Always, even where the link goes unused (one
-     * node, one GPU per node): what a flag accepts does not hang on others. */
-    if (!(x * scale >= 1e6 && x * scale <= 1e15))
-        return sim_fail(why, n, "%s %s: out of range (valid: %g..%g %s per GPU per direction)",
-                        flag, text_quote(v, qb, sizeof qb), 1e6 / scale, 1e15 / scale, unit);
-    *out = x * scale;
-    return 0;
-}
-
-/* A fraction in (0, 1]. */
-static int parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n)
-{
-    char qb[80], *end = NULL;
-    const double x = sim_strtod_dec(v, &end);
-    if (!v[0] || !end || *end || !(x > 0 && x <= 1))
-        return sim_fail(why, n, "%s %s: not a fraction (valid: a number in (0, 1], e.g. 0.25)", flag,
-                        text_quote(v, qb, sizeof qb));
-    if (x < DBL_MIN) /* a subnormal: no density of blocks, and its products underflow to 0 */
-        return sim_fail(why, n, "%s %s: below the smallest normal number %.3g (valid: a number in [%.3g, 1], e.g. 0.25)",
-                        flag, text_quote(v, qb, sizeof qb), DBL_MIN, DBL_MIN);
-    *out = x;
-    return 0;
-}
-
-/* Milliseconds of host work: a decimal in [0, 3.6e6] (an hour) */
-static int parse_ms(const char *flag, const char *v, double *out, char *why, size_t n)
-{
-    char qb[80], *end = NULL;
-    const double x = sim_strtod_dec(v, &end);
-    if (!v[0] || !end || *end || !(x >= 0 && x <= 3.6e6))
-        return sim_fail(why, n, "%s %s: not a time in milliseconds (valid: a number in [0, 3600000], e.g. 12.5)", flag,
-                        text_quote(v, qb, sizeof qb));
-    *out = x;
-    return 0;
-}
-
 /* The two values of an option given both as ulysim's flag and as
  * Megatron-LM's name for it (both checked already): the same value however
  * spelt (128K and 131072, a list in the same order), or not. */
@@ -391,8 +150,8 @@ static int alias_values_agree(int which, const char *v0, const char *v1)
         static int64_t l0[SIM_LIST_MAX], l1[SIM_LIST_MAX];
         int n0 = 0, n1 = 0;
         char why[256];
-        if (parse_list("", v0, 1, INT64_MAX, l0, &n0, why, sizeof why) ||
-            parse_list("", v1, 1, INT64_MAX, l1, &n1, why, sizeof why))
+        if (sim_parse_list("", v0, 1, INT64_MAX, l0, &n0, why, sizeof why) ||
+            sim_parse_list("", v1, 1, INT64_MAX, l1, &n1, why, sizeof why))
             return 0;
         return n0 == n1 && memcmp(l0, l1, (size_t)n0 * sizeof l0[0]) == 0;
     }
@@ -558,7 +317,7 @@ static int read_degree(sim_args *a, int which, const char *name, const char *val
         a->pin_pp = ULY_PP_SEARCH;
         return 0;
     }
-    int rc = parse_size(name, val, SIM_GPUS_MAX, &x, why, n);
+    int rc = sim_parse_size(name, val, SIM_GPUS_MAX, &x, why, n);
     if (rc) {
         size_t l = strlen(why);
         if (which == O_PP && l > 0 && why[l - 1] == ')') snprintf(why + l - 1, n - (l - 1), "; or auto)");
@@ -629,11 +388,11 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
     switch (which) {
     case O_GPUS:
         st->gpus_arg = val;
-        return parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
+        return sim_parse_list(name, val, 1, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n);
     case O_SEQ:
         st->seq_arg = val;
         st->seq_flag = form ? sim_alias_megatron(valued[O_SEQ]) : valued[O_SEQ];
-        return parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
+        return sim_parse_list(name, val, 1, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n);
     case O_MODEL: return read_name(&a->model, "--model", val, presets, why, n);
     case O_CLUSTER: return read_name(&a->cluster, "--cluster", val, presets, why, n);
     case O_TIMELINE: return read_name(&a->timeline, "--timeline", val, "a file to write, e.g. plan.json", why, n);
@@ -642,8 +401,8 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         return read_degree(a, which, name, val, why, n);
     case O_BATCH:
         a->batch_set = 1;
-        return parse_count(name, val, (int64_t)1 << 20, &a->batch, why, n);
-    case O_GLOBAL_BATCH: return parse_count(name, val, (int64_t)1 << 40, &a->global_batch, why, n);
+        return sim_parse_count(name, val, (int64_t)1 << 20, &a->batch, why, n);
+    case O_GLOBAL_BATCH: return sim_parse_count(name, val, (int64_t)1 << 40, &a->global_batch, why, n);
     case O_DTYPE: rc = parse_choice(name, val, dtype_names, ULY_DTYPE_COUNT, &c, why, n); a->dtype = (uly_dtype)c; break;
     case O_RECOMPUTE: rc = parse_choice(name, val, recompute_names, ULY_RECOMPUTE_COUNT, &c, why, n); a->recompute = (uly_recompute)c; break;
     case O_ZERO: rc = parse_choice(name, val, zero_names, 4, &c, why, n); a->zero = c; a->zero_set = 1; break;
@@ -655,21 +414,21 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         a->attn_kernel = (uly_attn_kernel)c;
         a->attn_kernel_set = 1;
         break;
-    case O_ATTN_DENSITY: return parse_fraction(name, val, &a->attn_density, why, n);
-    case O_FFN_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
-    case O_LOSS_CHUNKS: return parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n);
+    case O_ATTN_DENSITY: return sim_parse_fraction(name, val, &a->attn_density, why, n);
+    case O_FFN_CHUNKS: return sim_parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
+    case O_LOSS_CHUNKS: return sim_parse_count(name, val, (int64_t)1 << 30, &a->loss_chunks, why, n);
     case O_STEP_OVERHEAD: {
         double ms = 0;
-        if ((rc = parse_ms(name, val, &ms, why, n)) == 0) a->step_overhead_s = ms * 1e-3;
+        if ((rc = sim_parse_ms(name, val, &ms, why, n)) == 0) a->step_overhead_s = ms * 1e-3;
         break;
     }
     case O_CP_COMM: return sim_cp_comm_parse(val, &a->cp_comm, why, n);
     case O_MEM_HEADROOM: return sim_mem_headroom_parse(name, val, &a->mem_headroom_gib, why, n);
-    case O_NIC_BW: return parse_bw(name, val, &a->nic_bw_Bps, why, n);
-    case O_INTRA_BW: return parse_bw(name, val, &a->intra_bw_Bps, why, n);
+    case O_NIC_BW: return sim_parse_bw(name, val, &a->nic_bw_Bps, why, n);
+    case O_INTRA_BW: return sim_parse_bw(name, val, &a->intra_bw_Bps, why, n);
     case O_GPUS_PER_NODE: {
         char qb[80];
-        if ((rc = parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
+        if ((rc = sim_parse_size(name, val, 1024, &a->gpus_per_node, why, n)) == 0 && a->gpus_per_node > 1024)
             rc = sim_fail(why, n, "%s %s: too many (valid: 1..1024)", name, text_quote(val, qb, sizeof qb));
         break;
     }
@@ -760,9 +519,9 @@ static int args_finish(sim_args *a, const args_state *st, char *why, size_t n)
     /* the lists as typed; their defaults depend on the command and the
      * cluster, and are the context's (context.c) */
     const int lists = a->cmd == SIM_CMD_SWEEP;
-    if (st->gpus_arg && (rc = parse_list(valued[O_GPUS], st->gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n)))
+    if (st->gpus_arg && (rc = sim_parse_list(valued[O_GPUS], st->gpus_arg, lists, SIM_GPUS_MAX, a->gpus, &a->n_gpus, why, n)))
         return rc;
-    if (st->seq_arg && (rc = parse_list(st->seq_flag, st->seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n)))
+    if (st->seq_arg && (rc = sim_parse_list(st->seq_flag, st->seq_arg, lists, ULY_SEQ_MAX, a->seq, &a->n_seq, why, n)))
         return rc;
     if (!a->format_set && a->cmd == SIM_CMD_SWEEP) a->format = SIM_FMT_CSV;
     if (a->timeline && a->cmd != SIM_CMD_PLAN)

@@ -273,6 +273,20 @@ int sim_fail(char *why, size_t why_len, const char *fmt, ...)
  * leading blanks are refused as sizes refuse them (uly_size_parse): NAN is
  * returned with *end at v. */
 double sim_strtod_dec(const char *v, char **end);
+/* The values of options (args_value.c): each 0, or nonzero with the one-line
+ * reason in why (naming flag and the value as typed). A size (suffixes K, M,
+ * G, T, 1e6, 2^20) at most hi; a count (a plain whole number) at most hi; a
+ * list of sizes or ranges A..B (A, 2A, 4A, ... B) into out[0..*n_out), one
+ * value unless allow_list, each at most hi_limit; a bandwidth with its unit
+ * (400Gb/s, 50GB/s) in bytes/s; a fraction in (0, 1]; milliseconds in
+ * [0, 3.6e6]. */
+int sim_parse_size(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n);
+int sim_parse_count(const char *flag, const char *v, int64_t hi, int64_t *out, char *why, size_t n);
+int sim_parse_list(const char *flag, const char *v, int allow_list, int64_t hi_limit, int64_t *out, int *n_out,
+                   char *why, size_t n);
+int sim_parse_bw(const char *flag, const char *v, double *out, char *why, size_t n);
+int sim_parse_fraction(const char *flag, const char *v, double *out, char *why, size_t n);
+int sim_parse_ms(const char *flag, const char *v, double *out, char *why, size_t n);
 /* Appends item to the list in buf, after sep when buf is not empty. */
 void sim_join(char *buf, size_t n, const char *sep, const char *item);
 /* Flattens a message to one line. */
