@@ -13,8 +13,8 @@
  * ulysim's model (token ids, norm epsilons, RoPE's constants,
  * initialisation, dtype, biases, routing's constants, which ulysim does not
  * count for any model), or refused by name: the experts' keys in a family
- * that has none, Llama 4, an active sliding window, and any key not listed,
- * as it may change what a layer costs. */
+ * that has none, Llama 4, and any key not listed, as it may change what a
+ * layer costs. A sliding window is read (window_read). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,18 +158,47 @@ static int keys_check(const cJSON *root, int moe, const char *shown, char *why, 
     return 0;
 }
 
-/* A sliding window that is used (Mistral v0.1's 4096; Qwen2/3 only with
- * use_sliding_window): attention over a window, not the causal prefix,
- * which ulysim does not price. gpt-oss's alternate 128-token windows are
- * priced as the whole prefix (docs/inputs.md). */
-static int window_check(const cJSON *root, const char *type, const char *shown, char *why, size_t n)
+/* The sliding window (docs/inputs.md): its width from sliding_window, and
+ * which layers have it: those layer_types names "sliding_attention" where
+ * the config lists them (gpt-oss, transformers' newer configs); Qwen2/3's
+ * layers from max_window_layers on, only with use_sliding_window
+ * (transformers' Qwen2Attention); gpt-oss's even layers when it lists none
+ * (GptOssConfig's default layer_types); else every layer (Mistral 7B v0.1,
+ * Phi-3). sliding_window null, false or absent: none. 0, or 2. */
+static int window_read(const cJSON *root, const char *type, uly_model *m, const char *shown, char *why, size_t n)
 {
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, "sliding_window");
-    if (!w || cJSON_IsNull(w) || cJSON_IsFalse(w) || !strcmp(type, "gpt_oss")) return 0;
+    if (!w || cJSON_IsNull(w) || cJSON_IsFalse(w)) return 0;
     const cJSON *use = cJSON_GetObjectItemCaseSensitive(root, "use_sliding_window");
-    if (!strncmp(type, "qwen", 4) && !cJSON_IsTrue(use)) return 0;
-    return fail(why, n, shown, "sliding_window: attention over a sliding window, which ulysim does not price (valid: "
-                "a model attending to the whole causal prefix; sliding_window null)", NULL, NULL);
+    const int qwen = !strncmp(type, "qwen", 4);
+    if (qwen && !cJSON_IsTrue(use)) return 0;
+    int64_t win = 0;
+    if (get_int_in(root, "sliding_window", 1, 4194304, &win, shown, why, n)) return 2;
+    int64_t nw = m->layers;
+    const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "layer_types");
+    if (types && !cJSON_IsNull(types)) {
+        if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != m->layers)
+            return fail(why, n, shown, "layer_types: not a list of num_hidden_layers entries (valid: one of "
+                        "\"sliding_attention\" or \"full_attention\" per layer)", NULL, NULL);
+        nw = 0;
+        const cJSON *t;
+        cJSON_ArrayForEach(t, types) {
+            if (!cJSON_IsString(t) || (strcmp(t->valuestring, "sliding_attention") &&
+                                       strcmp(t->valuestring, "full_attention")))
+                return fail(why, n, shown, "layer_types: an entry neither \"sliding_attention\" nor "
+                            "\"full_attention\" (valid: those two, one per layer)", NULL, NULL);
+            nw += !strcmp(t->valuestring, "sliding_attention");
+        }
+    } else if (qwen) {
+        int64_t full = 28 < m->layers ? 28 : m->layers; /* Qwen2Config's and Qwen3Config's default */
+        const int rc = get_int_in(root, "max_window_layers", 0, 100000, &full, shown, why, n);
+        if (rc == 2) return 2;
+        nw = full < m->layers ? m->layers - full : 0;
+    } else if (!strcmp(type, "gpt_oss")) {
+        nw = (m->layers + 1) / 2;
+    }
+    if (nw > 0) m->attn_window = win, m->window_layers = nw;
+    return 0;
 }
 
 /* The dropouts: any above 0 stores masks (ulysim's dropout) */
@@ -297,7 +326,6 @@ static int hf_model(const cJSON *root, const char *name, const char *shown, uly_
 {
     const int fam = hf_family(root, shown, why, n);
     if (fam < 0 || keys_check(root, families[fam].moe, shown, why, n)) return 2;
-    if (window_check(root, families[fam].type, shown, why, n)) return 2;
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
     static const char *const need[] = {"num_hidden_layers", "hidden_size", "intermediate_size", "num_attention_heads",
@@ -328,6 +356,7 @@ static int hf_model(const cJSON *root, const char *name, const char *shown, uly_
     m->swiglu = families[fam].gated;
     m->dropout = dropout_of(root);
     if (families[fam].moe && hf_experts(root, families[fam].moe, m, shown, why, n)) return 2;
+    if (window_read(root, families[fam].type, m, shown, why, n)) return 2;
     char lib[256];
     if (uly_model_check(m, lib, sizeof lib) != ULY_OK) return fail(why, n, shown, "%s", lib, NULL);
     return 0;

@@ -14,11 +14,14 @@ static const char *const MODEL_KEYS[] = {
     "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm",
     /* optional: a mixture of experts, multi-head latent attention (docs/inputs.md) */
     "experts", "topk", "moe_ffn_hidden", "shared_ffn_hidden", "moe_dense_first", "moe_every", "q_lora_rank",
-    "kv_lora_rank", "qk_nope_dim", "qk_rope_dim", NULL};
+    "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
+    /* optional: sliding-window attention */
+    "attn_window", "window_layers", NULL};
 
-/* The optional integer fields of a MoE or MLA model (0 when absent: a dense
- * model, plain attention), in uly_model's order, with their ranges (the
- * library's: uly_moe_model_check) */
+/* The optional integer fields of a MoE or MLA model or of sliding windows
+ * (0 when absent: a dense model, plain attention, no window), in
+ * uly_model's order, with their ranges (the library's: uly_moe_model_check,
+ * uly_window_model_check) */
 static const struct {
     const char *key;
     size_t off;
@@ -33,6 +36,9 @@ static const struct {
     {"kv_lora_rank", offsetof(uly_model, kv_lora_rank)},
     {"qk_nope_dim", offsetof(uly_model, qk_nope_dim)},
     {"qk_rope_dim", offsetof(uly_model, qk_rope_dim)},
+    /* sliding-window attention (uly_window_model_check) */
+    {"attn_window", offsetof(uly_model, attn_window)},
+    {"window_layers", offsetof(uly_model, window_layers)},
 };
 
 /* The ten fields a model file must have: nothing is derived silently

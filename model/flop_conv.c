@@ -35,7 +35,8 @@ double uly_flops_model_step(const uly_model *m, const uly_workload *w, double se
      * (the same but under MLA) */
     const double qk_v = (double)(uly_qk_head_dim(m) + m->head_dim);
     const double attn = 2.0 * N * uly_attention_params(m) +
-                        2.0 * N * N * (double)m->heads * qk_v * (w->causal ? 0.5 : 1.0) * uly_attn_density(w);
+                        2.0 * N * N * (double)m->heads * qk_v * (w->causal ? 0.5 : 1.0) * uly_attn_density(w) *
+                            uly_attn_window_density(m, w, NULL); /* the entries sliding windows leave */
     /* a MoE layer's token meets topk experts, the shared ones and the router */
     const double moe = (double)uly_moe_layers(m), dense = (double)m->layers - moe;
     const double routed = moe > 0 ? uly_expert_params(m) * (double)m->topk / (double)m->experts : 0;

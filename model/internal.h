@@ -126,6 +126,8 @@ uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);
 double uly_mla_params(const uly_model *m, int64_t v_head_dim);
 /* The MoE and MLA fields of a model (moe.c). */
 uly_status uly_moe_model_check(const uly_model *m, char *why, size_t n);
+/* The sliding window's fields (window.c). */
+uly_status uly_window_model_check(const uly_model *m, char *why, size_t n);
 /* FP8 training's GEMM ops' times, and attention's forward under
  * fp8_attention, into out[] (fp8_price.c), over the compute times a bf16
  * pricing of the plan kept there */

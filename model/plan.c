@@ -60,6 +60,9 @@ void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, in
     const double rho = uly_attn_density(x->w);
     double fwd = 4.0 * b * (double)heads * (double)q * (double)kv * d * (double)blocks * rho;
     if (flash) {
+        /* a flash kernel skips the blocks outside a sliding window (masking
+         * materialised scores skips nothing) */
+        if (__builtin_expect(x->m->attn_window > 0, 0)) fwd *= uly_attn_window_density(x->m, x->w, NULL);
         s->flops[0] = fwd * frac;
         s->flops[1] = fwd * frac * 2.5;
         s->bytes[0] = s->bytes[1] = 0;

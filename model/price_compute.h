@@ -45,6 +45,9 @@ typedef struct rates {
      * block size, and a curve between points costs three logarithms */
     double attn_x[2], attn_e[2];
     double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
+    /* sliding windows: the windowed layers' share of attention's FLOPs
+     * (0: no window), run at the efficiency of a block of the window's keys */
+    double win_share, win_keys;
 } rates;
 
 /* Flash attention's efficiency at block size x, on the backward's own curve
@@ -61,6 +64,27 @@ static double attn_eff(rates *r, int own, double x)
     r->attn_x[own] = x;
     r->attn_e[own] = e;
     return e;
+}
+
+/* A flash attention op of a model with sliding windows: the windowed
+ * layers' share of its FLOPs at the efficiency of a block of at most the
+ * window's keys, the rest at the op's own block (the curves read directly,
+ * not through attn_eff's one-key memo, which the two keys would defeat);
+ * then the kernel's scale and cap, and the backward's ratio, on each. */
+static double attn_window_time(const rates *r, const uly_op *o, int own, int bwd)
+{
+    const uly_curve *c = own ? r->attn_bwd : r->attn;
+    double t = 0;
+    for (int part = 0; part < 2; part++) {
+        const double x = part && r->win_keys < o->eff_size ? r->win_keys : o->eff_size;
+        double e = c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
+                        : r->by_shape ? r->peak_frac
+                                      : gemm_eff(r->gemm, x * x * r->head_dim);
+        e *= bwd ? r->ak_bwd : r->ak_fwd;
+        if (e > r->ak_cap) e = r->ak_cap;
+        t += o->flops * (part ? r->win_share : 1.0 - r->win_share) * r->inv_tensor / e;
+    }
+    return bwd && !own ? t / r->attn_bwd_rel : t;
 }
 
 /* An op's time reads its phase only as `bwd` (backward, not recompute): a
@@ -130,11 +154,15 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
         /* a profile that measured the backward by block size prices it
          * on its own curve; otherwise the forward's, scaled */
         const int own = bwd && r->attn_bwd->n;
-        double e = attn_eff(r, own, o->eff_size);
-        e *= bwd ? r->ak_bwd : r->ak_fwd;
-        if (e > r->ak_cap) e = r->ak_cap;
-        t = o->flops * r->inv_tensor / e;
-        if (bwd && !own) t /= r->attn_bwd_rel;
+        if (__builtin_expect(r->win_share > 0, 0)) {
+            t = attn_window_time(r, o, own, bwd);
+        } else {
+            double e = attn_eff(r, own, o->eff_size);
+            e *= bwd ? r->ak_bwd : r->ak_fwd;
+            if (e > r->ak_cap) e = r->ak_cap;
+            t = o->flops * r->inv_tensor / e;
+            if (bwd && !own) t /= r->attn_bwd_rel;
+        }
     } else {
         t = compute_time_rare(r, o, mb);
     }
@@ -189,6 +217,8 @@ static inline __attribute__((always_inline)) void rates_init(rates *rt, const ul
     rt->attn_e[0] = rt->attn_e[1] = 0;
     rt->sigma[0] = comm_sigma(c, 0);
     rt->sigma[1] = comm_sigma(c, 1);
+    rt->win_share = 0, rt->win_keys = (double)m->attn_window;
+    if (__builtin_expect(m->attn_window > 0, 0)) uly_attn_window_density(m, w, &rt->win_share);
     if (rt->by_shape) uly_gemm_rates_init(&rt->gemm_r, g, cd);
 }
 

@@ -309,7 +309,8 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t n)
     if (m->heads % m->kv_heads != 0)
         return fail(why, n, "kv_heads = %lld: must divide heads = %lld", (long long)m->kv_heads,
                     (long long)m->heads);
-    return uly_moe_model_check(m, why, n);
+    const uly_status st = uly_moe_model_check(m, why, n);
+    return st != ULY_OK ? st : uly_window_model_check(m, why, n);
 }
 
 /* field = v: one of a vocabulary's values, or a message naming them. */

@@ -168,7 +168,14 @@ typedef struct uly_model {
      * qk_nope_dim + qk_rope_dim wide (the rope part of the key shared by all
      * heads), a value head head_dim wide. kv_heads is then heads. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim;
+    /* Sliding-window attention (Mistral 7B v0.1, Gemma 2 and 3, gpt-oss;
+     * docs/model.md, "Sliding-window attention"): with attn_window W > 0,
+     * window_layers of the L layers (0: all of them) attend each query only
+     * to the W keys nearest it (causal: itself and the W - 1 before it), the
+     * others to every key. 0: no window. */
+    int64_t attn_window, window_layers;
 } uly_model;
+
 
 /* MoE layers of the model, of its L layers (0: dense). */
 int64_t uly_moe_layers(const uly_model *m);
@@ -354,6 +361,16 @@ int uly_grad_reduce_overlaps(const uly_workload *w);
 
 /* The workload's attention density: attn_density, or 1 when unset. */
 double uly_attn_density(const uly_workload *w);
+
+/* Layers with a sliding window (0: none). */
+int64_t uly_window_layers(const uly_model *m);
+/* The score entries sliding windows leave to compute, averaged over the
+ * layers: sum over layers of each layer's visible entries at the workload's
+ * sequence, over L times a full layer's (1 without a window; causal: query i
+ * sees min(i + 1, W) keys against i + 1; bidirectional: the keys within
+ * W - 1 of it). *share: the windowed layers' part of what remains (0..1),
+ * what their kernels run at the window's efficiency. */
+double uly_attn_window_density(const uly_model *m, const uly_workload *w, double *share);
 
 /* Bytes per parameter of one rank's model states under the workload's
  * framework and ZeRO stage: weights (what forward reads, plus any fp32 copy

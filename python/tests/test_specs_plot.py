@@ -56,6 +56,18 @@ def test_model_from_hf_moe():
     assert got.recommended["degrees"]["ep"] == 8
 
 
+def test_model_from_hf_window(cli_json):
+    # a sliding window on half the layers (gpt-oss's layer_types): flat in the
+    # model-file format, and the Model prices as the CLI prices the config
+    hf = {"num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 512,
+          "vocab_size": 100, "model_type": "mistral", "sliding_window": 64,
+          "layer_types": ["sliding_attention", "full_attention"] * 2}
+    m = ulysim.Model.from_hf(hf)
+    assert (m["attn_window"], m["window_layers"]) == (64, 2)
+    d = ulysim.plan(model=m, gpus=8, seq="8K").to_dict()
+    assert d["config"]["model"]["sliding_window"] == {"tokens": 64, "layers": 2}
+
+
 def test_model_from_hf_path_as_cli(cli_json):
     # a directory holding config.json: the model the CLI's --model makes of it
     d = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "sim", "hf", "Meta-Llama-3-8B")

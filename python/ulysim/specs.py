@@ -74,8 +74,8 @@ class Model(_Spec):
         dict, a config.json path, or a directory holding one), read by the
         library's own reader (the CLI's `--model path/config.json`,
         formats/preset_hf.c): the model it makes, in the model-file format.
-        A key the reader cannot price (an active sliding window, ...) raises
-        ulysim.UsageError naming it, as the CLI refuses it."""
+        A key the reader cannot price (a Llama 4 interleave_moe_layer_step,
+        ...) raises ulysim.UsageError naming it, as the CLI refuses it."""
         with tempfile.TemporaryDirectory(prefix="ulysim-hf-") as tmp:
             if isinstance(config, dict):
                 label = name or config.get("_name_or_path") or config.get("model_type") or "hf-model"
@@ -97,6 +97,9 @@ class Model(_Spec):
         moe.pop("moe_layers", None)
         m.update(moe)
         m.update(m.pop("mla", None) or {})
+        sw = m.pop("sliding_window", None)
+        if sw:
+            m["attn_window"], m["window_layers"] = sw["tokens"], sw["layers"]
         m["source"] = "Hugging Face config %s" % (path if not isinstance(config, dict) else "(a dict)")
         if name:
             m["name"] = name

@@ -1,5 +1,6 @@
-/* output_moe.c: what the writers say of a mixture of experts or of latent
- * attention: the model's experts and active parameters, the workload's
+/* output_moe.c: what the writers say of a mixture of experts, of latent
+ * attention or of sliding windows: the model's experts and active
+ * parameters, its window and the layers that have it, the workload's
  * dispatcher, capacity and imbalance, and the dispatch and combine bytes of
  * a plan's MoE ops (ULY_OPT_MOE_DISPATCH, ULY_OPT_MOE_COMBINE and their
  * backward). Dense models get none of it: their outputs stay as they were. */
@@ -24,6 +25,9 @@ int sim_moe_model_str(const uly_model *m, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; MLA: q latent %lld, kv latent %lld, qk %lld + rope %lld",
                       (long long)m->q_lora_rank, (long long)m->kv_lora_rank, (long long)m->qk_nope_dim,
                       (long long)m->qk_rope_dim);
+    if (k >= 0 && (size_t)k < n && m->attn_window > 0)
+        k += snprintf(buf + k, n - (size_t)k, "; sliding window %lld tokens in %lld of %lld layers",
+                      (long long)m->attn_window, (long long)uly_window_layers(m), (long long)m->layers);
     return k;
 }
 
@@ -48,6 +52,12 @@ void sim_moe_json_model(cJSON *mo, const uly_model *m)
         sim_json_add(l, "qk_nope_dim", sim_json_int(m->qk_nope_dim));
         sim_json_add(l, "qk_rope_dim", sim_json_int(m->qk_rope_dim));
         sim_json_add(mo, "mla", l);
+    }
+    if (m->attn_window > 0) {
+        cJSON *sw = cJSON_CreateObject();
+        sim_json_add(sw, "tokens", sim_json_int(m->attn_window));
+        sim_json_add(sw, "layers", sim_json_int(uly_window_layers(m)));
+        sim_json_add(mo, "sliding_window", sw);
     }
 }
 
