@@ -50,17 +50,22 @@ typedef struct rates {
     double win_share, win_keys;
 } rates;
 
-/* Flash attention's efficiency at block size x, on the backward's own curve
- * (own) or the forward's (or, without one, the GEMM curve's) */
+/* Flash attention's efficiency at block size x on curve c (or, without
+ * one, the GEMM curve's): a GPU's published curves follow the kernel's trend
+ * past their last point; a CPU profile's measured ones stay at it */
+static double attn_curve_at(const rates *r, const uly_curve *c, double x)
+{
+    return c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
+           : r->by_shape ? r->peak_frac
+                         : gemm_eff(r->gemm, x * x * r->head_dim);
+}
+
+/* attn_curve_at on the backward's own curve (own) or the forward's,
+ * remembering the last answer of each */
 static double attn_eff(rates *r, int own, double x)
 {
     if (r->attn_x[own] == x) return r->attn_e[own];
-    /* a GPU's published curves follow the kernel's trend past their last
-     * point; a CPU profile's measured ones stay at it */
-    const uly_curve *c = own ? r->attn_bwd : r->attn;
-    const double e = c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
-                     : r->by_shape ? r->peak_frac
-                                   : gemm_eff(r->gemm, x * x * r->head_dim);
+    const double e = attn_curve_at(r, own ? r->attn_bwd : r->attn, x);
     r->attn_x[own] = x;
     r->attn_e[own] = e;
     return e;
@@ -77,9 +82,7 @@ static double attn_window_time(const rates *r, const uly_op *o, int own, int bwd
     double t = 0;
     for (int part = 0; part < 2; part++) {
         const double x = part && r->win_keys < o->eff_size ? r->win_keys : o->eff_size;
-        double e = c->n ? (r->by_shape ? uly_curve_eval_trend(c, x) : uly_curve_eval(c, x))
-                        : r->by_shape ? r->peak_frac
-                                      : gemm_eff(r->gemm, x * x * r->head_dim);
+        double e = attn_curve_at(r, c, x);
         e *= bwd ? r->ak_bwd : r->ak_fwd;
         if (e > r->ak_cap) e = r->ak_cap;
         t += o->flops * (part ? r->win_share : 1.0 - r->win_share) * r->inv_tensor / e;

@@ -5,12 +5,13 @@
 # Targets (one per reader): size, preset (model and cluster presets), args
 # (ulysim's flags), trace (harness traces, also calibrate's input), eval,
 # megatron (Megatron-LM logs), torch (PyTorch profiler traces), runs (runs
-# files), hf (Hugging Face config.json). Counts of past runs: fuzz/README.md.
+# files), hf (Hugging Face config.json), gemms (calibrate --gemms tables). Counts of
+# past runs: fuzz/README.md.
 # Prints each target's executions and findings; exits 1 on any finding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs hf)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs hf gemms)
 out=build-fuzz; mkdir -p "$out"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim/driver"
 model_src=$(ls model/*.c model/strategy/*.c)

@@ -238,19 +238,23 @@ static int row_read(char *line, const int col[COL_COUNT], double time_unit, cali
             return text_fail_at(why, wl, path, ln, "%s '%.32s' is not %s", names[c], fields[c],
                                 c == COL_TIME ? "a positive time (valid: a number > 0 in the header's unit)"
                                               : "a size (valid: a whole number 1..1e9)");
-        if (c == COL_TIME) p->t_s = v * time_unit;
-        else p->shape[0][c == COL_BATCH ? 0 : c + 1] = v;
+        if (c == COL_TIME) {
+            p->t_s = v * time_unit;
+            /* a GEMM takes a kernel launch at least, and not hours */
+            if (!(p->t_s >= 1e-9 && p->t_s <= 3600))
+                return text_fail_at(why, wl, path, ln, "time '%.32s' is not a GEMM's time (valid: 1 ns to 1 hour)",
+                                    fields[c]);
+        } else {
+            p->shape[0][c == COL_BATCH ? 0 : c + 1] = v;
+        }
     }
     return 0;
 }
 
-int calib_gemm_table_read(const char *path, calib_gemm_pt **pts, int *n, int *cap, char *why, size_t why_len)
+int calib_gemm_table_parse(char *text, const char *path, calib_gemm_pt **pts, int *n, int *cap, char *why,
+                           size_t why_len)
 {
-    char *text = NULL;
-    size_t len = 0;
-    int rc = text_file_read(path, TABLE_MAX_BYTES, "a GEMM table (CSV)", &text, &len, why, why_len);
-    if (rc) return rc;
-    int col[COL_COUNT], have_header = 0, ln = 0, rows = 0;
+    int rc = 0, col[COL_COUNT], have_header = 0, ln = 0, rows = 0;
     double unit = 1;
     char *s = text;
     while (*s && rc == 0) {
@@ -286,6 +290,19 @@ int calib_gemm_table_read(const char *path, calib_gemm_pt **pts, int *n, int *ca
         rc = text_fail_at(why, why_len, path, 0, "%s", have_header ? "no GEMM rows after the header (valid: one "
                           "measured GEMM per line)" : "no header and no rows (valid: a CSV header with m, n, k "
                           "and a time column, then one measured GEMM per line)");
+    return rc;
+}
+
+int calib_gemm_table_read(const char *path, calib_gemm_pt **pts, int *n, int *cap, char *why, size_t why_len)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = text_file_read(path, TABLE_MAX_BYTES, "a GEMM table (CSV)", &text, &len, why, why_len);
+    if (rc) return rc;
+    if (memchr(text, 0, len))
+        rc = text_fail_at(why, why_len, path, 0, "a NUL byte in the file (valid: a text CSV table)");
+    else
+        rc = calib_gemm_table_parse(text, path, pts, n, cap, why, why_len);
     free(text);
     return rc;
 }

@@ -64,5 +64,9 @@ int calib_gemm_fit(const calib_gemm_pt *p, int n, const uly_gpu *g, calib_gemm_r
  * it is). Appends to *pts (grown with realloc; *n and *cap updated). 0; 1
  * out of memory; 2 a bad file, with "PATH:LINE: what (valid: ...)" in why. */
 int calib_gemm_table_read(const char *path, calib_gemm_pt **pts, int *n, int *cap, char *why, size_t why_len);
+/* The same from a table's text (NUL-terminated, changed in place), path
+ * only naming it in messages. */
+int calib_gemm_table_parse(char *text, const char *path, calib_gemm_pt **pts, int *n, int *cap, char *why,
+                           size_t why_len);
 
 #endif
