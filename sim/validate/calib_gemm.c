@@ -48,13 +48,12 @@ double calib_gemm_pred(const calib_gemm_pt *p, const uly_gpu *g)
  * sample's time is c L + g(f) (c its GEMM count): minimising
  * sum ((c L + g) / t - 1)^2 over L gives
  * L = sum (c / t)(1 - g / t) / sum (c / t)^2. */
-static double objective(const calib_gemm_pt *p, int n, const uly_gpu *g, double frac, double *lat, int *at0)
+static double objective(const calib_gemm_pt *p, int n, const uly_gpu *g, double frac, double *gt, double *lat,
+                        int *at0)
 {
     uly_gemm_rates r[ULY_DTYPE_COUNT];
     rates_at(g, frac, 0, r);
     double num = 0, den = 0;
-    double *gt = malloc((size_t)n * sizeof *gt);
-    if (!gt) return INFINITY;
     for (int i = 0; i < n; i++) {
         gt[i] = pt_time(&p[i], r);
         const double c = p[i].n_gemm / p[i].t_s;
@@ -69,7 +68,6 @@ static double objective(const calib_gemm_pt *p, int n, const uly_gpu *g, double 
         const double e = (p[i].n_gemm * L + gt[i]) / p[i].t_s - 1.0;
         s += e * e;
     }
-    free(gt);
     *lat = L;
     return s;
 }
@@ -86,9 +84,11 @@ static void residuals(const calib_gemm_pt *p, int n, const uly_gpu *g, double *m
     double *e = malloc((size_t)n * sizeof *e);
     *med = *mean = *max = NAN;
     if (!e) return;
+    uly_gemm_rates r[ULY_DTYPE_COUNT];
+    rates_at(g, g->gemm_peak_frac, g->gemm_latency_s, r);
     double sum = 0, hi = 0;
     for (int i = 0; i < n; i++) {
-        e[i] = fabs(calib_gemm_pred(&p[i], g) / p[i].t_s - 1.0);
+        e[i] = fabs(pt_time(&p[i], r) / p[i].t_s - 1.0);
         sum += e[i];
         if (e[i] > hi) hi = e[i];
     }
@@ -110,13 +110,15 @@ int calib_gemm_fit(const calib_gemm_pt *p, int n, const uly_gpu *g, calib_gemm_r
                 if (!(p[i].shape[j][d] > 0)) return -1;
     }
     if (n < 3) return -2;
+    double *gt = malloc((size_t)n * sizeof *gt); /* each sample's GEMM time at the f tried, without L */
+    if (!gt) return -3;
     /* the grid */
     const double lo = log(CALIB_GEMM_FRAC_MIN), hi = log(CALIB_GEMM_FRAC_MAX);
     int best = 0, at0 = 0;
     double best_s = INFINITY, lat = 0;
     for (int j = 0; j < GRID_N; j++) {
         const double f = exp(lo + (hi - lo) * j / (GRID_N - 1));
-        const double s = objective(p, n, g, f, &lat, &at0);
+        const double s = objective(p, n, g, f, gt, &lat, &at0);
         if (s < best_s) best_s = s, best = j;
     }
     /* golden section in the bracket of the best grid point's neighbours */
@@ -124,24 +126,25 @@ int calib_gemm_fit(const calib_gemm_pt *p, int n, const uly_gpu *g, calib_gemm_r
     double b = lo + (hi - lo) * (best < GRID_N - 1 ? best + 1 : GRID_N - 1) / (GRID_N - 1);
     const double phi = 0.5 * (sqrt(5.0) - 1.0);
     double x1 = b - phi * (b - a), x2 = a + phi * (b - a);
-    double s1 = objective(p, n, g, exp(x1), &lat, &at0), s2 = objective(p, n, g, exp(x2), &lat, &at0);
+    double s1 = objective(p, n, g, exp(x1), gt, &lat, &at0), s2 = objective(p, n, g, exp(x2), gt, &lat, &at0);
     for (int it = 0; it < GOLDEN_STEPS; it++) {
         if (s1 <= s2) {
             b = x2, x2 = x1, s2 = s1;
             x1 = b - phi * (b - a);
-            s1 = objective(p, n, g, exp(x1), &lat, &at0);
+            s1 = objective(p, n, g, exp(x1), gt, &lat, &at0);
         } else {
             a = x1, x1 = x2, s1 = s2;
             x2 = a + phi * (b - a);
-            s2 = objective(p, n, g, exp(x2), &lat, &at0);
+            s2 = objective(p, n, g, exp(x2), gt, &lat, &at0);
         }
     }
     /* the best of the refined point and the grid's (the objective jumps,
      * so the bracket may hold no better point than the grid's own) */
     double f = exp(0.5 * (a + b));
-    double s = objective(p, n, g, f, &lat, &at0);
+    double s = objective(p, n, g, f, gt, &lat, &at0);
     const double fg = exp(lo + (hi - lo) * best / (GRID_N - 1));
-    if (!(s <= best_s)) s = objective(p, n, g, fg, &lat, &at0), f = fg;
+    if (!(s <= best_s)) s = objective(p, n, g, fg, gt, &lat, &at0), f = fg;
+    free(gt);
     R->frac = f;
     R->latency_s = lat;
     R->latency_at0 = at0;

@@ -54,7 +54,8 @@ double calib_gemm_pred(const calib_gemm_pt *p, const uly_gpu *g);
 /* Fits f and L of g's GEMM model to the n samples; the rest of g (SMs,
  * peaks, tile, HBM rate, clocks) as given. 0; -1 when g does not price
  * GEMMs by shape or a sample has no positive time or size; -2 when there
- * are fewer than 3 samples (two parameters need a residual to judge). */
+ * are fewer than 3 samples (two parameters need a residual to judge); -3
+ * out of memory. */
 int calib_gemm_fit(const calib_gemm_pt *p, int n, const uly_gpu *g, calib_gemm_result *R);
 
 /* Reads a table of measured GEMMs: CSV, '#' lines comments, a header naming
