@@ -72,6 +72,25 @@ double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer)
     }
 }
 
+/* Bytes per element of a GEMM input a linear layer saves for its weight
+ * gradient: under FP8 TransformerEngine saves the quantized input, not the
+ * bf16 one, keeping one of its two copies (transformer_engine/pytorch/
+ * module/linear.py and layernorm_linear.py, _Linear.forward and
+ * _LayerNormLinear.forward: update_usage(rowwise_usage=False), or the
+ * row-wise copy alone where sequence parallelism re-gathers it in
+ * backward), 1 byte with the block recipes' scales beside it (blockwise: an
+ * fp32 per 128, mxfp8: an E8M0 byte per 32); beta bytes, the input itself,
+ * otherwise. */
+double uly_saved_gemm_input_bytes(const uly_workload *w, double beta)
+{
+    if (w->dtype != ULY_FP8) return beta;
+    switch (w->fp8_recipe) {
+    case ULY_FP8_BLOCKWISE: return 1.0 + 4.0 / 128.0;
+    case ULY_FP8_MXFP8: return 1.0 + 1.0 / 32.0;
+    default: return 1.0;
+    }
+}
+
 /* The kernels of one cast: tensorwise's amax pass and its cast, else one
  * (a fused one: none) */
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer)

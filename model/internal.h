@@ -119,6 +119,7 @@ typedef struct uly_fp8_cast_entry {
 } uly_fp8_cast_entry;
 extern const uly_fp8_cast_entry uly_fp8_cast_of[ULY_OPT_COUNT];
 double uly_fp8_cast_bytes_per_elem(uly_fp8_recipe r, int fused_producer);
+double uly_saved_gemm_input_bytes(const uly_workload *w, double beta);
 int uly_fp8_cast_kernels(uly_fp8_recipe r, int fused_producer);
 double uly_fp8_bf16_layer_frac(const uly_model *m, const uly_workload *w, const uly_plan *plan);
 uly_status uly_fp8_check(const uly_workload *w, char *why, size_t n);

@@ -26,8 +26,10 @@ static inline __attribute__((always_inline)) void act_layer_terms(const uly_mode
     const double f = (double)(m->experts > 0 ? m->shared_ffn_hidden : m->ffn_hidden);
     const double nt = sp ? tt : 1.0; /* the non-TP regions split only under SP */
     const double drop = m->dropout ? 1.0 : 0.0;
+    /* a linear layer's saved input: FP8 under FP8 training (beta otherwise) */
+    const double q = uly_saved_gemm_input_bytes(w, beta);
     o->ln = 2.0 * beta * b * T * h / nt;
-    o->attn_in = beta * b * T * h / nt;
+    o->attn_in = q * b * T * h / nt;
     o->qkv = beta * b * T * (a + 2.0 * k) * d / tt;
     o->scores = o->score_masks = 0;
     if (!flash && !selective) {
@@ -37,11 +39,13 @@ static inline __attribute__((always_inline)) void act_layer_terms(const uly_mode
         o->score_masks = drop * (1.0 + beta) * sc;
     }
     o->lse = flash ? 4.0 * b * a * T / tt : 0; /* fp32 per query row and head */
-    o->attn_out = beta * b * T * a * d / tt;
+    /* the output projection's input: under FP8 its quantized copy, beside
+     * the bf16 output flash attention keeps for its own backward */
+    o->attn_out = (w->dtype != ULY_FP8 ? beta : flash ? beta + q : q) * b * T * a * d / tt;
     o->attn_drop = drop * b * T * h / nt;
-    o->mlp_in = beta * b * T * h / nt;
+    o->mlp_in = q * b * T * h / nt;
     o->act_in = beta * b * T * f * (m->swiglu ? 2.0 : 1.0) / tt;
-    o->act_out = beta * b * T * f / tt;
+    o->act_out = q * b * T * f / tt;
     o->mlp_drop = drop * b * T * h / nt;
     o->experts = m->experts > 0 ? uly_moe_act_bytes(m, w, b * T / nt, etp) : 0;
     o->total = o->experts + o->ln + o->attn_in + o->qkv + o->scores + o->score_masks + o->lse + o->attn_out + o->attn_drop +
@@ -67,14 +71,18 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
  * residual stream (b T h, split t ways under SP), F a GEMM region's input or
  * output gradient (whole b N h under TP and SP, all-gathered under SP), the
  * f-wide activation gradients, the score blocks of materialised attention.
+ * Gradients are beta bytes an element, what the layer saved may be less
+ * (FP8 copies of the GEMM inputs): each is sized as what it is. 
  * dY (the gradient of the layer output) lives through the whole walk, as the
  * residual branch adds it in at the end of each block. */
 static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, double t, double beta)
 {
-    const double D = a->attn_in, F = sp ? a->attn_in * t : a->attn_in;
+    const double D = a->ln / 2.0, F = sp ? D * t : D; /* ln: the two norms' beta-byte inputs */
     const double SP_RS = sp ? D : 0; /* Megatron-SP's reduce-scatter output beside its input */
     const double per_head = a->qkv / (double)(m->heads + 2 * m->kv_heads);
     const double dv = per_head * (double)m->kv_heads, dqk = per_head * (double)(m->heads + m->kv_heads);
+    const double O = per_head * (double)m->heads;           /* attention's output, or its gradient */
+    const double A = a->act_in / (m->swiglu ? 2.0 : 1.0);    /* the activation's output gradient */
     const double S = a->scores; /* one score block; 0 under flash */
     const double s_mask = S > 0 ? a->score_masks / (1.0 + beta) : 0; /* dropout mask (1 byte) */
     const double s_drop = a->score_masks - s_mask;                  /* dropout output (beta bytes) */
@@ -88,9 +96,9 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
     STEP(D + D); /* dropout-add: dY and the branch's gradient */
     freed += a->mlp_drop;
     if (sp) STEP(D + D + F); /* that gradient all-gathered over TP */
-    STEP(D + F + a->act_out); /* second GEMM: its input's gradient */
+    STEP(D + F + A); /* second GEMM: its input's gradient */
     freed += a->act_out;
-    STEP(D + a->act_out + a->act_in); /* activation */
+    STEP(D + A + a->act_in); /* activation */
     freed += a->act_in;
     STEP(D + a->act_in + F + SP_RS); /* first GEMM: its input's gradient, whole */
     freed += a->mlp_in;
@@ -100,10 +108,10 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
     STEP(D + D);
     freed += a->attn_drop;
     if (sp) STEP(D + D + F);
-    STEP(D + F + a->attn_out); /* output projection: the context's gradient */
+    STEP(D + F + O); /* output projection: the context's gradient */
     if (S > 0) {
         freed += a->attn_out;                  /* the context, saved by the projection only */
-        STEP(D + a->attn_out + S + dv);        /* dP = dO V^T and dV beside the saved scores */
+        STEP(D + O + S + dv);                  /* dP = dO V^T and dV beside the saved scores */
         freed += s_drop;
         STEP(D + S + S + dv); /* dropout backward; softmax backward then holds the same with more freed */
         freed += s_mask + S;
@@ -111,8 +119,9 @@ static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, 
         freed += a->qkv;
     } else {
         /* flash backward: dQ, dK, dV and the fp32 dQ accumulator beside dO */
-        STEP(D + a->attn_out + a->qkv + a->attn_out * 4.0 / beta);
-        freed += a->qkv + a->attn_out + a->lse;
+        freed += a->attn_out - O; /* the projection's FP8 copy (0 but under FP8) */
+        STEP(D + O + a->qkv + O * 4.0 / beta);
+        freed += a->qkv + O + a->lse;
     }
     STEP(D + a->qkv + a->qkv);           /* dQ, dK, dV joined for the projection */
     STEP(D + a->qkv + F + SP_RS);        /* QKV GEMM: its input's gradient, whole */

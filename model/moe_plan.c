@@ -63,13 +63,16 @@ static double moe_load(const uly_workload *w)
  * tokens (b T) under expert TP etp: the gathered input of the first
  * grouped GEMM (etp P h), the activation's input (P f, twice under a
  * gated unit) and output (P f), the experts' outputs the combine weights
- * by their probabilities (P h), each P = tokens k pairs, times the load. */
+ * by their probabilities (P h), each P = tokens k pairs, times the load.
+ * The two grouped GEMMs' inputs as TransformerEngine's GroupedLinear saves
+ * them: FP8 copies under FP8 (uly_saved_gemm_input_bytes). */
 double uly_moe_act_bytes(const uly_model *m, const uly_workload *w, double tokens, int64_t etp)
 {
     const double beta = uly_dtype_bytes(w->dtype), P = tokens * (double)m->topk, h = (double)m->hidden;
+    const double q = uly_saved_gemm_input_bytes(w, beta);
     const double f = (double)m->moe_ffn_hidden, e = etp > 1 ? (double)etp : 1.0;
     const double kept = w->moe_capacity > 0 && w->moe_capacity < 1 ? w->moe_capacity : 1.0;
-    return moe_load(w) * kept * beta * P * (e * h + f * (m->swiglu ? 3.0 : 2.0) + h);
+    return moe_load(w) * kept * P * (q * e * h + beta * f * (m->swiglu ? 2.0 : 1.0) + q * f + beta * h);
 }
 
 void uly_moe_shape_init(uly_bctx *x, int64_t norm_tokens, uly_moe_shape *s)

@@ -597,8 +597,11 @@ static void emit_zero_ops(uly_bctx *x, const uly_state_bytes *sb)
  * checks them for inf/NaN (read and write 4 + 4); the gradient norm for
  * clipping reads them (4); Adam reads parameter, gradient, m and v and
  * writes parameter, m and v (16 + 12); mixed precision then casts the fp32
- * master to the half-precision weights (4 + beta). The gradient buffer is
- * zeroed for the next step over every gradient the rank holds. */
+ * master to the half-precision weights (4 + beta). Megatron-LM's main
+ * gradients kept in the parameters' precision are first copied to fp32
+ * (its optimizers' _copy_model_grads_to_main_grads, main_grad.float():
+ * read beta, write 4). The gradient buffer is zeroed for the next step over
+ * every gradient the rank holds. */
 static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
 {
     const uly_plan *p = x->p;
@@ -607,7 +610,10 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
     const double params = w->zero_stage >= 1 ? shard : all;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    double bytes = (unscale + 4.0 + 28.0 + cast) * params + sb->grads_whole * all + sb->grads_shard * shard;
+    const double copy = w->framework == ULY_FW_MEGATRON && !uly_megatron_grads_fp32(w) && w->dtype != ULY_FP32
+                            ? (double)x->beta + 4.0
+                            : 0.0;
+    double bytes = (unscale + 4.0 + 28.0 + cast + copy) * params + sb->grads_whole * all + sb->grads_shard * shard;
     if (__builtin_expect(w->dtype == ULY_FP8, 0)) bytes += fp8_weight_cast_bytes(x, params);
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);
     o->per_step = 1;

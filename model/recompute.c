@@ -52,7 +52,9 @@ void uly_recompute_stage_terms(const uly_model *m, const uly_workload *w, const 
                                const uly_act_terms *full, double grads_live, double L, double f, double *tb)
 {
     const double beta = uly_dtype_bytes(w->dtype), b = (double)w->micro_batch;
-    const double scores = full->scores + full->score_masks, keep = full->total - scores, D = full->attn_in;
+    /* D: the two norms' inputs are beta-byte residual-stream tensors (the
+     * GEMM inputs may be saved smaller: FP8 copies) */
+    const double scores = full->scores + full->score_masks, keep = full->total - scores, D = full->ln / 2.0;
     const double input = beta * b * (double)plan->act_tokens * (double)m->hidden;
     const double rebuilt = full->total - full->ln / 2.0 - scores; /* a layer rebuilt from its input */
     tb[ULY_MEM_WORKING] = grads_live;
@@ -108,8 +110,10 @@ void uly_recompute_stage_terms(const uly_model *m, const uly_workload *w, const 
          * the output projection's and the MLP down projection's outputs (D
          * each) come, the layer's input stays (one of the norms' inputs):
          * D + act_out less; every other matmul: the output projection's
-         * output recomputed too, D more less */
-        tb[ULY_MEM_ACTIV] = f * L * (keep - D - full->act_out - (w->recompute == ULY_RECOMPUTE_OPS_HALF ? D : 0));
+         * output recomputed too, D more less. The norms' outputs as saved
+         * (attn_in, mlp_in: D each, but under FP8) */
+        tb[ULY_MEM_ACTIV] = f * L * (keep - full->attn_in - full->mlp_in + D - full->act_out -
+                                     (w->recompute == ULY_RECOMPUTE_OPS_HALF ? D : 0));
         tb[ULY_MEM_SCORES] = f * L * scores;
         break;
     case ULY_RECOMPUTE_ATTN_SKIP:

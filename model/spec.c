@@ -173,6 +173,19 @@ int uly_grad_reduce_overlaps(const uly_workload *w)
 
 double uly_attn_density(const uly_workload *w) { return w->attn_density > 0 ? w->attn_density : 1.0; }
 
+/* Megatron-LM's main-gradient buffer (megatron/core/distributed/
+ * param_and_grad_buffer.py: grad_dtype = torch.float if grad_reduce_in_fp32
+ * else param.dtype; megatron/training/arguments.py: under --bf16
+ * accumulate_allreduce_grads_in_fp32 is forced on unless
+ * --grad-reduce-in-bf16, under --fp16 it stays off unless
+ * --accumulate-allreduce-grads-in-fp32 is given, and the 2021 code did the
+ * same): fp32 or the parameters' precision */
+int uly_megatron_grads_fp32(const uly_workload *w)
+{
+    if (w->grad_reduce_fp32) return w->grad_reduce_fp32 > 0;
+    return w->dtype != ULY_FP16;
+}
+
 void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *o)
 {
     const double beta = uly_dtype_bytes(w->dtype), fp32 = w->dtype == ULY_FP32;
@@ -184,9 +197,9 @@ void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *o)
     switch (w->framework) {
     case ULY_FW_MEGATRON:
         wb = beta, ws = 0;
-        gb = 4.0, gs = 0;
+        gb = uly_megatron_grads_fp32(w) ? 4.0 : beta, gs = 0;
         ob = adam, os = z >= 1;
-        o->grad_wire = 4;
+        o->grad_wire = (int64_t)gb;
         break;
     case ULY_FW_FSDP:
         /* the fp32 flat parameter is the master copy, sharded with the rest;
@@ -368,6 +381,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, loss_chunks, 0, (int64_t)1 << 30);
     RANGE_I(w, cuda_graphs, 0, 1);
     RANGE_I(w, overlap_param_gather, 0, 1);
+    RANGE_I(w, grad_reduce_fp32, -1, 1);
     RANGE_D(w, step_overhead_s, 0, 3600);
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
@@ -381,6 +395,9 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (w->framework == ULY_FW_MEGATRON && w->zero_stage > 1)
         return fail(why, n, "zero_stage = %d: the megatron framework shards the optimizer (zero 1, the distributed "
                     "optimizer) or nothing (zero 0)", w->zero_stage);
+    if (w->grad_reduce_fp32 && w->framework != ULY_FW_MEGATRON)
+        return fail(why, n, "grad_reduce_fp32 = %d: Megatron-LM's main gradients (framework megatron); framework %s "
+                    "reduces gradients in its own precision", w->grad_reduce_fp32, framework_names[w->framework]);
     if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
         return fail(why, n, "zero_stage = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
                     "(FULL_SHARD)");

@@ -299,6 +299,12 @@ typedef struct uly_workload {
      * post-backward reduce-scatter) or after it on the critical path:
      * 1 on, -1 off, 0 the framework's default (uly_grad_reduce_overlaps). */
     int overlap_grad_reduce;
+    /* Megatron-LM's main gradients (the framework megatron only): 1 kept,
+     * accumulated and reduced in fp32 (--accumulate-allreduce-grads-in-fp32),
+     * -1 in the parameters' precision (--grad-reduce-in-bf16), 0 Megatron-
+     * LM's default, fp32 under bf16 (and FP8, whose parameters are bf16)
+     * and the parameters' fp16 under fp16 (uly_state_bytes_get). */
+    int grad_reduce_fp32;
     /* 1: the step's kernels are replayed from CUDA graphs (no host issue
      * cost per kernel, the graph's launch floor); 0: eager launches. */
     int cuda_graphs;
@@ -385,6 +391,10 @@ typedef struct uly_state_bytes {
     int64_t grad_wire;
 } uly_state_bytes;
 void uly_state_bytes_get(const uly_workload *w, uly_state_bytes *out);
+/* 1 when Megatron-LM keeps, accumulates and reduces its main gradients in
+ * fp32 under the workload (uly_workload.grad_reduce_fp32, else its default:
+ * fp32 but under fp16); 0 in the parameters' precision. */
+int uly_megatron_grads_fp32(const uly_workload *w);
 /* The parameters of one rank's shard of `params` over g ranks: padded to
  * whole parameters, ceil(ceil(params) / g), as ZeRO, Megatron's distributed
  * optimizer and FSDP pad their flat buffers to divide by g (and as the ZeRO

@@ -180,6 +180,9 @@ static const struct {
     {"--sequence-parallel", offsetof(sim_args, sequence_parallel), 1},
     {"--overlap-param-gather", offsetof(sim_args, overlap_param_gather), 1},
     {"--no-overlap-param-gather", offsetof(sim_args, overlap_param_gather), 0},
+    /* Megatron-LM's names for where its main gradients live */
+    {"--accumulate-allreduce-grads-in-fp32", offsetof(sim_args, grad_reduce_fp32), 1},
+    {"--grad-reduce-in-bf16", offsetof(sim_args, grad_reduce_fp32), -1},
     {"--cuda-graphs", offsetof(sim_args, cuda_graphs), 1},
     {"--no-cuda-graphs", offsetof(sim_args, cuda_graphs), 0},
 };

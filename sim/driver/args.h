@@ -117,6 +117,7 @@ typedef struct sim_args {
     int tp_comm_overlap;
     int overlap_grad_reduce; /* 1 on, -1 off, 0 the framework's default */
     int overlap_param_gather;            /* Megatron's --overlap-param-gather */
+    int grad_reduce_fp32; /* main gradients: 1 fp32, -1 the parameters' precision, 0 Megatron-LM's default */
     int cuda_graphs;                     /* the step's kernels replayed from CUDA graphs */
     double step_overhead_s;              /* --step-overhead-ms: the host's own work per step */
     int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */

@@ -61,7 +61,7 @@ static const char *const ignored_names[] = {
     "--exit-signal-handler", "--manual-gc", "--manual-gc-interval", "--no-manual-gc-eval", "--empty-unused-memory-level",
     "--calculate-per-token-loss", "--check-for-nan-in-loss-and-grad", "--no-check-for-nan-in-loss-and-grad",
     "--check-for-large-grads", "--check-for-spiky-loss", "--loss-scale", "--initial-loss-scale", "--min-loss-scale",
-    "--loss-scale-window", "--hysteresis", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
+    "--loss-scale-window", "--hysteresis", "--attention-softmax-in-fp32",
     "--distributed-backend", "--distributed-timeout-minutes", "--local-rank", "--lazy-mpu-init",
     "--distributed-timeout-seconds-after-init", "--disable-jit-fuser", "--ddp-bucket-size", "--ddp-average-in-collective",
     "--use-cpu-initialization", "--onnx-safe", "--openai-gelu", "--batch-size", "--no-load-optim", "--no-load-rng",

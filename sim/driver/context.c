@@ -204,9 +204,15 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .tp_comm_overlap = a->tp_comm_overlap, .zero_prefetch = a->zero_prefetch,
                         .overlap_grad_reduce = a->overlap_grad_reduce,
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
+                        .grad_reduce_fp32 = a->grad_reduce_fp32,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     sim_args_fp8_workload(a, w);
     sim_moe_workload(a, w); /* args_moe.c */
+    if (a->grad_reduce_fp32 && a->framework != ULY_FW_MEGATRON)
+        return sim_fail(why, n, "%s: where Megatron-LM keeps its main gradients; --framework %s holds and reduces "
+                        "gradients in its own precision (valid with --framework megatron)",
+                        a->grad_reduce_fp32 > 0 ? "--accumulate-allreduce-grads-in-fp32" : "--grad-reduce-in-bf16",
+                        uly_framework_name(a->framework));
     if (sim_args_fp8_check(a, &c->cluster, why, n)) return SIM_EXIT_USAGE;
     if (sim_attn_kernel_pick(a, &c->cluster, w, why, n)) return SIM_EXIT_USAGE;
     if (a->attn_kernel == ULY_AK_FLASH3 && strcmp(c->cluster.gpu.arch, "hopper") != 0)

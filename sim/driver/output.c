@@ -200,6 +200,9 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
                       uly_zero_gather_by_submodule(w) ? "a weight matrix at a time" : "a layer at once");
     if (k > 0 && (size_t)k < n && w->overlap_param_gather)
         k += snprintf(buf + k, n - (size_t)k, "; weight gather under the next step's forward");
+    if (k > 0 && (size_t)k < n && w->framework == ULY_FW_MEGATRON && sb.grad_wire < 4)
+        k += snprintf(buf + k, n - (size_t)k, "; main gradients kept and reduced in %s",
+                      w->dtype == ULY_FP16 ? "fp16" : "bf16");
     if (k > 0 && (size_t)k < n && w->cuda_graphs)
         k += snprintf(buf + k, n - (size_t)k, "; CUDA graphs");
     if (k > 0 && (size_t)k < n && w->step_overhead_s > 0)

@@ -114,6 +114,9 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
     ADD(wo, "overlap_grad_reduce", cJSON_CreateBool(uly_grad_reduce_overlaps(w)));
+    uly_state_bytes sb;
+    uly_state_bytes_get(w, &sb);
+    ADD(wo, "grad_bytes", sim_json_int(sb.grad_wire)); /* per gradient element, held and on the wire */
     ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
     ADD(wo, "attn_kernel", cJSON_CreateString(uly_attn_kernel_name(w->attn_kernel)));
     ADD(wo, "overlap_param_gather", cJSON_CreateBool(w->overlap_param_gather));

@@ -209,6 +209,7 @@ static void w_free(walk *k, double bytes) { k->live -= bytes; }
 typedef struct shape {
     double b, T, N, h, a, kv, d, f, t, beta;
     int sp, flash, swiglu, drop;
+    double qb; /* bytes of a linear layer's saved input: beta, or an FP8 copy's (0: beta) */
 } shape;
 
 static double walk_layer(const shape *z)
@@ -221,6 +222,11 @@ static double walk_layer(const shape *z)
     const double act_out = be * bt * z->f / z->t, act_in = act_out * (z->swiglu ? 2 : 1);
     const double q = be * bt * z->a * z->d / z->t, kv = be * bt * z->kv * z->d / z->t;
     const double qkv = q + 2 * kv, ctx = q;
+    /* what the linear layers saved of their inputs: under FP8 the copies
+     * TransformerEngine quantized (qb bytes an element), the gradients
+     * still beta */
+    const double qs = z->qb > 0 ? z->qb / be : 1.0;
+    const double res_saved = res * qs, act_out_saved = act_out * qs, ctx_copy = z->qb > 0 ? ctx * qs : 0;
     const double sc = z->b * z->a * z->T * z->N / z->t, P = z->flash ? 0 : be * sc;
     const double smask = z->flash ? 0 : z->drop * sc, sdrop = z->flash ? 0 : z->drop * be * sc;
     const double lse = z->flash ? 4.0 * z->b * z->a * z->T / z->t : 0;
@@ -235,7 +241,7 @@ static double walk_layer(const shape *z)
         g = whole;
     }
     w_alloc(&k, act_out);               /* fc2 backward */
-    w_free(&k, act_out);                /* its saved input */
+    w_free(&k, act_out_saved);          /* its saved input */
     w_free(&k, g);
     w_alloc(&k, act_in);                /* activation backward */
     w_free(&k, act_in);
@@ -246,7 +252,7 @@ static double walk_layer(const shape *z)
         w_free(&k, whole);
     }
     w_free(&k, act_in);
-    w_free(&k, res);                    /* fc1's saved input (the norm's output) */
+    w_free(&k, res_saved);              /* fc1's saved input (the norm's output) */
     w_alloc(&k, res);                   /* ln2 backward */
     w_free(&k, res);                    /* its saved input */
     w_free(&k, z->sp ? res : whole);
@@ -265,7 +271,7 @@ static double walk_layer(const shape *z)
     w_alloc(&k, ctx);                   /* projection backward */
     w_free(&k, g);
     if (!z->flash) {
-        w_free(&k, ctx);                /* the context was saved by the projection only */
+        w_free(&k, ctx * qs);           /* the context was saved by the projection only */
         w_alloc(&k, P);                 /* d(P_drop) = dO V^T */
         w_alloc(&k, kv);                /* dV */
         w_free(&k, sdrop);
@@ -280,6 +286,7 @@ static double walk_layer(const shape *z)
         w_free(&k, P);
         w_free(&k, qkv);                /* the saved Q, K, V */
     } else {
+        w_free(&k, ctx_copy);           /* the projection's own FP8 copy of the context */
         w_alloc(&k, qkv);               /* dQ, dK, dV */
         w_alloc(&k, ctx * 4.0 / be);    /* the fp32 dQ accumulator */
         w_free(&k, ctx * 4.0 / be);
@@ -294,7 +301,7 @@ static double walk_layer(const shape *z)
         w_free(&k, whole);
     }
     w_free(&k, qkv);
-    w_free(&k, res);                    /* its saved input */
+    w_free(&k, res_saved);              /* its saved input */
     w_alloc(&k, res);                   /* ln1 */
     w_alloc(&k, res);                   /* residual sum */
     return k.peak;
@@ -383,8 +390,92 @@ static void backward_working_set(void)
           r.mem.term_bytes[ULY_MEM_COMM], want);
 }
 
+/* An H100 as the FP8 runs need it: FP8 tensor cores, GEMMs by shape */
+static uly_cluster h100_fp8(void)
+{
+    uly_cluster c = fx_a100(1);
+    snprintf(c.gpu.arch, sizeof c.gpu.arch, "hopper");
+    c.gpu.peak_flops[ULY_BF16] = c.gpu.peak_flops[ULY_FP16] = 989e12;
+    c.gpu.peak_flops[ULY_FP8] = 1979e12;
+    c.gpu.hbm_bytes = 1e15;
+    c.gpu.sm_count = 132;
+    c.gpu.gemm_peak_frac = 0.803;
+    c.gpu.gemm_tile_m = c.gpu.gemm_tile_n = 128;
+    return c;
+}
+
+/* FP8 training: TransformerEngine's linear layers save the FP8 copy of
+ * their input (1 byte an element, the block recipes' scales beside it), not
+ * the bf16 one: QKV's, fc1's and fc2's inputs; the output projection's copy
+ * comes beside the bf16 output flash attention keeps (materialised: alone).
+ * Written out for a Llama 3 8B layer, TP 4 with SP, b 2, s 8192: the bf16
+ * terms less (2 - q) bytes on b s h / t twice and b s f / t, plus q b s a d / t
+ * under flash; then backward's working set by the walk above with the FP8
+ * copies' sizes. Mutants caught: attn_out left at beta (flash: the q term),
+ * the blockwise scales dropped, backward_peak's D read from attn_in. */
+static void fp8_saved_inputs(void)
+{
+    const uly_model m = fx_llama3_8b();
+    const double b = 2, s = 8192, t = 4, h = (double)m.hidden, f = (double)m.ffn_hidden;
+    const double ad = (double)m.heads * (double)m.head_dim;
+    static const struct {
+        uly_fp8_recipe rc;
+        int flash;
+        double q;
+    } cases[] = {{ULY_FP8_TENSORWISE, 1, 1.0}, {ULY_FP8_DELAYED, 1, 1.0}, {ULY_FP8_BLOCKWISE, 1, 1.0 + 4.0 / 128.0},
+                 {ULY_FP8_BLOCKWISE, 0, 1.0 + 4.0 / 128.0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uly_workload w = fx_work((int64_t)s);
+        w.micro_batch = (int64_t)b;
+        w.flash = cases[i].flash;
+        uly_act_terms bf, x;
+        uly_act_layer_terms(&m, &w, (int64_t)s, (int64_t)t, 1, 1, 0, &bf);
+        w.dtype = ULY_FP8;
+        w.fp8_recipe = cases[i].rc;
+        uly_act_layer_terms(&m, &w, (int64_t)s, (int64_t)t, 1, 1, 0, &x);
+        const double q = cases[i].q;
+        double want = bf.total - (2.0 - q) * (2.0 * b * s * h / t + b * s * f / t);
+        want += cases[i].flash ? q * b * s * ad / t : -(2.0 - q) * b * s * ad / t;
+        CHECK(close_to(x.total, want), "fp8 %s %s: layer %.0f bytes, want %.0f (bf16 %.0f)",
+              uly_fp8_recipe_name(cases[i].rc), cases[i].flash ? "flash" : "materialised", x.total, want, bf.total);
+        CHECK(close_to(x.ln, bf.ln) && close_to(x.qkv, bf.qkv) && close_to(x.act_in, bf.act_in),
+              "fp8: the norms' inputs, Q K V and the activation's input stay bf16");
+    }
+    /* backward's working set and the stage's activations, from whole plans */
+    uly_cluster c = h100_fp8();
+    static const struct {
+        int strat, flash;
+        uly_fp8_recipe rc;
+        double q;
+    } plans[] = {{ULY_STRAT_MEGATRON_SP, 1, ULY_FP8_TENSORWISE, 1.0},
+                 {ULY_STRAT_MEGATRON_TP, 1, ULY_FP8_BLOCKWISE, 1.0 + 4.0 / 128.0},
+                 {ULY_STRAT_MEGATRON_TP, 0, ULY_FP8_TENSORWISE, 1.0}};
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        uly_workload w = fx_work((int64_t)s);
+        w.micro_batch = (int64_t)b;
+        w.flash = plans[i].flash;
+        w.zero_stage = 0;
+        w.recompute = ULY_RECOMPUTE_NONE;
+        w.dtype = ULY_FP8;
+        w.fp8_recipe = plans[i].rc;
+        char why[200];
+        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_OK, "fp8 plan %zu: %s", i, why);
+        uly_result r;
+        CHECK(fx_eval(&m, &w, &c, (uly_strategy_id)plans[i].strat, 1, 1, (int64_t)t, 1, &r) == 0,
+              "fp8 plan %zu: evaluate", i);
+        const shape z = {.b = b, .T = s, .N = s, .h = h, .a = (double)m.heads, .kv = (double)m.kv_heads,
+                         .d = (double)m.head_dim, .f = f, .t = t, .beta = 2,
+                         .sp = plans[i].strat == ULY_STRAT_MEGATRON_SP, .flash = plans[i].flash, .swiglu = m.swiglu,
+                         .drop = m.dropout, .qb = plans[i].q};
+        const double want = walk_layer(&z);
+        CHECK(close_to(r.mem.term_bytes[ULY_MEM_WORKING], want), "fp8 plan %zu: working %.0f, want %.0f", i,
+              r.mem.term_bytes[ULY_MEM_WORKING], want);
+    }
+}
+
 int main(void)
 {
+    fp8_saved_inputs();
     korthikanti();
     korthikanti_plans();
     backward_working_set();

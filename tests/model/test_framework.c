@@ -4,7 +4,11 @@
  *   deepspeed  2 weights + 2 grads + 12 (fp32 master, Adam m, v); ZeRO 1/2/3
  *              shard the 12, the grads, the weights;
  *   megatron   2 weights + 4 fp32 main grads + 12; the distributed optimizer
- *              (zero 1) shards the 12; gradients reduced in fp32;
+ *              (zero 1) shards the 12; gradients reduced in fp32; but the
+ *              main grads are the parameters' 2 bytes, and reduced so,
+ *              under fp16 (Megatron-LM forces fp32 accumulation for bf16
+ *              only) and under bf16 with --grad-reduce-in-bf16, and 4 under
+ *              fp16 with --accumulate-allreduce-grads-in-fp32;
  *   fsdp       4 fp32 flat params + 4 grads + 8 moments, all sharded by
  *              FULL_SHARD (zero 3, half precision gathered per layer) and
  *              SHARD_GRAD_OP (zero 2, which also keeps 2 bytes of half
@@ -74,6 +78,27 @@ int main(void)
         o = first_op(ULY_OPT_DP_ALLREDUCE_GRAD);
         CHECK(o && ds > 0 && o->bytes_sent == 2 * ds, "megatron's gradient all-reduce %lld bytes, want 2 x %lld",
               o ? (long long)o->bytes_sent : -1LL, (long long)ds);
+        /* where the main gradients live: {dtype, asked} -> bytes held and sent */
+        const struct {
+            uly_dtype dt;
+            int ask;
+            double grads;
+        } mg[] = {{ULY_BF16, 0, 4}, {ULY_BF16, -1, 2}, {ULY_FP16, 0, 2}, {ULY_FP16, 1, 4}, {ULY_FP32, -1, 4}};
+        for (size_t i = 0; i < sizeof mg / sizeof mg[0]; i++) {
+            w.dtype = mg[i].dt;
+            w.grad_reduce_fp32 = mg[i].ask;
+            char why[200];
+            CHECK(uly_workload_check(&w, why, sizeof why) == ULY_OK, "megatron %s grads %d: %s",
+                  uly_dtype_name(mg[i].dt), mg[i].ask, why);
+            CHECK(eval(&m, &w, &c, 8, &r) == 0, "evaluate");
+            o = first_op(ULY_OPT_DP_ALLREDUCE_GRAD);
+            /* the all-reduce's bytes scale with the gradient's size: ds is bf16's 2 */
+            CHECK(fabs(r.mem.term_bytes[ULY_MEM_GRADS] / (mg[i].grads * P) - 1) < 1e-9 && o &&
+                      o->bytes_sent == (int64_t)(mg[i].grads / 2.0 * (double)ds),
+                  "megatron %s asked %d: %.4g bytes/param held, %lld sent; want %g, %lld", uly_dtype_name(mg[i].dt),
+                  mg[i].ask, r.mem.term_bytes[ULY_MEM_GRADS] / P, o ? (long long)o->bytes_sent : -1LL, mg[i].grads,
+                  (long long)(mg[i].grads / 2.0 * (double)ds));
+        }
     }
     /* what a framework cannot do is refused, naming the value */
     {
@@ -88,6 +113,10 @@ int main(void)
         CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "zero_stage = 1"),
               "fsdp zero 1 accepted (%s)", why);
         CHECK(!strcmp(uly_framework_name(ULY_FW_MEGATRON), "megatron"), "name");
+        w.zero_stage = 3;
+        w.grad_reduce_fp32 = -1;
+        CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "grad_reduce_fp32 = -1"),
+              "fsdp with Megatron-LM's main-gradient precision accepted (%s)", why);
     }
     FX_DONE();
 }

@@ -88,12 +88,17 @@ static void materialised_attention(void)
     }
 }
 
-/* The optimizer's bytes per parameter: megatron fp16 8 + 4 + 28 + (4 + 2)
- * over the parameters it updates, plus its 4-byte fp32 gradients zeroed
- * over all it holds: 50 P unsharded; deepspeed bf16: 4 + 28 + 6 + 2 = 40 P;
- * deepspeed fp32: 4 + 28 + 4 = 36 P; megatron fp16 with its distributed
- * optimizer over dp 2: 46 P / 2 + 4 P = 27 P. Compared as ratios, so the
- * parameter count P need not be restated. */
+/* The optimizer's bytes per parameter: deepspeed bf16: 4 + 28 + 6 + 2 =
+ * 40 P; deepspeed fp32: 4 + 28 + 4 = 36 P. Megatron-LM under fp16 keeps its
+ * main gradients in fp16 (accumulate_allreduce_grads_in_fp32 is off unless
+ * asked), so its optimizer first copies them to fp32 (read 2, write 4):
+ * 8 + 4 + 28 + (4 + 2) + (2 + 4) over the parameters it updates, plus the
+ * 2-byte gradients zeroed over all it holds: 54 P; with
+ * --accumulate-allreduce-grads-in-fp32 no copy and 4-byte gradients: 50 P;
+ * with its distributed optimizer over dp 2: 52 P / 2 + 2 P = 28 P. Under
+ * bf16 its gradients are fp32 (38 P + 4 P = 42 P) unless
+ * --grad-reduce-in-bf16 (38 P + 6 P + 2 P = 46 P). Compared as ratios, so
+ * the parameter count P need not be restated. */
 static void optimizer_passes(void)
 {
     const uly_model m = fx_tiny();
@@ -111,10 +116,21 @@ static void optimizer_passes(void)
     w.framework = ULY_FW_MEGATRON;
     w.dtype = ULY_FP16;
     if (eval(&m, &w, &c, 1, &r)) return;
-    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 50.0 / 40.0, "megatron fp16 over deepspeed bf16");
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 54.0 / 40.0, "megatron fp16 over deepspeed bf16");
+    w.grad_reduce_fp32 = 1;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 50.0 / 40.0, "megatron fp16, fp32 main grads");
+    w.grad_reduce_fp32 = 0;
     w.zero_stage = 1;
     if (eval(&m, &w, &c, 2, &r)) return;
-    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 27.0 / 40.0, "megatron distributed optimizer, dp 2");
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 28.0 / 40.0, "megatron distributed optimizer, dp 2");
+    w.zero_stage = 0;
+    w.dtype = ULY_BF16;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 42.0 / 40.0, "megatron bf16");
+    w.grad_reduce_fp32 = -1;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(op_time(&r, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP) / ds_bf16, 46.0 / 40.0, "megatron bf16, --grad-reduce-in-bf16");
 }
 
 /* dp 2 at 1e8 B/s in the node, one micro-batch. The layer's backward is
