@@ -46,6 +46,7 @@ OPTIONAL = [
     ("--tp-comm-overlap", None),
     ("--no-overlap-grad-reduce", None),
     ("--cuda-graphs", None),
+    ("--grad-reduce-in-bf16", None),
     ("--step-overhead-ms", [0, 12.5]),
     ("--zero-prefetch", [1, 2]),
     ("--attn-kernel", ["flash2", "flash3", "sdpa", "triton"]),
