@@ -8,7 +8,12 @@
  * counted as one layer each of an even split (--account-for-embedding/
  * loss-in-pipeline-split), which leaves the first / last stage one layer
  * short. Interleaving needs every stage's layers (before the embedding or
- * loss is taken off) to divide into the virtual stages. */
+ * loss is taken off) to divide into the virtual stages. A pipeline layout
+ * (--pipeline-model-parallel-layout,
+ * megatron/core/transformer/pipeline_parallel_layer_layout.py) names each
+ * chunk's layers itself, so its stages may all differ: it comes reduced to
+ * the first and last stages' layers and the most on a middle one
+ * (uly_layout.pp_mid_most). */
 #include "internal.h"
 
 uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t layers[3], char *why, size_t n)
@@ -17,6 +22,16 @@ uly_status uly_pp_stage_layers(const uly_model *m, const uly_layout *l, int64_t 
     const int64_t L = m->layers, pp = l->pp > 1 ? l->pp : 1, V = l->vpp > 1 && pp > 1 ? l->vpp : 1;
     layers[0] = layers[1] = layers[2] = L;
     if (pp <= 1) return ULY_OK;
+    if (l->pp_mid_most > 0) {
+        /* a layout: the middle stages hold the rest, none more than the most */
+        const int64_t f = l->pp_first, z = l->pp_last, most = l->pp_mid_most, rest = L - f - z, left = pp - 2;
+        layers[0] = f, layers[1] = most, layers[2] = z;
+        if (left < 1 || f < 1 || z < 1 || rest < left || most > rest || most * left < rest)
+            return uly_fail(why, n, "a layout of %lld, at most %lld and %lld layers on the first, middle and last of "
+                          "%lld stages: does not hold the %lld layers, each stage at least one", (long long)f,
+                          (long long)most, (long long)z, (long long)pp, (long long)L);
+        return ULY_OK;
+    }
     if (l->pp_first > 0 || l->pp_last > 0) {
         if (l->pp_embed || l->pp_loss)
             return uly_fail(why, n, "first/last stage layers (%lld, %lld) with the embedding or loss counted as a layer: "
@@ -82,15 +97,20 @@ void uly_plan_pipeline(uly_bctx *x)
     plan->vpp = l->vpp > 1 && l->pp > 1 ? l->vpp : 1;
     if (l->pp <= 1) return;
     const int64_t pp = l->pp, micro = plan->micro_steps, V = plan->vpp;
-    plan->pp_staged = l->pp_first > 0 || l->pp_last > 0 || l->pp_embed || l->pp_loss;
+    plan->pp_staged = l->pp_first > 0 || l->pp_last > 0 || l->pp_embed || l->pp_loss || l->pp_mid_most > 0;
     int64_t *n = plan->pp_stage_layers;
     const uly_status st = uly_pp_stage_layers(m, l, n, NULL, 0);
+    /* the middle stages' layers together: a layout's the rest, each of the
+     * others' splits the same on every middle stage */
+    plan->pp_mid_layers = l->pp_mid_most > 0 ? m->layers - n[0] - n[2] : (pp - 2) * n[1];
     if (pp > m->layers) {
         uly_reason_add(x, ULY_R_PP_LAYERS, 1, (double)pp, (double)m->layers, 0);
         n[0] = n[1] = n[2] = 0;
     } else if (plan->pp_staged) {
         if (st != ULY_OK || n[0] < 1 || n[2] < 1)
             uly_reason_add(x, ULY_R_PP_SPLIT_REFUSED, 1, (double)m->layers, (double)pp, (double)V);
+        else if (l->pp_mid_most > 0)
+            uly_reason_add(x, ULY_R_PP_LAYOUT, 0, (double)n[0], (double)n[1], (double)n[2]);
         else
             uly_reason_add(x, ULY_R_PP_STAGES, 0, (double)n[0], pp > 2 ? (double)n[1] : -1.0, (double)n[2]);
     } else {
@@ -107,9 +127,11 @@ void uly_plan_pipeline(uly_bctx *x)
     plan->pp_in_flight_mid = in_flight(1, pp, V, micro);
     /* the last rank: its (V - 1) pp warm-up chunks and one more */
     plan->pp_in_flight_last = in_flight(pp - 1, pp, V, micro);
-    if (V > 1) /* layers per virtual stage: a middle stage's under an uneven split */
+    if (V > 1) /* layers per virtual stage: a middle stage's under an uneven split (a layout's: on average) */
         uly_reason_add(x, ULY_R_PP_INTERLEAVED, 0, (double)V,
-                       plan->pp_staged ? (double)n[1] / (double)V : (double)m->layers / (double)(pp * V),
+                       l->pp_mid_most > 0 ? (double)m->layers / (double)(pp * V)
+                       : plan->pp_staged  ? (double)n[1] / (double)V
+                                          : (double)m->layers / (double)(pp * V),
                        plan->pp_in_flight);
     /* the idle share: (pp - 1) / V slots of m + (pp - 1) / V; uneven, the
      * other stages' work over V beside m of the heaviest's, each stage's
@@ -121,7 +143,8 @@ void uly_plan_pipeline(uly_bctx *x)
         const double w2 = (double)n[2] + (l->pp_loss ? 1.0 : 0);
         pace = w0 > w2 ? w0 : w2;
         if (pp > 2 && w1 > pace) pace = w1;
-        lag = (w0 + (double)(pp - 2) * w1 + w2 - pace) / (double)V;
+        const double mid = l->pp_mid_most > 0 ? (double)plan->pp_mid_layers : (double)(pp - 2) * w1;
+        lag = (w0 + mid + w2 - pace) / (double)V;
     }
     uly_reason_add(x, ULY_R_PP_BUBBLE, 0, lag / ((double)micro * pace + lag), (double)micro, (double)pp);
 }
@@ -155,7 +178,10 @@ double uly_pp_staged_s(const uly_plan *plan, const double *op_s, double layer_s,
     int64_t layers = n[0];
     if (t2 > most) most = t2, layers = n[2];
     if (t1 > most) most = t1, layers = n[1];
-    const double lag = (t0 + (double)(pp > 2 ? pp - 2 : 0) * t1 + t2 - most) / V;
+    /* every middle stage's work: a layout's stages differ, the others' do not */
+    const double mids = plan->layout.pp_mid_most > 0 ? (double)plan->pp_mid_layers * layer_s + (double)(pp - 2) * pp_s
+                                                     : (double)(pp > 2 ? pp - 2 : 0) * t1;
+    const double lag = (t0 + mids + t2 - most) / V;
     const double pipe = (double)plan->micro_steps * most + lag;
     tm->pp_bubble = pipe > 0 ? lag / pipe : 0;
     tm->stage_layers = layers;

@@ -14,7 +14,7 @@ static const char *gib_str(double b, char *buf, size_t n)
     return buf;
 }
 
-/* The uneven pipelines' and offload's reasons: three numbers each */
+/* The uneven pipelines' (a layout's too) and offload's reasons: three numbers each */
 static int layout_reason_format(const uly_reason *r, char *buf, size_t n)
 {
     static const char *const text[] = {
@@ -26,6 +26,9 @@ static int layout_reason_format(const uly_reason *r, char *buf, size_t n)
         "it over"};
     _Static_assert(ULY_R_PP_SPLIT_REFUSED == ULY_R_PP_STAGES + 1 && ULY_R_OFFLOAD_NO_HOST_LINK == ULY_R_PP_STAGES + 2,
                    "the texts follow the codes' order");
+    if (r->code == ULY_R_PP_LAYOUT)
+        return snprintf(buf, n, "pipeline layout: %.0f layers on the first stage, at most %.0f on a middle one, %.0f on "
+                        "the last; the heaviest stage sets the pace", r->v[0], r->v[1], r->v[2]);
     if (r->code == ULY_R_PP_STAGES && r->v[1] < 0) /* two stages: no middle one */
         return snprintf(buf, n, "uneven pipeline: %.0f layers on the first stage, %.0f on the last; the heaviest "
                         "stage sets the pace", r->v[0], r->v[2]);
@@ -155,6 +158,7 @@ size_t uly_reason_format(const uly_reason *r, const uly_model *m, char *buf, siz
     case ULY_R_MOE_DENSE_LAYERS:
         k = moe_reason_format(r, buf, n);
         break;
+    case ULY_R_PP_LAYOUT:
     case ULY_R_PP_STAGES:
     case ULY_R_PP_SPLIT_REFUSED:
     case ULY_R_OFFLOAD_NO_HOST_LINK:

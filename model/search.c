@@ -126,7 +126,7 @@ static void stage_layouts_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t
                 uly_layout_init(&l, s, u, r, t, gpus / (u * r * t));
                 l.pp = pp;
                 l.vpp = vpp;
-                l.pp_first = split->pp_first, l.pp_last = split->pp_last;
+                l.pp_first = split->pp_first, l.pp_last = split->pp_last, l.pp_mid_most = split->pp_mid_most;
                 l.pp_embed = split->pp_embed, l.pp_loss = split->pp_loss;
                 if (__builtin_expect(k->m->experts > 0, 0)) {
                     experts_each(k, gpus, &l, visit);
@@ -150,7 +150,7 @@ static void splits_each(walk *k, uly_strategy_id s, int64_t gpus, int64_t pp, in
     uly_layout_init(&sp, s, 1, 1, 1, 1);
     sp.pp = pp, sp.vpp = V;
     if (k->o->pin_split || pp <= 1) {
-        sp.pp_first = k->o->split_first, sp.pp_last = k->o->split_last;
+        sp.pp_first = k->o->split_first, sp.pp_last = k->o->split_last, sp.pp_mid_most = k->o->split_mid_most;
         sp.pp_embed = k->o->split_embed, sp.pp_loss = k->o->split_loss;
         stage_layouts_each(k, s, gpus, pp, V, &sp, visit);
         return;

@@ -265,7 +265,7 @@ void uly_layout_init(uly_layout *l, uly_strategy_id s, int64_t u, int64_t r, int
     l->dp = dp;
     l->pp = 1;
     l->vpp = 1;
-    l->pp_first = l->pp_last = 0;
+    l->pp_first = l->pp_last = l->pp_mid_most = 0;
     l->pp_embed = l->pp_loss = 0;
     l->ep = l->etp = 1;
     l->order[0] = ULY_GROUP_TP;
@@ -516,6 +516,10 @@ uly_status uly_layout_check(const uly_layout *l, char *why, size_t n)
                     (int)l->pp_first, (int)l->pp_last, (int)l->pp_embed, (int)l->pp_loss);
     if ((l->pp_first || l->pp_last || l->pp_embed || l->pp_loss) && l->pp <= 1)
         return fail(why, n, "an uneven pipeline split needs a pipeline (pp > 1)");
+    if (l->pp_mid_most < 0 || (l->pp_mid_most > 0 && (l->pp <= 2 || l->pp_first < 1 || l->pp_last < 1 || l->pp_embed ||
+                                                      l->pp_loss)))
+        return fail(why, n, "pp_mid_most = %d: a layout's middle stages (pp > 2) beside its first and last stages' "
+                    "layers (pp_first, pp_last >= 1), without pp_embed or pp_loss", (int)l->pp_mid_most);
     if (l->ep < 0 || l->ep > (1 << 20) || l->etp < 0 || l->etp > (1 << 20))
         return fail(why, n, "ep = %d, etp = %d: must be 1..%d", (int)l->ep, (int)l->etp, 1 << 20);
     if (uly_layout_gpus(l) < 1 || uly_layout_gpus(l) > ((int64_t)1 << 24))

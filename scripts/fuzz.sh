@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs hf gemms)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(size preset args trace eval megatron torch runs hf gemms pplayout)
 out=build-fuzz; mkdir -p "$out"
 cflags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Imodel/include -Imodel -Iformats -Isim/driver"
 model_src=$(ls model/*.c model/strategy/*.c)

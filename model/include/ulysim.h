@@ -452,8 +452,14 @@ typedef struct uly_layout {
      * and the rest evenly over the others; or the embedding (pp_embed) and
      * the loss (pp_loss) each counted as one layer of an even split
      * (--account-for-embedding/loss-in-pipeline-split), the first / last
-     * stage then one layer short. All 0: the even split. */
+     * stage then one layer short. All 0: the even split. A pipeline layout
+     * (Megatron-Core's --pipeline-model-parallel-layout, whose chunks may
+     * differ) reduced to what prices it: pp_mid_most > 0 the most layers
+     * any middle stage holds, the middle stages holding the rest (L -
+     * pp_first - pp_last) between them, and pp_first, pp_last exact (each
+     * at least 1); interleaving then asks no divisibility. */
     int32_t pp_first, pp_last;
+    int32_t pp_mid_most;
     uint8_t pp_embed, pp_loss;
     /* MoE layers' expert parallelism and expert tensor parallelism
      * (Megatron-Core --expert-model-parallel-size,
@@ -515,6 +521,8 @@ typedef enum uly_reason_code {
                                * 1 (ep x etp v1 does not divide the stage's v2 ranks), 2 (ep v1 does not divide
                                * the v2 experts), 3 (tensor parallelism v1 beside MoE without sequence parallelism) */
     ULY_R_MOE_DENSE_LAYERS,   /* v0 dense layers of v1 priced as MoE layers (assumption) */
+    ULY_R_PP_LAYOUT,          /* v0 layers of the first stage, v1 the most of a middle one, v2 of the last: a
+                               * pipeline layout's stages (assumption) */
     ULY_R_CODE_COUNT
 } uly_reason_code;
 

@@ -192,6 +192,7 @@ typedef struct uly_plan {
      * worth of activations the second stage holds at once */
     int pp_staged;
     int64_t pp_stage_layers[3];
+    int64_t pp_mid_layers;   /* the middle stages' layers together (a layout's may differ stage to stage) */
     double pp_in_flight_mid;
     int64_t micro_steps;     /* micro-batches per step per replica: global batch / (micro-batch x dp), >= 1 */
     double pp_in_flight;     /* micro-batches' worth of its layers' activations the first stage holds at once */

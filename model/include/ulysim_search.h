@@ -28,7 +28,7 @@ typedef struct uly_search_opts {
      * even split and each one Megatron-Core accepts that puts the layers
      * otherwise: the embedding, the loss or both counted as a layer. */
     int pin_split;
-    int32_t split_first, split_last;
+    int32_t split_first, split_last, split_mid_most;
     uint8_t split_embed, split_loss;
     /* A MoE model's expert parallelism: pinned (> 0), or 0, every degree
      * dividing both the stage's GPUs and the experts; expert tensor

@@ -44,6 +44,9 @@ typedef enum sim_format { SIM_FMT_TABLE = 0, SIM_FMT_JSON, SIM_FMT_CSV } sim_for
  * (args_layout.c): the uly_layout / uly_workload fields they become */
 typedef struct sim_layout_args {
     int64_t pp_first, pp_last;   /* --pp-first/--pp-last; 0: not given */
+    const char *pp_layout;       /* --pp-layout (Megatron-Core's layout string); NULL: not given */
+    int64_t pp_mid_most;         /* from it: the most layers of a middle stage (0: none) */
+    int64_t layout_layers;       /* and its transformer layers, checked against the model's */
     int pp_embed, pp_loss;       /* --pp-embed-layer, --pp-loss-layer */
     uint32_t recompute_modules;  /* bits 1 << ULY_RMOD_*; 0: not given */
     int recompute_method;        /* uly_recompute_method; 0: every layer */
@@ -174,6 +177,16 @@ void sim_layout_help(FILE *f);
  * search's fields; whether pp x V stages have a split Megatron-Core
  * accepts; a pinned layout's split */
 int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, char *why, size_t n);
+/* pp_layout.c: a pipeline layout string over pp stages, read as
+ * Megatron-Core reads it, into its chunks, virtual stages, transformer
+ * layers, and the layers of the first and last ranks and the most of a
+ * middle one: 0, or SIM_EXIT_USAGE naming what is wrong (flag: the option
+ * as typed). */
+typedef struct sim_pp_layout {
+    int64_t chunks, vpp, layers;
+    int64_t first, last, mid_most;
+} sim_pp_layout;
+int sim_pp_layout_parse(const char *flag, const char *s, int64_t pp, sim_pp_layout *o, char *why, size_t n);
 int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_search_opts *o);
 void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *l);
 

@@ -9,6 +9,7 @@
  *   --pp-last N        --decoder-last-pipeline-num-layers N
  *   --pp-embed-layer   --account-for-embedding-in-pipeline-split
  *   --pp-loss-layer    --account-for-loss-in-pipeline-split
+ *   --pp-layout S      --pipeline-model-parallel-layout S (pp_layout.c)
  *                      --num-virtual-stages-per-pipeline-rank V (--virtual-stages)
  *   --recompute R      --recompute-granularity full|selective (args.c reads --recompute)
  *   --recompute-method --recompute-method uniform|block
@@ -20,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { L_FIRST, L_LAST, L_VSTAGES, L_GRANULARITY, L_METHOD, L_RLAYERS, L_MODULES, L_OFFLOAD, L_COUNT };
+enum { L_FIRST, L_LAST, L_VSTAGES, L_GRANULARITY, L_METHOD, L_RLAYERS, L_MODULES, L_OFFLOAD, L_PLAYOUT, L_COUNT };
 /* valued options: [ulysim name, Megatron-LM name] (NULL: none) */
 static const char *const lay_valued[L_COUNT][2] = {
     [L_FIRST] = {"--pp-first", "--decoder-first-pipeline-num-layers"},
@@ -31,6 +32,7 @@ static const char *const lay_valued[L_COUNT][2] = {
     [L_RLAYERS] = {"--recompute-layers", "--recompute-num-layers"},
     [L_MODULES] = {"--recompute-modules", NULL},
     [L_OFFLOAD] = {"--offload-layers", "--cpu-offloading-num-layers"},
+    [L_PLAYOUT] = {"--pp-layout", "--pipeline-model-parallel-layout"},
 };
 /* switches: [ulysim name, Megatron-LM name] */
 enum { S_EMBED, S_LOSS, S_CPU_OFFLOAD, S_ACTIVATIONS, S_COUNT };
@@ -187,11 +189,42 @@ int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *na
         if (layers_parse(name, val, 1, &x, why, n)) return SIM_EXIT_USAGE;
         a->lay.recompute_layers = x;
         return 0;
+    case L_PLAYOUT: /* read once --pp is known (sim_layout_finish) */
+        a->lay.pp_layout = val;
+        return 0;
     default: /* L_OFFLOAD */
         if (layers_parse(name, val, 0, &x, why, n)) return SIM_EXIT_USAGE;
         a->lay.offload_layers = x;
         return 0;
     }
+}
+
+/* --pp-layout over the pinned stages: the split it makes (the first and
+ * last stages' layers, the most of a middle one) and its virtual stages */
+static int layout_read(sim_args *a, char *why, size_t n)
+{
+    sim_layout_args *y = &a->lay;
+    if (y->pp_first || y->pp_last || y->pp_embed || y->pp_loss)
+        return sim_fail(why, n, "--pp-layout with --pp-first/--pp-last/--pp-embed-layer/--pp-loss-layer: a layout "
+                        "places every layer itself, and Megatron-Core takes it alone (valid: one of them)");
+    if (a->pin_pp < 2)
+        return sim_fail(why, n, "--pp-layout: needs the pipeline's stages pinned (valid: with --pp P > 1, "
+                        "Megatron-LM's --pipeline-model-parallel-size)");
+    sim_pp_layout pl;
+    if (sim_pp_layout_parse("--pp-layout", y->pp_layout, a->pin_pp, &pl, why, n)) return SIM_EXIT_USAGE;
+    if (a->pin_vpp && a->pin_vpp != pl.vpp)
+        return sim_fail(why, n, "--pp-layout: %lld chunks over %lld stages are %lld virtual stages, not --virtual-stages "
+                        "%lld (valid: give one of them, or values that agree)", (long long)pl.chunks,
+                        (long long)a->pin_pp, (long long)pl.vpp, (long long)a->pin_vpp);
+    if (a->pin_pp == 2 && pl.vpp > 1 && (pl.first % pl.vpp || pl.last % pl.vpp))
+        return sim_fail(why, n, "--pp-layout over 2 stages of %lld and %lld layers in %lld chunks each: ulysim prices a "
+                        "layout's uneven chunks on middle stages only (valid: --pp 2 with whole chunks, or more stages)",
+                        (long long)pl.first, (long long)pl.last, (long long)pl.vpp);
+    a->pin_vpp = pl.vpp;
+    y->pp_first = pl.first, y->pp_last = pl.last;
+    y->pp_mid_most = a->pin_pp > 2 ? pl.mid_most : 0;
+    y->layout_layers = pl.layers;
+    return 0;
 }
 
 int sim_layout_finish(sim_args *a, char *why, size_t n)
@@ -220,6 +253,7 @@ int sim_layout_finish(sim_args *a, char *why, size_t n)
     if (y->recompute_modules && a->recompute != ULY_RECOMPUTE_SELECTIVE)
         return sim_fail(why, n, "--recompute-modules: the modules of selective recompute (valid: with --recompute "
                         "selective, Megatron-LM's --recompute-granularity selective)");
+    if (y->pp_layout && layout_read(a, why, n)) return SIM_EXIT_USAGE;
     if ((y->pp_first || y->pp_last) && (y->pp_embed || y->pp_loss))
         return sim_fail(why, n, "--pp-first/--pp-last with --pp-embed-layer/--pp-loss-layer: Megatron-Core takes one "
                         "or the other (valid: one of the two ways)");
@@ -240,6 +274,7 @@ int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, cha
     w->offload_layers = y->offload_layers;
     o->pin_split = y->pp_first || y->pp_last || y->pp_embed || y->pp_loss;
     o->split_first = (int32_t)y->pp_first, o->split_last = (int32_t)y->pp_last;
+    o->split_mid_most = (int32_t)y->pp_mid_most;
     o->split_embed = (uint8_t)y->pp_embed, o->split_loss = (uint8_t)y->pp_loss;
     char lib[256];
     if (uly_workload_check(w, lib, sizeof lib) != ULY_OK) return sim_fail(why, n, "workload: %s", lib);
@@ -257,6 +292,7 @@ int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_
     int64_t n[3];
     if (o->pin_split) {
         l.pp_first = o->split_first, l.pp_last = o->split_last, l.pp_embed = o->split_embed, l.pp_loss = o->split_loss;
+        l.pp_mid_most = o->split_mid_most;
         return uly_pp_stage_layers(m, &l, n, NULL, 0) == ULY_OK;
     }
     for (int f = 0; f < 4; f++) {
@@ -273,7 +309,7 @@ void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *
     int64_t n[3];
     if (l->pp <= 1) return;
     if (o->pin_split) {
-        l->pp_first = o->split_first, l->pp_last = o->split_last;
+        l->pp_first = o->split_first, l->pp_last = o->split_last, l->pp_mid_most = o->split_mid_most;
         l->pp_embed = o->split_embed, l->pp_loss = o->split_loss;
         return;
     }
@@ -299,6 +335,10 @@ void sim_layout_help(FILE *f)
 "                       (without these, --pp with --virtual-stages takes the first split\n"
 "                       Megatron-Core accepts; --pp auto tries each)\n"
 "                       [--num-virtual-stages-per-pipeline-rank V: --virtual-stages V]\n"
+"  --pp-layout S        every chunk's layers [--pipeline-model-parallel-layout S; default\n"
+"                       none]: Megatron-Core's layout string, E, t (a layer), L, '|' between\n"
+"                       chunks, (X)*n and x*n repeats; chunk c on rank c mod --pp, V = chunks\n"
+"                       / pp; e.g. \"Et*2|(t*2|)*34,t*3|(t*2|)*3,tL\": 80 layers, --pp 8, V 5\n"
 "  --recompute ops|ops-half|attn-skip  [also; default full] torchtitan's op-level\n"
 "                       checkpointing (matmul and attention outputs saved; ops-half: every\n"
 "                       other matmul recomputed), DistFlashAttn's checkpoint at attention's\n"

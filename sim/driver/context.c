@@ -366,6 +366,9 @@ static int pipeline_check(const sim_args *a, sim_ctx *c, char *why, size_t n)
     if (a->pin_pp > L)
         return sim_fail(why, n, "--pp %lld: more stages than the %lld layers of %s (valid: 1..%lld)", (long long)a->pin_pp,
                     (long long)L, c->model.name, (long long)L);
+    if (a->lay.pp_layout && a->lay.layout_layers != L)
+        return sim_fail(why, n, "--pp-layout: %lld transformer layers ('t'), and %s has %lld (valid: one 't' a layer, "
+                        "as Megatron-Core checks)", (long long)a->lay.layout_layers, c->model.name, (long long)L);
     if (a->layers_per_vstage) {
         const int64_t pp = a->pin_pp > 1 ? a->pin_pp : 0, per = a->layers_per_vstage;
         if (!pp)

@@ -166,6 +166,52 @@ int main(void)
         CHECK(strstr(text, "62 layers on the first stage, 64 on the last") && !strstr(text, "middle"),
               "two stages: %s", text);
     }
+
+    /* a pipeline layout (Megatron-Core's --pipeline-model-parallel-layout),
+     * whose middle stages differ: 126 layers over 16 stages x 4 chunks, the
+     * first stage 7, the last 7, the middle ones 8 but one of 10 and two of
+     * 7 (112 = 11 x 8 + 10 + 2 x 7). The step: m of the heaviest stage's
+     * micro-batch time, the others' sum over V; the first-rank memory as
+     * before, the middle priced at its most, 10 */
+    l.pp = 16;
+    l.vpp = 4;
+    l.pp_first = 7, l.pp_last = 7, l.pp_mid_most = 10;
+    CHECK(uly_layout_check(&l, why, sizeof why) == ULY_OK, "layout: %s", why);
+    CHECK(uly_pp_stage_layers(&m, &l, n, why, sizeof why) == ULY_OK && n[0] == 7 && n[1] == 10 && n[2] == 7,
+          "layout 7/10/7: %lld/%lld/%lld (%s)", (long long)n[0], (long long)n[1], (long long)n[2], why);
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, r) == ULY_OK && fx_has_reason(r, ULY_R_PP_LAYOUT, 0) &&
+              !fx_has_reason(r, ULY_R_PP_SPLIT_REFUSED, 1) && !fx_has_reason(r, ULY_R_PP_VIRTUAL_LAYERS, 1),
+          "layout: evaluate, noted as a layout");
+    {
+        const double L1 = r->time.layer_fwd_s + r->time.layer_bwd_s;
+        const double pp1 = op_time(&plan, r, "pp_send_act") + op_time(&plan, r, "pp_send_grad");
+        const double s0 = 7.0 * L1 + op_time(&plan, r, "embed") + pp1;
+        const double s2 = 7.0 * L1 + op_time(&plan, r, "logits") + op_time(&plan, r, "loss") +
+                          op_time(&plan, r, "logits_bwd") + pp1;
+        const double mids = 112.0 * L1 + 14.0 * pp1, mx = 10.0 * L1 + pp1;
+        const double hi = mx > s0 ? (mx > s2 ? mx : s2) : (s0 > s2 ? s0 : s2);
+        const double lag_l = (s0 + mids + s2 - hi) / 4.0;
+        CHECK(fx_close(r->time.step_s - r->time.step_fixed_s, 32.0 * hi + lag_l, 1e-12), "layout step %.9g s, want %.9g",
+              r->time.step_s - r->time.step_fixed_s, 32.0 * hi + lag_l);
+        CHECK(r->time.stage_layers == (hi == mx ? 10 : 7), "layout: pacing stage %lld layers",
+              (long long)r->time.stage_layers);
+    }
+    for (int i = 0; i < r->n_reasons; i++) {
+        if (r->reasons[i].code != ULY_R_PP_LAYOUT) continue;
+        char text[256];
+        uly_reason_format(&r->reasons[i], &m, text, sizeof text);
+        CHECK(strstr(text, "7 layers on the first stage, at most 10 on a middle one, 7 on the last"), "layout: %s", text);
+    }
+    /* a layout that cannot hold the layers: 14 middle stages of at most 7 hold 98 of the 112 */
+    l.pp_mid_most = 7;
+    CHECK(uly_pp_stage_layers(&m, &l, n, why, sizeof why) == ULY_EINVAL, "middle of at most 7 for 112 accepted");
+    /* nor with the embedding counted, nor on two stages */
+    l.pp_mid_most = 10;
+    l.pp_embed = 1;
+    CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "layout with the embedding counted accepted");
+    l.pp_embed = 0;
+    l.pp = 2;
+    CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "layout over two stages accepted");
     free(r);
     FX_DONE();
 }
