@@ -158,6 +158,8 @@ static const arg_spec ARGS[] = {
     {"fp8", A_WORD, F(fp8)},
     {"fp8_recipe", A_WORD, F(fp8_recipe)},
     {"fp8_param_gather", A_BOOL, F(fp8_param_gather)},
+    /* where the main gradients live, as validate_args left it */
+    {"accumulate_allreduce_grads_in_fp32", A_BOOL, F(grads_fp32)},
     /* a mixture of experts and latent attention: the argparse dests of
      * Megatron-LM's megatron/training/arguments.py (_add_moe_args,
      * _add_mla_args, and those it takes from TransformerConfig and
@@ -542,7 +544,7 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
-    r->fp8_param_gather = -1;
+    r->fp8_param_gather = r->grads_fp32 = -1;
     r->gqa = -1;
     r->mla = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;

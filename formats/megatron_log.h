@@ -41,6 +41,8 @@ typedef struct mlog_run {
     char fp8[MLOG_WORD];         /* fp8 (--fp8-format): "hybrid", "e4m3", or "" (None: no FP8 training) */
     char fp8_recipe[MLOG_WORD];  /* fp8_recipe: "delayed", "tensorwise", "blockwise", "mxfp8", "" absent */
     int fp8_param_gather;        /* fp8_param_gather: 1, 0, -1 absent */
+    int grads_fp32;              /* accumulate_allreduce_grads_in_fp32 (the main gradients' precision after
+                                  * Megatron-LM's own rule): 1, 0, -1 absent */
     int gqa;                     /* group_query_attention: 1, 0, -1 absent */
     /* a mixture of experts (num_experts; 0: dense, the other MoE fields
      * then unused) and multi-head latent attention (docs/megatron-logs.md) */

@@ -114,11 +114,13 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
  * then the measured quantities. */
 enum {
     C_LABEL, C_SOURCE, C_MODEL, C_CLUSTER, C_GPUS, C_SEQ, C_STRATEGY, C_TP, C_ULYSSES, C_RING, C_PP, C_VSTAGES,
-    C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
+    C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_GRAD_BF16,
+    C_GRAD_FP32, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
 };
 static const char *const COLS[C_COUNT] = {
     "label", "source", "model", "cluster", "gpus", "seq", "strategy", "tp", "ulysses", "ring", "pp",
-    "virtual-stages", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype", "step_s",
+    "virtual-stages", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype",
+    "grad-reduce-in-bf16", "accumulate-allreduce-grads-in-fp32", "step_s",
     "tflops_per_gpu", "flop_convention", "mem_gib", "oom"};
 
 static const char *base_name(const char *path)
@@ -168,6 +170,8 @@ static const struct {
     {C_RECOMPUTE, {"recompute_granularity"}},
     {C_ZERO, {"use_distributed_optimizer"}},
     {C_DTYPE, {"bf16", "fp16"}},
+    {C_GRAD_BF16, {"accumulate_allreduce_grads_in_fp32"}},
+    {C_GRAD_FP32, {"accumulate_allreduce_grads_in_fp32"}},
 };
 
 /* The line of the argument column col is written from, its name in *key;
@@ -359,8 +363,12 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     sim_table_cell(&one, "%d", r->distributed_optimizer == 1);
     sim_table_cell(&one, "%s", uly_framework_name(ULY_FW_MEGATRON));
     /* FP8 training (fp8 = hybrid or e4m3) trains with bf16 or fp16 beside it: fp8 wins */
-    sim_table_cell(&one, "%s",
-                   uly_dtype_name(r->fp8[0] ? ULY_FP8 : r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32));
+    const uly_dtype dt = r->fp8[0] ? ULY_FP8 : r->bf16 == 1 ? ULY_BF16 : r->fp16 == 1 ? ULY_FP16 : ULY_FP32;
+    sim_table_cell(&one, "%s", uly_dtype_name(dt));
+    /* the main gradients where the log says they were, against the rule
+     * ulysim applies without it (fp32 under bf16 and FP8, fp16 under fp16) */
+    sim_table_cell(&one, "%s", (dt == ULY_BF16 || dt == ULY_FP8) && r->grads_fp32 == 0 ? "true" : "");
+    sim_table_cell(&one, "%s", dt == ULY_FP16 && r->grads_fp32 == 1 ? "true" : "");
     sim_table_cell(&one, "%.9g", ms / 1000.0);
     if (isnan(tf)) {
         sim_table_cell(&one, "%s", "");
