@@ -113,7 +113,7 @@ static int field_num(const char *s, const char *label, double *x, char *bad, siz
 
 /* ------------------------------------------------------ the argument block */
 
-typedef enum { A_INT, A_BOOL, A_REAL, A_WORD, A_PAIR, A_FACTOR, A_FREQ } arg_type;
+typedef enum { A_INT, A_BOOL, A_REAL, A_WORD, A_PAIR, A_FACTOR, A_FREQ, A_TEXT } arg_type;
 
 /* An argument the reader keeps: its name in the block, its type, where it goes. */
 typedef struct arg_spec {
@@ -160,6 +160,12 @@ static const arg_spec ARGS[] = {
     {"fp8_param_gather", A_BOOL, F(fp8_param_gather)},
     /* where the main gradients live, as validate_args left it */
     {"accumulate_allreduce_grads_in_fp32", A_BOOL, F(grads_fp32)},
+    /* an uneven pipeline's split (megatron/training/arguments.py) */
+    {"decoder_first_pipeline_num_layers", A_INT, F(pp_first)},
+    {"decoder_last_pipeline_num_layers", A_INT, F(pp_last)},
+    {"account_for_embedding_in_pipeline_split", A_BOOL, F(pp_embed)},
+    {"account_for_loss_in_pipeline_split", A_BOOL, F(pp_loss)},
+    {"pipeline_model_parallel_layout", A_TEXT, F(pp_layout)},
     /* a mixture of experts and latent attention: the argparse dests of
      * Megatron-LM's megatron/training/arguments.py (_add_moe_args,
      * _add_mla_args, and those it takes from TransformerConfig and
@@ -224,6 +230,16 @@ static int arg_store(mlog_run *r, const arg_spec *s, const char *v, char *canon,
         if (x > 0) *(int *)dst = 1;
         else if (*(int *)dst < 0) *(int *)dst = 0;
         snprintf(canon, MLOG_VALUE, "%.17g", x);
+        return 0;
+    }
+    case A_TEXT: { /* the whole value, as printed (a layout string's commas are its own) */
+        const size_t k = strlen(v);
+        if (k + 1 >= MLOG_TEXT)
+            return text_fail_at(why, n, shown, line, "%s %s: longer than %d characters", s->key, quoted(v, qb, sizeof qb),
+                                MLOG_TEXT - 1);
+        memcpy(dst, v, k + 1);
+        /* a repeat compares its first MLOG_VALUE - 1 characters */
+        snprintf(canon, MLOG_VALUE, "%.*s", MLOG_VALUE - 1, v);
         return 0;
     }
     case A_WORD: { /* a word, or the first of a per-layer list ['p2p', 'p2p'] */
@@ -544,7 +560,7 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
-    r->fp8_param_gather = r->grads_fp32 = -1;
+    r->fp8_param_gather = r->grads_fp32 = r->pp_embed = r->pp_loss = -1;
     r->gqa = -1;
     r->mla = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;

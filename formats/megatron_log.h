@@ -17,7 +17,8 @@
 #define MLOG_MAX_REPORTS 4096 /* iteration reports kept; a longer log keeps its first ones */
 #define MLOG_MAX_LINE 65536   /* longer lines are bad input */
 #define MLOG_WORD 32
-#define MLOG_MAX_KEYS 56      /* the arguments the reader keeps (megatron_log.c's table) */
+#define MLOG_MAX_KEYS 64      /* the arguments the reader keeps (megatron_log.c's table) */
+#define MLOG_TEXT 256         /* a whole argument value kept as text (the pipeline layout) */
 #define MLOG_VALUE 48         /* an argument's value as read, to compare a repeat with */
 
 typedef struct mlog_report {
@@ -43,6 +44,12 @@ typedef struct mlog_run {
     int fp8_param_gather;        /* fp8_param_gather: 1, 0, -1 absent */
     int grads_fp32;              /* accumulate_allreduce_grads_in_fp32 (the main gradients' precision after
                                   * Megatron-LM's own rule): 1, 0, -1 absent */
+    /* an uneven pipeline: decoder_first/last_pipeline_num_layers (0 None),
+     * account_for_embedding/loss_in_pipeline_split (1, 0, -1 absent),
+     * pipeline_model_parallel_layout ("" None) */
+    int64_t pp_first, pp_last;
+    int pp_embed, pp_loss;
+    char pp_layout[MLOG_TEXT];
     int gqa;                     /* group_query_attention: 1, 0, -1 absent */
     /* a mixture of experts (num_experts; 0: dense, the other MoE fields
      * then unused) and multi-head latent attention (docs/megatron-logs.md) */

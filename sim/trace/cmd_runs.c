@@ -114,12 +114,13 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
  * then the measured quantities. */
 enum {
     C_LABEL, C_SOURCE, C_MODEL, C_CLUSTER, C_GPUS, C_SEQ, C_STRATEGY, C_TP, C_ULYSSES, C_RING, C_PP, C_VSTAGES,
+    C_PP_FIRST, C_PP_LAST, C_PP_EMBED, C_PP_LOSS, C_PP_LAYOUT,
     C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_GRAD_BF16,
     C_GRAD_FP32, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
 };
 static const char *const COLS[C_COUNT] = {
     "label", "source", "model", "cluster", "gpus", "seq", "strategy", "tp", "ulysses", "ring", "pp",
-    "virtual-stages", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype",
+    "virtual-stages", "pp-first", "pp-last", "pp-embed-layer", "pp-loss-layer", "pp-layout", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype",
     "grad-reduce-in-bf16", "accumulate-allreduce-grads-in-fp32", "step_s",
     "tflops_per_gpu", "flop_convention", "mem_gib", "oom"};
 
@@ -130,6 +131,19 @@ static const char *base_name(const char *path)
 }
 
 static int print_rows(const sim_table *t, int64_t warmup, FILE *f);
+
+/* An uneven pipeline's split as the log gives it: each cell empty where
+ * the log has it unset (the even split) */
+static void split_cells(sim_table *t, const mlog_run *r)
+{
+    if (r->pp_first > 0) sim_table_cell(t, "%lld", (long long)r->pp_first);
+    else sim_table_cell(t, "%s", "");
+    if (r->pp_last > 0) sim_table_cell(t, "%lld", (long long)r->pp_last);
+    else sim_table_cell(t, "%s", "");
+    sim_table_cell(t, "%s", r->pp_embed == 1 ? "true" : "");
+    sim_table_cell(t, "%s", r->pp_loss == 1 ? "true" : "");
+    sim_table_cell(t, "%s", r->pp_layout);
+}
 
 /* The report of those counted after the warm-up whose number (iter_ms, or
  * tflops) is nearest the median m: the line a median came from. */
@@ -161,6 +175,11 @@ static const struct {
     {C_RING, {"hierarchical_context_parallel_sizes", "context_parallel_size"}},
     {C_PP, {"pipeline_model_parallel_size"}},
     {C_VSTAGES, {"virtual_pipeline_model_parallel_size", "num_layers_per_virtual_pipeline_stage"}},
+    {C_PP_FIRST, {"decoder_first_pipeline_num_layers"}},
+    {C_PP_LAST, {"decoder_last_pipeline_num_layers"}},
+    {C_PP_EMBED, {"account_for_embedding_in_pipeline_split"}},
+    {C_PP_LOSS, {"account_for_loss_in_pipeline_split"}},
+    {C_PP_LAYOUT, {"pipeline_model_parallel_layout"}},
     {C_EP, {"expert_model_parallel_size", "num_experts"}},
     {C_ETP, {"expert_tensor_parallel_size", "tensor_model_parallel_size"}},
     {C_DISPATCHER, {"moe_token_dispatcher_type", "num_experts"}},
@@ -355,6 +374,7 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     sim_table_cell(&one, "%lld", (long long)l.pp);
     if (l.vpp > 1) sim_table_cell(&one, "%lld", (long long)l.vpp);
     else sim_table_cell(&one, "%s", "");
+    split_cells(&one, r);
     moe_cells(&one, r, &l);
     sim_table_cell(&one, "%lld", (long long)r->micro_batch);
     if (r->global_batch > 0) sim_table_cell(&one, "%lld", (long long)r->global_batch);

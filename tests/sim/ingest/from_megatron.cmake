@@ -58,6 +58,26 @@ if(EXISTS ${OUT}/partial.csv)
   message(FATAL_ERROR "a failed from-megatron left ${OUT}/partial.csv")
 endif()
 
+# an uneven pipeline as the log gives it: the llama log (32 layers over 2
+# stages) with a layout of 15 and 17 layers, and with the embedding and the
+# loss counted; each row carries the split, and validate prices it so
+file(READ ${DATA}/llama3-8b-tp2-cp4-pp2-ring.log text)
+set(pp_line "  pipeline_model_parallel_size .................... 2\n")
+string(REPLACE "${pp_line}" "${pp_line}  pipeline_model_parallel_layout .................. Et*15|t*17L\n" laid "${text}")
+string(REPLACE "${pp_line}" "${pp_line}  account_for_embedding_in_pipeline_split ......... True\n  account_for_loss_in_pipeline_split .............. True\n" counted "${text}")
+file(WRITE ${OUT}/laid.log "${laid}")
+file(WRITE ${OUT}/counted.log "${counted}")
+execute_process(COMMAND ${EXE} runs from-megatron ${OUT}/laid.log ${OUT}/counted.log --cluster dgx-h100 -o ${OUT}/split.csv
+  RESULT_VARIABLE rc ERROR_VARIABLE err)
+file(READ ${OUT}/split.csv split)
+if(NOT rc EQUAL 0 OR NOT split MATCHES "\nlaid,[^\n]*,2,,,,,,Et[*]15[|]t[*]17L,[^\n]*\ncounted,[^\n]*,2,,,,true,true,,")
+  message(FATAL_ERROR "the split from the logs: exit ${rc} ${err}\n${split}")
+endif()
+execute_process(COMMAND ${EXE} validate --runs ${OUT}/split.csv RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "laid +ring +64 +32768 tp2[.]r4[.]dp4[.]pp2")
+  message(FATAL_ERROR "validate of the split rows: exit ${rc} ${err}\n${out}")
+endif()
+
 # --- the options: one case a line, "regex of the one stderr line|arguments" (%LOG% the GPT
 # log, %DATA% the data directory, %OUT% the output directory): exit 2
 set(BAD_OPTIONS

@@ -32,10 +32,10 @@ endfunction()
 
 # 1. the row: the model's MoE and MLA keys, the MoE columns
 run_ok(csv runs from-megatron ${LOG})
-if(NOT csv MATCHES "\n[^\n]*,virtual-stages,ep,etp,moe-dispatcher,moe-capacity,batch,")
+if(NOT csv MATCHES "\n[^\n]*,virtual-stages,pp-first,pp-last,pp-embed-layer,pp-loss-layer,pp-layout,ep,etp,moe-dispatcher,moe-capacity,batch,")
   message(FATAL_ERROR "no MoE columns in the header:\n${csv}")
 endif()
-set(want_row "small-moe-mla-ep4,\"Megatron-LM log small-moe-mla-ep4.log: median of 5 reports, iterations 10..30\",\"${MODEL}\",,8,4096,megatron-sp,2,,,1,,4,1,alltoall,1.25,1,32,none,1,megatron,bf16,,,0.1812,,,12,false\n")
+set(want_row "small-moe-mla-ep4,\"Megatron-LM log small-moe-mla-ep4.log: median of 5 reports, iterations 10..30\",\"${MODEL}\",,8,4096,megatron-sp,2,,,1,,,,,,,4,1,alltoall,1.25,1,32,none,1,megatron,bf16,,,0.1812,,,12,false\n")
 string(FIND "${csv}" "${want_row}" at)
 if(at LESS 0)
   message(FATAL_ERROR "from-megatron wrote:\n${csv}\nwant the row:\n${want_row}")
