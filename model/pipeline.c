@@ -127,11 +127,11 @@ void uly_plan_pipeline(uly_bctx *x)
     plan->pp_in_flight_mid = in_flight(1, pp, V, micro);
     /* the last rank: its (V - 1) pp warm-up chunks and one more */
     plan->pp_in_flight_last = in_flight(pp - 1, pp, V, micro);
-    if (V > 1) /* layers per virtual stage: a middle stage's under an uneven split (a layout's: on average) */
+    if (V > 1) /* layers per virtual stage: a middle stage's under an uneven split with middle stages all
+                * alike, else on average (a layout's differ; two stages have none) */
         uly_reason_add(x, ULY_R_PP_INTERLEAVED, 0, (double)V,
-                       l->pp_mid_most > 0 ? (double)m->layers / (double)(pp * V)
-                       : plan->pp_staged  ? (double)n[1] / (double)V
-                                          : (double)m->layers / (double)(pp * V),
+                       plan->pp_staged && pp > 2 && l->pp_mid_most <= 0 ? (double)n[1] / (double)V
+                                                                         : (double)m->layers / (double)(pp * V),
                        plan->pp_in_flight);
     /* the idle share: (pp - 1) / V slots of m + (pp - 1) / V; uneven, the
      * other stages' work over V beside m of the heaviest's, each stage's

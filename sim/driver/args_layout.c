@@ -190,6 +190,11 @@ int sim_layout_option(sim_args *a, int argc, char **argv, int *i, const char *na
         a->lay.recompute_layers = x;
         return 0;
     case L_PLAYOUT: /* read once --pp is known (sim_layout_finish) */
+        if (a->lay.pp_layout) {
+            char q2[80];
+            return sim_fail(why, n, "%s given twice (%s, then %s; valid: one layout)", name,
+                            text_quote(a->lay.pp_layout, qb, sizeof qb), text_quote(val, q2, sizeof q2));
+        }
         a->lay.pp_layout = val;
         return 0;
     default: /* L_OFFLOAD */

@@ -166,6 +166,18 @@ int main(void)
         CHECK(strstr(text, "62 layers on the first stage, 64 on the last") && !strstr(text, "middle"),
               "two stages: %s", text);
     }
+    /* interleaved over two stages: no middle stage to quote, so the note
+     * gives the layers per virtual stage on average, 126 / (2 x 2) */
+    l.pp_last = 64;
+    l.vpp = 2;
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, r) == ULY_OK, "62/64 over 2 x 2");
+    for (int i = 0; i < r->n_reasons; i++)
+        if (r->reasons[i].code == ULY_R_PP_INTERLEAVED)
+            CHECK(fabs(r->reasons[i].v[1] - 126.0 / 4.0) < 1e-12, "62/64 x 2: %g layers per virtual stage, want 31.5",
+                  r->reasons[i].v[1]);
+    CHECK(fx_has_reason(r, ULY_R_PP_INTERLEAVED, 0), "62/64 x 2: no note of the interleaving");
+    l.vpp = 1;
+    l.pp_last = 0;
 
     /* a pipeline layout (Megatron-Core's --pipeline-model-parallel-layout),
      * whose middle stages differ: 126 layers over 16 stages x 4 chunks, the
