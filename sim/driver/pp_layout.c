@@ -132,8 +132,9 @@ int sim_pp_layout_parse(const char *flag, const char *s, int64_t pp, sim_pp_layo
         goto done;
     }
     if (pp < 2 || chunks % pp) {
-        rc = sim_fail(why, n, "%s %s: %lld chunks over %lld pipeline stages (valid: a multiple of --pp's stages, "
-                      "--pp P > 1 given)", flag, text_quote(s, qb, sizeof qb), (long long)chunks, (long long)pp);
+        rc = sim_fail(why, n, "%s %s: %lld chunk%s over %lld pipeline stages (valid: a multiple of --pp's stages, "
+                      "--pp P > 1 given)", flag, text_quote(s, qb, sizeof qb), (long long)chunks, chunks == 1 ? "" : "s",
+                      (long long)pp);
         goto done;
     }
     /* each rank's layers: chunk c runs on rank c mod pp */
