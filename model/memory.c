@@ -72,7 +72,7 @@ void uly_act_layer_terms(const uly_model *m, const uly_workload *w, int64_t seq_
  * output gradient (whole b N h under TP and SP, all-gathered under SP), the
  * f-wide activation gradients, the score blocks of materialised attention.
  * Gradients are beta bytes an element, what the layer saved may be less
- * (FP8 copies of the GEMM inputs): each is sized as what it is. 
+ * (FP8 copies of the GEMM inputs): each is sized as what it is.
  * dY (the gradient of the layer output) lives through the whole walk, as the
  * residual branch adds it in at the end of each block. */
 static double backward_peak(const uly_act_terms *a, const uly_model *m, int sp, double t, double beta)
