@@ -610,9 +610,8 @@ static void emit_optimizer(uly_bctx *x, const uly_state_bytes *sb)
     const double params = w->zero_stage >= 1 ? shard : all;
     const double unscale = w->dtype == ULY_FP16 ? 8.0 : 0.0;
     const double cast = w->dtype == ULY_FP32 ? 0.0 : 4.0 + (double)x->beta;
-    const double copy = w->framework == ULY_FW_MEGATRON && !uly_megatron_grads_fp32(w) && w->dtype != ULY_FP32
-                            ? (double)x->beta + 4.0
-                            : 0.0;
+    /* Megatron-LM's main gradients held in fewer than fp32's 4 bytes */
+    const double copy = w->framework == ULY_FW_MEGATRON && sb->grad_wire < 4 ? (double)x->beta + 4.0 : 0.0;
     double bytes = (unscale + 4.0 + 28.0 + cast + copy) * params + sb->grads_whole * all + sb->grads_shard * shard;
     if (__builtin_expect(w->dtype == ULY_FP8, 0)) bytes += fp8_weight_cast_bytes(x, params);
     uly_op *o = uly_emit_elem(x, ULY_OPT_OPTIMIZER, ULY_PHASE_STEP, 0, bytes, 0);

@@ -286,6 +286,13 @@ int sim_layout_apply(const sim_args *a, uly_workload *w, uly_search_opts *o, cha
     return 0;
 }
 
+/* The pinned split into layout l */
+static void split_pinned(const uly_search_opts *o, uly_layout *l)
+{
+    l->pp_first = o->split_first, l->pp_last = o->split_last, l->pp_mid_most = o->split_mid_most;
+    l->pp_embed = o->split_embed, l->pp_loss = o->split_loss;
+}
+
 /* Whether pp stages x V virtual stages of the model's layers have a split
  * Megatron-Core accepts: the pinned one, else the even one or one with the
  * embedding and / or loss counted as a layer (as the search tries them) */
@@ -296,8 +303,7 @@ int sim_layout_interleaves(const uly_model *m, int64_t pp, int64_t V, const uly_
     l.pp = pp, l.vpp = V;
     int64_t n[3];
     if (o->pin_split) {
-        l.pp_first = o->split_first, l.pp_last = o->split_last, l.pp_embed = o->split_embed, l.pp_loss = o->split_loss;
-        l.pp_mid_most = o->split_mid_most;
+        split_pinned(o, &l);
         return uly_pp_stage_layers(m, &l, n, NULL, 0) == ULY_OK;
     }
     for (int f = 0; f < 4; f++) {
@@ -314,8 +320,7 @@ void sim_layout_split(const uly_model *m, const uly_search_opts *o, uly_layout *
     int64_t n[3];
     if (l->pp <= 1) return;
     if (o->pin_split) {
-        l->pp_first = o->split_first, l->pp_last = o->split_last, l->pp_mid_most = o->split_mid_most;
-        l->pp_embed = o->split_embed, l->pp_loss = o->split_loss;
+        split_pinned(o, l);
         return;
     }
     for (int f = 0; f < 4; f++) {

@@ -75,6 +75,13 @@ const char *calib_base_name(const char *p);
  * [A-Za-z0-9._+-], as the preset loader holds it). 0, or 2 after a message. */
 int calib_name_check(const char *name);
 
+/* A list option (--kernels, --gemms: its files are the arguments up to the
+ * next option) that got none: s the argument the parse reached (NULL: the
+ * end), have the list's length now, at its length when the option came.
+ * 1 after a message naming opt, what it needs and hint (the message's
+ * tail), else 0. */
+int calib_list_empty(const char *opt, const char *what, const char *hint, const char *s, int have, int at);
+
 /* `ulysim calibrate --gemms ...` and a GPU base's --kernels alone
  * (calib_gemm_cmd.c): fits the GEMM-by-shape constants; argv[0] is
  * "calibrate". The exit status. */

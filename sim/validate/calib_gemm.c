@@ -36,6 +36,14 @@ static void rates_at(const uly_gpu *g, double frac, double latency_s, uly_gemm_r
     for (int d = 0; d < ULY_DTYPE_COUNT; d++) uly_gemm_rates_init(&r[d], &c, (uly_dtype)d);
 }
 
+void calib_gemm_pt_shape(calib_gemm_pt *p, double batch, double m, double n, double k, int backward)
+{
+    const double fwd[4] = {batch, m, n, k}, dgrad[4] = {batch, m, k, n}, wgrad[4] = {batch, k, n, m};
+    p->n_gemm = backward ? 2 : 1;
+    memcpy(p->shape[0], backward ? dgrad : fwd, sizeof fwd);
+    if (backward) memcpy(p->shape[1], wgrad, sizeof wgrad);
+}
+
 double calib_gemm_pred(const calib_gemm_pt *p, const uly_gpu *g)
 {
     if (g->sm_count <= 0) return 0;

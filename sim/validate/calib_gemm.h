@@ -51,6 +51,11 @@ typedef struct calib_gemm_result {
  * shape (sm_count 0). */
 double calib_gemm_pred(const calib_gemm_pt *p, const uly_gpu *g);
 
+/* A sample's GEMMs from an op's shape batch x (m x k)(k x n): the forward
+ * product, or (backward) its input gradient (m x n)(n x k) and weight
+ * gradient (k x m)(m x n), as uly_gemm_op_shape_time prices them. */
+void calib_gemm_pt_shape(calib_gemm_pt *p, double batch, double m, double n, double k, int backward);
+
 /* Fits f and L of g's GEMM model to the n samples; the rest of g (SMs,
  * peaks, tile, HBM rate, clocks) as given. 0; -1 when g does not price
  * GEMMs by shape or a sample has no positive time or size; -2 when there

@@ -73,14 +73,10 @@ static int parse_args(int argc, char **argv, gemm_args *a, int *done)
     for (int i = 1; i <= argc; i++) {
         const char *s = i < argc ? argv[i] : NULL, *v = NULL;
         int r = 0;
-        const int have = list == 1 ? a->n_tables : a->n_traces;
-        if (list && have == at && (!s || (s[0] == '-' && s[1] && strcmp(s, "--help") && strcmp(s, "-h")))) {
-            char qb[80];
-            sim_err_as(WHO, "%s needs a %s after it (got %s%s; see ulysim calibrate --gemms --help)",
-                       list == 1 ? "--gemms" : "--kernels", list == 1 ? "GEMM table" : "plan trace",
-                       s ? "the option " : "nothing", s ? text_quote(s, qb, sizeof qb) : "");
+        if (list && calib_list_empty(list == 1 ? "--gemms" : "--kernels", list == 1 ? "GEMM table" : "plan trace",
+                                     "see ulysim calibrate --gemms --help", s,
+                                     list == 1 ? a->n_tables : a->n_traces, at))
             return 2;
-        }
         if (!s) break;
         if ((r = sim_opt_help(WHO, s))) {
             if (r < 0) return 2;
@@ -165,16 +161,7 @@ static int trace_samples(const trace_run *r, const uly_gpu *g, calib_gemm_pt **p
         memset(q, 0, sizeof *q);
         q->dtype = w->dtype == ULY_FP8 ? (uly_op_fp8(w, o->type) ? ULY_FP8 : ULY_BF16) : w->dtype;
         q->t_s = t;
-        const double b = o->gemm_batch, m = o->gemm_m, nn = o->gemm_n, k = o->gemm_k;
-        if (o->phase == ULY_PHASE_BWD && !o->recompute) { /* input gradient, weight gradient */
-            q->n_gemm = 2;
-            const double s0[4] = {b, m, k, nn}, s1[4] = {b, k, nn, m};
-            memcpy(q->shape[0], s0, sizeof s0), memcpy(q->shape[1], s1, sizeof s1);
-        } else {
-            q->n_gemm = 1;
-            const double s0[4] = {b, m, nn, k};
-            memcpy(q->shape[0], s0, sizeof s0);
-        }
+        calib_gemm_pt_shape(q, o->gemm_batch, o->gemm_m, o->gemm_n, o->gemm_k, o->phase == ULY_PHASE_BWD && !o->recompute);
     }
     return 0;
 }

@@ -87,6 +87,16 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------- the command line */
 
+int calib_list_empty(const char *opt, const char *what, const char *hint, const char *s, int have, int at)
+{
+    /* the next option came, or the end: --help and -h are read as asked */
+    if (have != at || (s && !(s[0] == '-' && s[1] && strcmp(s, "--help") && strcmp(s, "-h")))) return 0;
+    char qb[80];
+    sim_err_as("ulysim calibrate", "%s needs a %s after it (got %s%s; %s)", opt, what, s ? "the option " : "nothing",
+               s ? text_quote(s, qb, sizeof qb) : "", hint);
+    return 1;
+}
+
 /* --name becomes the profile's "name", which the preset loader holds to
  * 1..ULY_NAME_LEN-1 characters of [A-Za-z0-9._+-] (js_get_name): checked
  * before the work, not found after the fit as a profile that will not
@@ -125,13 +135,11 @@ static int parse_args(int argc, char **argv, cal_args *a, int *done)
     for (int i = 1; i <= argc; i++) {
         const char *s = i < argc ? argv[i] : NULL, *v = NULL;
         int r = 0;
-        if (in_kernels && a->n_k == k_at && (!s || (s[0] == '-' && s[1] && strcmp(s, "--help") && strcmp(s, "-h")))) {
-            char qb[80];
-            sim_err_as(WHO, "--kernels needs a plan trace after it (got %s%s; valid: --kernels "
-                       "PLAN.trace..., every argument up to the next option; see ulysim calibrate --help)",
-                       s ? "the option " : "nothing", s ? text_quote(s, qb, sizeof qb) : "");
+        if (in_kernels && calib_list_empty("--kernels", "plan trace",
+                                           "valid: --kernels PLAN.trace..., every argument up to the next option; "
+                                           "see ulysim calibrate --help",
+                                           s, a->n_k, k_at))
             return 2;
-        }
         if (!s) break;
         if ((r = sim_opt_help(WHO, s))) {
             if (r < 0) return 2;

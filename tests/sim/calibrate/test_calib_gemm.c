@@ -11,6 +11,7 @@
 
 #include "calib_gemm.h"
 #include "fixtures.h" /* CHECK and FX_DONE, shared with the model's tests */
+#include "gemm.h"     /* the model's own pricing of a GEMM op */
 #include "preset.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
@@ -34,16 +35,7 @@ static int make_samples(calib_gemm_pt *p, const uly_gpu *g, double nf)
                     calib_gemm_pt *q = &p[n];
                     memset(q, 0, sizeof *q);
                     q->dtype = ULY_BF16;
-                    const double m = sizes[im], nn = sizes[in], k = sizes[ik];
-                    if (n % 4 == 3) {
-                        q->n_gemm = 2;
-                        const double s0[4] = {b, m, k, nn}, s1[4] = {b, k, nn, m};
-                        memcpy(q->shape[0], s0, sizeof s0), memcpy(q->shape[1], s1, sizeof s1);
-                    } else {
-                        q->n_gemm = 1;
-                        const double s0[4] = {b, m, nn, k};
-                        memcpy(q->shape[0], s0, sizeof s0);
-                    }
+                    calib_gemm_pt_shape(q, b, sizes[im], sizes[in], sizes[ik], n % 4 == 3);
                     q->t_s = calib_gemm_pred(q, g) * (1.0 + nf * noise());
                     n++;
                 }
@@ -166,6 +158,28 @@ static void test_table(void)
     free(p);
 }
 
+/* A trace op's sample (calib_gemm_pt_shape) prices as the model prices
+ * the op (uly_gemm_op_shape_time): a forward GEMM, and a backward op's two,
+ * on a shape whose three sizes differ so that a swapped size shows */
+static void test_op_shape(const uly_gpu *g)
+{
+    uly_gemm_rates r;
+    uly_gemm_rates_init(&r, g, ULY_BF16);
+    const double inv_tensor = 1.0 / g->peak_flops[ULY_BF16];
+    for (int bwd = 0; bwd <= 1; bwd++) {
+        uly_op o;
+        memset(&o, 0, sizeof o);
+        o.phase = bwd ? ULY_PHASE_BWD : ULY_PHASE_FWD;
+        o.gemm_batch = 2, o.gemm_m = 8192, o.gemm_n = 384, o.gemm_k = 2048;
+        calib_gemm_pt p = {.dtype = ULY_BF16};
+        calib_gemm_pt_shape(&p, o.gemm_batch, o.gemm_m, o.gemm_n, o.gemm_k, bwd);
+        const double want = uly_gemm_op_shape_time(&r, inv_tensor, g->gemm_peak_frac, &o, 0);
+        CHECK(p.n_gemm == 1 + bwd && fabs(calib_gemm_pred(&p, g) / want - 1) < 1e-12,
+              "%s op: sample %.4f us, the model's op %.4f us", bwd ? "backward" : "forward",
+              calib_gemm_pred(&p, g) * 1e6, want * 1e6);
+    }
+}
+
 int main(void)
 {
     uly_cluster c;
@@ -175,6 +189,7 @@ int main(void)
         return 1;
     }
     test_one_price(&c.gpu);
+    test_op_shape(&c.gpu);
     test_recover(&c.gpu);
     test_table();
     FX_DONE();
