@@ -50,6 +50,22 @@ double uly_score_pass_bytes(const uly_bctx *x, int backward)
     return beta * (backward ? 3.0 : 2.0) + drop;
 }
 
+/* Bytes per hidden element of a norm op: the residual branch's
+ * bias-dropout-add, a kernel of its own (Megatron-LM's
+ * bias_dropout_add_fused_train, a jit function apart from the norm), reads
+ * the branch and the residual and writes their sum, and with dropout its
+ * 1-byte mask; the norm then reads the sum and writes the normalised rows:
+ * 5 beta (+ 1). Backward: the norm's backward reads the gradient and the
+ * saved input and writes the input's gradient, the residual's two
+ * gradients are summed (read two, write one): 6 beta; with dropout its
+ * backward reads the gradient and the mask and writes one (2 beta + 1). */
+double uly_norm_pass_bytes(const uly_bctx *x, int backward)
+{
+    const double beta = (double)x->beta;
+    if (backward) return 6.0 * beta + (x->m->dropout ? 2.0 * beta + 1.0 : 0.0);
+    return 5.0 * beta + (x->m->dropout ? 1.0 : 0.0);
+}
+
 void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
                          double frac, double crit)
 {
@@ -150,9 +166,8 @@ static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape 
     s->out = uly_gemm_shape_of(x, b * tg, hid, out_k);
     s->up = uly_gemm_shape_of(x, b * tg, f * (m->swiglu ? 2.0 : 1.0) / t, hid);
     s->down = uly_gemm_shape_of(x, b * tg, hid, f / t);
-    /* residual add + norm: read x and the branch, write x' and the norm */
-    s->ln_bytes[0] = 4.0 * beta * b * tn * hid;
-    s->ln_bytes[1] = 6.0 * beta * b * tn * hid;
+    s->ln_bytes[0] = uly_norm_pass_bytes(x, 0) * b * tn * hid;
+    s->ln_bytes[1] = uly_norm_pass_bytes(x, 1) * b * tn * hid;
     s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     /* an element count past int64 cannot be cast (undefined; x86 gives

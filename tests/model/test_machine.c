@@ -85,6 +85,40 @@ static void memory_bound_classes(const uly_model *mp)
     }
 }
 
+/* the bytes of a norm op, counted from Megatron-LM's layer: the
+ * bias-dropout-add is a kernel of its own (read the branch and the
+ * residual, write the sum, and with dropout a 1-byte mask), then the norm
+ * reads the sum and writes its output; backward reads the gradient and the
+ * saved input and writes the input's gradient, sums the residual's two
+ * gradients, and with dropout runs the dropout's backward (read the
+ * gradient and the mask, write one). Ulysses u = 8: each rank norms 1/8
+ * of the 8192 tokens. Mutants tried: 4 beta forward (the sum not read
+ * back): fails; the mask left out: fails; dropout's backward left out: fails. */
+static void norm_bytes(const uly_model *mp)
+{
+    uly_cluster c = fx_a100(1);
+    uly_workload w = fx_work(8192);
+    w.recompute = ULY_RECOMPUTE_NONE;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+    for (int drop = 0; drop < 2; drop++) {
+        uly_model m = *mp;
+        m.dropout = drop;
+        uly_result r;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "evaluate (dropout %d)", drop);
+        const double elems = 1.0 * (8192.0 / 8.0) * (double)m.hidden, beta = 2.0;
+        const double want_f = (beta + beta + beta + (drop ? 1.0 : 0.0) + beta + beta) * elems;
+        const double want_b = (3.0 * beta + 3.0 * beta + (drop ? beta + 1.0 + beta : 0.0)) * elems;
+        const int f = find(&plan, ULY_OPT_LN2, ULY_PHASE_FWD), b = find(&plan, ULY_OPT_LN1_BWD, ULY_PHASE_BWD);
+        CHECK(f >= 0 && b >= 0, "norm ops in the plan");
+        if (f < 0 || b < 0) continue;
+        CHECK(fabs(plan.ops[f].bytes_touched / want_f - 1) < 1e-12, "ln2 (dropout %d): %.0f bytes, want %.0f", drop,
+              plan.ops[f].bytes_touched, want_f);
+        CHECK(fabs(plan.ops[b].bytes_touched / want_b - 1) < 1e-12, "ln1_bwd (dropout %d): %.0f bytes, want %.0f", drop,
+              plan.ops[b].bytes_touched, want_b);
+    }
+}
+
 /* an eager host slower than the GPU: each phase waits for its
  * kernels' issue (1 ms each here, far above the GPU's work) */
 static void host_bound_phases(const uly_model *mp)
@@ -294,6 +328,7 @@ int main(void)
 {
     const uly_model m = fx_gpt7b();
     memory_bound_classes(&m);
+    norm_bytes(&m);
     fsdp_copy_out(&m);
     host_bound_phases(&m);
     overlap_slowdown_tiers(&m);
