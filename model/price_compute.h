@@ -132,7 +132,10 @@ __attribute__((noinline)) static double compute_time_rare(rates *r, const uly_op
     return (g > gb ? g : gb) + mb;
 }
 
-static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o)
+/* kernels: uly_op_kernels(o), which the caller reads once for its own sums
+ * too (a load through the op after the pricing's stores of doubles, which
+ * the compiler must assume may alias the op's bytes, is not merged) */
+static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o, int kernels)
 {
     double t = 0;
     /* element-wise bytes at their kernel class's rate (a GEMM's roofline
@@ -170,7 +173,7 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
         t = compute_time_rare(r, o, mb);
     }
     /* each kernel adds its launch and ramp to its work */
-    return t * o->crit_factor + (double)uly_op_kernels(o) * r->floor_s;
+    return t * o->crit_factor + (double)kernels * r->floor_s;
 }
 
 /* How much compute beside a transfer slows, per second of the transfer:

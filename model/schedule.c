@@ -115,10 +115,9 @@ typedef struct layer_sums {
     int kern_f, kern_b; /* kernels each phase launches (collectives one each) */
 } layer_sums;
 
-static inline __attribute__((always_inline)) void layer_compute_add(layer_sums *ls, const uly_op *o, double ti)
+static inline __attribute__((always_inline)) void layer_compute_add(layer_sums *ls, const uly_op *o, double ti, int k)
 {
     ls->hw_flops += o->flops;
-    const int k = uly_op_kernels(o);
     if (o->phase == ULY_PHASE_FWD) ls->crit_f += ti, ls->kern_f += k;
     else ls->crit_b += ti, ls->kern_b += k;
     ls->compute_s += ti;
@@ -230,7 +229,8 @@ typedef struct op_sums {
 static inline __attribute__((always_inline)) void op_compute(op_sums *s, const pricing *x, int i, const uly_op *o,
                                                              int rare)
 {
-    const double ti = x->reuse ? x->reuse[i] : compute_time(x->rt, o);
+    const int k = uly_op_kernels(o); /* read once: the time's launches and the phase's kernel count */
+    const double ti = x->reuse ? x->reuse[i] : compute_time(x->rt, o, k);
     if (x->keep) x->keep[i] = ti;
     x->t[i] = ti;
     x->ex[i] = ti;
@@ -244,7 +244,7 @@ static inline __attribute__((always_inline)) void op_compute(op_sums *s, const p
         }
         return;
     }
-    layer_compute_add(&s->ls, o, ti);
+    layer_compute_add(&s->ls, o, ti, k);
 }
 
 /* A comm op once per step or per micro-batch: the model's share, or the
