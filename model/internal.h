@@ -247,6 +247,7 @@ typedef struct uly_attn_shape {
 } uly_attn_shape;
 double uly_score_pass_bytes(const uly_bctx *x, int backward);
 double uly_norm_pass_bytes(const uly_bctx *x, int backward);
+double uly_loss_bytes_per_logit(uly_ce_impl impl, double beta);
 void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
                          double frac, double crit);
 static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,

@@ -453,6 +453,31 @@ uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_clust
 
 /* --------------------------------------------------------------- plan build */
 
+/* Bytes per logit of the cross-entropy, forward and backward together
+ * (one op: its backward is priced with it), the logits beta bytes wide
+ * (docs/model.md, "Memory-bound ops"). Where the logits are half
+ * precision the loss first casts them to fp32 (read beta, write 4) and its
+ * gradient is cast back (read 4, write beta); fp32 logits need neither.
+ *   unfused (Megatron-Core's vocab_parallel_cross_entropy): row max (read
+ *     4), shift (read, write: 8), exp in place (8), sum (4), normalise in
+ *     place (8); backward: the gradient scaled in place (8)
+ *   native (its jit-fused functions): the cast fused with the max (the
+ *     fp32 copy written; fp32 logits: the max reads 4), shift-exp-sum
+ *     (8), normalise (8); backward (8)
+ *   te (TransformerEngine's online softmax): two passes over the logits
+ *     as they are (2 beta), the fp32 gradient written (4); backward: the
+ *     gradient scaled by the per-token loss gradient (8), autograd's cast
+ *     back to beta */
+double uly_loss_bytes_per_logit(uly_ce_impl impl, double beta)
+{
+    const double cast = beta < 4.0 ? beta + 4.0 : 0.0; /* to fp32, or back */
+    switch (impl) {
+    case ULY_CE_NATIVE: return (beta < 4.0 ? beta + 4.0 : 4.0) + 8.0 + 8.0 + 8.0 + cast;
+    case ULY_CE_TE: return 2.0 * beta + 4.0 + 8.0 + cast;
+    default: return cast + 4.0 + 8.0 + 8.0 + 4.0 + 8.0 + 8.0 + cast;
+    }
+}
+
 static void emit_model_ops(uly_bctx *x)
 {
     /* per micro-batch, outside the layers: embedding lookup, final norm,
@@ -466,7 +491,7 @@ static void emit_model_ops(uly_bctx *x)
     const uly_gemm_shape logits = uly_gemm_shape_of(x, b * tl, vl, hid); /* forward and backward */
     o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, &logits, 1.0);
     o->per_model = 1;
-    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, 3.0 * 4.0 * b * tl * vl, 0);
+    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, uly_loss_bytes_per_logit(x->w->ce_impl, beta) * b * tl * vl, 0);
     o->per_model = 1;
     o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, &logits, 2.0);
     o->per_model = 1;

@@ -32,6 +32,7 @@ static const char *const rmethod_names[] = {ULY_RECOMPUTE_METHODS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const moe_dispatcher_names[] = {ULY_MOE_DISPATCHERS(ULY_X_NAME)};
+static const char *const ce_impl_names[] = {ULY_CE_IMPLS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
 static const char *const op_kind_names[] = {ULY_OP_KINDS(ULY_X_NAME)};
 static const char *const mb_class_names[] = {ULY_MB_CLASSES(ULY_X_NAME)};
@@ -69,6 +70,7 @@ ULY_VOCAB_LOOKUPS(uly_recompute_method, uly_recompute_method, rmethod_names, ULY
 ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_COUNT)
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
 ULY_VOCAB_LOOKUPS(uly_moe_dispatcher, uly_moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT)
+ULY_VOCAB_LOOKUPS(uly_ce_impl, uly_ce_impl, ce_impl_names, ULY_CE_COUNT)
 ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
 #undef ULY_VOCAB_LOOKUPS
 
@@ -385,6 +387,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_D(w, step_overhead_s, 0, 3600);
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
+    if (vocab_check("ce_impl", (int)w->ce_impl, ce_impl_names, ULY_CE_COUNT, why, n)) return ULY_EINVAL;
     if (uly_fp8_check(w, why, n)) return ULY_EINVAL;
     if (vocab_check("moe_dispatcher", (int)w->moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT, why, n))
         return ULY_EINVAL;

@@ -248,6 +248,17 @@ typedef enum uly_framework { ULY_FRAMEWORKS(ULY_X_ENUM) ULY_FW_COUNT } uly_frame
  * routed to them, the outputs reduce-scattered back. */
 #define ULY_MOE_DISPATCHERS(X) X(ULY_MOE_ALLTOALL, "alltoall") X(ULY_MOE_ALLGATHER, "allgather")
 typedef enum uly_moe_dispatcher { ULY_MOE_DISPATCHERS(ULY_X_ENUM) ULY_MOE_DISPATCHER_COUNT } uly_moe_dispatcher;
+/* The cross-entropy's kernels over the logits (Megatron-LM's
+ * --cross-entropy-loss-fusion and --cross-entropy-fusion-impl; the bytes
+ * of each in docs/model.md, "Memory-bound ops"): unfused, the logits cast
+ * to fp32 and reduced, shifted, exponentiated, summed and normalised pass
+ * by pass (Megatron-LM's default, as PyTorch's cross_entropy over fp32
+ * logits); native, Megatron-Core's jit-fused passes; te,
+ * TransformerEngine's online-softmax kernels. */
+#define ULY_CE_IMPLS(X) X(ULY_CE_UNFUSED, "unfused") X(ULY_CE_NATIVE, "native") X(ULY_CE_TE, "te")
+typedef enum uly_ce_impl { ULY_CE_IMPLS(ULY_X_ENUM) ULY_CE_COUNT } uly_ce_impl;
+const char *uly_ce_impl_name(uly_ce_impl c);
+uly_ce_impl uly_ce_impl_find(const char *name);
 const char *uly_moe_dispatcher_name(uly_moe_dispatcher d);
 uly_moe_dispatcher uly_moe_dispatcher_find(const char *name);
 const char *uly_framework_name(uly_framework f);
@@ -282,6 +293,7 @@ typedef struct uly_workload {
      * loss_chunks blocks of tokens, so the logits are never held whole;
      * 0 or 1: whole. Same FLOPs. */
     int64_t loss_chunks;
+    uly_ce_impl ce_impl; /* the cross-entropy's kernels (ULY_CE_UNFUSED: 0) */
     /* 1: tensor-parallel all-gathers and reduce-scatters run under the GEMM
      * they feed or that feeds them (TransformerEngine's userbuffers,
      * Megatron-LM --tp-comm-overlap); 0: on the critical path. */

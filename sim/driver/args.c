@@ -113,13 +113,16 @@ static const char *const zero_names[] = {"0", "1", "2", "3"};
 static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
+/* --cross-entropy-fusion-impl: the fused kernels (the unfused passes are
+ * the default, without --cross-entropy-loss-fusion) */
+static const char *const ce_fused_names[] = {"native", "te"};
 
 /* Options that take a value, in the parse switch's order. */
 enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM,
+    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM, O_CE_IMPL,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -128,7 +131,7 @@ static const char *const valued[O_COUNT] = {
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
     "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline", "--step-overhead-ms",
-    "--mem-headroom",
+    "--mem-headroom", "--cross-entropy-fusion-impl",
 };
 
 int sim_args_takes_value(const char *name)
@@ -185,6 +188,9 @@ static const struct {
     {"--grad-reduce-in-bf16", offsetof(sim_args, grad_reduce_fp32), -1},
     {"--cuda-graphs", offsetof(sim_args, cuda_graphs), 1},
     {"--no-cuda-graphs", offsetof(sim_args, cuda_graphs), 0},
+    /* Megatron-LM's name for its fused cross-entropy (its kernels:
+     * --cross-entropy-fusion-impl) */
+    {"--cross-entropy-loss-fusion", offsetof(sim_args, ce_fusion), 1},
 };
 #define N_SWITCHES ((int)(sizeof switches / sizeof switches[0]))
 
@@ -416,6 +422,10 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         rc = parse_choice(name, val, attn_kernel_names, ULY_AK_COUNT, &c, why, n);
         a->attn_kernel = (uly_attn_kernel)c;
         a->attn_kernel_set = 1;
+        break;
+    case O_CE_IMPL:
+        rc = parse_choice(name, val, ce_fused_names, 2, &c, why, n);
+        a->ce_fused_impl = c == 1 ? ULY_CE_TE : ULY_CE_NATIVE;
         break;
     case O_ATTN_DENSITY: return sim_parse_fraction(name, val, &a->attn_density, why, n);
     case O_FFN_CHUNKS: return sim_parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);

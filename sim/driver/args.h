@@ -122,6 +122,8 @@ typedef struct sim_args {
     int overlap_param_gather;            /* Megatron's --overlap-param-gather */
     int grad_reduce_fp32; /* main gradients: 1 fp32, -1 the parameters' precision, 0 Megatron-LM's default */
     int cuda_graphs;                     /* the step's kernels replayed from CUDA graphs */
+    int ce_fusion;                       /* --cross-entropy-loss-fusion */
+    uly_ce_impl ce_fused_impl;           /* --cross-entropy-fusion-impl; 0 (not given): native, Megatron-LM's default */
     double step_overhead_s;              /* --step-overhead-ms: the host's own work per step */
     int zero_prefetch;                   /* layers prefetched under ZeRO-3; 0 default (1), -1 none */
     uly_attn_kernel attn_kernel;

@@ -83,6 +83,8 @@ static void help_options(FILE *f)
 "  --accumulate-allreduce-grads-in-fp32, --grad-reduce-in-bf16  Megatron-LM's flags\n"
 "                       [default its rule: fp32, but fp16 under --dtype fp16]: --framework\n"
 "                       megatron's main gradients kept and reduced in fp32, or in bf16\n"
+"  --cross-entropy-loss-fusion, --cross-entropy-fusion-impl native|te  Megatron-LM's flags:\n"
+"                       the loss's fused kernels [default: unfused; the fusion's: native]\n"
 "  --cuda-graphs, --no-cuda-graphs  the step's kernels replayed from CUDA graphs (no host\n"
 "                       issue per kernel), or launched eagerly [default: eager]\n"
 "  --step-overhead-ms T  host work per step outside the kernels (data loading, logging,\n"

@@ -206,6 +206,8 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
                         .grad_reduce_fp32 = a->grad_reduce_fp32,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
+    /* Megatron-LM reads the kernel's name only under the fusion */
+    w->ce_impl = !a->ce_fusion ? ULY_CE_UNFUSED : a->ce_fused_impl ? a->ce_fused_impl : ULY_CE_NATIVE;
     sim_args_fp8_workload(a, w);
     sim_moe_workload(a, w); /* args_moe.c */
     if (a->grad_reduce_fp32 && a->framework != ULY_FW_MEGATRON)

@@ -188,6 +188,9 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; FFN in %lld chunks", (long long)w->ffn_chunks);
     if (k > 0 && (size_t)k < n && w->loss_chunks > 1)
         k += snprintf(buf + k, n - (size_t)k, "; loss in %lld chunks", (long long)w->loss_chunks);
+    if (k > 0 && (size_t)k < n && w->ce_impl != ULY_CE_UNFUSED)
+        k += snprintf(buf + k, n - (size_t)k, "; cross-entropy fused (%s)",
+                      w->ce_impl == ULY_CE_TE ? "TransformerEngine's kernels" : "Megatron-Core's native fusion");
     if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch < 0)
         k += snprintf(buf + k, n - (size_t)k, "; no ZeRO-3 prefetch");
     else if (k > 0 && (size_t)k < n && w->zero_stage >= 3 && w->zero_prefetch)

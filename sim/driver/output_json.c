@@ -112,6 +112,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "attn_density", sim_json_num(uly_attn_density(w)));
     ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
+    ADD(wo, "cross_entropy", cJSON_CreateString(uly_ce_impl_name(w->ce_impl)));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
     ADD(wo, "overlap_grad_reduce", cJSON_CreateBool(uly_grad_reduce_overlaps(w)));
     uly_state_bytes sb;

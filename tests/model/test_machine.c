@@ -119,6 +119,50 @@ static void norm_bytes(const uly_model *mp)
     }
 }
 
+/* the cross-entropy's bytes per logit, each kernel's passes written out
+ * from the three implementations' code (Megatron-Core's
+ * vocab_parallel_cross_entropy, its jit-fused functions,
+ * TransformerEngine's Triton kernels), in bf16 and in fp32 (no casts).
+ * Ulysses u = 8: the rank's 1024 tokens over the whole vocabulary. Mutants
+ * tried: the casts left out under bf16: fails; TransformerEngine's
+ * backward scaling left out: fails; the old 12 bytes for every kernel: fails. */
+static void loss_bytes(const uly_model *mp)
+{
+    const uly_model m = *mp;
+    const uly_cluster c = fx_a100(1);
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 1);
+    struct {
+        uly_dtype dt;
+        uly_ce_impl impl;
+        double want; /* bytes per logit */
+    } cases[] = {
+        /* cast to fp32 (2 + 4), max 4, shift 4 + 4, exp 4 + 4, sum 4, normalise 4 + 4; scale 4 + 4, cast back 4 + 2 */
+        {ULY_BF16, ULY_CE_UNFUSED, 6 + 4 + 8 + 8 + 4 + 8 + 8 + 6},
+        {ULY_FP32, ULY_CE_UNFUSED, 4 + 8 + 8 + 4 + 8 + 8},
+        /* cast with the max (2 + 4), shift-exp-sum 4 + 4, normalise 4 + 4; gradient 4 + 4, cast back 4 + 2 */
+        {ULY_BF16, ULY_CE_NATIVE, 6 + 8 + 8 + 8 + 6},
+        {ULY_FP32, ULY_CE_NATIVE, 4 + 8 + 8 + 8},
+        /* online softmax reads 2, the loss kernel reads 2 and writes the fp32 gradient 4; scale 4 + 4, cast 4 + 2 */
+        {ULY_BF16, ULY_CE_TE, 2 + 2 + 4 + 8 + 6},
+        {ULY_FP32, ULY_CE_TE, 4 + 4 + 4 + 8},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uly_workload w = fx_work(8192);
+        w.dtype = cases[k].dt;
+        w.ce_impl = cases[k].impl;
+        uly_result r;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK, "evaluate %s %s", uly_dtype_name(w.dtype),
+              uly_ce_impl_name(w.ce_impl));
+        const int i = find(&plan, ULY_OPT_LOSS, ULY_PHASE_FWD);
+        CHECK(i >= 0, "loss in the plan");
+        if (i < 0) continue;
+        const double want = cases[k].want * (8192.0 / 8.0) * (double)m.vocab;
+        CHECK(fabs(plan.ops[i].bytes_touched / want - 1) < 1e-12, "loss %s %s: %.0f bytes, want %.0f",
+              uly_dtype_name(w.dtype), uly_ce_impl_name(w.ce_impl), plan.ops[i].bytes_touched, want);
+    }
+}
+
 /* an eager host slower than the GPU: each phase waits for its
  * kernels' issue (1 ms each here, far above the GPU's work) */
 static void host_bound_phases(const uly_model *mp)
@@ -329,6 +373,7 @@ int main(void)
     const uly_model m = fx_gpt7b();
     memory_bound_classes(&m);
     norm_bytes(&m);
+    loss_bytes(&m);
     fsdp_copy_out(&m);
     host_bound_phases(&m);
     overlap_slowdown_tiers(&m);
