@@ -46,6 +46,7 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
 /* Attention's kernels per block, [flash][backward, not recompute]. Flash:
  * FlashAttention-2's forward kernel; backward its dO.O preprocessing, the
  * main kernel and dQ's conversion. Materialised (Megatron-LM's
- * CoreAttention): QK^T, scale-mask-softmax, dropout, PV forward; backward
- * PV's two GEMMs, dropout, softmax, QK^T's two. */
-const uint8_t uly_attn_kernels_of[2][2] = {{4, 6}, {1, 3}};
+ * CoreAttention): QK^T, scale-mask-softmax, dropout, PV and the context's
+ * permute copy forward; backward the permute's copy, PV's two GEMMs,
+ * dropout, softmax, QK^T's two and the Q, K, V gradients' cat. */
+const uint8_t uly_attn_kernels_of[2][2] = {{5, 8}, {1, 3}};

@@ -89,8 +89,14 @@ void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, in
         s->flops[0] = fwd;
         s->flops[1] = fwd * 2.0;
         double scores = b * (double)heads * (double)q * (double)kv * (double)blocks * rho;
-        s->bytes[0] = scores * uly_score_pass_bytes(x, 0);
-        s->bytes[1] = scores * uly_score_pass_bytes(x, 1);
+        /* CoreAttention's layout copies: the context's permute to [s, b,
+         * h] (read, write), and in backward its gradient's, and the cat of
+         * the Q, K and V gradients into the fused projection's (read,
+         * write), K and V of the model's kv_heads per query head */
+        const double ctx = b * (double)heads * (double)q * d * 2.0 * x->beta;
+        const double kvr = (double)x->m->kv_heads / (double)x->m->heads;
+        s->bytes[0] = scores * uly_score_pass_bytes(x, 0) + ctx;
+        s->bytes[1] = scores * uly_score_pass_bytes(x, 1) + ctx * (2.0 + 2.0 * kvr);
     }
     s->kv = (double)kv;
     s->dims[0] = b * (double)heads * (double)blocks;

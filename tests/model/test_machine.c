@@ -28,8 +28,8 @@ static int kernels_of(const uly_op *o)
     case ULY_OPT_EMBED: return 3;
     case ULY_OPT_LOSS: return 6;
     case ULY_OPT_OPTIMIZER: return 5;
-    case ULY_OPT_ATTN_FWD: return (o->flash ? 1 : 4) * o->steps;
-    case ULY_OPT_ATTN_BWD: return (o->flash ? 3 : 6) * o->steps;
+    case ULY_OPT_ATTN_FWD: return (o->flash ? 1 : 5) * o->steps;
+    case ULY_OPT_ATTN_BWD: return (o->flash ? 3 : 8) * o->steps;
     default: return 1;
     }
 }
