@@ -497,7 +497,8 @@ static void emit_model_ops(uly_bctx *x)
     const uly_gemm_shape logits = uly_gemm_shape_of(x, b * tl, vl, hid); /* forward and backward */
     o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS, ULY_PHASE_FWD, 0, &logits, 1.0);
     o->per_model = 1;
-    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, uly_loss_bytes_per_logit(x->w->ce_impl, beta) * b * tl * vl, 0);
+    const double loss_bytes = uly_loss_bytes_per_logit(x->w->ce_impl, beta) * b * tl * vl;
+    o = uly_emit_elem(x, ULY_OPT_LOSS, ULY_PHASE_FWD, 0, loss_bytes, 0);
     o->per_model = 1;
     o = uly_emit_gemm_shape(x, ULY_OPT_LOGITS_BWD, ULY_PHASE_BWD, 0, &logits, 2.0);
     o->per_model = 1;
