@@ -47,6 +47,8 @@ OPTIONAL = [
     ("--no-overlap-grad-reduce", None),
     ("--cuda-graphs", None),
     ("--grad-reduce-in-bf16", None),
+    ("--cross-entropy-loss-fusion", None),
+    ("--cross-entropy-fusion-impl", ["native", "te"]),
     ("--step-overhead-ms", [0, 12.5]),
     ("--zero-prefetch", [1, 2]),
     ("--attn-kernel", ["flash2", "flash3", "sdpa", "triton"]),
