@@ -113,9 +113,9 @@ static const char *const zero_names[] = {"0", "1", "2", "3"};
 static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
-/* --cross-entropy-fusion-impl: the fused kernels (the unfused passes are
- * the default, without --cross-entropy-loss-fusion) */
-static const char *const ce_fused_names[] = {"native", "te"};
+/* --cross-entropy-fusion-impl names the fused kernels: the vocabulary's
+ * names after ULY_CE_UNFUSED (the default, without --cross-entropy-loss-fusion) */
+static const char *const ce_impl_names[] = {ULY_CE_IMPLS(ULY_X_NAME)};
 
 /* Options that take a value, in the parse switch's order. */
 enum {
@@ -424,8 +424,8 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
         a->attn_kernel_set = 1;
         break;
     case O_CE_IMPL:
-        rc = parse_choice(name, val, ce_fused_names, 2, &c, why, n);
-        a->ce_fused_impl = c == 1 ? ULY_CE_TE : ULY_CE_NATIVE;
+        rc = parse_choice(name, val, ce_impl_names + ULY_CE_NATIVE, ULY_CE_COUNT - ULY_CE_NATIVE, &c, why, n);
+        a->ce_fused_impl = (uly_ce_impl)(ULY_CE_NATIVE + c);
         break;
     case O_ATTN_DENSITY: return sim_parse_fraction(name, val, &a->attn_density, why, n);
     case O_FFN_CHUNKS: return sim_parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);
