@@ -163,6 +163,8 @@ static const arg_spec ARGS[] = {
     /* the cross-entropy's kernels */
     {"cross_entropy_loss_fusion", A_BOOL, F(ce_fusion)},
     {"cross_entropy_fusion_impl", A_WORD, F(ce_impl)},
+    /* how the main gradients are accumulated */
+    {"gradient_accumulation_fusion", A_BOOL, F(grad_accum_fusion)},
     /* an uneven pipeline's split (megatron/training/arguments.py) */
     {"decoder_first_pipeline_num_layers", A_INT, F(pp_first)},
     {"decoder_last_pipeline_num_layers", A_INT, F(pp_last)},
@@ -563,7 +565,7 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
-    r->fp8_param_gather = r->grads_fp32 = r->ce_fusion = r->pp_embed = r->pp_loss = -1;
+    r->fp8_param_gather = r->grads_fp32 = r->ce_fusion = r->grad_accum_fusion = r->pp_embed = r->pp_loss = -1;
     r->gqa = -1;
     r->mla = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;

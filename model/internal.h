@@ -248,6 +248,11 @@ typedef struct uly_attn_shape {
 double uly_score_pass_bytes(const uly_bctx *x, int backward);
 double uly_norm_pass_bytes(const uly_bctx *x, int backward);
 double uly_loss_bytes_per_logit(uly_ce_impl impl, double beta);
+/* Megatron-LM's main-gradient accumulation of one layer per micro-batch
+ * (membound.c): its bytes and kernels, over gemm_params weights of its
+ * GEMMs and other_params parameters beside them (the norms' gains) this
+ * rank holds. */
+double uly_grad_accum_bytes(const uly_workload *w, double gemm_params, double other_params, int *kernels);
 void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
                          double frac, double crit);
 static inline uly_op *uly_emit_attn(uly_bctx *x, uly_op_type type, uly_phase ph, int recompute,

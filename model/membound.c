@@ -37,6 +37,8 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
     K(OPTIMIZER, OPTIM, 5),
     /* FSDP2's split_with_sizes_copy: one copy kernel per gathered layer */
     K(FSDP_COPY_OUT, STREAM, 1),
+    /* the main gradients' adds: uly_grad_accum_bytes sets the op's count */
+    K(GRAD_ACCUM, STREAM, 1),
     /* attention: its element-wise bytes are materialised scores' softmax and
      * dropout passes; its counts are uly_attn_kernels_of's */
     K(ATTN_FWD, SOFTMAX, 0), K(ATTN_BWD, SOFTMAX, 0),
@@ -50,3 +52,36 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
  * permute copy forward; backward the permute's copy, PV's two GEMMs,
  * dropout, softmax, QK^T's two and the Q, K, V gradients' cat. */
 const uint8_t uly_attn_kernels_of[2][2] = {{5, 8}, {1, 3}};
+
+/* Megatron-LM adds each micro-batch's weight gradients into the main
+ * gradients it keeps for the step (g bytes each: fp32 or the parameters'
+ * precision, uly_megatron_grads_fp32), in one of two ways:
+ * - unfused (--no-gradient-accumulation-fusion; the only way before
+ *   2022-02, and under fp16 until 2022-09, when the fused kernels took fp32
+ *   main gradients only): the weight-gradient GEMM writes the gradient in
+ *   the activations' precision (beta, priced with the GEMM), then its
+ *   data-parallel wrapper's hook adds it, param.main_grad.add_(param.grad):
+ *   beta + g read and g written per parameter, a kernel per parameter
+ *   tensor (the four weights and the two norms' gains; biases are not
+ *   counted, as uly_layer_params does not);
+ * - fused (the default since): the weight-gradient GEMM reads the main
+ *   gradient and writes the sum in its epilogue, 2 g where it wrote beta,
+ *   no kernel of its own (fused_weight_gradient_mlp_cuda's
+ *   wgrad_gemm_accum_fp32/fp16, TransformerEngine's
+ *   fuse_wgrad_accumulation); the norms' gains are still added by the hook.
+ * Sources: Megatron-LM's megatron/core/tensor_parallel/layers.py
+ * (LinearWithGradAccumulationAndAsyncCommunication.backward) and
+ * megatron/core/distributed/distributed_data_parallel.py
+ * (_make_backward_post_hook); the 2022 arguments.py that turned the fusion
+ * off without fp32 accumulation. */
+double uly_grad_accum_bytes(const uly_workload *w, double gemm_params, double other_params, int *kernels)
+{
+    const double beta = uly_dtype_bytes(w->dtype), g = uly_megatron_grads_fp32(w) ? 4.0 : beta;
+    const double add = beta + 2.0 * g; /* read the gradient and the main gradient, write the sum */
+    if (w->grad_accum_fusion < 0) {
+        *kernels = 6;
+        return (gemm_params + other_params) * add;
+    }
+    *kernels = 2;
+    return gemm_params * (2.0 * g - beta) + other_params * add;
+}

@@ -144,6 +144,8 @@ typedef struct layer_shape {
     double ln_bytes[2], act_bytes[2]; /* [backward] */
     int64_t act_elems;
     int mlp, moe; /* the layer has an MLP (a MoE layer's: its shared experts), routed experts */
+    double accum_bytes; /* Megatron-LM's main-gradient accumulation (0: another framework) */
+    int accum_kernels;
     uly_moe_shape experts;
 } layer_shape;
 
@@ -176,6 +178,14 @@ static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape 
     s->ln_bytes[1] = uly_norm_pass_bytes(x, 1) * b * tn * hid;
     s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
+    s->accum_bytes = 0, s->accum_kernels = 0;
+    if (x->w->framework == ULY_FW_MEGATRON) {
+        /* the layer's parameters on this rank (its routed experts' too);
+         * the norms' gains, counted t-way split as in layer_params_rank */
+        const double gains = 2.0 * hid / t;
+        const double experts = s->moe ? uly_layer_expert_params_rank(m, x->l) : 0.0;
+        s->accum_bytes = uly_grad_accum_bytes(x->w, x->p->layer_params_rank - gains + experts, gains, &s->accum_kernels);
+    }
     /* an element count past int64 cannot be cast (undefined; x86 gives
      * INT64_MIN, a negative cost): the plan's sizes overflow, as the
      * integer products' do */
@@ -253,6 +263,7 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, s->ln_bytes[1], 0);
+    if (s->accum_bytes > 0) uly_emit_elem(x, ULY_OPT_GRAD_ACCUM, ph, 0, s->accum_bytes, 0)->kernels = (uint8_t)s->accum_kernels;
 }
 
 /* Full recompute re-runs the forward ops, unchanged but for their phase,

@@ -317,6 +317,12 @@ typedef struct uly_workload {
      * LM's default, fp32 under bf16 (and FP8, whose parameters are bf16)
      * and the parameters' fp16 under fp16 (uly_state_bytes_get). */
     int grad_reduce_fp32;
+    /* Megatron-LM's gradient accumulation fusion (the framework megatron
+     * only): 1 the weight-gradient GEMMs accumulate into the main gradients
+     * (--gradient-accumulation-fusion, its default), -1 a kernel per
+     * parameter adds each micro-batch's gradient into them
+     * (--no-gradient-accumulation-fusion), 0 the default */
+    int grad_accum_fusion;
     /* 1: the step's kernels are replayed from CUDA graphs (no host issue
      * cost per kernel, the graph's launch floor); 0: eager launches. */
     int cuda_graphs;

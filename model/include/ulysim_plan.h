@@ -83,6 +83,9 @@ enum {
     /* data parallelism and ZeRO, and the optimizer */                         \
     X(ZERO_GATHER_W, "zero_gather_w") X(ZERO_RS_GRAD, "zero_rs_grad")           \
     X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")        \
+    /* Megatron-LM's per-micro-batch add of a layer's gradients into its      \
+     * main gradients */                                                      \
+    X(GRAD_ACCUM, "grad_accum")                                                 \
     /* FSDP2's copy of a gathered layer out of the all-gather buffer */        \
     X(FSDP_COPY_OUT, "fsdp_copy_out")                                           \
     /* mixture of experts: the router, the tokens permuted by expert and sent  \

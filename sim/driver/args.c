@@ -186,6 +186,9 @@ static const struct {
     /* Megatron-LM's names for where its main gradients live */
     {"--accumulate-allreduce-grads-in-fp32", offsetof(sim_args, grad_reduce_fp32), 1},
     {"--grad-reduce-in-bf16", offsetof(sim_args, grad_reduce_fp32), -1},
+    /* ... and how it adds each micro-batch's gradients into them */
+    {"--gradient-accumulation-fusion", offsetof(sim_args, grad_accum_fusion), 1},
+    {"--no-gradient-accumulation-fusion", offsetof(sim_args, grad_accum_fusion), -1},
     {"--cuda-graphs", offsetof(sim_args, cuda_graphs), 1},
     {"--no-cuda-graphs", offsetof(sim_args, cuda_graphs), 0},
     /* Megatron-LM's name for its fused cross-entropy (its kernels:

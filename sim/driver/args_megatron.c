@@ -55,7 +55,7 @@ static const char *const ignored_names[] = {
     "--adam-eps", "--train-iters", "--train-samples", "--rampup-batch-size", "--step-batch-size-schedule",
     "--use-mcore-models", "--use-legacy-models", "--transformer-impl", "--no-masked-softmax-fusion",
     "--no-bias-gelu-fusion", "--no-bias-dropout-fusion", "--no-bias-swiglu-fusion", "--no-rope-fusion",
-    "--no-persist-layer-norm", "--no-gradient-accumulation-fusion", "--rotary-base", "--rotary-percent",
+    "--no-persist-layer-norm", "--rotary-base", "--rotary-percent",
     "--use-rope-scaling", "--rope-scaling-factor", "--rotary-seq-len-interpolation-factor", "--apply-layernorm-1p",
     "--disable-bias-linear", "--add-bias-linear", "--add-qkv-bias", "--exit-duration-in-mins", "--exit-interval",
     "--exit-signal-handler", "--manual-gc", "--manual-gc-interval", "--no-manual-gc-eval", "--empty-unused-memory-level",

@@ -204,7 +204,7 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .tp_comm_overlap = a->tp_comm_overlap, .zero_prefetch = a->zero_prefetch,
                         .overlap_grad_reduce = a->overlap_grad_reduce,
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
-                        .grad_reduce_fp32 = a->grad_reduce_fp32,
+                        .grad_reduce_fp32 = a->grad_reduce_fp32, .grad_accum_fusion = a->grad_accum_fusion,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     /* Megatron-LM reads the kernel's name only under the fusion */
     w->ce_impl = !a->ce_fusion ? ULY_CE_UNFUSED : a->ce_fused_impl ? a->ce_fused_impl : ULY_CE_NATIVE;
@@ -214,6 +214,11 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return sim_fail(why, n, "%s: where Megatron-LM keeps its main gradients; --framework %s holds and reduces "
                         "gradients in its own precision (valid with --framework megatron)",
                         a->grad_reduce_fp32 > 0 ? "--accumulate-allreduce-grads-in-fp32" : "--grad-reduce-in-bf16",
+                        uly_framework_name(a->framework));
+    if (a->grad_accum_fusion && a->framework != ULY_FW_MEGATRON)
+        return sim_fail(why, n, "%s: how Megatron-LM adds each micro-batch's gradients into its main gradients; "
+                        "--framework %s accumulates them its own way (valid with --framework megatron)",
+                        a->grad_accum_fusion > 0 ? "--gradient-accumulation-fusion" : "--no-gradient-accumulation-fusion",
                         uly_framework_name(a->framework));
     if (sim_args_fp8_check(a, &c->cluster, why, n)) return SIM_EXIT_USAGE;
     if (sim_attn_kernel_pick(a, &c->cluster, w, why, n)) return SIM_EXIT_USAGE;

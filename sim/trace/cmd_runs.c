@@ -116,13 +116,13 @@ enum {
     C_LABEL, C_SOURCE, C_MODEL, C_CLUSTER, C_GPUS, C_SEQ, C_STRATEGY, C_TP, C_ULYSSES, C_RING, C_PP, C_VSTAGES,
     C_PP_FIRST, C_PP_LAST, C_PP_EMBED, C_PP_LOSS, C_PP_LAYOUT,
     C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_GRAD_BF16,
-    C_GRAD_FP32, C_CE_FUSION, C_CE_IMPL, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
+    C_GRAD_FP32, C_CE_FUSION, C_CE_IMPL, C_GRAD_ACCUM, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
 };
 static const char *const COLS[C_COUNT] = {
     "label", "source", "model", "cluster", "gpus", "seq", "strategy", "tp", "ulysses", "ring", "pp",
     "virtual-stages", "pp-first", "pp-last", "pp-embed-layer", "pp-loss-layer", "pp-layout", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype",
     "grad-reduce-in-bf16", "accumulate-allreduce-grads-in-fp32", "cross-entropy-loss-fusion",
-    "cross-entropy-fusion-impl", "step_s",
+    "cross-entropy-fusion-impl", "gradient-accumulation-fusion", "step_s",
     "tflops_per_gpu", "flop_convention", "mem_gib", "oom"};
 
 static const char *base_name(const char *path)
@@ -194,6 +194,7 @@ static const struct {
     {C_GRAD_FP32, {"accumulate_allreduce_grads_in_fp32"}},
     {C_CE_FUSION, {"cross_entropy_loss_fusion"}},
     {C_CE_IMPL, {"cross_entropy_fusion_impl"}},
+    {C_GRAD_ACCUM, {"gradient_accumulation_fusion"}},
 };
 
 /* The line of the argument column col is written from, its name in *key;
@@ -396,6 +397,9 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
      * fusion (Megatron-LM reads it only then) */
     sim_table_cell(&one, "%s", r->ce_fusion == 1 ? "true" : "");
     sim_table_cell(&one, "%s", r->ce_fusion == 1 ? r->ce_impl : "");
+    /* the main gradients' accumulation where the log turned its fusion off
+     * (on is ulysim's default, as Megatron-LM's) */
+    sim_table_cell(&one, "%s", r->grad_accum_fusion == 0 ? "false" : "");
     sim_table_cell(&one, "%.9g", ms / 1000.0);
     if (isnan(tf)) {
         sim_table_cell(&one, "%s", "");

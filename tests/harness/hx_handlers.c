@@ -185,31 +185,38 @@ int main(void)
             if (nccl && !nccl_runs && !refused && (refused = malloc(sizeof *refused))) *refused = *p;
         }
     }
-    /* FSDP2's copy-out of a gathered layer: the harness builds its plans
-     * without a framework (no --framework), so it never holds one; a plan
-     * that does is refused at start-up, naming the op type */
-    {
+    /* the framework's own ops, FSDP2's copy-out of a gathered layer and
+     * Megatron-LM's main-gradient accumulation: the harness builds its
+     * plans without a framework (no --framework), so it never holds one; a
+     * plan that does is refused at start-up, naming the op type */
+    static const struct {
+        uly_framework fw;
+        int zero;
+        uly_op_type op;
+    } fw_ops[] = {{ULY_FW_FSDP, 3, ULY_OPT_FSDP_COPY_OUT}, {ULY_FW_MEGATRON, 1, ULY_OPT_GRAD_ACCUM}};
+    for (size_t f = 0; f < sizeof fw_ops / sizeof fw_ops[0]; f++) {
         uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256};
         m.hidden = m.heads * m.head_dim;
         snprintf(m.name, sizeof m.name, "handlers");
         const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
-                                .recompute = ULY_RECOMPUTE_FULL, .zero_stage = 3, .split = ULY_SPLIT_ZIGZAG,
-                                .framework = ULY_FW_FSDP};
+                                .recompute = ULY_RECOMPUTE_FULL, .zero_stage = fw_ops[f].zero,
+                                .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw};
+        const char *fw = uly_framework_name(fw_ops[f].fw), *op = uly_op_type_name(fw_ops[f].op);
         uly_layout l;
         uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);
         uly_reason reasons[ULY_MAX_REASONS];
         int n_reasons = 0, has = 0;
         char said[512];
         if (uly_plan_build(&m, &w, &cl, &l, p, reasons, &n_reasons) != ULY_OK) {
-            fail("fsdp plan: uly_plan_build failed");
+            fail("%s plan: uly_plan_build failed", fw);
         } else {
             for (int i = 0; i < p->n_ops; i++) {
                 seen[p->ops[i].type] = 1;
-                has |= p->ops[i].type == ULY_OPT_FSDP_COPY_OUT;
+                has |= p->ops[i].type == fw_ops[f].op;
             }
-            if (!has) fail("fsdp plan: no fsdp_copy_out op");
-            else if (schedule_captured(c, p, &hx_backend_mpi, said, sizeof said) == HX_OK || !strstr(said, "fsdp_copy_out"))
-                fail("fsdp plan: the mpi backend must refuse it naming fsdp_copy_out (said: %s)", said);
+            if (!has) fail("%s plan: no %s op", fw, op);
+            else if (schedule_captured(c, p, &hx_backend_mpi, said, sizeof said) == HX_OK || !strstr(said, op))
+                fail("%s plan: the mpi backend must refuse it naming %s (said: %s)", fw, op, said);
         }
     }
     moe_plans(&cl, p, c, seen, &plans);

@@ -12,7 +12,9 @@
  *   the gradient buffer zeroed;
  *   the data-parallel gradient reduction overlaps backward only on its own
  *   stream: Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm
- *   (default off below ZeRO-3), FSDP always. */
+ *   (default off below ZeRO-3), FSDP always;
+ *   Megatron-LM's main-gradient accumulation per layer and micro-batch,
+ *   fused into the weight-gradient GEMMs or an add per parameter. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -195,10 +197,85 @@ static void grad_reduce_overlap(void)
     NEAR(r.time.layer_bwd_s - hidden, 4.928e-4, "zero-2 without overlap: the layer's backward longer by its reduce-scatter");
 }
 
+/* The op of a plan of one type (the first), or NULL */
+static const uly_op *find_op(uly_op_type type)
+{
+    for (int i = 0; i < plan.n_ops; i++)
+        if (plan.ops[i].type == type) return &plan.ops[i];
+    return NULL;
+}
+
+/* Megatron-LM's main-gradient accumulation, per layer of the tiny model:
+ * its GEMMs' weights h d (2a + 2k) + 2 h f = 16,384 + 32,768 = 49,152,
+ * beside 2h = 128 norm gains (t ways: half each at TP 2). Unfused, every
+ * parameter's gradient (2 bytes) and main gradient (g) are read and the
+ * main gradient written: 2 + 2g a parameter, 6 kernels (4 weights, 2
+ * gains). Fused, the weight-gradient GEMM reads and writes g where it wrote
+ * 2: 2g - 2 more a weight; the gains are still added apart (2 kernels).
+ * g: 2 under fp16 or --grad-reduce-in-bf16, 4 under bf16. At 1e10 B/s the
+ * op takes its bytes / 1e10 s, and the step grows by the two layers'
+ * difference. DeepSpeed and FSDP plans have no such op. */
+static void grad_accum(void)
+{
+    const uly_model m = fx_tiny();
+    uly_cluster c = fx_unit(1);
+    c.gpu.hbm_bw_Bps = 1e10;
+    uly_workload w = work();
+    uly_result r;
+    const double lin = 49152.0, gains = 128.0;
+    static const struct {
+        uly_dtype dt;
+        int fusion, grads_fp32;
+        double bytes;
+        int kernels;
+    } cases[] = {
+        {ULY_FP16, 0, 0, lin * 2.0 + gains * 6.0, 2},   {ULY_FP16, -1, 0, (lin + gains) * 6.0, 6},
+        {ULY_BF16, 1, 0, lin * 6.0 + gains * 10.0, 2},  {ULY_BF16, -1, 0, (lin + gains) * 10.0, 6},
+        {ULY_BF16, -1, -1, (lin + gains) * 6.0, 6},     {ULY_FP16, 1, 1, lin * 6.0 + gains * 10.0, 2},
+    };
+    w.framework = ULY_FW_MEGATRON;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        w.dtype = cases[i].dt;
+        w.grad_accum_fusion = cases[i].fusion;
+        w.grad_reduce_fp32 = cases[i].grads_fp32;
+        if (eval(&m, &w, &c, 1, &r)) return;
+        const uly_op *o = find_op(ULY_OPT_GRAD_ACCUM);
+        CHECK(o && o->phase == ULY_PHASE_BWD && o->kind == ULY_OP_ELEM, "case %zu: no backward grad_accum op", i);
+        if (!o) continue;
+        NEAR(o->bytes_touched, cases[i].bytes, "grad_accum bytes");
+        CHECK(o->kernels == cases[i].kernels, "case %zu: %d kernels, want %d", i, o->kernels, cases[i].kernels);
+        NEAR(r.op_time_s[o->id], cases[i].bytes / 1e10, "grad_accum time");
+    }
+    /* the step: fp16, unfused against fused, two layers of one micro-batch */
+    w.dtype = ULY_FP16, w.grad_reduce_fp32 = 0, w.grad_accum_fusion = 1;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    const double fused = r.time.step_s;
+    w.grad_accum_fusion = -1;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    NEAR(r.time.step_s - fused, 2.0 * ((lin + gains) * 6.0 - (lin * 2.0 + gains * 6.0)) / 1e10, "unfused step over fused");
+    /* TP 2 (megatron-tp): each rank's half */
+    w.dtype = ULY_BF16, w.grad_accum_fusion = 0;
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_MEGATRON_TP, 1, 1, 2, 1);
+    CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK && r.feasible, "megatron-tp tp 2");
+    const uly_op *o = find_op(ULY_OPT_GRAD_ACCUM);
+    CHECK(o != NULL, "megatron-tp: no grad_accum op");
+    if (o) NEAR(o->bytes_touched, lin / 2.0 * 6.0 + gains / 2.0 * 10.0, "grad_accum bytes at tp 2");
+    w.grad_accum_fusion = 0;
+    for (uly_framework fw = ULY_FW_DEEPSPEED; fw <= ULY_FW_FSDP; fw = (uly_framework)(fw + 1)) {
+        if (fw == ULY_FW_MEGATRON) continue;
+        w.framework = fw;
+        w.zero_stage = fw == ULY_FW_FSDP ? 3 : 0;
+        if (eval(&m, &w, &c, 1, &r)) return;
+        CHECK(find_op(ULY_OPT_GRAD_ACCUM) == NULL, "framework %s: a grad_accum op", uly_framework_name(fw));
+    }
+}
+
 int main(void)
 {
     materialised_attention();
     optimizer_passes();
     grad_reduce_overlap();
+    grad_accum();
     FX_DONE();
 }
