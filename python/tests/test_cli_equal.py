@@ -47,6 +47,7 @@ OPTIONAL = [
     ("--no-overlap-grad-reduce", None),
     ("--cuda-graphs", None),
     ("--grad-reduce-in-bf16", None),
+    ("--no-gradient-accumulation-fusion", None),
     ("--cross-entropy-loss-fusion", None),
     ("--cross-entropy-fusion-impl", ["native", "te"]),
     ("--step-overhead-ms", [0, 12.5]),
