@@ -165,6 +165,10 @@ static const arg_spec ARGS[] = {
     {"cross_entropy_fusion_impl", A_WORD, F(ce_impl)},
     /* how the main gradients are accumulated */
     {"gradient_accumulation_fusion", A_BOOL, F(grad_accum_fusion)},
+    /* the linear layers' biases and the layers' implementation */
+    {"add_bias_linear", A_BOOL, F(bias)},
+    {"add_qkv_bias", A_BOOL, F(qkv_bias)},
+    {"transformer_impl", A_WORD, F(transformer_impl)},
     /* an uneven pipeline's split (megatron/training/arguments.py) */
     {"decoder_first_pipeline_num_layers", A_INT, F(pp_first)},
     {"decoder_last_pipeline_num_layers", A_INT, F(pp_last)},
@@ -565,7 +569,8 @@ static int parse(const char *text, size_t len, const char *shown, mlog_run *r, i
 {
     memset(r, 0, sizeof *r);
     r->swiglu = r->sequence_parallel = r->distributed_optimizer = r->fp16 = r->bf16 = r->untied = r->dropout = -1;
-    r->fp8_param_gather = r->grads_fp32 = r->ce_fusion = r->grad_accum_fusion = r->pp_embed = r->pp_loss = -1;
+    r->fp8_param_gather = r->grads_fp32 = r->ce_fusion = r->grad_accum_fusion = r->bias = r->qkv_bias = r->pp_embed =
+        r->pp_loss = -1;
     r->gqa = -1;
     r->mla = -1;
     enum { BEFORE, IN, AFTER } state = BEFORE;

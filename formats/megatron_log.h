@@ -46,6 +46,8 @@ typedef struct mlog_run {
                                   * Megatron-LM's own rule): 1, 0, -1 absent */
     int ce_fusion;               /* cross_entropy_loss_fusion: 1, 0, -1 absent */
     int grad_accum_fusion;       /* gradient_accumulation_fusion (as validate_args left it): 1, 0, -1 absent */
+    int bias, qkv_bias;          /* add_bias_linear, add_qkv_bias: 1, 0, -1 absent */
+    char transformer_impl[MLOG_WORD]; /* transformer_impl: "transformer_engine", "local", "" absent */
     char ce_impl[MLOG_WORD];     /* cross_entropy_fusion_impl: "native", "te", "" absent */
     /* an uneven pipeline: decoder_first/last_pipeline_num_layers (0 None),
      * account_for_embedding/loss_in_pipeline_split (1, 0, -1 absent),

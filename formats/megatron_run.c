@@ -122,6 +122,8 @@ int mlog_model(const mlog_run *r, const char *shown, uly_model *m, char *why, si
     m->swiglu = r->swiglu == 1;
     m->tied_embeddings = r->untied != 1; /* Megatron-LM ties them unless told not to */
     m->dropout = r->dropout == 1;
+    m->bias = r->bias == 1;
+    m->qkv_bias = r->qkv_bias == 1 && !m->bias;
     int rc = model_moe_mla(r, shown, m, why, n);
     if (rc) return rc;
     char w[256];

@@ -11,7 +11,7 @@
 
 static const char *const MODEL_KEYS[] = {
     "name", "description", "source", "notes", "sources", "layers", "hidden", "heads", "kv_heads",
-    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm",
+    "head_dim", "ffn_hidden", "vocab", "swiglu", "tied_embeddings", "dropout", "embed_norm", "bias", "qkv_bias",
     /* optional: a mixture of experts, multi-head latent attention (docs/inputs.md) */
     "experts", "topk", "moe_ffn_hidden", "shared_ffn_hidden", "moe_dense_first", "moe_every", "q_lora_rank",
     "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
@@ -67,6 +67,9 @@ static int model_read(js_doc *d, const cJSON *root, void *out)
     if (js_get_bool(d, root, "", "dropout", &m->dropout)) return 2;
     /* optional: files written before it existed stay valid */
     if (cJSON_GetObjectItemCaseSensitive(root, "embed_norm") && js_get_bool(d, root, "", "embed_norm", &m->embed_norm))
+        return 2;
+    if (cJSON_GetObjectItemCaseSensitive(root, "bias") && js_get_bool(d, root, "", "bias", &m->bias)) return 2;
+    if (cJSON_GetObjectItemCaseSensitive(root, "qkv_bias") && js_get_bool(d, root, "", "qkv_bias", &m->qkv_bias))
         return 2;
     /* optional, 0 when absent: files of dense models stay as they are. A
      * query head's width need not be hidden / heads (Qwen3-MoE, gpt-oss) */

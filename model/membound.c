@@ -2,7 +2,10 @@
  * work by what it does (docs/model.md, "Memory-bound ops"): the class of
  * kernel that moves an element-wise op's bytes, which decides the share of
  * HBM bandwidth it reaches, and how many kernels each op launches, each
- * adding its launch to the op's work and each issued by an eager host.
+ * adding its launch to the op's work and each issued by an eager host; and
+ * the bytes of the element-wise kernels the frameworks run (the score
+ * passes, the norms, the loss, the main gradients' accumulation, the
+ * biases).
  *
  * The counts are the kernels Megatron-LM's layer launches for the op (its
  * jit fusions, fused layer norm and fused softmax; FlashAttention-2's
@@ -39,6 +42,8 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
     K(FSDP_COPY_OUT, STREAM, 1),
     /* the main gradients' adds: uly_grad_accum_bytes sets the op's count */
     K(GRAD_ACCUM, STREAM, 1),
+    /* the QKV bias's add (forward); backward's count: the layer's biases */
+    K(LINEAR_BIAS, STREAM, 1),
     /* attention: its element-wise bytes are materialised scores' softmax and
      * dropout passes; its counts are uly_attn_kernels_of's */
     K(ATTN_FWD, SOFTMAX, 0), K(ATTN_BWD, SOFTMAX, 0),
@@ -52,6 +57,60 @@ const uly_op_kernels_entry uly_op_kernels_of[ULY_OPT_COUNT] = {
  * permute copy forward; backward the permute's copy, PV's two GEMMs,
  * dropout, softmax, QK^T's two and the Q, K, V gradients' cat. */
 const uint8_t uly_attn_kernels_of[2][2] = {{5, 8}, {1, 3}};
+
+/* Bytes per score element of the element-wise kernels around a
+ * materialised score block, as Megatron-LM's CoreAttention runs them: the
+ * fused scale-mask-softmax reads and writes it (backward: reads the
+ * probabilities and their gradient, writes the scores' gradient), and the
+ * attention dropout, when the model has it, reads it and writes its output
+ * and a 1-byte mask (backward: reads gradient and mask, writes one). */
+double uly_score_pass_bytes(const uly_bctx *x, int backward)
+{
+    const double beta = (double)x->beta;
+    const double drop = x->m->dropout ? 2.0 * beta + 1.0 : 0.0;
+    return beta * (backward ? 3.0 : 2.0) + drop;
+}
+
+/* Bytes per hidden element of a norm op: the residual branch's
+ * bias-dropout-add, a kernel of its own (Megatron-LM's
+ * bias_dropout_add_fused_train, a jit function apart from the norm), reads
+ * the branch and the residual and writes their sum, and with dropout its
+ * 1-byte mask; the norm then reads the sum and writes the normalised rows:
+ * 5 beta (+ 1). Backward: the norm's backward reads the gradient and the
+ * saved input and writes the input's gradient, the residual's two
+ * gradients are summed (read two, write one): 6 beta; with dropout its
+ * backward reads the gradient and the mask and writes one (2 beta + 1). */
+double uly_norm_pass_bytes(const uly_bctx *x, int backward)
+{
+    const double beta = (double)x->beta;
+    if (backward) return 6.0 * beta + (x->m->dropout ? 2.0 * beta + 1.0 : 0.0);
+    return 5.0 * beta + (x->m->dropout ? 1.0 : 0.0);
+}
+
+/* Bytes per logit of the cross-entropy, forward and backward together
+ * (one op: its backward is priced with it), the logits beta bytes wide
+ * (docs/model.md, "Memory-bound ops"). Where the logits are half
+ * precision the loss first casts them to fp32 (read beta, write 4) and its
+ * gradient is cast back (read 4, write beta); fp32 logits need neither.
+ *   unfused (Megatron-Core's vocab_parallel_cross_entropy): row max (read
+ *     4), shift (read, write: 8), exp in place (8), sum (4), normalise in
+ *     place (8); backward: the gradient scaled in place (8)
+ *   native (its jit-fused functions): the cast fused with the max (the
+ *     fp32 copy written; fp32 logits: the max reads 4), shift-exp-sum
+ *     (8), normalise (8); backward (8)
+ *   te (TransformerEngine's online softmax): two passes over the logits
+ *     as they are (2 beta), the fp32 gradient written (4); backward: the
+ *     gradient scaled by the per-token loss gradient (8), autograd's cast
+ *     back to beta */
+double uly_loss_bytes_per_logit(uly_ce_impl impl, double beta)
+{
+    const double cast = beta < 4.0 ? beta + 4.0 : 0.0; /* to fp32, or back */
+    switch (impl) {
+    case ULY_CE_NATIVE: return (beta < 4.0 ? beta + 4.0 : 4.0) + 8.0 + 8.0 + 8.0 + cast;
+    case ULY_CE_TE: return 2.0 * beta + 4.0 + 8.0 + cast;
+    default: return cast + 4.0 + 8.0 + 8.0 + 4.0 + 8.0 + 8.0 + cast;
+    }
+}
 
 /* Megatron-LM adds each micro-batch's weight gradients into the main
  * gradients it keeps for the step (g bytes each: fp32 or the parameters'

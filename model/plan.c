@@ -37,35 +37,6 @@ uly_op *uly_emit_sink(uly_bctx *x)
     return &sink;
 }
 
-/* Bytes per score element of the element-wise kernels around a
- * materialised score block, as Megatron-LM's CoreAttention runs them: the
- * fused scale-mask-softmax reads and writes it (backward: reads the
- * probabilities and their gradient, writes the scores' gradient), and the
- * attention dropout, when the model has it, reads it and writes its output
- * and a 1-byte mask (backward: reads gradient and mask, writes one). */
-double uly_score_pass_bytes(const uly_bctx *x, int backward)
-{
-    const double beta = (double)x->beta;
-    const double drop = x->m->dropout ? 2.0 * beta + 1.0 : 0.0;
-    return beta * (backward ? 3.0 : 2.0) + drop;
-}
-
-/* Bytes per hidden element of a norm op: the residual branch's
- * bias-dropout-add, a kernel of its own (Megatron-LM's
- * bias_dropout_add_fused_train, a jit function apart from the norm), reads
- * the branch and the residual and writes their sum, and with dropout its
- * 1-byte mask; the norm then reads the sum and writes the normalised rows:
- * 5 beta (+ 1). Backward: the norm's backward reads the gradient and the
- * saved input and writes the input's gradient, the residual's two
- * gradients are summed (read two, write one): 6 beta; with dropout its
- * backward reads the gradient and the mask and writes one (2 beta + 1). */
-double uly_norm_pass_bytes(const uly_bctx *x, int backward)
-{
-    const double beta = (double)x->beta;
-    if (backward) return 6.0 * beta + (x->m->dropout ? 2.0 * beta + 1.0 : 0.0);
-    return 5.0 * beta + (x->m->dropout ? 1.0 : 0.0);
-}
-
 void uly_attn_shape_init(const uly_bctx *x, uly_attn_shape *s, int64_t heads, int64_t q, int64_t kv, int blocks,
                          double frac, double crit)
 {
@@ -146,6 +117,8 @@ typedef struct layer_shape {
     int mlp, moe; /* the layer has an MLP (a MoE layer's: its shared experts), routed experts */
     double accum_bytes; /* Megatron-LM's main-gradient accumulation (0: another framework) */
     int accum_kernels;
+    double bias_bytes[2]; /* the biases' own kernels [backward] (0: none, or fused) */
+    int bias_kernels;     /* backward's: one reduction per bias */
     uly_moe_shape experts;
 } layer_shape;
 
@@ -179,6 +152,24 @@ static void layer_shape_init(uly_bctx *x, const uly_layer_hooks *h, layer_shape 
     s->act_bytes[0] = beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     s->act_bytes[1] = 2.0 * beta * b * tg * f / t * (m->swiglu ? 3.0 : 2.0);
     s->accum_bytes = 0, s->accum_kernels = 0;
+    s->bias_bytes[0] = s->bias_bytes[1] = 0, s->bias_kernels = 0;
+    if (__builtin_expect((m->bias | m->qkv_bias) && x->w->transformer_impl == ULY_TI_LOCAL, 0)) {
+        /* Megatron-LM's own layers (docs/model.md, "Memory-bound ops"): the
+         * QKV projection's bias added out of place (read and write its
+         * output); backward, each bias's gradient a reduction reading its
+         * output's gradient: QKV's, and with every linear biased the output
+         * projection's and the second MLP GEMM's over the tokens whose
+         * residual this rank holds, the first MLP GEMM's over its columns.
+         * The other forward biases ride in bias-dropout-add and bias-GeLU. */
+        const double qkv = b * tg * qkv_cols;
+        s->bias_bytes[0] = 2.0 * beta * qkv;
+        s->bias_bytes[1] = beta * qkv;
+        s->bias_kernels = 1;
+        if (m->bias) {
+            s->bias_bytes[1] += beta * b * (2.0 * tn * hid + (s->mlp ? tg * f * (m->swiglu ? 2.0 : 1.0) / t : 0.0));
+            s->bias_kernels = s->mlp ? 4 : 2;
+        }
+    }
     if (x->w->framework == ULY_FW_MEGATRON) {
         /* the layer's parameters on this rank (its routed experts' too);
          * the norms' gains, counted t-way split as in layer_params_rank */
@@ -206,6 +197,7 @@ static void layer_fwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     int k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, recomp, 0, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ, ph, recomp, &s->qkv, 1.0));
+    if (__builtin_expect(s->bias_bytes[0] > 0, 0)) uly_emit_elem(x, ULY_OPT_LINEAR_BIAS, ph, recomp, s->bias_bytes[0], 0);
     h->attn_fwd(x, recomp, h->ctx);
     const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ, ph, recomp, &s->out, 1.0);
     k = x->p->n_ops;
@@ -263,6 +255,8 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);
     uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, s->ln_bytes[1], 0);
+    if (__builtin_expect(s->bias_bytes[1] > 0, 0))
+        uly_emit_elem(x, ULY_OPT_LINEAR_BIAS, ph, 0, s->bias_bytes[1], 0)->kernels = (uint8_t)s->bias_kernels;
     if (s->accum_bytes > 0) uly_emit_elem(x, ULY_OPT_GRAD_ACCUM, ph, 0, s->accum_bytes, 0)->kernels = (uint8_t)s->accum_kernels;
 }
 
@@ -469,31 +463,6 @@ uly_status uly_plan_reorder(uly_plan *plan, const uly_layout *l, const uly_clust
 }
 
 /* --------------------------------------------------------------- plan build */
-
-/* Bytes per logit of the cross-entropy, forward and backward together
- * (one op: its backward is priced with it), the logits beta bytes wide
- * (docs/model.md, "Memory-bound ops"). Where the logits are half
- * precision the loss first casts them to fp32 (read beta, write 4) and its
- * gradient is cast back (read 4, write beta); fp32 logits need neither.
- *   unfused (Megatron-Core's vocab_parallel_cross_entropy): row max (read
- *     4), shift (read, write: 8), exp in place (8), sum (4), normalise in
- *     place (8); backward: the gradient scaled in place (8)
- *   native (its jit-fused functions): the cast fused with the max (the
- *     fp32 copy written; fp32 logits: the max reads 4), shift-exp-sum
- *     (8), normalise (8); backward (8)
- *   te (TransformerEngine's online softmax): two passes over the logits
- *     as they are (2 beta), the fp32 gradient written (4); backward: the
- *     gradient scaled by the per-token loss gradient (8), autograd's cast
- *     back to beta */
-double uly_loss_bytes_per_logit(uly_ce_impl impl, double beta)
-{
-    const double cast = beta < 4.0 ? beta + 4.0 : 0.0; /* to fp32, or back */
-    switch (impl) {
-    case ULY_CE_NATIVE: return (beta < 4.0 ? beta + 4.0 : 4.0) + 8.0 + 8.0 + 8.0 + cast;
-    case ULY_CE_TE: return 2.0 * beta + 4.0 + 8.0 + cast;
-    default: return cast + 4.0 + 8.0 + 8.0 + 4.0 + 8.0 + 8.0 + cast;
-    }
-}
 
 static void emit_model_ops(uly_bctx *x)
 {

@@ -33,6 +33,7 @@ static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const moe_dispatcher_names[] = {ULY_MOE_DISPATCHERS(ULY_X_NAME)};
 static const char *const ce_impl_names[] = {ULY_CE_IMPLS(ULY_X_NAME)};
+static const char *const transformer_impl_names[] = {ULY_TRANSFORMER_IMPLS(ULY_X_NAME)};
 static const char *const phase_names[] = {ULY_PHASES(ULY_X_NAME)};
 static const char *const op_kind_names[] = {ULY_OP_KINDS(ULY_X_NAME)};
 static const char *const mb_class_names[] = {ULY_MB_CLASSES(ULY_X_NAME)};
@@ -71,6 +72,7 @@ ULY_VOCAB_LOOKUPS(uly_attn_kernel, uly_attn_kernel, attn_kernel_names, ULY_AK_CO
 ULY_VOCAB_LOOKUPS(uly_framework, uly_framework, framework_names, ULY_FW_COUNT)
 ULY_VOCAB_LOOKUPS(uly_moe_dispatcher, uly_moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT)
 ULY_VOCAB_LOOKUPS(uly_ce_impl, uly_ce_impl, ce_impl_names, ULY_CE_COUNT)
+ULY_VOCAB_LOOKUPS(uly_transformer_impl, uly_transformer_impl, transformer_impl_names, ULY_TI_COUNT)
 ULY_VOCAB_LOOKUPS(uly_mb_class, uly_mb_class, mb_class_names, ULY_MB_COUNT)
 #undef ULY_VOCAB_LOOKUPS
 
@@ -321,6 +323,8 @@ uly_status uly_model_check(const uly_model *m, char *why, size_t n)
     RANGE_I(m, head_dim, 1, 1 << 14);
     RANGE_I(m, ffn_hidden, 1, 1 << 22);
     RANGE_I(m, vocab, 1, 1 << 24);
+    RANGE_I(m, bias, 0, 1);
+    RANGE_I(m, qkv_bias, 0, 1);
     if (m->heads % m->kv_heads != 0)
         return fail(why, n, "kv_heads = %lld: must divide heads = %lld", (long long)m->kv_heads,
                     (long long)m->heads);
@@ -389,6 +393,8 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("ce_impl", (int)w->ce_impl, ce_impl_names, ULY_CE_COUNT, why, n)) return ULY_EINVAL;
+    if (vocab_check("transformer_impl", (int)w->transformer_impl, transformer_impl_names, ULY_TI_COUNT, why, n))
+        return ULY_EINVAL;
     if (uly_fp8_check(w, why, n)) return ULY_EINVAL;
     if (vocab_check("moe_dispatcher", (int)w->moe_dispatcher, moe_dispatcher_names, ULY_MOE_DISPATCHER_COUNT, why, n))
         return ULY_EINVAL;

@@ -152,6 +152,12 @@ typedef struct uly_model {
     int tied_embeddings; /* 1: output projection shares the embedding */
     int dropout;         /* 1: dropout masks are stored (BERT/GPT-2 era) */
     int embed_norm;      /* 1: a LayerNorm after the embedding sum keeps its input (BERT) */
+    /* 1: every linear layer of a transformer layer has a bias (Megatron-LM's
+     * add_bias_linear, GPT-2 and GPT-3, BERT); qkv_bias: the QKV projection
+     * alone (--add-qkv-bias, Qwen2). Priced only where the implementation
+     * runs them as kernels of their own (uly_workload.transformer_impl);
+     * not counted as parameters. */
+    int bias, qkv_bias;
     /* Mixture of experts (docs/model.md, "Mixture of experts"); experts 0:
      * a dense model. A MoE layer's FFN is experts routed experts of
      * moe_ffn_hidden each, topk of them per token, beside the shared experts
@@ -191,34 +197,7 @@ double uly_attention_params(const uly_model *m);
  * MoE layer (the "active" count model cards give). */
 double uly_model_active_params(const uly_model *m);
 
-/* The flash attention kernel, priced from the cluster preset's curves
- * (FlashAttention-2's published throughput) scaled by the kernel's measured
- * speed relative to it, forward and backward, capped at its stated best:
- *   flash2  FlashAttention-2 (Dao 2023): the presets' curves as they are;
- *   flash3  FlashAttention-3 on Hopper (Shah et al. 2024): 1.5x, the low end
- *           of the paper's 1.5-2.0x over FlashAttention-2, at most 75% of
- *           peak (the paper's best forward);
- *   triton  the 2023 Triton FlashAttention: 1/1.3, FlashAttention-2 being
- *           1.3-2.5x faster on A100 (the FlashAttention-2 paper; the low end);
- *   sdpa    PyTorch scaled_dot_product_attention as benchmarked on H100 in
- *           pytorch/benchmark pull request 2296: 0.74 of the Triton
- *           tutorial's FlashAttention-2 forward at 4K tokens (298 against 405
- *           TFLOP/s); backward assumed the same ratio (not published there).
- *   cudnn   TransformerEngine's cuDNN fused attention (Megatron-Core's on
- *           Hopper and Blackwell): its own forward and backward curves by
- *           sequence length (uly_cudnn_attn_eff), NVIDIA's published cuDNN
- *           SDPA training benchmark on H200 (cudnn-frontend), not the
- *           preset's.
- * Materialised scores are --no-flash (workload.flash = 0), not a kernel. */
-#define ULY_ATTN_KERNELS(X)                                                                                            \
-    X(ULY_AK_FLASH2, "flash2") X(ULY_AK_FLASH3, "flash3") X(ULY_AK_TRITON, "triton") X(ULY_AK_SDPA, "sdpa")             \
-    X(ULY_AK_CUDNN, "cudnn")
-typedef enum uly_attn_kernel { ULY_ATTN_KERNELS(ULY_X_ENUM) ULY_AK_COUNT } uly_attn_kernel;
-const char *uly_attn_kernel_name(uly_attn_kernel k);
-uly_attn_kernel uly_attn_kernel_find(const char *name);
-/* Speed relative to the preset's FlashAttention-2 curves [backward], and the
- * efficiency cap (1: none). */
-void uly_attn_kernel_scale(uly_attn_kernel k, double *fwd, double *bwd, double *cap);
+#include "ulysim_kernels.h"
 
 /* Whose conventions the model states follow: what a parameter costs in
  * bytes and what the data-parallel sharding (--zero) shards.
@@ -248,17 +227,6 @@ typedef enum uly_framework { ULY_FRAMEWORKS(ULY_X_ENUM) ULY_FW_COUNT } uly_frame
  * routed to them, the outputs reduce-scattered back. */
 #define ULY_MOE_DISPATCHERS(X) X(ULY_MOE_ALLTOALL, "alltoall") X(ULY_MOE_ALLGATHER, "allgather")
 typedef enum uly_moe_dispatcher { ULY_MOE_DISPATCHERS(ULY_X_ENUM) ULY_MOE_DISPATCHER_COUNT } uly_moe_dispatcher;
-/* The cross-entropy's kernels over the logits (Megatron-LM's
- * --cross-entropy-loss-fusion and --cross-entropy-fusion-impl; the bytes
- * of each in docs/model.md, "Memory-bound ops"): unfused, the logits cast
- * to fp32 and reduced, shifted, exponentiated, summed and normalised pass
- * by pass (Megatron-LM's default, as PyTorch's cross_entropy over fp32
- * logits); native, Megatron-Core's jit-fused passes; te,
- * TransformerEngine's online-softmax kernels. */
-#define ULY_CE_IMPLS(X) X(ULY_CE_UNFUSED, "unfused") X(ULY_CE_NATIVE, "native") X(ULY_CE_TE, "te")
-typedef enum uly_ce_impl { ULY_CE_IMPLS(ULY_X_ENUM) ULY_CE_COUNT } uly_ce_impl;
-const char *uly_ce_impl_name(uly_ce_impl c);
-uly_ce_impl uly_ce_impl_find(const char *name);
 const char *uly_moe_dispatcher_name(uly_moe_dispatcher d);
 uly_moe_dispatcher uly_moe_dispatcher_find(const char *name);
 const char *uly_framework_name(uly_framework f);
@@ -323,6 +291,7 @@ typedef struct uly_workload {
      * parameter adds each micro-batch's gradient into them
      * (--no-gradient-accumulation-fusion), 0 the default */
     int grad_accum_fusion;
+    uly_transformer_impl transformer_impl; /* the layers' implementation (ULY_TI_TE: 0) */
     /* 1: the step's kernels are replayed from CUDA graphs (no host issue
      * cost per kernel, the graph's launch floor); 0: eager launches. */
     int cuda_graphs;

@@ -86,6 +86,9 @@ enum {
     /* Megatron-LM's per-micro-batch add of a layer's gradients into its      \
      * main gradients */                                                      \
     X(GRAD_ACCUM, "grad_accum")                                                 \
+    /* the linear layers' biases where they are kernels of their own: the   \
+     * QKV projection's added, every bias's gradient reduced */               \
+    X(LINEAR_BIAS, "linear_bias")                                               \
     /* FSDP2's copy of a gathered layer out of the all-gather buffer */        \
     X(FSDP_COPY_OUT, "fsdp_copy_out")                                           \
     /* mixture of experts: the router, the tokens permuted by expert and sent  \

@@ -116,13 +116,14 @@ static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 /* --cross-entropy-fusion-impl names the fused kernels: the vocabulary's
  * names after ULY_CE_UNFUSED (the default, without --cross-entropy-loss-fusion) */
 static const char *const ce_impl_names[] = {ULY_CE_IMPLS(ULY_X_NAME)};
+static const char *const transformer_impl_names[] = {ULY_TRANSFORMER_IMPLS(ULY_X_NAME)};
 
 /* Options that take a value, in the parse switch's order. */
 enum {
     O_GPUS, O_SEQ, O_MODEL, O_CLUSTER, O_STRATEGY, O_ULYSSES, O_RING, O_TP, O_PP, O_BATCH, O_GLOBAL_BATCH, O_DTYPE,
     O_RECOMPUTE, O_ZERO, O_SPLIT, O_FORMAT, O_VSTAGES, O_FRAMEWORK, O_ATTN_DENSITY, O_FFN_CHUNKS, O_LOSS_CHUNKS,
     O_CP, O_CP_COMM, O_HCP, O_LAYERS_PER_VSTAGE, O_ZERO_PREFETCH, O_NIC_BW, O_INTRA_BW, O_GPUS_PER_NODE, O_OVERSUB,
-    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM, O_CE_IMPL,
+    O_ATTN_KERNEL, O_TIMELINE, O_STEP_OVERHEAD, O_MEM_HEADROOM, O_CE_IMPL, O_TRANSFORMER_IMPL,
     O_COUNT
 };
 static const char *const valued[O_COUNT] = {
@@ -131,7 +132,7 @@ static const char *const valued[O_COUNT] = {
     "--attn-density", "--ffn-chunks", "--loss-chunks", "--context-parallel-size", "--cp-comm-type",
     "--hierarchical-context-parallel-sizes", "--num-layers-per-virtual-pipeline-stage", "--zero-prefetch",
     "--nic-bw", "--intra-bw", "--gpus-per-node", "--oversub", "--attn-kernel", "--timeline", "--step-overhead-ms",
-    "--mem-headroom", "--cross-entropy-fusion-impl",
+    "--mem-headroom", "--cross-entropy-fusion-impl", "--transformer-impl",
 };
 
 int sim_args_takes_value(const char *name)
@@ -429,6 +430,10 @@ static int read_value(sim_args *a, args_state *st, int which, int form, const ch
     case O_CE_IMPL:
         rc = parse_choice(name, val, ce_impl_names + ULY_CE_NATIVE, ULY_CE_COUNT - ULY_CE_NATIVE, &c, why, n);
         a->ce_fused_impl = (uly_ce_impl)(ULY_CE_NATIVE + c);
+        break;
+    case O_TRANSFORMER_IMPL:
+        rc = parse_choice(name, val, transformer_impl_names, ULY_TI_COUNT, &c, why, n);
+        a->transformer_impl = (uly_transformer_impl)c;
         break;
     case O_ATTN_DENSITY: return sim_parse_fraction(name, val, &a->attn_density, why, n);
     case O_FFN_CHUNKS: return sim_parse_count(name, val, (int64_t)1 << 30, &a->ffn_chunks, why, n);

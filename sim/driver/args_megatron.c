@@ -46,18 +46,17 @@ static const char *const costly_in_ignored[] = {
  * optimizer hyper-parameters, the initialisation, fusions of elementwise
  * kernels (priced by their bytes either way), RoPE's constants, fp16's loss
  * scaler, process-group plumbing, exits and garbage collection, the batch
- * ramp-up (the plan prices the steady global batch). Biases (--add-qkv-bias,
- * --disable-bias-linear) and a learned position table
- * (--max-position-embeddings) are parameters ulysim does not count, as
- * Megatron-LM's own formula does not (docs/inputs.md). */
+ * ramp-up (the plan prices the steady global batch). A learned position
+ * table (--max-position-embeddings) is a parameter ulysim does not count,
+ * as Megatron-LM's own formula does not (docs/inputs.md). */
 static const char *const ignored_names[] = {
     "--max-position-embeddings", "--init-method-std", "--weight-decay", "--clip-grad", "--adam-beta1", "--adam-beta2",
     "--adam-eps", "--train-iters", "--train-samples", "--rampup-batch-size", "--step-batch-size-schedule",
-    "--use-mcore-models", "--use-legacy-models", "--transformer-impl", "--no-masked-softmax-fusion",
+    "--use-mcore-models", "--use-legacy-models", "--no-masked-softmax-fusion",
     "--no-bias-gelu-fusion", "--no-bias-dropout-fusion", "--no-bias-swiglu-fusion", "--no-rope-fusion",
     "--no-persist-layer-norm", "--rotary-base", "--rotary-percent",
     "--use-rope-scaling", "--rope-scaling-factor", "--rotary-seq-len-interpolation-factor", "--apply-layernorm-1p",
-    "--disable-bias-linear", "--add-bias-linear", "--add-qkv-bias", "--exit-duration-in-mins", "--exit-interval",
+    "--exit-duration-in-mins", "--exit-interval",
     "--exit-signal-handler", "--manual-gc", "--manual-gc-interval", "--no-manual-gc-eval", "--empty-unused-memory-level",
     "--calculate-per-token-loss", "--check-for-nan-in-loss-and-grad", "--no-check-for-nan-in-loss-and-grad",
     "--check-for-large-grads", "--check-for-spiky-loss", "--loss-scale", "--initial-loss-scale", "--min-loss-scale",
@@ -114,6 +113,9 @@ static const struct {
     {"--group-query-attention", K_SWITCH, offsetof(sim_mlm, gqa), 1, "kv_heads = --num-query-groups [default: one per head]"},
     {"--swiglu", K_SWITCH, offsetof(sim_mlm, swiglu), 1, "swiglu, three h x f matrices [default GELU, two]"},
     {"--untie-embeddings-and-output-weights", K_SWITCH, offsetof(sim_mlm, untie), 1, "tied_embeddings false [default tied]"},
+    {"--disable-bias-linear", K_SWITCH, offsetof(sim_mlm, no_bias), 1, "bias false [default: every linear biased]"},
+    {"--add-bias-linear", K_SWITCH, offsetof(sim_mlm, add_bias), 1, "bias true [default]"},
+    {"--add-qkv-bias", K_SWITCH, offsetof(sim_mlm, qkv_bias), 1, "qkv_bias true [default: as --add-bias-linear]"},
     {"--no-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1, "vocab unpadded [default padded]"},
     {"--disable-pad-vocab-size", K_SWITCH, offsetof(sim_mlm, no_pad), 1, "vocab unpadded [default padded]"},
     {"--hidden-dropout", K_DROPOUT, offsetof(sim_mlm, hidden_dropout), 1, "dropout masks kept when above 0 [default 0.1]"},
@@ -436,6 +438,11 @@ static int mlm_model(sim_args *a, int model_given, char *why, size_t n)
              (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)groups, (long long)d,
              (long long)ffn, (long long)vocab, m->swiglu ? "true" : "false", m->untie ? "false" : "true",
              hd > 0 ? "true" : "false");
+    /* Megatron-LM biases every linear layer unless --disable-bias-linear
+     * (add_bias_linear), the QKV projection alone with --add-qkv-bias */
+    size_t o = strlen(m->model_text);
+    if (!m->no_bias || m->qkv_bias)
+        snprintf(m->model_text + o, sizeof m->model_text - o, "%s", !m->no_bias ? ",bias=true" : ",qkv_bias=true");
     const int len = (int)strlen(m->model_text);
     if ((rc = mlm_moe(m, ffn, (size_t)len, why, n)) != 0) return rc;
     a->model = m->model_text;

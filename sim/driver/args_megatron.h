@@ -34,6 +34,7 @@ typedef struct sim_mlm {
     const char *shape_flag;     /* the first model-shape argument given (NULL: none) */
     int64_t layers, hidden, ffn, heads, groups, kv_channels;
     int64_t vocab, padded_vocab, divisible_by; /* divisible_by 0: 128, Megatron-LM's default */
+    int no_bias, add_bias, qkv_bias; /* --disable-bias-linear, --add-bias-linear, --add-qkv-bias */
     int gqa, swiglu, untie, no_pad, rmsnorm;  /* rmsnorm: --normalization RMSNorm (Megatron-LM's default LayerNorm) */
     double hidden_dropout, attn_dropout;       /* -1: Megatron-LM's default, 0.1 */
     int bf16, fp16, dist_opt, unfused_attn;

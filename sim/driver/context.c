@@ -205,6 +205,7 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .overlap_grad_reduce = a->overlap_grad_reduce,
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
                         .grad_reduce_fp32 = a->grad_reduce_fp32, .grad_accum_fusion = a->grad_accum_fusion,
+                        .transformer_impl = a->transformer_impl,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     /* Megatron-LM reads the kernel's name only under the fusion */
     w->ce_impl = !a->ce_fusion ? ULY_CE_UNFUSED : a->ce_fused_impl ? a->ce_fused_impl : ULY_CE_NATIVE;

@@ -206,6 +206,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
     if (k > 0 && (size_t)k < n && w->framework == ULY_FW_MEGATRON && sb.grad_wire < 4)
         k += snprintf(buf + k, n - (size_t)k, "; main gradients kept and reduced in %s",
                       w->dtype == ULY_FP16 ? "fp16" : "bf16");
+    if (k > 0 && (size_t)k < n && w->transformer_impl == ULY_TI_LOCAL)
+        k += snprintf(buf + k, n - (size_t)k, "; Megatron-LM's local layers (biases by kernels of their own)");
     if (k > 0 && (size_t)k < n && w->framework == ULY_FW_MEGATRON && w->grad_accum_fusion < 0)
         k += snprintf(buf + k, n - (size_t)k, "; gradients added into the main gradients by a kernel per parameter");
     if (k > 0 && (size_t)k < n && w->cuda_graphs)

@@ -74,6 +74,8 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(mo, "tied_embeddings", cJSON_CreateBool(m->tied_embeddings));
     ADD(mo, "dropout", cJSON_CreateBool(m->dropout));
     ADD(mo, "embed_norm", cJSON_CreateBool(m->embed_norm));
+    ADD(mo, "bias", cJSON_CreateBool(m->bias));
+    ADD(mo, "qkv_bias", cJSON_CreateBool(m->qkv_bias));
     ADD(mo, "params", sim_json_num(uly_model_params(m)));
     sim_moe_json_model(mo, m); /* output_moe.c: MoE and MLA models only */
     ADD(cfg, "model", mo);
@@ -113,6 +115,7 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     ADD(wo, "ffn_chunks", sim_json_int(w->ffn_chunks > 1 ? w->ffn_chunks : 1));
     ADD(wo, "loss_chunks", sim_json_int(w->loss_chunks > 1 ? w->loss_chunks : 1));
     ADD(wo, "cross_entropy", cJSON_CreateString(uly_ce_impl_name(w->ce_impl)));
+    ADD(wo, "transformer_impl", cJSON_CreateString(uly_transformer_impl_name(w->transformer_impl)));
     ADD(wo, "tp_comm_overlap", cJSON_CreateBool(w->tp_comm_overlap));
     ADD(wo, "overlap_grad_reduce", cJSON_CreateBool(uly_grad_reduce_overlaps(w)));
     uly_state_bytes sb;

@@ -72,7 +72,8 @@ static int same_shape(const uly_model *a, const uly_model *b)
     return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads && a->kv_heads == b->kv_heads &&
            a->head_dim == b->head_dim && a->ffn_hidden == b->ffn_hidden && a->vocab == b->vocab &&
            a->swiglu == b->swiglu && a->tied_embeddings == b->tied_embeddings && a->dropout == b->dropout &&
-           a->embed_norm == b->embed_norm && a->experts == b->experts && a->topk == b->topk &&
+           a->embed_norm == b->embed_norm && a->bias == b->bias && a->qkv_bias == b->qkv_bias &&
+           a->experts == b->experts && a->topk == b->topk &&
            a->moe_ffn_hidden == b->moe_ffn_hidden && a->shared_ffn_hidden == b->shared_ffn_hidden &&
            a->moe_dense_first == b->moe_dense_first && (a->moe_every > 1 ? a->moe_every : 1) ==
            (b->moe_every > 1 ? b->moe_every : 1) && a->q_lora_rank == b->q_lora_rank &&
@@ -104,7 +105,11 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
              (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
              (long long)m->head_dim, (long long)m->ffn_hidden, (long long)m->vocab, m->swiglu ? "true" : "false",
              m->tied_embeddings ? "true" : "false", m->dropout ? "true" : "false");
-    const size_t o = strlen(buf);
+    size_t o = strlen(buf);
+    /* the biases only where the model has them (the keys are optional) */
+    if (m->bias && o < n) o += (size_t)snprintf(buf + o, n - o, ",bias=true");
+    else if (m->qkv_bias && o < n) o += (size_t)snprintf(buf + o, n - o, ",qkv_bias=true");
+    if (o > n) o = n;
     preset_model_moe_inline(m, buf + o, n - o);
 }
 
@@ -116,13 +121,13 @@ enum {
     C_LABEL, C_SOURCE, C_MODEL, C_CLUSTER, C_GPUS, C_SEQ, C_STRATEGY, C_TP, C_ULYSSES, C_RING, C_PP, C_VSTAGES,
     C_PP_FIRST, C_PP_LAST, C_PP_EMBED, C_PP_LOSS, C_PP_LAYOUT,
     C_EP, C_ETP, C_DISPATCHER, C_CAPACITY, C_BATCH, C_GBATCH, C_RECOMPUTE, C_ZERO, C_FRAMEWORK, C_DTYPE, C_GRAD_BF16,
-    C_GRAD_FP32, C_CE_FUSION, C_CE_IMPL, C_GRAD_ACCUM, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
+    C_GRAD_FP32, C_CE_FUSION, C_CE_IMPL, C_GRAD_ACCUM, C_TIMPL, C_STEP, C_TFLOPS, C_CONV, C_MEM, C_OOM, C_COUNT
 };
 static const char *const COLS[C_COUNT] = {
     "label", "source", "model", "cluster", "gpus", "seq", "strategy", "tp", "ulysses", "ring", "pp",
     "virtual-stages", "pp-first", "pp-last", "pp-embed-layer", "pp-loss-layer", "pp-layout", "ep", "etp", "moe-dispatcher", "moe-capacity", "batch", "global-batch", "recompute", "zero", "framework", "dtype",
     "grad-reduce-in-bf16", "accumulate-allreduce-grads-in-fp32", "cross-entropy-loss-fusion",
-    "cross-entropy-fusion-impl", "gradient-accumulation-fusion", "step_s",
+    "cross-entropy-fusion-impl", "gradient-accumulation-fusion", "transformer-impl", "step_s",
     "tflops_per_gpu", "flop_convention", "mem_gib", "oom"};
 
 static const char *base_name(const char *path)
@@ -195,6 +200,7 @@ static const struct {
     {C_CE_FUSION, {"cross_entropy_loss_fusion"}},
     {C_CE_IMPL, {"cross_entropy_fusion_impl"}},
     {C_GRAD_ACCUM, {"gradient_accumulation_fusion"}},
+    {C_TIMPL, {"transformer_impl"}},
 };
 
 /* The line of the argument column col is written from, its name in *key;
@@ -400,6 +406,9 @@ static int log_row(const char *path, int64_t warmup, const char *cluster, const 
     /* the main gradients' accumulation where the log turned its fusion off
      * (on is ulysim's default, as Megatron-LM's) */
     sim_table_cell(&one, "%s", r->grad_accum_fusion == 0 ? "false" : "");
+    /* Megatron-LM's own layers where the log ran them (TransformerEngine's
+     * is ulysim's default, as Megatron-LM's) */
+    sim_table_cell(&one, "%s", !strcmp(r->transformer_impl, "local") ? "local" : "");
     sim_table_cell(&one, "%.9g", ms / 1000.0);
     if (isnan(tf)) {
         sim_table_cell(&one, "%s", "");

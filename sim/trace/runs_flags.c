@@ -116,6 +116,10 @@ int runs_flags_fill(const runs_flags *f, mlog_run *r, char *why, size_t n)
         r->swiglu = m.swiglu;
         r->untied = !m.tied_embeddings;
         r->dropout = m.dropout;
+        r->bias = m.bias;
+        r->qkv_bias = m.qkv_bias;
+        snprintf(r->transformer_impl, sizeof r->transformer_impl, "%s",
+                 uly_transformer_impl_name(a->transformer_impl));
         moe_fill(a, &m, r);
         snprintf(r->recompute, sizeof r->recompute, "%s", a->recompute == ULY_RECOMPUTE_NONE ? "" :
                                                           uly_recompute_name(a->recompute));

@@ -185,22 +185,27 @@ int main(void)
             if (nccl && !nccl_runs && !refused && (refused = malloc(sizeof *refused))) *refused = *p;
         }
     }
-    /* the framework's own ops, FSDP2's copy-out of a gathered layer and
-     * Megatron-LM's main-gradient accumulation: the harness builds its
-     * plans without a framework (no --framework), so it never holds one; a
+    /* the framework's own ops, FSDP2's copy-out of a gathered layer,
+     * Megatron-LM's main-gradient accumulation and its local layers' bias
+     * kernels: the harness builds its plans without a framework (no
+     * --framework) and of models without biases, so it never holds one; a
      * plan that does is refused at start-up, naming the op type */
     static const struct {
         uly_framework fw;
-        int zero;
+        int zero, bias;
         uly_op_type op;
-    } fw_ops[] = {{ULY_FW_FSDP, 3, ULY_OPT_FSDP_COPY_OUT}, {ULY_FW_MEGATRON, 1, ULY_OPT_GRAD_ACCUM}};
+    } fw_ops[] = {{ULY_FW_FSDP, 3, 0, ULY_OPT_FSDP_COPY_OUT},
+                  {ULY_FW_MEGATRON, 1, 0, ULY_OPT_GRAD_ACCUM},
+                  {ULY_FW_DEEPSPEED, 0, 1, ULY_OPT_LINEAR_BIAS}};
     for (size_t f = 0; f < sizeof fw_ops / sizeof fw_ops[0]; f++) {
-        uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256};
+        uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256,
+                       .bias = fw_ops[f].bias};
         m.hidden = m.heads * m.head_dim;
         snprintf(m.name, sizeof m.name, "handlers");
         const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
                                 .recompute = ULY_RECOMPUTE_FULL, .zero_stage = fw_ops[f].zero,
-                                .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw};
+                                .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw,
+                                .transformer_impl = fw_ops[f].bias ? ULY_TI_LOCAL : ULY_TI_TE};
         const char *fw = uly_framework_name(fw_ops[f].fw), *op = uly_op_type_name(fw_ops[f].op);
         uly_layout l;
         uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);

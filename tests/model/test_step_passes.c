@@ -14,7 +14,8 @@
  *   stream: Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm
  *   (default off below ZeRO-3), FSDP always;
  *   Megatron-LM's main-gradient accumulation per layer and micro-batch,
- *   fused into the weight-gradient GEMMs or an add per parameter. */
+ *   fused into the weight-gradient GEMMs or an add per parameter;
+ *   a biased model's bias kernels under Megatron-LM's local layers. */
 #include "fixtures.h"
 
 static uly_plan plan;
@@ -271,11 +272,86 @@ static void grad_accum(void)
     }
 }
 
+/* The bias kernels of the tiny model (h 64, a = k = 4, d 16, f 256, GELU,
+ * N 1024, b 1, 2 bytes an element) under Megatron-LM's local layers:
+ * forward, the QKV bias added to the QKV output, (a + 2k) d = 192 columns
+ * over t ranks, read and written: 2 x 2 x 1024 x 192 / t; backward, each
+ * bias's gradient reduced from its output's gradient, read once: QKV's
+ * 1024 x 192 / t, the MLP up-projection's 1024 x 256 / t, and the output
+ * projection's and the MLP down-projection's 1024 x 64 each over the tokens
+ * whose residual the rank holds (all 1024 under plain TP, 1024 / t under
+ * sequence parallelism); 4 kernels (qkv_bias alone: QKV's, 1 kernel).
+ * TransformerEngine's layers (the default) fuse them: no op. Full
+ * recompute runs the forward's again. */
+static void bias_kernels(void)
+{
+    uly_model m = fx_tiny();
+    m.bias = 1;
+    uly_cluster c = fx_unit(1);
+    c.gpu.hbm_bw_Bps = 1e10;
+    uly_workload w = work();
+    w.dtype = ULY_BF16;
+    w.transformer_impl = ULY_TI_LOCAL;
+    static const struct {
+        uly_strategy_id s;
+        int64_t t;
+        int qkv_only;
+        double fwd, bwd;
+        int kernels;
+    } cases[] = {
+        {ULY_STRAT_ULYSSES, 1, 0, 4.0 * 1024 * 192, 2.0 * (1024 * 192 + 1024 * 256 + 2 * 1024 * 64), 4},
+        {ULY_STRAT_ULYSSES, 1, 1, 4.0 * 1024 * 192, 2.0 * 1024 * 192, 1},
+        {ULY_STRAT_MEGATRON_TP, 2, 0, 4.0 * 1024 * 96, 2.0 * (1024 * 96 + 1024 * 128 + 2 * 1024 * 64), 4},
+        {ULY_STRAT_MEGATRON_SP, 2, 0, 4.0 * 1024 * 96, 2.0 * (1024 * 96 + 1024 * 128 + 2 * 512 * 64), 4},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        m.bias = !cases[i].qkv_only, m.qkv_bias = cases[i].qkv_only;
+        uly_layout l;
+        uly_layout_init(&l, cases[i].s, 1, 1, cases[i].t, 1);
+        uly_result r;
+        CHECK(uly_evaluate(&m, &w, &c, &l, &plan, &r) == ULY_OK && r.feasible, "case %zu: evaluate", i);
+        int n_fwd = 0, n_bwd = 0;
+        for (int k = 0; k < plan.n_ops; k++) {
+            const uly_op *o = &plan.ops[k];
+            if (o->type != ULY_OPT_LINEAR_BIAS) continue;
+            if (o->phase == ULY_PHASE_FWD) {
+                n_fwd++;
+                NEAR(o->bytes_touched, cases[i].fwd, "bias forward bytes");
+                CHECK(o->kernels == 1, "case %zu: forward %d kernels, want 1", i, o->kernels);
+                NEAR(r.op_time_s[k], cases[i].fwd / 1e10, "bias forward time");
+            } else {
+                n_bwd++;
+                NEAR(o->bytes_touched, cases[i].bwd, "bias backward bytes");
+                CHECK(o->kernels == cases[i].kernels, "case %zu: backward %d kernels, want %d", i, o->kernels,
+                      cases[i].kernels);
+            }
+        }
+        CHECK(n_fwd == 1 && n_bwd == 1, "case %zu: %d forward and %d backward bias ops, want 1 and 1", i, n_fwd, n_bwd);
+    }
+    /* full recompute: the forward's add again, in backward */
+    m.bias = 1, m.qkv_bias = 0;
+    w.recompute = ULY_RECOMPUTE_FULL;
+    uly_result r;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    int n = 0;
+    for (int k = 0; k < plan.n_ops; k++) n += plan.ops[k].type == ULY_OPT_LINEAR_BIAS;
+    CHECK(n == 3, "full recompute: %d bias ops, want 3 (forward, its recompute, backward)", n);
+    /* TransformerEngine's layers, and a model without biases: none */
+    w.transformer_impl = ULY_TI_TE;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    CHECK(find_op(ULY_OPT_LINEAR_BIAS) == NULL, "transformer_engine: a bias op");
+    w.transformer_impl = ULY_TI_LOCAL;
+    m.bias = 0;
+    if (eval(&m, &w, &c, 1, &r)) return;
+    CHECK(find_op(ULY_OPT_LINEAR_BIAS) == NULL, "no biases: a bias op");
+}
+
 int main(void)
 {
     materialised_attention();
     optimizer_passes();
     grad_reduce_overlap();
     grad_accum();
+    bias_kernels();
     FX_DONE();
 }
