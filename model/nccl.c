@@ -129,7 +129,10 @@ static inline __attribute__((always_inline)) void ring_proto(nccl_ctx *x, const 
     take(x, lat + (proto == P_SIMPLE ? st->data_s : x->n / bw));
 }
 
-static void ring(nccl_ctx *x, int ll128)
+/* Inline at both its calls: out of line, the call took the context's
+ * address, and every field of it went through memory (about 70
+ * instructions per collective priced, plan_bench under callgrind) */
+static inline __attribute__((always_inline)) void ring(nccl_ctx *x, int ll128)
 {
     const uly_nccl_links *L = x->L;
     const ring_steps st = {.all = x->ar ? 2 * (x->p - 1) : x->p - 1,
