@@ -79,11 +79,24 @@ static inline double uly_gemm_time_pos(const uly_gemm_rates *r, double batch, do
     return uly_gemm_time_io(r, batch, m, n, k, r->s_per_elem, r->beta, ULY_GEMM_SPLIT_MIN_K);
 }
 
-/* uly_gemm_time_s (out_own) or uly_gemm_time_pos */
-static inline __attribute__((always_inline)) double uly_gemm_time_pick(const uly_gemm_rates *g, int out_own, double b,
-                                                                       double m, double n, double k)
+/* A GEMM op by its shape, its outputs as its operands (uly_gemm_time_pos),
+ * given its tiles along m, tm_m = ceil(gemm_m / tile_m): the forward
+ * product, or a backward op's input gradient (m x n)(n x k) and weight
+ * gradient (k x m)(m x n). A plan's GEMMs mostly share m (their rows are
+ * the tokens), which the caller may have tiled already. */
+static inline __attribute__((always_inline)) double uly_gemm_op_rows_time(const uly_gemm_rates *g, const uly_op *o,
+                                                                          double tm_m)
 {
-    return out_own ? uly_gemm_time_s(g, b, m, n, k) : uly_gemm_time_pos(g, b, m, n, k);
+    const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
+    const double s = g->s_per_elem, beta = g->beta, kmin = ULY_GEMM_SPLIT_MIN_K;
+    if (!(o->phase == ULY_PHASE_BWD && !o->recompute))
+        return uly_gemm_time_tiled(g, b, m, n, k, tm_m, uly_ceil_pos(n / g->tile_n), s, beta, kmin);
+    /* the input gradient's tiles along k (its n) are the weight
+     * gradient's along k (its m) when the tiles are square: one division */
+    const double tn_k = uly_ceil_pos(k / g->tile_n);
+    const double tm_k = g->tile_m == g->tile_n ? tn_k : uly_ceil_pos(k / g->tile_m);
+    return uly_gemm_time_tiled(g, b, m, k, n, tm_m, tn_k, s, beta, kmin) +
+           uly_gemm_time_tiled(g, b, k, n, m, tm_k, uly_ceil_pos(n / g->tile_n), s, beta, kmin);
 }
 
 /* A GEMM op by its shape: the forward product, or a backward op's input
@@ -97,16 +110,10 @@ static inline __attribute__((always_inline)) double uly_gemm_op_shape_time(const
                                                                            int out_own)
 {
     if (!(o->gemm_m > 0)) return o->flops * inv_tensor / peak_frac;
+    if (!out_own) return uly_gemm_op_rows_time(g, o, uly_ceil_pos(o->gemm_m / g->tile_m));
     const double b = o->gemm_batch, m = o->gemm_m, n = o->gemm_n, k = o->gemm_k;
-    if (!(o->phase == ULY_PHASE_BWD && !o->recompute)) return uly_gemm_time_pick(g, out_own, b, m, n, k);
-    if (out_own) return uly_gemm_time_s(g, b, m, k, n) + uly_gemm_time_s(g, b, k, n, m);
-    /* the input gradient's tiles along k (its n) are the weight
-     * gradient's along k (its m) when the tiles are square: one division */
-    const double tn_k = uly_ceil_pos(k / g->tile_n);
-    const double tm_k = g->tile_m == g->tile_n ? tn_k : uly_ceil_pos(k / g->tile_m);
-    const double s = g->s_per_elem, beta = g->beta, kmin = ULY_GEMM_SPLIT_MIN_K;
-    return uly_gemm_time_tiled(g, b, m, k, n, uly_ceil_pos(m / g->tile_m), tn_k, s, beta, kmin) +
-           uly_gemm_time_tiled(g, b, k, n, m, tm_k, uly_ceil_pos(n / g->tile_n), s, beta, kmin);
+    if (!(o->phase == ULY_PHASE_BWD && !o->recompute)) return uly_gemm_time_s(g, b, m, n, k);
+    return uly_gemm_time_s(g, b, m, k, n) + uly_gemm_time_s(g, b, k, n, m);
 }
 
 #endif

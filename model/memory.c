@@ -276,12 +276,17 @@ uly_status uly_memory_eval(const uly_model *m, const uly_workload *w, const uly_
         if (staged && plan->layout.pp > 2) heavier_stage(m, w, plan, &full, grads_live, n[1], plan->pp_in_flight_mid, 0, tb);
     }
 
-    out->total_bytes = 0;
-    out->largest = 0;
+    /* summed in locals (through out, each add reloads what the last one
+     * stored: the compiler cannot keep a field of out in a register
+     * while tb, in out too, is read) */
+    double total = 0;
+    int largest = 0;
     for (int i = 0; i < ULY_MEM_TERM_COUNT; i++) {
-        out->total_bytes += tb[i];
-        if (tb[i] > tb[out->largest]) out->largest = i;
+        total += tb[i];
+        if (tb[i] > tb[largest]) largest = i;
     }
+    out->total_bytes = total;
+    out->largest = largest;
     out->capacity_bytes = c->gpu.hbm_bytes;
     out->fits = out->total_bytes <= out->capacity_bytes;
     return ULY_OK;

@@ -107,33 +107,41 @@ static double cap(double bw, double nch, double per_ch_gbps)
  * (at most 0.92 of its bandwidth) and LL (at most half) are priced only
  * when their data time alone would beat the best so far, which they cannot
  * for the large messages most plans send (the minimum is the same). */
-static void ring(nccl_ctx *x, int ll128)
+typedef struct ring_steps {
+    double all, inter, data_s; /* steps, those between nodes; Simple's data time */
+} ring_steps;
+
+/* One protocol's candidate at bandwidth bw (Simple: its data time); proto
+ * a constant at each call, so that its table entries fold */
+static inline __attribute__((always_inline)) void ring_proto(nccl_ctx *x, const ring_steps *st, int proto, double bw)
 {
     const uly_nccl_links *L = x->L;
-    const double nsteps = x->ar ? 2 * (x->p - 1) : x->p - 1;
-    const double ninter = x->M > 1 ? (x->ar ? 2 * (x->M - 1) : x->M - 1) : 0;
-    const double t_data = x->n / L->ring_bw;
-    for (int proto = P_SIMPLE; proto >= 0; proto--) {
-        double bw = L->ring_bw;
-        if (proto == P_LL) {
-            if (2.0 * t_data >= x->best) continue;
-            bw = dmin(x->ll_max_Bps, 0.5 * bw);
-        }
-        if (proto == P_LL128) {
-            if (!ll128 || t_data * (1.0 / 0.92) >= x->best) continue;
-            bw = cap(0.92 * bw, L->nch, RING_LL128_CH_GBPS[x->cci][x->idx2]);
-        }
-        double intra = hw_lat_s(x, x->hw_intra, A_RING, proto);
-        if (x->M > 1) {
-            const double ovh = x->net_overhead_s * (proto == P_SIMPLE ? 3 : 1);
-            if (ovh > intra) intra = ovh;
-        }
-        double lat = BASE_LAT_US[A_RING][proto] * 1e-6 + (nsteps - ninter) * intra + ninter * inter_lat_s(x, A_RING, proto);
-        /* ncclTopoGetAlgoTime: the ring's plateau across nodes */
-        if (x->ar && proto == P_SIMPLE && x->M > 1 && x->nbytes >= 64.0 * 2.0 * L->nch * x->p)
-            lat *= L->sm < 80 ? 1.9 : 1.4;
-        take(x, lat + (proto == P_SIMPLE ? t_data : x->n / bw));
+    double intra = hw_lat_s(x, x->hw_intra, A_RING, proto);
+    if (x->M > 1) {
+        const double ovh = x->net_overhead_s * (proto == P_SIMPLE ? 3 : 1);
+        if (ovh > intra) intra = ovh;
     }
+    double lat = BASE_LAT_US[A_RING][proto] * 1e-6 + (st->all - st->inter) * intra +
+                 st->inter * inter_lat_s(x, A_RING, proto);
+    /* ncclTopoGetAlgoTime: the ring's plateau across nodes */
+    if (x->ar && proto == P_SIMPLE && x->M > 1 && x->nbytes >= 64.0 * 2.0 * L->nch * x->p)
+        lat *= L->sm < 80 ? 1.9 : 1.4;
+    take(x, lat + (proto == P_SIMPLE ? st->data_s : x->n / bw));
+}
+
+/* Inline at both its calls: out of line, the call took the context's
+ * address, and every field of it went through memory (about 70
+ * instructions per collective priced, plan_bench under callgrind) */
+static inline __attribute__((always_inline)) void ring(nccl_ctx *x, int ll128)
+{
+    const uly_nccl_links *L = x->L;
+    const ring_steps st = {.all = x->ar ? 2 * (x->p - 1) : x->p - 1,
+                           .inter = x->M > 1 ? (x->ar ? 2 * (x->M - 1) : x->M - 1) : 0,
+                           .data_s = x->n / L->ring_bw};
+    ring_proto(x, &st, P_SIMPLE, L->ring_bw);
+    if (ll128 && !(st.data_s * (1.0 / 0.92) >= x->best)) /* (NaN times priced on, as before) */
+        ring_proto(x, &st, P_LL128, cap(0.92 * L->ring_bw, L->nch, RING_LL128_CH_GBPS[x->cci][x->idx2]));
+    if (!(2.0 * st.data_s >= x->best)) ring_proto(x, &st, P_LL, dmin(x->ll_max_Bps, 0.5 * L->ring_bw));
 }
 
 /* Tree all-reduce: a chain in each node and a double binary tree between

@@ -44,6 +44,9 @@ typedef struct rates {
      * plan's attention ops (forward, its recompute, backward) share their
      * block size, and a curve between points costs three logarithms */
     double attn_x[2], attn_e[2];
+    /* the last GEMM rows (gemm_m) tiled and their tiles: a plan's GEMMs
+     * mostly share them (the tokens) */
+    double rows_m, rows_tiles;
     double sigma[2];    /* compute's slowdown beside a transfer [crossing nodes] (comm_sigma) */
     /* sliding windows: the windowed layers' share of attention's FLOPs
      * (0: no window), run at the efficiency of a block of the window's keys */
@@ -93,21 +96,34 @@ static double attn_window_time(const rates *r, const uly_op *o, int own, int bwd
 /* An op's time reads its phase only as `bwd` (backward, not recompute): a
  * full-recompute copy of a forward op costs what the forward op does, and
  * copy_pass takes it from there. */
-/* A GEMM op by its shape (uly_gemm_time_s): the forward product, or a
- * backward op's input gradient (m x n)(n x k) and weight gradient
- * (k x m)(m x n); an op built without a shape at the achievable fraction of
+/* A GEMM op by its shape (uly_gemm_op_rows_time): the forward product, or
+ * a backward op's input gradient (m x n)(n x k) and weight gradient
+ * (k x m)(m x n), its tiles along m those of the GEMM before when it has
+ * the same rows; an op built without a shape at the achievable fraction of
  * peak */
-static inline __attribute__((always_inline)) double gemm_op_time(const rates *r, const uly_op *o)
+static inline __attribute__((always_inline)) double gemm_op_time(rates *r, const uly_op *o)
 {
-    return uly_gemm_op_shape_time(&r->gemm_r, r->inv_tensor, r->peak_frac, o, 0);
+    if (!(o->gemm_m > 0)) return o->flops * r->inv_tensor / r->peak_frac;
+    if (o->gemm_m != r->rows_m) {
+        r->rows_m = o->gemm_m;
+        r->rows_tiles = uly_ceil_pos(o->gemm_m / r->gemm_r.tile_m);
+    }
+    return uly_gemm_op_rows_time(&r->gemm_r, o, r->rows_tiles);
+}
+
+/* element-wise bytes at their kernel class's rate (a GEMM's roofline
+ * bytes stream: inv_mem) */
+static inline double elem_bytes_s(const rates *r, const uly_op *o)
+{
+    return o->bytes_touched * r->inv_mb[o->mb_class];
 }
 
 /* The compute ops a GPU preset's plan rarely holds, out of line so that
  * the pricing loop stays small: GEMMs on the efficiency curve (CPU
  * profiles), materialised attention, and an op of no compute kind (0) */
-__attribute__((noinline)) static double compute_time_rare(rates *r, const uly_op *o, double mb)
+__attribute__((noinline)) static double compute_time_rare(rates *r, const uly_op *o)
 {
-    const double mem = o->bytes_touched * r->inv_mem;
+    const double mem = o->bytes_touched * r->inv_mem, mb = elem_bytes_s(r, o);
     if (o->kind == ULY_OP_GEMM) {
         const double t = o->flops * r->inv_peak / gemm_eff(r->gemm, o->eff_size);
         return mem > t ? mem : t;
@@ -138,15 +154,13 @@ __attribute__((noinline)) static double compute_time_rare(rates *r, const uly_op
 static inline __attribute__((always_inline)) double compute_time(rates *r, const uly_op *o, int kernels)
 {
     double t = 0;
-    /* element-wise bytes at their kernel class's rate (a GEMM's roofline
-     * bytes stream: inv_mem) */
-    const double mb = o->bytes_touched * r->inv_mb[o->mb_class];
     /* tested in the order of how many a plan holds (a switch costs a table
-     * jump per op) */
+     * jump per op); the element-wise bytes priced only where they count,
+     * not for the GEMMs by shape and flash attention among them */
     if (o->kind == ULY_OP_GEMM && r->by_shape) {
         t = gemm_op_time(r, o);
     } else if (o->kind == ULY_OP_ELEM) {
-        t = mb;
+        t = elem_bytes_s(r, o);
         if (o->act_elems) { /* the activation: its arithmetic may outlast its bytes */
             const int b = o->phase == ULY_PHASE_BWD && !o->recompute;
             const uly_curve *ae = &r->act_eff[b];
@@ -170,7 +184,7 @@ static inline __attribute__((always_inline)) double compute_time(rates *r, const
             if (bwd && !own) t /= r->attn_bwd_rel;
         }
     } else {
-        t = compute_time_rare(r, o, mb);
+        t = compute_time_rare(r, o);
     }
     /* each kernel adds its launch and ramp to its work */
     return t * o->crit_factor + (double)kernels * r->floor_s;
@@ -221,6 +235,7 @@ static inline __attribute__((always_inline)) void rates_init(rates *rt, const ul
     rt->ak_fwd = ak[0], rt->ak_bwd = ak[1], rt->ak_cap = ak[2];
     rt->attn_x[0] = rt->attn_x[1] = -1; /* no block size is negative */
     rt->attn_e[0] = rt->attn_e[1] = 0;
+    rt->rows_m = -1, rt->rows_tiles = 0; /* no GEMM has negative rows */
     rt->sigma[0] = comm_sigma(c, 0);
     rt->sigma[1] = comm_sigma(c, 1);
     rt->win_share = 0, rt->win_keys = (double)m->attn_window;

@@ -478,15 +478,39 @@ static inline __attribute__((always_inline)) void phase_background(uly_timing *t
         }
 }
 
+/* What the step's fixed cost reads of the pass: its per-step sums, the
+ * late comm ops, ZeRO's gathers (a copy: their address is not taken) and
+ * the ops' times. Its own struct, filled field by field, rather than
+ * op_sums and pricing whole: price_rare takes its address, and the
+ * aggregate copies of those that its call took kept a memory image of
+ * them on the common path too (about 60 instructions per evaluation,
+ * plan_bench under callgrind). */
+typedef struct step_in {
+    const uly_cluster *c;
+    const uly_plan *plan;
+    double *t, *ex;
+    const int *late;
+    zero_gathers zg;
+    double step_fixed, dp_grad, dp_w, pgather, pg_w, rs_layer;
+    int n_late;
+} step_in;
+
+static inline __attribute__((always_inline)) step_in step_in_of(const op_sums *s, const pricing *x)
+{
+    return (step_in){.c = x->c, .plan = x->plan, .t = x->t, .ex = x->ex, .late = x->late, .zg = *x->zg,
+                     .step_fixed = s->step_fixed, .dp_grad = s->dp_grad, .dp_w = s->dp_w, .pgather = s->pgather,
+                     .pg_w = s->pg_w, .rs_layer = s->rs_layer, .n_late = s->n_late};
+}
+
 /* The step's fixed cost: its own ops, the gradient buckets and the weight
  * gather beside the layers, ZeRO-3's first gather and last reduce-scatter,
  * the host's work; the late comm ops' exposed times */
-static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm, const op_sums *s, const pricing *x,
+static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm, const step_in *s,
                                                                  const double *frac, const double bg_frac[2],
                                                                  const uly_workload *w)
 {
-    const uly_cluster *c = x->c;
-    const uly_plan *plan = x->plan;
+    const uly_cluster *c = s->c;
+    const uly_plan *plan = s->plan;
     const double L = (double)plan->stage_layers;
     double step_fixed = s->step_fixed;
     /* gradient buckets reduce while the last micro-batch's backward runs;
@@ -502,9 +526,9 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
     double pg_e = overlap_exposed(c, pgather, L * tm->layer_fwd_s);
     if (pg_e < pgather * fb) pg_e = pgather * fb;
     step_fixed += pg_e + (pgather > 0 ? (pgather - pg_e) * (s->pg_w / pgather) : 0);
-    double *t = x->t, *ex = x->ex;
+    double *t = s->t, *ex = s->ex;
     for (int j = 0; j < s->n_late; j++) {
-        const int i = x->late[j];
+        const int i = s->late[j];
         const uly_op *o = &plan->ops[i];
         if (o->per_step) ex[i] = o->type == ULY_OPT_ZERO_GATHER_W ? t[i] * pg_e / pgather : t[i] * dp_e / dp_grad;
         else if (o->overlaps == ULY_OVERLAP_PHASE) ex[i] = t[i] * bg_frac[o->phase];
@@ -514,7 +538,7 @@ static inline __attribute__((always_inline)) double step_fixed_s(uly_timing *tm,
      * first gather (the first layer's, before any compute) has nothing to
      * hide under when prefetching */
     const double gathers = (double)plan->micro_steps * L;
-    const zero_gathers *zg = x->zg;
+    const zero_gathers *zg = &s->zg;
     const double zg_ex = zg->crit + zg->bg[0] * bg_frac[0] + zg->bg[1] * bg_frac[1];
     tm->zero_gather_s = gathers * zg->all;
     tm->zero_gather_exposed_s = gathers * zg_ex;
@@ -579,15 +603,14 @@ static inline __attribute__((always_inline)) void step_time(uly_timing *tm, cons
  * the layer's times (recompute.c), then the step's fixed cost and time
  * again from them, stage by stage under an uneven split (pipeline.c). Kept
  * out of price, whose common path it would otherwise weigh on. */
-__attribute__((cold, noinline)) static void price_rare(uly_timing *tm, const op_sums *s, const pricing *x,
-                                                       const double *frac, const double bg_frac[2],
+__attribute__((cold, noinline)) static void price_rare(uly_timing *tm, const step_in *s, double layer_hw,
+                                                       double hw_model, const double *frac, const double bg_frac[2],
                                                        const uly_model *m, const uly_workload *w)
 {
-    const uly_plan *plan = x->plan;
-    double layer_hw = s->ls.hw_flops;
-    if ((plan->recompute_skip > 0) | (plan->offload_share > 0)) uly_recompute_price(x->c, w, plan, x->ex, tm, &layer_hw);
-    tm->step_fixed_s = step_fixed_s(tm, s, x, frac, bg_frac, w);
-    step_time(tm, m, w, x->c, plan, layer_hw, s->hw_model, plan->pp_staged ? x->t : NULL);
+    const uly_plan *plan = s->plan;
+    if ((plan->recompute_skip > 0) | (plan->offload_share > 0)) uly_recompute_price(s->c, w, plan, s->ex, tm, &layer_hw);
+    tm->step_fixed_s = step_fixed_s(tm, s, frac, bg_frac, w);
+    step_time(tm, m, w, s->c, plan, layer_hw, hw_model, plan->pp_staged ? s->t : NULL);
 }
 
 /* Prices the plan; with totals, in the same pass over the ops, also the
@@ -645,16 +668,16 @@ price_ops(const uly_model *m, const uly_workload *w, const uly_cluster *c, const
     tm->layer_fwd_s = crit[0];
     tm->layer_bwd_s = crit[1];
     tm->model_s = s.model_s;
-    tm->step_fixed_s = step_fixed_s(tm, &s, &x, frac, bg_frac, w);
+    const step_in si = step_in_of(&s, &x);
+    tm->step_fixed_s = step_fixed_s(tm, &si, frac, bg_frac, w);
     step_time(tm, m, w, c, plan, s.ls.hw_flops, s.hw_model, NULL);
     /* an uneven pipeline, the block method, activation offload: priced
      * again from here, apart from the common path */
     if (__builtin_expect(plan->price_rare, 0)) {
-        /* copies: the sums' and the pricing's addresses taken would keep
-         * them out of registers on the common path */
-        const op_sums s_copy = s;
-        const pricing x_copy = x;
-        price_rare(tm, &s_copy, &x_copy, frac, bg_frac, m, w);
+        /* a copy: si's address taken would keep it out of registers on
+         * the common path */
+        const step_in si_rare = step_in_of(&s, &x);
+        price_rare(tm, &si_rare, s.ls.hw_flops, s.hw_model, frac, bg_frac, m, w);
     }
     return ovf ? ULY_EOVERFLOW : ULY_OK;
 }

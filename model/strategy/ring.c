@@ -4,32 +4,10 @@
  * next rank and receiving the previous rank's: a step costs
  * max(compute, transfer). Causal masks: the zigzag split (2r chunks, rank i
  * holds i and 2r-1-i) balances work; the contiguous split leaves the last
- * rank (2r-1)/r times the average. Also defines what cp.h declares: the
- * split check and layer every context-parallel strategy shares. */
+ * rank (2r-1)/r times the average. */
 #include "../internal.h"
 #include "cp.h"
 #include "ring.h"
-
-void uly_ring_sec_init(const uly_bctx *x, int64_t r, int64_t tokens, int64_t heads, int64_t kv_heads, uly_ring_sec *s)
-{
-    s->r = r;
-    s->tokens = tokens;
-    s->heads = heads;
-    s->kv_heads = kv_heads;
-    /* one hop: K and V blocks, b x tokens x kv_heads x d each; the ring:
-     * r - 1 hops of them. A ring of one moves nothing: its sizes are not
-     * even multiplied */
-    s->hop_elems = s->ring_bytes = 0;
-    if (r > 1) {
-        /* two statements: the ring's product reads the hop's, and the
-         * operands of `&` are unsequenced */
-        int fit = uly_prod_fits(5, (int64_t[]){2, x->b, tokens, kv_heads, x->m->head_dim}, &s->hop_elems);
-        fit &= uly_prod_fits(3, (int64_t[]){s->hop_elems, r - 1, x->beta}, &s->ring_bytes);
-        if (!fit) s->hop_elems = s->ring_bytes = ULY_SIZE_UNFIT;
-    }
-    const uly_workload *w = x->w;
-    uly_attn_shape_init(x, &s->attn, heads, tokens, tokens, (int)r, w->causal ? 0.5 : 1.0, uly_causal_crit(w, r));
-}
 
 void uly_ring_fwd(uly_bctx *x, int recomp, const uly_ring_sec *s)
 {
@@ -60,47 +38,6 @@ double uly_ring_buf_bytes(const uly_bctx *x, const uly_ring_sec *s)
     if (s->r <= 1) return 0;
     return 8.0 * (double)x->beta * (double)x->b * (double)s->tokens * (double)s->kv_heads *
            (double)x->m->head_dim;
-}
-
-void uly_cp_split_check(uly_bctx *x, int64_t cp, int64_t r, int64_t t)
-{
-    const uly_workload *w = x->w;
-    const int zig = w->causal && w->split == ULY_SPLIT_ZIGZAG && r > 1;
-    uly_check_seq(x, cp, t, zig);
-    if (w->causal && w->split == ULY_SPLIT_CONTIGUOUS && r > 1)
-        uly_reason_add(x, ULY_R_CAUSAL_IMBALANCE, 0, uly_causal_crit(w, r), 0, 0);
-}
-
-uly_status uly_cp_layer_emit(uly_bctx *x, uly_cp_tp *tp, const uly_cp_shape *sh,
-                             void (*attn_fwd)(uly_bctx *x, int recomp, void *ctx),
-                             void (*attn_bwd)(uly_bctx *x, void *ctx), void *ctx)
-{
-    const uly_model *m = x->m;
-    uly_plan *p = x->p;
-    const int64_t t = tp->sec.t, tokens = x->w->seq / sh->cp; /* a CP rank's: gathered over its t TP ranks */
-    p->dims.cp = sh->cp;
-    p->dims.tokens = tokens / t;
-    p->dims.heads = sh->heads;
-    p->dims.kv_eff = sh->kv_eff;
-    p->dims.kv_heads = sh->kv_heads;
-    p->dims.attn_q = sh->attn_q;
-    p->dims.attn_kv = sh->attn_kv;
-    p->act_cp = sh->cp;
-    p->act_tokens = tokens / t;
-    p->logit_tokens = tokens;
-    /* the gathered b x N/cp x h input of a GEMM region (its gradient is
-     * backward's working set), as Megatron-SP holds */
-    if (t > 1) p->comm_buf_bytes += (double)x->beta * (double)x->b * (double)tokens * (double)m->hidden;
-    if (uly_has_fatal(x)) return x->overflow ? ULY_EOVERFLOW : ULY_OK;
-    uly_layer_hooks h = {.gemm_tokens = tokens, .norm_tokens = tokens / t, .t = t, .kv_heads = tp->kv_eff,
-                         .attn_fwd = attn_fwd, .attn_bwd = attn_bwd, .ctx = ctx};
-    if (t > 1) {
-        h.enter_tp = uly_tp_sp_enter;
-        h.leave_tp = uly_tp_sp_leave;
-        h.tp_ctx = &tp->sec;
-    }
-    uly_layer_emit(x, &h);
-    return x->overflow ? ULY_EOVERFLOW : ULY_OK;
 }
 
 static void attn_fwd(uly_bctx *x, int recomp, void *ctx) { uly_ring_fwd(x, recomp, ctx); }

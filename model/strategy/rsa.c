@@ -73,7 +73,11 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
 {
     uly_bctx x;
     uly_bctx_init(&x, m, w, c, l, p, reasons, n_reasons);
-    rsa_ctx s = {.p = l->ring, .tokens = w->seq / l->ring, .kvd = m->kv_heads * m->head_dim};
+    /* field by field: an initializer zeroes the whole struct first, the
+     * GEMM shapes set below among it */
+    rsa_ctx s;
+    s.p = l->ring, s.tokens = w->seq / l->ring, s.kvd = m->kv_heads * m->head_dim;
+    s.ring_bytes = s.ring_elems = s.ar_bytes = 0; /* none without a ring */
     int fit = uly_prod_fits(3, (int64_t[]){x.b, w->seq, s.kvd}, &s.ar_elems);
     if (s.p > 1)
         fit &= uly_prod_fits(5, (int64_t[]){s.p - 1, x.b, s.tokens, s.kvd, x.beta}, &s.ring_bytes) &
