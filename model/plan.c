@@ -362,14 +362,18 @@ double uly_causal_crit(const uly_workload *w, int64_t ways)
 
 /* a / b where b is often 1: a 64-bit division costs more than the rest of
  * a group's placement */
-static int64_t div_often_one(int64_t a, int64_t b) { return b == 1 ? a : a / b; }
+static inline __attribute__((always_inline)) int64_t div_often_one(int64_t a, int64_t b)
+{
+    return b == 1 ? a : a / b;
+}
 
 /* A group of `size` members `stride` ranks apart, `per_node` of them (before
  * clamping to 1..size) sharing a node of `gpn` used GPUs: the nodes it spans,
  * how many groups of its kind have members on one node (the groups partition
  * the ranks and run their collectives at once, so they share the node's
  * NICs), and the tiers its traffic crosses. */
-static void place_set(uly_group_place *out, int64_t size, int64_t stride, int64_t per_node, int64_t gpn)
+static inline __attribute__((always_inline)) void place_set(uly_group_place *out, int64_t size, int64_t stride,
+                                                            int64_t per_node, int64_t gpn)
 {
     if (size == 1) { /* most groups of a layout: no traffic */
         *out = (uly_group_place){.size = 1, .stride = stride, .per_node = 1, .nodes = 1, .node_groups = gpn, .tiers = 0};
