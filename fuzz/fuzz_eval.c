@@ -176,6 +176,8 @@ static void decode_model(rd *r, uly_model *m)
     m->tied_embeddings = (f >> 1) & 1;
     m->dropout = (f >> 2) & 1;
     m->embed_norm = (f >> 3) & 1;
+    m->bias = (f >> 4) & 1;
+    m->qkv_bias = (f >> 5) & 1;
 }
 
 static void decode_layout(rd *r, uly_layout *l)
@@ -248,6 +250,8 @@ static void decode_workload(rd *r, uly_workload *w, const uly_layout *l)
     w->zero_prefetch = (int)ilog(r, 0, (1 << 20) + 1) - 1;
     w->attn_kernel = (uly_attn_kernel)pick(r, ULY_AK_COUNT);
     w->overlap_grad_reduce = (int)pick(r, 3) - 1;
+    w->transformer_impl = (uly_transformer_impl)pick(r, ULY_TI_COUNT);
+    if (w->framework == ULY_FW_MEGATRON) w->grad_accum_fusion = (int)pick(r, 3) - 1;
 }
 
 static void decode_cluster(rd *r, uly_cluster *c, const uly_layout *l)
@@ -336,17 +340,18 @@ static void dump(const uly_model *m, const uly_workload *w, const uly_cluster *c
 {
     fprintf(stderr,
             "model: layers=%lld hidden=%lld heads=%lld kv=%lld d=%lld ffn=%lld vocab=%lld swiglu=%d tied=%d "
-            "dropout=%d embed_norm=%d\n",
+            "dropout=%d embed_norm=%d bias=%d qkv_bias=%d\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
             (long long)m->head_dim, (long long)m->ffn_hidden, (long long)m->vocab, m->swiglu, m->tied_embeddings,
-            m->dropout, m->embed_norm);
+            m->dropout, m->embed_norm, m->bias, m->qkv_bias);
     fprintf(stderr,
             "workload: seq=%lld b=%lld gb=%lld dtype=%s causal=%d flash=%d recompute=%d zero=%d split=%d fw=%s "
-            "density=%g ffn_chunks=%lld loss_chunks=%lld tp_overlap=%d prefetch=%d kernel=%s ogr=%d\n",
+            "density=%g ffn_chunks=%lld loss_chunks=%lld tp_overlap=%d prefetch=%d kernel=%s ogr=%d impl=%s accum=%d\n",
             (long long)w->seq, (long long)w->micro_batch, (long long)w->global_batch, uly_dtype_name(w->dtype),
             w->causal, w->flash, w->recompute, w->zero_stage, w->split, uly_framework_name(w->framework),
             w->attn_density, (long long)w->ffn_chunks, (long long)w->loss_chunks, w->tp_comm_overlap,
-            w->zero_prefetch, uly_attn_kernel_name(w->attn_kernel), w->overlap_grad_reduce);
+            w->zero_prefetch, uly_attn_kernel_name(w->attn_kernel), w->overlap_grad_reduce,
+            uly_transformer_impl_name(w->transformer_impl), w->grad_accum_fusion);
     const uly_gpu *g = &c->gpu;
     fprintf(stderr,
             "gpu: peak=%g/%g/%g hbm=%g bw=%g mem_eff=%g reserved=%g act=%g/%g attn_bwd_rel=%g slowdown=%g\n",
