@@ -105,11 +105,10 @@ static void model_cell(const uly_model *m, char *buf, size_t n)
              (long long)m->layers, (long long)m->hidden, (long long)m->heads, (long long)m->kv_heads,
              (long long)m->head_dim, (long long)m->ffn_hidden, (long long)m->vocab, m->swiglu ? "true" : "false",
              m->tied_embeddings ? "true" : "false", m->dropout ? "true" : "false");
-    size_t o = strlen(buf);
     /* the biases only where the model has them (the keys are optional) */
-    if (m->bias && o < n) o += (size_t)snprintf(buf + o, n - o, ",bias=true");
-    else if (m->qkv_bias && o < n) o += (size_t)snprintf(buf + o, n - o, ",qkv_bias=true");
-    if (o > n) o = n;
+    if (m->bias || m->qkv_bias)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s", m->bias ? ",bias=true" : ",qkv_bias=true");
+    const size_t o = strlen(buf);
     preset_model_moe_inline(m, buf + o, n - o);
 }
 

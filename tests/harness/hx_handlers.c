@@ -69,6 +69,49 @@ static int schedule_captured(hx_ctx *c, const uly_plan *p, const hx_backend *be,
     return rc;
 }
 
+/* The framework's own ops, FSDP2's copy-out of a gathered layer,
+ * Megatron-LM's main-gradient accumulation and its local layers' bias
+ * kernels: the harness builds its plans without a framework (no
+ * --framework) and of models without biases, so it never holds one; a
+ * plan that does is refused at start-up, naming the op type */
+static void framework_op_plans(const uly_cluster *cl, uly_plan *p, hx_ctx *c, int *seen)
+{
+    static const struct {
+        uly_framework fw;
+        int zero, bias;
+        uly_op_type op;
+    } fw_ops[] = {{ULY_FW_FSDP, 3, 0, ULY_OPT_FSDP_COPY_OUT},
+                  {ULY_FW_MEGATRON, 1, 0, ULY_OPT_GRAD_ACCUM},
+                  {ULY_FW_DEEPSPEED, 0, 1, ULY_OPT_LINEAR_BIAS}};
+    for (size_t f = 0; f < sizeof fw_ops / sizeof fw_ops[0]; f++) {
+        uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256,
+                       .bias = fw_ops[f].bias};
+        m.hidden = m.heads * m.head_dim;
+        snprintf(m.name, sizeof m.name, "handlers");
+        const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
+                                .recompute = ULY_RECOMPUTE_FULL, .zero_stage = fw_ops[f].zero,
+                                .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw,
+                                .transformer_impl = fw_ops[f].bias ? ULY_TI_LOCAL : ULY_TI_TE};
+        const char *fw = uly_framework_name(fw_ops[f].fw), *op = uly_op_type_name(fw_ops[f].op);
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);
+        uly_reason reasons[ULY_MAX_REASONS];
+        int n_reasons = 0, has = 0;
+        char said[512];
+        if (uly_plan_build(&m, &w, cl, &l, p, reasons, &n_reasons) != ULY_OK) {
+            fail("%s plan: uly_plan_build failed", fw);
+        } else {
+            for (int i = 0; i < p->n_ops; i++) {
+                seen[p->ops[i].type] = 1;
+                has |= p->ops[i].type == fw_ops[f].op;
+            }
+            if (!has) fail("%s plan: no %s op", fw, op);
+            else if (schedule_captured(c, p, &hx_backend_mpi, said, sizeof said) == HX_OK || !strstr(said, op))
+                fail("%s plan: the mpi backend must refuse it naming %s (said: %s)", fw, op, said);
+        }
+    }
+}
+
 /* MoE plans (every layer MoE; the mpi backend only: the nccl backend
  * refuses MoE runs at configure): both dispatchers, expert TP 1 and 2,
  * ZeRO 0 and 1 with expert data parallelism 2, so that every MoE op type
@@ -185,45 +228,7 @@ int main(void)
             if (nccl && !nccl_runs && !refused && (refused = malloc(sizeof *refused))) *refused = *p;
         }
     }
-    /* the framework's own ops, FSDP2's copy-out of a gathered layer,
-     * Megatron-LM's main-gradient accumulation and its local layers' bias
-     * kernels: the harness builds its plans without a framework (no
-     * --framework) and of models without biases, so it never holds one; a
-     * plan that does is refused at start-up, naming the op type */
-    static const struct {
-        uly_framework fw;
-        int zero, bias;
-        uly_op_type op;
-    } fw_ops[] = {{ULY_FW_FSDP, 3, 0, ULY_OPT_FSDP_COPY_OUT},
-                  {ULY_FW_MEGATRON, 1, 0, ULY_OPT_GRAD_ACCUM},
-                  {ULY_FW_DEEPSPEED, 0, 1, ULY_OPT_LINEAR_BIAS}};
-    for (size_t f = 0; f < sizeof fw_ops / sizeof fw_ops[0]; f++) {
-        uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256,
-                       .bias = fw_ops[f].bias};
-        m.hidden = m.heads * m.head_dim;
-        snprintf(m.name, sizeof m.name, "handlers");
-        const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
-                                .recompute = ULY_RECOMPUTE_FULL, .zero_stage = fw_ops[f].zero,
-                                .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw,
-                                .transformer_impl = fw_ops[f].bias ? ULY_TI_LOCAL : ULY_TI_TE};
-        const char *fw = uly_framework_name(fw_ops[f].fw), *op = uly_op_type_name(fw_ops[f].op);
-        uly_layout l;
-        uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);
-        uly_reason reasons[ULY_MAX_REASONS];
-        int n_reasons = 0, has = 0;
-        char said[512];
-        if (uly_plan_build(&m, &w, &cl, &l, p, reasons, &n_reasons) != ULY_OK) {
-            fail("%s plan: uly_plan_build failed", fw);
-        } else {
-            for (int i = 0; i < p->n_ops; i++) {
-                seen[p->ops[i].type] = 1;
-                has |= p->ops[i].type == fw_ops[f].op;
-            }
-            if (!has) fail("%s plan: no %s op", fw, op);
-            else if (schedule_captured(c, p, &hx_backend_mpi, said, sizeof said) == HX_OK || !strstr(said, op))
-                fail("%s plan: the mpi backend must refuse it naming %s (said: %s)", fw, op, said);
-        }
-    }
+    framework_op_plans(&cl, p, c, seen);
     moe_plans(&cl, p, c, seen, &plans);
     int n_seen = 0;
     char unseen[1024] = "";
