@@ -252,6 +252,7 @@ static void decode_workload(rd *r, uly_workload *w, const uly_layout *l)
     w->overlap_grad_reduce = (int)pick(r, 3) - 1;
     w->transformer_impl = (uly_transformer_impl)pick(r, ULY_TI_COUNT);
     if (w->framework == ULY_FW_MEGATRON) w->grad_accum_fusion = (int)pick(r, 3) - 1;
+    if (w->framework == ULY_FW_MEGATRON) w->pp_scatter_gather = (int)pick(r, 2);
 }
 
 static void decode_cluster(rd *r, uly_cluster *c, const uly_layout *l)
@@ -346,12 +347,12 @@ static void dump(const uly_model *m, const uly_workload *w, const uly_cluster *c
             m->dropout, m->embed_norm, m->bias, m->qkv_bias);
     fprintf(stderr,
             "workload: seq=%lld b=%lld gb=%lld dtype=%s causal=%d flash=%d recompute=%d zero=%d split=%d fw=%s "
-            "density=%g ffn_chunks=%lld loss_chunks=%lld tp_overlap=%d prefetch=%d kernel=%s ogr=%d impl=%s accum=%d\n",
+            "density=%g ffn_chunks=%lld loss_chunks=%lld tp_overlap=%d prefetch=%d kernel=%s ogr=%d impl=%s accum=%d pp_sg=%d\n",
             (long long)w->seq, (long long)w->micro_batch, (long long)w->global_batch, uly_dtype_name(w->dtype),
             w->causal, w->flash, w->recompute, w->zero_stage, w->split, uly_framework_name(w->framework),
             w->attn_density, (long long)w->ffn_chunks, (long long)w->loss_chunks, w->tp_comm_overlap,
             w->zero_prefetch, uly_attn_kernel_name(w->attn_kernel), w->overlap_grad_reduce,
-            uly_transformer_impl_name(w->transformer_impl), w->grad_accum_fusion);
+            uly_transformer_impl_name(w->transformer_impl), w->grad_accum_fusion, w->pp_scatter_gather);
     const uly_gpu *g = &c->gpu;
     fprintf(stderr,
             "gpu: peak=%g/%g/%g hbm=%g bw=%g mem_eff=%g reserved=%g act=%g/%g attn_bwd_rel=%g slowdown=%g\n",

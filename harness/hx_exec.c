@@ -63,13 +63,20 @@ int hx_schedule(hx_ctx *c)
     for (int s = 0; s <= 10; s++)
         for (int i = 0; i < p->n_ops; i++)
             if (slot(&p->ops[i]) == s) c->order[c->n_order++] = i;
+    /* every op type the backend cannot run, named once each in one line */
+    char missing[512] = "";
+    int seen[ULY_OPT_COUNT] = {0};
+    size_t len = 0;
     for (int i = 0; i < p->n_ops; i++) {
         c->fuse_kv[i] = c->fuse_dkv[i] = -1;
         c->handler[i] = hx_backend_handler(c->be ? c->be : &hx_backend_mpi, p->ops[i].type);
-        if (!c->handler[i])
-            return hx_fail("plan op %d (%s): no handler in the harness's %s backend", i,
-                           uly_op_type_name(p->ops[i].type), c->be ? c->be->name : "mpi");
+        if (c->handler[i] || seen[p->ops[i].type]++ || len >= sizeof missing) continue;
+        const int w = snprintf(missing + len, sizeof missing - len, "%sop %d (%s)", len ? ", " : "", i,
+                               uly_op_type_name(p->ops[i].type));
+        len = w > 0 ? len + (size_t)w : sizeof missing;
     }
+    if (missing[0])
+        return hx_fail("plan %s: no handler in the harness's %s backend", missing, c->be ? c->be->name : "mpi");
     for (int i = 0; i < p->n_ops; i++) {
         const uly_op *o = &p->ops[i];
         if (o->kind == ULY_OP_COMM && o->overlaps >= 0) {

@@ -490,21 +490,44 @@ static void emit_model_ops(uly_bctx *x)
 
 /* Pipeline stages hand each micro-batch's activations forward and their
  * gradient back: one point-to-point transfer of this rank's share of the
- * stage output each way per micro-batch (Megatron-LM's 1F1B; its
- * scatter-gather optimisation for plain TP is not modelled, so a TP rank
- * sends the whole b N h). On the critical path: a stage waits for it. */
+ * stage output each way per micro-batch (Megatron-LM's 1F1B). On the
+ * critical path: a stage waits for it. Under plain TP every TP rank holds
+ * the whole b N h; Megatron-LM's scatter-gather (2021-02 to 2023-03,
+ * megatron/p2p_communication.py: split_tensor_into_1d_equal_chunks before
+ * the send, gather_split_1d_tensor after the receive; off under sequence
+ * parallelism, whose ranks hold 1/t already; t divides h, so the tensor
+ * always splits) sends 1/t of it from each TP rank, each over its own NIC,
+ * and the receiving stage all-gathers the pieces over the TP group; the v
+ * gathers of an interleaved schedule are priced as one of v times the
+ * bytes (MB-sized pieces: one latency more or less is noise). */
 static void emit_pipeline_ops(uly_bctx *x)
 {
     const uly_plan *p = x->p;
     if (x->l->pp <= 1) return;
-    const int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
+    int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
+    const int64_t t = x->l->tp;
+    const int split = x->w->pp_scatter_gather && t > 1 &&
+                      uly_strategy_get(x->l->strategy)->exec == ULY_EXEC_TP_ALLREDUCE;
+    if (split) elems /= t;
     const int64_t bytes = ULY_PROD(x, elems, x->beta, p->vpp);
     const int steps = (int)p->vpp; /* interleaved: each of the V chunks hands its output on */
     uly_op *o = uly_emit_comm(x, ULY_OPT_PP_SEND_ACT, ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems,
                               steps);
     o->per_model = 1;
+    if (split) {
+        /* the ring all-gather of the whole tensor: (t - 1) pieces sent per rank */
+        const int64_t ag_bytes = ULY_PROD(x, t - 1, bytes);
+        o = uly_emit_comm(x, ULY_OPT_PP_GATHER_ACT, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ag_bytes,
+                          elems, steps);
+        o->per_model = 1;
+    }
     o = uly_emit_comm(x, ULY_OPT_PP_SEND_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, steps);
     o->per_model = 1;
+    if (split) {
+        o = uly_emit_comm(x, ULY_OPT_PP_GATHER_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_TP,
+                          ULY_PROD(x, t - 1, bytes), elems, steps);
+        o->per_model = 1;
+    }
 }
 
 /* FP8 training's weight casts once per step (Megatron-LM marks the first

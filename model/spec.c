@@ -389,6 +389,7 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     RANGE_I(w, overlap_param_gather, 0, 1);
     RANGE_I(w, grad_reduce_fp32, -1, 1);
     RANGE_I(w, grad_accum_fusion, -1, 1);
+    RANGE_I(w, pp_scatter_gather, 0, 1);
     RANGE_D(w, step_overhead_s, 0, 3600);
     if (vocab_check("attn_kernel", (int)w->attn_kernel, attn_kernel_names, ULY_AK_COUNT, why, n)) return ULY_EINVAL;
     if (vocab_check("framework", (int)w->framework, framework_names, ULY_FW_COUNT, why, n)) return ULY_EINVAL;
@@ -411,6 +412,9 @@ uly_status uly_workload_check(const uly_workload *w, char *why, size_t n)
     if (w->grad_accum_fusion && w->framework != ULY_FW_MEGATRON)
         return fail(why, n, "grad_accum_fusion = %d: Megatron-LM's main gradients (framework megatron); framework %s "
                     "accumulates gradients its own way", w->grad_accum_fusion, framework_names[w->framework]);
+    if (w->pp_scatter_gather && w->framework != ULY_FW_MEGATRON)
+        return fail(why, n, "pp_scatter_gather = %d: Megatron-LM's pipeline transfers (framework megatron); framework "
+                    "%s sends stage outputs whole", w->pp_scatter_gather, framework_names[w->framework]);
     if (w->framework == ULY_FW_FSDP && w->zero_stage == 1)
         return fail(why, n, "zero_stage = 1: not an FSDP sharding; fsdp takes zero 0 (NO_SHARD), 2 (SHARD_GRAD_OP) or 3 "
                     "(FULL_SHARD)");

@@ -291,6 +291,13 @@ typedef struct uly_workload {
      * parameter adds each micro-batch's gradient into them
      * (--no-gradient-accumulation-fusion), 0 the default */
     int grad_accum_fusion;
+    /* Megatron-LM's scatter-gather of pipeline transfers under plain TP
+     * (the framework megatron only; its --scatter-gather-tensors-in-pipeline,
+     * on by default from 2021-02 until Megatron-Core's pipeline of 2023-03,
+     * which sends whole tensors): 1 each TP rank sends 1/t of the stage
+     * output it holds whole and the next stage all-gathers it over the TP
+     * group; 0 every TP rank sends it whole (today's Megatron-LM). */
+    int pp_scatter_gather;
     uly_transformer_impl transformer_impl; /* the layers' implementation (ULY_TI_TE: 0) */
     /* 1: the step's kernels are replayed from CUDA graphs (no host issue
      * cost per kernel, the graph's launch floor); 0: eager launches. */

@@ -80,6 +80,9 @@ enum {
     X(LOGITS_BWD, "logits_bwd")                                                 \
     /* pipeline stage transfers */                                             \
     X(PP_SEND_ACT, "pp_send_act") X(PP_SEND_GRAD, "pp_send_grad")               \
+    /* Megatron-LM's scatter-gather: the 1/t pieces a stage received        \
+     * all-gathered over the TP group */                                       \
+    X(PP_GATHER_ACT, "pp_gather_act") X(PP_GATHER_GRAD, "pp_gather_grad")       \
     /* data parallelism and ZeRO, and the optimizer */                         \
     X(ZERO_GATHER_W, "zero_gather_w") X(ZERO_RS_GRAD, "zero_rs_grad")           \
     X(DP_ALLREDUCE_GRAD, "dp_allreduce_grad") X(OPTIMIZER, "optimizer")        \

@@ -48,6 +48,7 @@ OPTIONAL = [
     ("--cuda-graphs", None),
     ("--grad-reduce-in-bf16", None),
     ("--no-gradient-accumulation-fusion", None),
+    ("--scatter-gather-tensors-in-pipeline", None),
     ("--cross-entropy-loss-fusion", None),
     ("--cross-entropy-fusion-impl", ["native", "te"]),
     ("--step-overhead-ms", [0, 12.5]),

@@ -190,6 +190,9 @@ static const struct {
     /* ... and how it adds each micro-batch's gradients into them */
     {"--gradient-accumulation-fusion", offsetof(sim_args, grad_accum_fusion), 1},
     {"--no-gradient-accumulation-fusion", offsetof(sim_args, grad_accum_fusion), -1},
+    /* ... and how its pipeline stages hand on what every TP rank holds (2021-2023) */
+    {"--scatter-gather-tensors-in-pipeline", offsetof(sim_args, pp_scatter_gather), 1},
+    {"--no-scatter-gather-tensors-in-pipeline", offsetof(sim_args, pp_scatter_gather), -1},
     {"--cuda-graphs", offsetof(sim_args, cuda_graphs), 1},
     {"--no-cuda-graphs", offsetof(sim_args, cuda_graphs), 0},
     /* Megatron-LM's name for its fused cross-entropy (its kernels:

@@ -122,6 +122,7 @@ typedef struct sim_args {
     int overlap_param_gather;            /* Megatron's --overlap-param-gather */
     int grad_reduce_fp32; /* main gradients: 1 fp32, -1 the parameters' precision, 0 Megatron-LM's default */
     int grad_accum_fusion; /* their accumulation: 1 in the weight-gradient GEMMs, -1 by adds, 0 the default (1) */
+    int pp_scatter_gather; /* Megatron-LM's pipeline scatter-gather under plain TP: 1 on, -1 off, 0 the default (off) */
     uly_transformer_impl transformer_impl; /* --transformer-impl (0: transformer_engine) */
     int cuda_graphs;                     /* the step's kernels replayed from CUDA graphs */
     int ce_fusion;                       /* --cross-entropy-loss-fusion */

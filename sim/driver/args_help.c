@@ -12,6 +12,24 @@ static const char *const split_names[] = {ULY_SPLITS(ULY_X_NAME)};
 static const char *const framework_names[] = {ULY_FRAMEWORKS(ULY_X_NAME)};
 static const char *const attn_kernel_names[] = {ULY_ATTN_KERNELS(ULY_X_NAME)};
 
+/* --framework megatron's own switches, under Megatron-LM's names */
+static void help_megatron(FILE *f)
+{
+    fputs(
+"  --accumulate-allreduce-grads-in-fp32, --grad-reduce-in-bf16  Megatron-LM's flags\n"
+"                       [default its rule: fp32, but fp16 under --dtype fp16]: --framework\n"
+"                       megatron's main gradients kept and reduced in fp32, or in bf16\n"
+"  --gradient-accumulation-fusion, --no-gradient-accumulation-fusion  Megatron-LM's [default:\n"
+"                       fused]: micro-batches' gradients added by the GEMMs, or a kernel each\n"
+"  --scatter-gather-tensors-in-pipeline, --no-scatter-gather-tensors-in-pipeline\n"
+"                       Megatron-LM's of 2021-2023 [default: off, as today's]: under plain\n"
+"                       TP a stage's output sent 1/tp per TP rank and gathered after\n"
+"  --transformer-impl I transformer_engine|local [default transformer_engine]; local: bias kernels\n"
+"  --cross-entropy-loss-fusion, --cross-entropy-fusion-impl native|te  Megatron-LM's flags:\n"
+"                       the loss's fused kernels [default: unfused; the fusion's: native]\n",
+        f);
+}
+
 /* The options of --help, with the vocabularies' choices and defaults. */
 static void help_options(FILE *f)
 {
@@ -69,22 +87,19 @@ static void help_options(FILE *f)
 "  --oversub X          what-if: leaf uplink oversubscription of a fat tree or rail\n"
 "                       [ratio >= 1; default: preset's]\n"
 "  --mem-headroom GIB   device memory a plan leaves unused (CUDA and NCCL context, allocator\n"
-"                       fragmentation) [GiB; default: the preset's gpu.reserved_gib]\n""  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
+"                       fragmentation) [GiB; default: the preset's gpu.reserved_gib]\n"
+"  --tp-comm-overlap, --no-tp-comm-overlap  TP all-gathers/reduce-scatters under their\n"
 "                       GEMMs (TransformerEngine userbuffers), or not [default: not]\n"
 "  --overlap-grad-reduce, --no-overlap-grad-reduce  data-parallel gradient reduction\n"
 "                       under backward on its own stream, or after it [default: the\n"
 "                       framework's: on for fsdp and deepspeed --zero 3, else off]\n"
 "  --overlap-param-gather, --no-overlap-param-gather  the sharded optimizer's weight\n"
 "                       gather under the next step's forward [default: after the optimizer\n"
-"                       step]; bucket by bucket, Megatron-LM's flag\n"
-"  --accumulate-allreduce-grads-in-fp32, --grad-reduce-in-bf16  Megatron-LM's flags\n"
-"                       [default its rule: fp32, but fp16 under --dtype fp16]: --framework\n"
-"                       megatron's main gradients kept and reduced in fp32, or in bf16\n"
-"  --gradient-accumulation-fusion, --no-gradient-accumulation-fusion  Megatron-LM's [default:\n"
-"                       fused]: micro-batches' gradients added by the GEMMs, or a kernel each\n"
-"  --transformer-impl I transformer_engine|local [default transformer_engine]; local: bias kernels\n"
-"  --cross-entropy-loss-fusion, --cross-entropy-fusion-impl native|te  Megatron-LM's flags:\n"
-"                       the loss's fused kernels [default: unfused; the fusion's: native]\n"
+"                       step]; bucket by bucket, Megatron-LM's flag\n",
+        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
+        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3]);
+    help_megatron(f);
+    fprintf(f,
 "  --cuda-graphs, --no-cuda-graphs  the step's kernels replayed from CUDA graphs (no host\n"
 "                       issue per kernel), or launched eagerly [default: eager]\n"
 "  --step-overhead-ms T  host work per step outside the kernels (data loading, logging,\n"
@@ -113,8 +128,7 @@ static void help_options(FILE *f)
 "                       min-gpus, sweep); the output is written as without it\n"
 "  -h, --help           this help\n"
 "  -V, --version        version\n",
-        SIM_DEFAULT_GPUS, SIM_DEFAULT_GPUS, SIM_DEFAULT_MODEL, SIM_DEFAULT_CLUSTER, v[0], uly_dtype_name(d.dtype), v[1],
-        uly_recompute_name(d.recompute), v[2], uly_split_name(d.split), v[3], v[4], uly_attn_kernel_name(d.attn_kernel));
+        v[4], uly_attn_kernel_name(d.attn_kernel));
     sim_args_fp8_help(f);
     fprintf(f,
 "\n"

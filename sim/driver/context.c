@@ -205,6 +205,7 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
                         .overlap_grad_reduce = a->overlap_grad_reduce,
                         .attn_kernel = a->attn_kernel, .overlap_param_gather = a->overlap_param_gather,
                         .grad_reduce_fp32 = a->grad_reduce_fp32, .grad_accum_fusion = a->grad_accum_fusion,
+                        .pp_scatter_gather = a->pp_scatter_gather > 0,
                         .transformer_impl = a->transformer_impl,
                         .cuda_graphs = a->cuda_graphs, .step_overhead_s = a->step_overhead_s};
     /* Megatron-LM reads the kernel's name only under the fusion */
@@ -220,6 +221,12 @@ static int workload_build(const sim_args *a, sim_ctx *c, char *why, size_t n)
         return sim_fail(why, n, "%s: how Megatron-LM adds each micro-batch's gradients into its main gradients; "
                         "--framework %s accumulates them its own way (valid with --framework megatron)",
                         a->grad_accum_fusion > 0 ? "--gradient-accumulation-fusion" : "--no-gradient-accumulation-fusion",
+                        uly_framework_name(a->framework));
+    if (a->pp_scatter_gather && a->framework != ULY_FW_MEGATRON)
+        return sim_fail(why, n, "%s: how Megatron-LM's pipeline stages hand on what every TP rank holds; --framework %s "
+                        "sends stage outputs whole (valid with --framework megatron)",
+                        a->pp_scatter_gather > 0 ? "--scatter-gather-tensors-in-pipeline"
+                                                 : "--no-scatter-gather-tensors-in-pipeline",
                         uly_framework_name(a->framework));
     if (sim_args_fp8_check(a, &c->cluster, why, n)) return SIM_EXIT_USAGE;
     if (sim_attn_kernel_pick(a, &c->cluster, w, why, n)) return SIM_EXIT_USAGE;

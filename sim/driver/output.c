@@ -210,6 +210,8 @@ void sim_workload_str(const uly_workload *w, char *buf, size_t n)
         k += snprintf(buf + k, n - (size_t)k, "; Megatron-LM's local layers (biases by kernels of their own)");
     if (k > 0 && (size_t)k < n && w->framework == ULY_FW_MEGATRON && w->grad_accum_fusion < 0)
         k += snprintf(buf + k, n - (size_t)k, "; gradients added into the main gradients by a kernel per parameter");
+    if (k > 0 && (size_t)k < n && w->pp_scatter_gather)
+        k += snprintf(buf + k, n - (size_t)k, "; stage transfers scattered over the TP ranks and gathered");
     if (k > 0 && (size_t)k < n && w->cuda_graphs)
         k += snprintf(buf + k, n - (size_t)k, "; CUDA graphs");
     if (k > 0 && (size_t)k < n && w->step_overhead_s > 0)

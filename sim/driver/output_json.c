@@ -124,6 +124,8 @@ cJSON *sim_json_config(const sim_ctx *c, const char *command)
     /* Megatron-LM's main-gradient accumulation in the weight-gradient GEMMs (null: another framework) */
     ADD(wo, "grad_accum_fusion",
         w->framework == ULY_FW_MEGATRON ? cJSON_CreateBool(w->grad_accum_fusion >= 0) : cJSON_CreateNull());
+    ADD(wo, "pp_scatter_gather",
+        w->framework == ULY_FW_MEGATRON ? cJSON_CreateBool(w->pp_scatter_gather) : cJSON_CreateNull());
     ADD(wo, "zero_prefetch", sim_json_int(uly_zero_prefetch_layers(w)));
     ADD(wo, "attn_kernel", cJSON_CreateString(uly_attn_kernel_name(w->attn_kernel)));
     ADD(wo, "overlap_param_gather", cJSON_CreateBool(w->overlap_param_gather));

@@ -70,19 +70,22 @@ static int schedule_captured(hx_ctx *c, const uly_plan *p, const hx_backend *be,
 }
 
 /* The framework's own ops, FSDP2's copy-out of a gathered layer,
- * Megatron-LM's main-gradient accumulation and its local layers' bias
- * kernels: the harness builds its plans without a framework (no
- * --framework) and of models without biases, so it never holds one; a
- * plan that does is refused at start-up, naming the op type */
+ * Megatron-LM's main-gradient accumulation, its local layers' bias
+ * kernels and its pipeline scatter-gather under plain TP (2021-2023): the
+ * harness builds its plans without a framework (no --framework) and of
+ * models without biases, so it never holds one; a plan that does is
+ * refused at start-up, naming the op type */
 static void framework_op_plans(const uly_cluster *cl, uly_plan *p, hx_ctx *c, int *seen)
 {
     static const struct {
         uly_framework fw;
-        int zero, bias;
+        int zero, bias, pp_sg; /* pp_sg: a megatron-tp layout of 2 stages x tp 2, scatter-gather on */
         uly_op_type op;
-    } fw_ops[] = {{ULY_FW_FSDP, 3, 0, ULY_OPT_FSDP_COPY_OUT},
-                  {ULY_FW_MEGATRON, 1, 0, ULY_OPT_GRAD_ACCUM},
-                  {ULY_FW_DEEPSPEED, 0, 1, ULY_OPT_LINEAR_BIAS}};
+    } fw_ops[] = {{ULY_FW_FSDP, 3, 0, 0, ULY_OPT_FSDP_COPY_OUT},
+                  {ULY_FW_MEGATRON, 1, 0, 0, ULY_OPT_GRAD_ACCUM},
+                  {ULY_FW_DEEPSPEED, 0, 1, 0, ULY_OPT_LINEAR_BIAS},
+                  {ULY_FW_MEGATRON, 0, 0, 1, ULY_OPT_PP_GATHER_ACT},
+                  {ULY_FW_MEGATRON, 0, 0, 1, ULY_OPT_PP_GATHER_GRAD}};
     for (size_t f = 0; f < sizeof fw_ops / sizeof fw_ops[0]; f++) {
         uly_model m = {.layers = 4, .heads = 8, .kv_heads = 8, .head_dim = 16, .ffn_hidden = 128, .vocab = 256,
                        .bias = fw_ops[f].bias};
@@ -91,10 +94,16 @@ static void framework_op_plans(const uly_cluster *cl, uly_plan *p, hx_ctx *c, in
         const uly_workload w = {.seq = 1024, .micro_batch = 1, .dtype = ULY_FP32, .causal = 1, .flash = 1,
                                 .recompute = ULY_RECOMPUTE_FULL, .zero_stage = fw_ops[f].zero,
                                 .split = ULY_SPLIT_ZIGZAG, .framework = fw_ops[f].fw,
-                                .transformer_impl = fw_ops[f].bias ? ULY_TI_LOCAL : ULY_TI_TE};
+                                .transformer_impl = fw_ops[f].bias ? ULY_TI_LOCAL : ULY_TI_TE,
+                                .pp_scatter_gather = fw_ops[f].pp_sg};
         const char *fw = uly_framework_name(fw_ops[f].fw), *op = uly_op_type_name(fw_ops[f].op);
         uly_layout l;
-        uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);
+        if (fw_ops[f].pp_sg) {
+            uly_layout_init(&l, ULY_STRAT_MEGATRON_TP, 1, 1, 2, 1);
+            l.pp = 2;
+        } else {
+            uly_layout_init(&l, ULY_STRAT_ULYSSES, 2, 1, 1, 2);
+        }
         uly_reason reasons[ULY_MAX_REASONS];
         int n_reasons = 0, has = 0;
         char said[512];

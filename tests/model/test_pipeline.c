@@ -40,6 +40,76 @@ static const uly_op *op_named(const uly_plan *p, const char *name)
 
 static int close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 
+/* Megatron-LM's scatter-gather of stage transfers (2021-2023): under plain
+ * TP every TP rank holds the whole b N h stage output; with it, each sends
+ * 1/t of it (b N h beta / t bytes) and the next stage all-gathers the t
+ * pieces over the TP group ((t - 1) pieces sent per rank), forward for the
+ * activations and backward for their gradients; sequence parallelism's
+ * ranks hold 1/t already, so nothing changes there. Hockney pricing of the
+ * fixture: a transfer a + bytes / B, the gather (t - 1) a + bytes / B of
+ * NVSwitch. The step runs m + pp - 1 slots, each with its transfers. */
+static void scatter_gather(const uly_model *m, const uly_cluster *c, uly_result *a, uly_result *b)
+{
+    uly_workload w = fx_work(4096);
+    w.framework = ULY_FW_MEGATRON, w.zero_stage = 1, w.global_batch = 32;
+    const int64_t t = 8, pp = 4;
+    const double mu = 32.0 / 2.0; /* micro-batches: global 32 over dp 2 */
+    const int64_t whole = 2LL * 4096 * 4096; /* b N h beta, micro-batch 1, bf16 */
+    CHECK(eval_pp(m, &w, c, ULY_STRAT_MEGATRON_TP, 1, t, 2, pp, &plan_a, a) == 0, "megatron-tp pp 4, scatter-gather off");
+    w.pp_scatter_gather = 1;
+    CHECK(eval_pp(m, &w, c, ULY_STRAT_MEGATRON_TP, 1, t, 2, pp, &plan_b, b) == 0, "megatron-tp pp 4, scatter-gather on");
+    const uly_op *off = op_named(&plan_a, "pp_send_act"), *on = op_named(&plan_b, "pp_send_act"),
+                 *on_g = op_named(&plan_b, "pp_send_grad");
+    CHECK(off && off->bytes_sent == whole, "off: sends %lld bytes, want %lld", off ? (long long)off->bytes_sent : -1LL,
+          (long long)whole);
+    CHECK(!op_named(&plan_a, "pp_gather_act") && !op_named(&plan_a, "pp_gather_grad"), "off: a gather op");
+    CHECK(on && on_g && on->bytes_sent == whole / t && on_g->bytes_sent == whole / t,
+          "on: sends %lld / %lld bytes, want %lld", on ? (long long)on->bytes_sent : -1LL,
+          on_g ? (long long)on_g->bytes_sent : -1LL, (long long)(whole / t));
+    const char *gathers[2] = {"pp_gather_act", "pp_gather_grad"};
+    const uly_phase phases[2] = {ULY_PHASE_FWD, ULY_PHASE_BWD};
+    double gather_s = 0;
+    for (int k = 0; k < 2; k++) {
+        const uly_op *g = op_named(&plan_b, gathers[k]);
+        CHECK(g && g->coll == ULY_COLL_ALLGATHER && g->group == ULY_GROUP_TP && g->group_size == t &&
+                  g->tiers == ULY_TIER_INTRA && g->phase == phases[k] && g->per_model && g->overlaps == -1 &&
+                  g->bytes_sent == (t - 1) * (whole / t),
+              "%s: coll %d group %d size %d tiers %d phase %d, %lld bytes, want an all-gather over TP 8 in the node "
+              "of %lld", gathers[k], g ? (int)g->coll : -1, g ? (int)g->group : -1, g ? g->group_size : -1,
+              g ? g->tiers : -1, g ? (int)g->phase : -1, g ? (long long)g->bytes_sent : -1LL,
+              (long long)((t - 1) * (whole / t)));
+        const double want = (double)(t - 1) * c->intra_lat_s + (double)((t - 1) * (whole / t)) / c->intra_bw_Bps;
+        const double got = op_time(&plan_b, b, gathers[k]);
+        CHECK(close_rel(got, want, 1e-12), "%s: %.6g s, want %.6g", gathers[k], got, want);
+        gather_s += got;
+    }
+    /* the step moves by the slots' transfers only */
+    const double p2p_off = 2.0 * (c->nic_lat_s + (double)whole / c->nic_bw_Bps);
+    const double p2p_on = 2.0 * (c->nic_lat_s + (double)(whole / t) / c->nic_bw_Bps) + gather_s;
+    const double d_want = (mu + (double)pp - 1.0) * (p2p_off - p2p_on), d = a->time.step_s - b->time.step_s;
+    CHECK(d > 0 && close_rel(d, d_want, 1e-9), "the step gains %.6g s, want %.6g", d, d_want);
+    /* interleaved, V = 2: twice the bytes in two steps, both ways */
+    uly_layout l;
+    uly_layout_init(&l, ULY_STRAT_MEGATRON_TP, 1, 1, t, 2);
+    l.pp = pp, l.vpp = 2;
+    CHECK(uly_evaluate(m, &w, c, &l, &plan_b, b) == ULY_OK, "megatron-tp pp 4 x V 2");
+    const uly_op *gv = op_named(&plan_b, "pp_gather_grad"), *sv = op_named(&plan_b, "pp_send_act");
+    CHECK(gv && sv && sv->bytes_sent == 2 * (whole / t) && sv->steps == 2 && gv->bytes_sent == 2 * (t - 1) * (whole / t),
+          "V 2: sends %lld, gathers %lld bytes", sv ? (long long)sv->bytes_sent : -1LL,
+          gv ? (long long)gv->bytes_sent : -1LL);
+    /* sequence parallelism: each rank sends its own N/t tokens, nothing gathered */
+    CHECK(eval_pp(m, &w, c, ULY_STRAT_MEGATRON_SP, 1, t, 2, pp, &plan_b, b) == 0, "megatron-sp pp 4");
+    const uly_op *sp = op_named(&plan_b, "pp_send_act");
+    CHECK(sp && sp->bytes_sent == whole / t && !op_named(&plan_b, "pp_gather_act") && !op_named(&plan_b, "pp_gather_grad"),
+          "megatron-sp: sends %lld bytes (want %lld), gathers none", sp ? (long long)sp->bytes_sent : -1LL,
+          (long long)(whole / t));
+    /* Megatron-LM's own: refused for another framework */
+    char why[200];
+    w.framework = ULY_FW_DEEPSPEED;
+    CHECK(uly_workload_check(&w, why, sizeof why) == ULY_EINVAL && strstr(why, "pp_scatter_gather"),
+          "deepspeed with the scatter-gather accepted (%s)", why);
+}
+
 int main(void)
 {
     const uly_model m = fx_gpt7b(); /* L 32, h 4096, V 50304 */
@@ -390,6 +460,7 @@ int main(void)
         l.vpp = 2;
         CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "virtual stages without a pipeline accepted");
     }
+    scatter_gather(&m, &c, a, b);
     free(a);
     free(b);
     FX_DONE();
