@@ -80,6 +80,18 @@ static int h_ln1(hx_ctx *c, const uly_op *op)
     return HX_OK;
 }
 
+/* Sequence parallelism's gathered GEMM input lives in a buffer the next
+ * gather reuses (Megatron-LM's global memory buffer), so a rank keeps only
+ * its own 1/t: once the forward GEMM has read it, it is poisoned (NaN),
+ * and the weight gradient reads what backward's sp_regather_* brings back.
+ * A plan without the regather fails the gradient check. */
+static void sp_input_spent(const hx_ctx *c, float *gathered)
+{
+    if (!c->sp) return;
+    const int64_t n = c->Rg * c->h;
+    for (int64_t i = 0; i < n; i++) gathered[i] = NAN;
+}
+
 static int h_qkv_proj(hx_ctx *c, const uly_op *op)
 {
     (void)op;
@@ -88,6 +100,7 @@ static int h_qkv_proj(hx_ctx *c, const uly_op *op)
     HX_TRY(hx_gemm(0, 0, c->Rg, c->qc, c->h, 1.0f, c->Y1g, c->h, Wq, ld, 0.0f, c->Qg, c->qc));
     HX_TRY(hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc, ld, 0.0f, c->Kg, c->kc));
     HX_TRY(hx_gemm(0, 0, c->Rg, c->kc, c->h, 1.0f, c->Y1g, c->h, Wq + c->qc + c->kc, ld, 0.0f, c->Vg, c->kc));
+    sp_input_spent(c, c->Y1g);
     hx_stage_qkv(c);
     return HX_OK;
 }
@@ -113,7 +126,9 @@ static int64_t f1l(const hx_ctx *c) { return c->m.swiglu ? 2 * c->fl : c->fl; }
 static int h_mlp_up(hx_ctx *c, const uly_op *op)
 {
     (void)op;
-    return hx_gemm(0, 0, c->Rg, f1l(c), c->h, 1.0f, c->Y2g, c->h, W(c, off_w1), f1l(c), 0.0f, c->Ug, f1l(c));
+    HX_TRY(hx_gemm(0, 0, c->Rg, f1l(c), c->h, 1.0f, c->Y2g, c->h, W(c, off_w1), f1l(c), 0.0f, c->Ug, f1l(c)));
+    sp_input_spent(c, c->Y2g);
+    return HX_OK;
 }
 
 static inline float gelu(float x)
@@ -289,7 +304,6 @@ static int h_logits_bwd(hx_ctx *c, const uly_op *op)
  * the initial weights, so the updates only keep later passes honest work. */
 static int h_optimizer(hx_ctx *c, const uly_op *op)
 {
-    (void)op;
     const float lr = 1e-5f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
     const int zop = c->zg > 1;
     const float *g;
@@ -304,6 +318,14 @@ static int h_optimizer(hx_ctx *c, const uly_op *op)
         g = c->gshard;
         gl = c->layer_sh;
     }
+    /* the loss scaler's inf/NaN check, as frameworks make it before the
+     * step: here it also catches a weight gradient that read a spent buffer
+     * (sp_input_spent), which the float64 check (activations and dX) does
+     * not see */
+    for (int64_t i = 0; i < gl && i < c->n_opt; i++)
+        if (!isfinite(g[i]))
+            return hx_fail("op %d optimizer: gradient element %lld is not finite (a weight gradient read an input "
+                           "the plan did not gather again, or a spent buffer)", op->id, (long long)i);
     const int step = ++c->adam_step;
     const float c1 = 1.0f - powf(b1, (float)step), c2 = 1.0f - powf(b2, (float)step);
     for (int64_t i = 0; i < c->n_opt; i++) {
@@ -341,6 +363,9 @@ static int coll_bufs(const hx_ctx *c, uly_op_type t, float **send, float **recv,
     case ULY_OPT_SP_RS_MLP: BUFS(c->Mg, c->M, tok, ULY_EXEC_TP_SP); break;
     case ULY_OPT_SP_RS_DMLP: BUFS(c->dY2g, c->dY2, tok, ULY_EXEC_TP_SP); break;
     case ULY_OPT_SP_RS_DATTN: BUFS(c->dY1g, c->dY1, tok, ULY_EXEC_TP_SP); break;
+    /* backward: the norms' outputs gathered again for the weight gradients */
+    case ULY_OPT_SP_REGATHER_ATTN: BUFS(c->Y1, c->Y1g, tok, ULY_EXEC_TP_SP); break;
+    case ULY_OPT_SP_REGATHER_MLP: BUFS(c->Y2, c->Y2g, tok, ULY_EXEC_TP_SP); break;
     /* Megatron's g (forward, after out_proj and mlp_down) and f (backward,
      * before ln2_bwd and ln1_bwd) over the b x N x h buffer */
     case ULY_OPT_TP_AR_ATTN: BUFS(c->Z, c->Z, tok, ULY_EXEC_TP_ALLREDUCE); break;
@@ -451,6 +476,7 @@ const hx_handler hx_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_OPTIMIZER] = h_optimizer, [ULY_OPT_SP_AG_ATTN] = h_coll, [ULY_OPT_SP_AG_MLP] = h_coll,
     [ULY_OPT_SP_AG_DATTN] = h_coll, [ULY_OPT_SP_AG_DMLP] = h_coll, [ULY_OPT_SP_RS_ATTN] = h_coll,
     [ULY_OPT_SP_RS_MLP] = h_coll, [ULY_OPT_SP_RS_DATTN] = h_coll, [ULY_OPT_SP_RS_DMLP] = h_coll,
+    [ULY_OPT_SP_REGATHER_ATTN] = h_coll, [ULY_OPT_SP_REGATHER_MLP] = h_coll,
     [ULY_OPT_TP_AR_ATTN] = h_coll, [ULY_OPT_TP_AR_MLP] = h_coll, [ULY_OPT_TP_AR_DATTN] = h_coll,
     [ULY_OPT_TP_AR_DMLP] = h_coll, [ULY_OPT_A2A_Q] = h_coll, [ULY_OPT_A2A_K] = h_coll, [ULY_OPT_A2A_V] = h_coll,
     [ULY_OPT_A2A_O] = h_coll, [ULY_OPT_A2A_DO] = h_coll, [ULY_OPT_A2A_DQ] = h_coll, [ULY_OPT_A2A_DK] = h_coll,

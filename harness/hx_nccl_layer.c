@@ -37,6 +37,17 @@ static int g_ln1(hx_ctx *c, const uly_op *op)
     return HN_CUDA(hxk_rms_fwd(H->ct, c->Rt, c->h, H->X, W(c, off_g1), H->Y1, H->rms1, RMS_EPS, H->cs));
 }
 
+/* Sequence parallelism's gathered GEMM input: spent once the forward GEMM
+ * has read it (a buffer the next gather reuses, as Megatron-LM's global
+ * memory buffer): all bits set (NaN in every float type), so the weight
+ * gradient reads what backward's sp_regather_* brings back */
+static int sp_input_spent(const hx_ctx *c, void *gathered)
+{
+    const hn *H = c->be_state;
+    if (!c->sp) return HX_OK;
+    return HN_CUDA(cudaMemsetAsync(gathered, 0xFF, (size_t)(c->Rg * c->h * H->es), H->cs));
+}
+
 static int g_qkv_proj(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
@@ -45,6 +56,7 @@ static int g_qkv_proj(hx_ctx *c, const uly_op *op)
     HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->qc, c->h, 1.0f, H->Y1g, c->h, Wq, ld, 0.0f, H->Q, c->qc));
     HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wk, ld, 0.0f, H->K, c->kc));
     HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, c->kc, c->h, 1.0f, H->Y1g, c->h, Wv, ld, 0.0f, H->V, c->kc));
+    HX_TRY(sp_input_spent(c, H->Y1g));
     if (c->mode == ULY_EXEC_A2A) {
         HX_TRY(hn_map_run(H, &H->m_pq, 0, H->s_q, H->ct, H->Q, H->ct));
         HX_TRY(hn_map_run(H, &H->m_pk, 0, H->s_k, H->ct, H->K, H->ct));
@@ -76,8 +88,9 @@ static int g_ln2(hx_ctx *c, const uly_op *op)
 static int g_mlp_up(hx_ctx *c, const uly_op *op)
 {
     hn *H = c->be_state;
-    return hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2g, c->h, W(c, off_w1), hn_f1l(c),
-                     0.0f, H->U, hn_f1l(c));
+    HX_TRY(hn_linear(c, op, HN_GRAD_NONE, 0, 0, c->Rg, hn_f1l(c), c->h, 1.0f, H->Y2g, c->h, W(c, off_w1), hn_f1l(c),
+                     0.0f, H->U, hn_f1l(c)));
+    return sp_input_spent(c, H->Y2g);
 }
 
 static int g_mlp_act(hx_ctx *c, const uly_op *op)
@@ -296,6 +309,8 @@ static int g_sp(hx_ctx *c, const uly_op *op)
     case ULY_OPT_SP_RS_MLP: s = H->Mg, r = H->M, gather = 0; break;
     case ULY_OPT_SP_RS_DMLP: s = H->dY2g, r = H->dY2, gather = 0; break;
     case ULY_OPT_SP_RS_DATTN: s = H->dY1g, r = H->dY1, gather = 0; break;
+    case ULY_OPT_SP_REGATHER_ATTN: s = H->Y1, r = H->Y1g; break;
+    case ULY_OPT_SP_REGATHER_MLP: s = H->Y2, r = H->Y2g; break;
     default: return hx_fail("no TP+SP handler for op %s", nm);
     }
     const size_t n = (size_t)(c->Rt * c->h);
@@ -375,4 +390,5 @@ const hx_handler hn_layer_handlers[ULY_OPT_COUNT] = {
     [ULY_OPT_A2A_O] = g_a2a, [ULY_OPT_A2A_DO] = g_a2a, [ULY_OPT_A2A_DQ] = g_a2a,
     [ULY_OPT_A2A_DK] = g_a2a, [ULY_OPT_A2A_DV] = g_a2a, [ULY_OPT_SP_AG_ATTN] = g_sp,
     [ULY_OPT_SP_AG_DATTN] = g_sp, [ULY_OPT_SP_RS_ATTN] = g_sp, [ULY_OPT_SP_RS_DATTN] = g_sp,
+    [ULY_OPT_SP_REGATHER_ATTN] = g_sp, [ULY_OPT_SP_REGATHER_MLP] = g_sp,
 };

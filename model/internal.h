@@ -302,6 +302,10 @@ typedef struct uly_layer_hooks {
     /* optional: comm around the GEMM regions (Megatron SP); may be NULL */
     void (*enter_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx); /* before qkv (0) / mlp (1) */
     void (*leave_tp)(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx); /* after out_proj (0) / mlp (1) */
+    /* optional: backward, before qkv_proj's (0) / mlp_up's (1): the
+     * region's input gathered again for the weight gradient (SP keeps
+     * only its 1/t) */
+    void (*regather_tp)(uly_bctx *x, int which, void *tp_ctx);
     void *ctx;            /* the attention hooks' */
     void *tp_ctx;         /* the enter/leave hooks' */
 } uly_layer_hooks;

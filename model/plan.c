@@ -232,7 +232,10 @@ static void mlp_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
     }
     tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_MLP_DOWN_BWD, ph, 0, &s->down, 2.0));
     uly_emit_elem(x, ULY_OPT_MLP_ACT_BWD, ph, 0, s->act_bytes[1], s->act_elems);
+    k = x->p->n_ops;
+    if (h->regather_tp) h->regather_tp(x, 1, h->tp_ctx);
     const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_MLP_UP_BWD, ph, 0, &s->up, 2.0);
+    tp_overlap(x, k, g);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
     tp_overlap(x, k, g);
@@ -250,7 +253,10 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     if (h->leave_tp) h->leave_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, uly_emit_gemm_shape(x, ULY_OPT_OUT_PROJ_BWD, ph, 0, &s->out, 2.0));
     h->attn_bwd(x, h->ctx);
+    k = x->p->n_ops;
+    if (h->regather_tp) h->regather_tp(x, 0, h->tp_ctx);
     const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
+    tp_overlap(x, k, g);
     k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
     tp_overlap(x, k, g);

@@ -72,6 +72,8 @@ enum {
     X(SP_AG_DATTN, "sp_ag_dattn") X(SP_AG_DMLP, "sp_ag_dmlp")                   \
     X(SP_RS_ATTN, "sp_rs_attn") X(SP_RS_MLP, "sp_rs_mlp")                       \
     X(SP_RS_DATTN, "sp_rs_dattn") X(SP_RS_DMLP, "sp_rs_dmlp")                   \
+    /* backward: a region's input gathered again for its weight gradient */   \
+    X(SP_REGATHER_ATTN, "sp_regather_attn") X(SP_REGATHER_MLP, "sp_regather_mlp") \
     /* plain Megatron TP all-reduces */                                        \
     X(TP_AR_ATTN, "tp_ar_attn") X(TP_AR_MLP, "tp_ar_mlp")                       \
     X(TP_AR_DATTN, "tp_ar_dattn") X(TP_AR_DMLP, "tp_ar_dmlp")                   \

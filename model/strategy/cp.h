@@ -67,6 +67,7 @@ static inline uly_status uly_cp_layer_emit(uly_bctx *x, uly_cp_tp *tp, const uly
     if (t > 1) {
         h.enter_tp = uly_tp_sp_enter;
         h.leave_tp = uly_tp_sp_leave;
+        h.regather_tp = uly_tp_sp_regather;
         h.tp_ctx = &tp->sec;
     }
     uly_layer_emit(x, &h);

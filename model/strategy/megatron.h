@@ -62,6 +62,9 @@ int64_t uly_tp_setup(uly_bctx *x, uly_tp_layer *s, int split_seq);
  * leaving it, swapped in backward. */
 void uly_tp_sp_enter(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx);
 void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_ctx);
+/* ... and backward's second gather of each region's input for its weight
+ * gradient, sequence parallelism keeping only 1/t of it */
+void uly_tp_sp_regather(uly_bctx *x, int which, void *tp_ctx);
 
 /* Tensor parallelism of degree t with sequence parallelism inside a
  * context-parallel strategy of degree cp (Megatron-Core's TP x CP, TP the

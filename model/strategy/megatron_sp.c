@@ -2,8 +2,9 @@
  * (Korthikanti et al. 2022), degree t. Weights split t ways; layer norms and
  * dropout run on N/t tokens; an all-gather of b x N x h enters each GEMM
  * region (attention, MLP) and a reduce-scatter leaves it: 4(t-1)/t b N h
- * bytes forward, the same backward with the collectives swapped. All on the
- * critical path. */
+ * bytes forward; backward the collectives swapped, and each region's input
+ * gathered again for its weight gradient (a rank keeps only its N/t rows
+ * of it): 6(t-1)/t b N h. All on the critical path. */
 #include "megatron.h"
 
 static const uly_op_type ag_types[2][2] = {{ULY_OPT_SP_AG_ATTN, ULY_OPT_SP_AG_MLP}, {ULY_OPT_SP_AG_DATTN, ULY_OPT_SP_AG_DMLP}};
@@ -47,6 +48,21 @@ void uly_tp_sp_leave(uly_bctx *x, uly_phase ph, int recomp, int which, void *tp_
     const int bwd = ph == ULY_PHASE_BWD;
     if (bwd) gather(x, ag_types[1][which], ph, recomp, s);
     else scatter(x, rs_types[0][which], ph, recomp, s);
+}
+
+/* backward, before the column-parallel GEMM's: sequence parallelism keeps
+ * only this rank's 1/t of the region's input (the norm's output), and its
+ * weight gradient needs all of it, so the input is gathered again, the
+ * forward's all-gather once more (Megatron-LM's
+ * LinearWithGradAccumulationAndAsyncCommunication.backward and
+ * TransformerEngine's LayerNormLinear backward: gather_along_first_dim of
+ * the saved input) */
+void uly_tp_sp_regather(uly_bctx *x, int which, void *tp_ctx)
+{
+    static const uly_op_type types[2] = {ULY_OPT_SP_REGATHER_ATTN, ULY_OPT_SP_REGATHER_MLP};
+    const uly_tp_sec *s = tp_ctx;
+    if (s->t <= 1) return;
+    gather(x, types[which], ULY_PHASE_BWD, 0, s);
 }
 
 void uly_tp_attn_fwd(uly_bctx *x, int recomp, void *ctx)
@@ -127,7 +143,8 @@ static uly_status build(const uly_model *m, const uly_workload *w, const uly_clu
     if (uly_has_fatal(&x)) return x.overflow ? ULY_EOVERFLOW : ULY_OK;
     uly_layer_hooks h = {.gemm_tokens = w->seq, .norm_tokens = w->seq / s.sec.t, .t = s.sec.t, .kv_heads = kv_eff,
                          .attn_fwd = uly_tp_attn_fwd, .attn_bwd = uly_tp_attn_bwd, .enter_tp = uly_tp_sp_enter,
-                         .leave_tp = uly_tp_sp_leave, .ctx = &s, .tp_ctx = &s.sec};
+                         .leave_tp = uly_tp_sp_leave, .regather_tp = uly_tp_sp_regather, .ctx = &s,
+                         .tp_ctx = &s.sec};
     uly_layer_emit(&x, &h);
     return x.overflow ? ULY_EOVERFLOW : ULY_OK;
 }

@@ -9,8 +9,9 @@
  * all-reduce is a ring: reduce-scatter then all-gather, 2 (t-1)/t b N h beta
  * bytes sent per rank (the harness's hx_allreduce_ring). Per layer:
  * 4 (t-1)/t b N h beta forward, the same backward, all on the critical path:
- * the same bytes as TP+SP (docs/model.md), which trades each all-reduce for
- * a reduce-scatter and an all-gather. Activation memory per layer
+ * forward the same bytes as TP+SP (docs/model.md), which trades each
+ * all-reduce for a reduce-scatter and an all-gather (and gathers its
+ * inputs again in backward). Activation memory per layer
  * (Korthikanti et al. 2022): s b h (10 + 24/t + 5 a s / (h t)). */
 #include "megatron.h"
 

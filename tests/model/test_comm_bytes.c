@@ -88,10 +88,13 @@ int main(void)
         /* all-gather CP: (r-1)/r 2 b N k d beta forward, twice backward */
         f = (P - 1) * 2 * b * N * k * d * beta / P;
         check("allgather-cp", c, ULY_STRAT_ALLGATHER_CP, 1, P, 1, f, 2 * f, inter);
-        /* Megatron SP: 4 (t-1)/t b N h beta each way; t must divide heads */
+        /* Megatron SP: 4 (t-1)/t b N h beta forward (two all-gathers, two
+         * reduce-scatters); backward those mirrored and the two regions'
+         * inputs gathered again for the weight gradients: 6 (t-1)/t b N h
+         * beta; t must divide heads */
         if (a % P == 0 && (ke > 0)) {
             f = 4 * (P - 1) * b * N * h * beta / P;
-            check("megatron-sp", c, ULY_STRAT_MEGATRON_SP, 1, 1, P, f, f, inter);
+            check("megatron-sp", c, ULY_STRAT_MEGATRON_SP, 1, 1, P, f, 6 * (P - 1) * b * N * h * beta / P, inter);
         }
         /* plain Megatron TP: two ring all-reduces of b N h per layer each way
          * (forward after out_proj and mlp_down, backward before qkv and mlp_up),

@@ -44,7 +44,9 @@ typedef struct shape {
     int64_t N, h, a, k, t, u, r;
 } shape;
 
-/* the SP collectives: 4 per phase, each (t-1) b N/(cp t) h beta */
+/* the SP collectives: 4 forward, 6 backward (the two regions' inputs
+ * gathered again for the weight gradients, one each), each (t-1) b N/(cp t)
+ * h beta */
 static void check_sp(const char *what, const shape *s, int64_t cp, int64_t b, int64_t beta)
 {
     const int64_t want = (s->t - 1) * b * (s->N / (cp * s->t)) * s->h * beta;
@@ -57,6 +59,11 @@ static void check_sp(const char *what, const shape *s, int64_t cp, int64_t b, in
         CHECK(op_bytes(bwd[i], ULY_PHASE_BWD) == want, "%s t=%lld: %s %lld bytes, want %lld", what, (long long)s->t,
               uly_op_type_name(bwd[i]), (long long)op_bytes(bwd[i], ULY_PHASE_BWD), (long long)want);
     }
+    const uly_op_type again[] = {ULY_OPT_SP_REGATHER_ATTN, ULY_OPT_SP_REGATHER_MLP};
+    for (int i = 0; i < 2; i++)
+        CHECK(op_count(again[i]) == 1 && op_bytes(again[i], ULY_PHASE_BWD) == want, "%s t=%lld: %d %s, %lld bytes, "
+              "want one of %lld", what, (long long)s->t, op_count(again[i]), uly_op_type_name(again[i]),
+              (long long)op_bytes(again[i], ULY_PHASE_BWD), (long long)want);
 }
 
 /* KV heads of one TP rank: k/t, or 1 when k < t (replicated) */

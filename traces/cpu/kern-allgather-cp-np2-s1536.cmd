@@ -1,3 +1,3 @@
 # kern-allgather-cp-np2-s1536.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy allgather-cp --seq 1536 --zero 0 --warmup 1 --reps 9 --sync op --out kern-allgather-cp-np2-s1536.trace 
-# date 2026-12-01T19:23:47Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.016 of the host; loadavg after: 1.04 1.77 4.62 2/82 1002
+# date 2026-12-08T01:07:48Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.21 0.69 1.32 2/114 3580

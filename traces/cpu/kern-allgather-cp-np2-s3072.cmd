@@ -1,3 +1,3 @@
 # kern-allgather-cp-np2-s3072.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy allgather-cp --seq 3072 --zero 0 --warmup 1 --reps 9 --sync op --out kern-allgather-cp-np2-s3072.trace 
-# date 2026-12-01T19:24:16Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.014 of the host; loadavg after: 1.18 1.73 4.51 1/82 1090
+# date 2026-12-08T01:08:11Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.003 of the host; loadavg after: 0.43 0.71 1.31 2/114 3668

@@ -1,3 +1,3 @@
 # kern-allgather-cp-np2-s768.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy allgather-cp --seq 768 --zero 0 --warmup 1 --reps 9 --sync op --out kern-allgather-cp-np2-s768.trace 
-# date 2026-12-01T19:23:24Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.004 of the host; loadavg after: 1.14 1.86 4.72 2/81 913
+# date 2026-12-08T01:07:29Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.003 of the host; loadavg after: 0.09 0.70 1.34 2/114 3492

@@ -1,4 +1,4 @@
 # rounds/val-ring-np2-s2048.r2.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s2048.r2.trace 
-# date 2026-12-01T19:26:44Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.009 of the host; loadavg after: 1.24 1.47 4.00 1/83 1788
+# date 2026-12-08T01:10:22Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.63 0.67 1.22 2/114 4346
 #   val-ring-np2-s2048.trace: round 2 of 3 (the median measured step)

@@ -1,4 +1,4 @@
 # rounds/val-ring-np2-s4096.r2.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s4096.r2.trace 
-# date 2026-12-01T19:29:08Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.035 of the host; loadavg after: 1.34 1.38 3.59 2/83 2243
+# date 2026-12-08T01:12:17Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 0.83 0.75 1.17 2/114 4801
 #   val-ring-np2-s4096.trace: round 2 of 3 (the median measured step)

@@ -1,4 +1,4 @@
-# rounds/val-ulysses-np2-s1024.r3.trace: made by (from the repository root; harness from build tree build)
-env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s1024.r3.trace 
-# date 2026-12-01T19:25:38Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.010 of the host; loadavg after: 0.94 1.51 4.20 2/83 1492
-#   val-ulysses-np2-s1024.trace: round 3 of 3 (the median measured step)
+# rounds/val-ulysses-np2-s1024.r1.trace: made by (from the repository root; harness from build tree build)
+env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s1024.r1.trace 
+# date 2026-12-08T01:08:27Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.47 0.69 1.30 2/114 3759
+#   val-ulysses-np2-s1024.trace: round 1 of 3 (the median measured step)

@@ -1,4 +1,4 @@
 # rounds/val-ulysses-np2-s2048.r2.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s2048.r2.trace 
-# date 2026-12-01T19:27:12Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.020 of the host; loadavg after: 1.30 1.46 3.92 3/83 1876
+# date 2026-12-08T01:10:45Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.84 0.71 1.21 2/115 4435
 #   val-ulysses-np2-s2048.trace: round 2 of 3 (the median measured step)

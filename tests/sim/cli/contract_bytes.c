@@ -196,12 +196,13 @@ int main(int argc, char **argv)
                               "--strategy", "rsa", "--ring", "32", NULL};
         bytes_case("rsa P32", "rsa", 1, 32, 1, 1, fwd, bwd, args);
     } else if (!strcmp(c, "megatron-sp")) {
-        /* 4(t-1)/t b N h beta each way */
+        /* 4(t-1)/t b N h beta forward; backward those mirrored and both
+         * regions' inputs gathered again for the weight gradients: 6(t-1)/t */
         const int64_t N = 32768, t = 8;
-        const int64_t fwd = 4 * (t - 1) * b * N * h * beta / t;
+        const int64_t fwd = 4 * (t - 1) * b * N * h * beta / t, bwd = 6 * (t - 1) * b * N * h * beta / t;
         const char *args[] = {"--model", "gpt-7b", "--cluster", "dgx-a100-40g", "--gpus", "8", "--seq", "32K",
                               "--strategy", "megatron-sp", "--tp", "8", NULL};
-        bytes_case("megatron-sp t8", "megatron-sp", 1, 1, 8, 1, fwd, fwd, args);
+        bytes_case("megatron-sp t8", "megatron-sp", 1, 1, 8, 1, fwd, bwd, args);
     } else if (!strcmp(c, "megatron-tp")) {
         /* plain TP: two ring all-reduces of b N h each way, 2(t-1)/t of the buffer each */
         const int64_t N = 32768, t = 8;

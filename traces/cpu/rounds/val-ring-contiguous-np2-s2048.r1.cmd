@@ -1,3 +1,3 @@
 # rounds/val-ring-contiguous-np2-s2048.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split contiguous --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-contiguous-np2-s2048.r1.trace 
-# date 2026-12-01T19:26:30Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.019 of the host; loadavg after: 1.20 1.48 4.05 2/83 1743
+# date 2026-12-08T01:10:10Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 0.65 0.67 1.22 2/114 4301

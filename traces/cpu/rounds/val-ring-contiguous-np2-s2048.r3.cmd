@@ -1,3 +1,3 @@
 # rounds/val-ring-contiguous-np2-s2048.r3.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split contiguous --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-contiguous-np2-s2048.r3.trace 
-# date 2026-12-01T19:27:27Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.035 of the host; loadavg after: 1.32 1.45 3.87 2/83 1921
+# date 2026-12-08T01:10:57Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.001 of the host; loadavg after: 0.95 0.74 1.22 2/115 4480

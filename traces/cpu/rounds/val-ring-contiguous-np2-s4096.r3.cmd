@@ -1,3 +1,3 @@
 # rounds/val-ring-contiguous-np2-s4096.r3.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split contiguous --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-contiguous-np2-s4096.r3.trace 
-# date 2026-12-01T19:30:04Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.005 of the host; loadavg after: 1.45 1.39 3.47 2/83 2376
+# date 2026-12-08T01:12:59Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.003 of the host; loadavg after: 0.93 0.78 1.17 2/114 4934

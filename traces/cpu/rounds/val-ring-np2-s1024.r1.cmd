@@ -1,3 +1,3 @@
 # rounds/val-ring-np2-s1024.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s1024.r1.trace 
-# date 2026-12-01T19:24:43Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.019 of the host; loadavg after: 1.07 1.66 4.41 1/82 1225
+# date 2026-12-08T01:08:36Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 0.43 0.68 1.29 1/114 3803

@@ -1,3 +1,3 @@
 # rounds/val-ring-np2-s1024.r2.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s1024.r2.trace 
-# date 2026-12-01T19:25:01Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.003 of the host; loadavg after: 0.98 1.61 4.35 2/82 1314
+# date 2026-12-08T01:08:53Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.47 0.67 1.27 2/114 3892

@@ -1,3 +1,3 @@
 # rounds/val-ring-np2-s2048.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s2048.r1.trace 
-# date 2026-12-01T19:26:15Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.004 of the host; loadavg after: 1.05 1.47 4.09 1/83 1680
+# date 2026-12-08T01:09:58Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.67 0.68 1.23 2/114 4257

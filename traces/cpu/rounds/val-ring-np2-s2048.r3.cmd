@@ -1,3 +1,3 @@
 # rounds/val-ring-np2-s2048.r3.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 2048 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s2048.r3.trace 
-# date 2026-12-01T19:27:55Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.007 of the host; loadavg after: 1.15 1.40 3.79 1/83 2009
+# date 2026-12-08T01:11:21Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.84 0.73 1.20 2/115 4568

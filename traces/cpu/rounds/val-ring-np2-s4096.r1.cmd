@@ -1,3 +1,3 @@
 # rounds/val-ring-np2-s4096.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ring --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ring-np2-s4096.r1.trace 
-# date 2026-12-01T19:28:31Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.014 of the host; loadavg after: 1.19 1.38 3.69 2/83 2153
+# date 2026-12-08T01:11:49Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.003 of the host; loadavg after: 0.94 0.75 1.19 3/115 4712

@@ -1,3 +1,3 @@
 # rounds/val-ulysses-np2-s1024.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 1024 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s1024.r1.trace 
-# date 2026-12-01T19:24:33Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.028 of the host; loadavg after: 1.08 1.68 4.45 2/82 1181
+# date 2026-12-08T01:08:27Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.000 of the host; loadavg after: 0.47 0.69 1.30 2/114 3759

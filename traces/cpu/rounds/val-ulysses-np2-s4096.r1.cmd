@@ -1,3 +1,3 @@
 # rounds/val-ulysses-np2-s4096.r1.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s4096.r1.trace 
-# date 2026-12-01T19:28:13Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.017 of the host; loadavg after: 1.13 1.38 3.73 3/83 2109
+# date 2026-12-08T01:11:35Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.004 of the host; loadavg after: 0.81 0.72 1.19 2/115 4668

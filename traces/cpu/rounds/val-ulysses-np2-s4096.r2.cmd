@@ -1,3 +1,3 @@
 # rounds/val-ulysses-np2-s4096.r2.trace: made by (from the repository root; harness from build tree build)
 env OPENBLAS_NUM_THREADS=1 nice -n -15 mpirun -np 2 --oversubscribe --allow-run-as-root --bind-to core --map-by core build/harness/ulyharness --strategy ulysses --split zigzag --seq 4096 --zero 0 --warmup 1 --reps 9 --sync op --out rounds/val-ulysses-np2-s4096.r2.trace 
-# date 2026-12-01T19:29:45Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.018 of the host; loadavg after: 1.40 1.39 3.51 2/83 2331
+# date 2026-12-08T01:12:44Z; host vm, 2 cores; try 1; CPU used by other processes during the run: 0.002 of the host; loadavg after: 0.89 0.77 1.17 2/114 4889
