@@ -520,9 +520,9 @@ static void emit_pipeline_ops(uly_bctx *x)
     uly_op *o = uly_emit_comm(x, ULY_OPT_PP_SEND_ACT, ULY_PHASE_FWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems,
                               steps);
     o->per_model = 1;
+    /* the ring all-gather of the whole tensor: (t - 1) pieces sent per rank */
+    const int64_t ag_bytes = split ? ULY_PROD(x, t - 1, bytes) : 0;
     if (split) {
-        /* the ring all-gather of the whole tensor: (t - 1) pieces sent per rank */
-        const int64_t ag_bytes = ULY_PROD(x, t - 1, bytes);
         o = uly_emit_comm(x, ULY_OPT_PP_GATHER_ACT, ULY_PHASE_FWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ag_bytes,
                           elems, steps);
         o->per_model = 1;
@@ -530,8 +530,8 @@ static void emit_pipeline_ops(uly_bctx *x)
     o = uly_emit_comm(x, ULY_OPT_PP_SEND_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_SENDRECV, ULY_GROUP_PP, bytes, elems, steps);
     o->per_model = 1;
     if (split) {
-        o = uly_emit_comm(x, ULY_OPT_PP_GATHER_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_TP,
-                          ULY_PROD(x, t - 1, bytes), elems, steps);
+        o = uly_emit_comm(x, ULY_OPT_PP_GATHER_GRAD, ULY_PHASE_BWD, 0, ULY_COLL_ALLGATHER, ULY_GROUP_TP, ag_bytes,
+                          elems, steps);
         o->per_model = 1;
     }
 }
