@@ -511,6 +511,92 @@ static void stats_print(void)
 static uly_plan plan1, plan2;
 static uly_result res1, res2;
 
+/* The memory oracle of an evaluation that priced */
+static void memory_grows(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_layout *l,
+                         const uly_result *res1)
+{
+    /* memory grows with the micro-batch (at one micro-batch per step:
+     * uly_search_max_batch's doubling and bisection rely on it) and
+     * with the sequence (uly_search_max_seq's); a doubled sequence
+     * keeps every divisibility the plan had */
+    uly_result r5;
+    uly_workload w5 = *w;
+    if (w->global_batch == 0 && w->micro_batch < (1 << 20)) {
+        w5.micro_batch = w->micro_batch + 1;
+        if (uly_evaluate(m, &w5, c, l, &plan2, &r5) == ULY_OK && !shapes_fatal(&r5) &&
+            !(r5.mem.total_bytes >= res1->mem.total_bytes)) {
+            fprintf(stderr, "fuzz_eval: memory %.17g at micro-batch %lld, %.17g at %lld\n", res1->mem.total_bytes,
+                    (long long)w->micro_batch, r5.mem.total_bytes, (long long)w5.micro_batch);
+            dump(m, w, c, l, res1);
+            abort();
+        }
+    }
+    w5 = *w;
+    if (w->seq <= ((int64_t)1 << 39)) {
+        w5.seq = 2 * w->seq;
+        if (uly_evaluate(m, &w5, c, l, &plan2, &r5) == ULY_OK && !shapes_fatal(&r5) &&
+            !(r5.mem.total_bytes >= res1->mem.total_bytes)) {
+            fprintf(stderr, "fuzz_eval: memory %.17g at sequence %lld, %.17g at %lld\n", res1->mem.total_bytes,
+                    (long long)w->seq, r5.mem.total_bytes, (long long)w5.seq);
+            dump(m, w, c, l, res1);
+            dump(m, &w5, c, l, &r5);
+            abort();
+        }
+    }
+}
+
+/* The search oracles, on some inputs (mode): a search over the evaluated
+ * layout's GPUs finds at least its throughput; a search over a small space
+ * returns what any evaluation must */
+static void search_oracles(const uly_model *m, const uly_workload *w, const uly_cluster *c, const uly_layout *l,
+                           const uly_result *res1, uly_status st, unsigned mode)
+{
+    /* sometimes the search over the evaluated layout's GPUs: a feasible
+     * layout in its space (default rank order, no pipeline, the same
+     * micro-batch) bounds the best it returns */
+    const int64_t gpus_l = uly_layout_gpus(l);
+    if ((mode & 7) == 6 && st == ULY_OK && res1->feasible && l->pp == 1 && gpus_l <= 4096 &&
+        l->order[0] == ULY_GROUP_TP && l->order[1] == ULY_GROUP_ULYSSES && l->order[2] == ULY_GROUP_RING) {
+        n_search++;
+        uly_result best;
+        uly_search_opts o;
+        memset(&o, 0, sizeof o);
+        const uly_status ss = uly_search_best(m, w, c, gpus_l, l->strategy, &o, &best, NULL);
+        if (ss != ULY_OK || !best.feasible || !(best.time.tokens_per_s >= res1->time.tokens_per_s)) {
+            fprintf(stderr, "fuzz_eval: search status %d feasible %d at %g tokens/s below the layout's %g\n", ss,
+                    best.feasible, best.time.tokens_per_s, res1->time.tokens_per_s);
+            dump(m, w, c, l, res1);
+            dump(m, w, c, &best.layout, &best);
+            abort();
+        }
+    }
+
+    /* sometimes a search over a small space: its best must satisfy the same
+     * properties as any evaluation (it is one) */
+    if ((mode & 7) == 7) {
+        const int64_t gpus = 1 + (int64_t)(mode >> 3) % 16;
+        uly_search_opts o;
+        memset(&o, 0, sizeof o);
+        o.both_placements = (mode >> 7) & 1;
+        o.search_micro_batch = w->global_batch > 0 && w->global_batch <= 1024;
+        o.pin_pp = (mode >> 6) & 1 ? ULY_PP_SEARCH : 0;
+        if (m->layers > 64) o.pin_pp = 0; /* keep the space small */
+        n_search++;
+        uly_result best;
+        uly_search_stats stats = {0, 0};
+        memset(&best, 0, sizeof best);
+        const uly_status ss = uly_search_best_plan(m, w, c, gpus, l->strategy, &o, &best, &plan2, &stats);
+        if (ss != ULY_OK && ss != ULY_EINVAL) abort();
+        if (ss == ULY_OK) {
+            uly_workload wm = *w;
+            wm.micro_batch = best.micro_batch;
+            check_result(m, &wm, c, &best.layout, &plan2, ULY_OK, &best);
+            if (stats.feasible > stats.evaluated) abort();
+            if (stats.feasible > 0 && !best.feasible) abort();
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     rd r = {data, size};
@@ -630,80 +716,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
 
-    if (st == ULY_OK && !shapes_fatal(&res1)) {
-        /* memory grows with the micro-batch (at one micro-batch per step:
-         * uly_search_max_batch's doubling and bisection rely on it) and
-         * with the sequence (uly_search_max_seq's); a doubled sequence
-         * keeps every divisibility the plan had */
-        uly_result r5;
-        uly_workload w5 = w;
-        if (w.global_batch == 0 && w.micro_batch < (1 << 20)) {
-            w5.micro_batch = w.micro_batch + 1;
-            if (uly_evaluate(&m, &w5, &c, &l, &plan2, &r5) == ULY_OK && !shapes_fatal(&r5) &&
-                !(r5.mem.total_bytes >= res1.mem.total_bytes)) {
-                fprintf(stderr, "fuzz_eval: memory %.17g at micro-batch %lld, %.17g at %lld\n", res1.mem.total_bytes,
-                        (long long)w.micro_batch, r5.mem.total_bytes, (long long)w5.micro_batch);
-                dump(&m, &w, &c, &l, &res1);
-                abort();
-            }
-        }
-        w5 = w;
-        if (w.seq <= ((int64_t)1 << 39)) {
-            w5.seq = 2 * w.seq;
-            if (uly_evaluate(&m, &w5, &c, &l, &plan2, &r5) == ULY_OK && !shapes_fatal(&r5) &&
-                !(r5.mem.total_bytes >= res1.mem.total_bytes)) {
-                fprintf(stderr, "fuzz_eval: memory %.17g at sequence %lld, %.17g at %lld\n", res1.mem.total_bytes,
-                        (long long)w.seq, r5.mem.total_bytes, (long long)w5.seq);
-                dump(&m, &w, &c, &l, &res1);
-                dump(&m, &w5, &c, &l, &r5);
-                abort();
-            }
-        }
-    }
+    if (st == ULY_OK && !shapes_fatal(&res1)) memory_grows(&m, &w, &c, &l, &res1);
 
-    /* sometimes the search over the evaluated layout's GPUs: a feasible
-     * layout in its space (default rank order, no pipeline, the same
-     * micro-batch) bounds the best it returns */
-    const int64_t gpus_l = uly_layout_gpus(&l);
-    if ((mode & 7) == 6 && st == ULY_OK && res1.feasible && l.pp == 1 && gpus_l <= 4096 &&
-        l.order[0] == ULY_GROUP_TP && l.order[1] == ULY_GROUP_ULYSSES && l.order[2] == ULY_GROUP_RING) {
-        n_search++;
-        uly_result best;
-        uly_search_opts o;
-        memset(&o, 0, sizeof o);
-        const uly_status ss = uly_search_best(&m, &w, &c, gpus_l, l.strategy, &o, &best, NULL);
-        if (ss != ULY_OK || !best.feasible || !(best.time.tokens_per_s >= res1.time.tokens_per_s)) {
-            fprintf(stderr, "fuzz_eval: search status %d feasible %d at %g tokens/s below the layout's %g\n", ss,
-                    best.feasible, best.time.tokens_per_s, res1.time.tokens_per_s);
-            dump(&m, &w, &c, &l, &res1);
-            dump(&m, &w, &c, &best.layout, &best);
-            abort();
-        }
-    }
-
-    /* sometimes a search over a small space: its best must satisfy the same
-     * properties as any evaluation (it is one) */
-    if ((mode & 7) == 7) {
-        const int64_t gpus = 1 + (int64_t)(mode >> 3) % 16;
-        uly_search_opts o;
-        memset(&o, 0, sizeof o);
-        o.both_placements = (mode >> 7) & 1;
-        o.search_micro_batch = w.global_batch > 0 && w.global_batch <= 1024;
-        o.pin_pp = (mode >> 6) & 1 ? ULY_PP_SEARCH : 0;
-        if (m.layers > 64) o.pin_pp = 0; /* keep the space small */
-        n_search++;
-        uly_result best;
-        uly_search_stats stats = {0, 0};
-        memset(&best, 0, sizeof best);
-        const uly_status ss = uly_search_best_plan(&m, &w, &c, gpus, l.strategy, &o, &best, &plan2, &stats);
-        if (ss != ULY_OK && ss != ULY_EINVAL) abort();
-        if (ss == ULY_OK) {
-            uly_workload wm = w;
-            wm.micro_batch = best.micro_batch;
-            check_result(&m, &wm, &c, &best.layout, &plan2, ULY_OK, &best);
-            if (stats.feasible > stats.evaluated) abort();
-            if (stats.feasible > 0 && !best.feasible) abort();
-        }
-    }
+    search_oracles(&m, &w, &c, &l, &res1, st, mode);
     return 0;
 }

@@ -40,11 +40,12 @@ static int g_ln1(hx_ctx *c, const uly_op *op)
 /* Sequence parallelism's gathered GEMM input: spent once the forward GEMM
  * has read it (a buffer the next gather reuses, as Megatron-LM's global
  * memory buffer): all bits set (NaN in every float type), so the weight
- * gradient reads what backward's sp_regather_* brings back */
+ * gradient reads what backward's sp_regather_* brings back; on the checked
+ * pass only (the timed passes measure the GEMM) */
 static int sp_input_spent(const hx_ctx *c, void *gathered)
 {
     const hn *H = c->be_state;
-    if (!c->sp) return HX_OK;
+    if (!c->sp || c->pass != 0) return HX_OK;
     return HN_CUDA(cudaMemsetAsync(gathered, 0xFF, (size_t)(c->Rg * c->h * H->es), H->cs));
 }
 

@@ -235,10 +235,8 @@ static void mlp_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
     k = x->p->n_ops;
     if (h->regather_tp) h->regather_tp(x, 1, h->tp_ctx);
     const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_MLP_UP_BWD, ph, 0, &s->up, 2.0);
-    tp_overlap(x, k, g);
-    k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 1, h->tp_ctx);
-    tp_overlap(x, k, g);
+    tp_overlap(x, k, g); /* the input's regather and the gradient's reduce-scatter */
 }
 
 static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *s)
@@ -256,10 +254,8 @@ static void layer_bwd(uly_bctx *x, const uly_layer_hooks *h, const layer_shape *
     k = x->p->n_ops;
     if (h->regather_tp) h->regather_tp(x, 0, h->tp_ctx);
     const uly_op *g = uly_emit_gemm_shape(x, ULY_OPT_QKV_PROJ_BWD, ph, 0, &s->qkv, 2.0);
-    tp_overlap(x, k, g);
-    k = x->p->n_ops;
     if (h->enter_tp) h->enter_tp(x, ph, 0, 0, h->tp_ctx);
-    tp_overlap(x, k, g);
+    tp_overlap(x, k, g); /* the input's regather and the gradient's reduce-scatter */
     uly_emit_elem(x, ULY_OPT_LN1_BWD, ph, 0, s->ln_bytes[1], 0);
     if (__builtin_expect(s->bias_bytes[1] > 0, 0))
         uly_emit_elem(x, ULY_OPT_LINEAR_BIAS, ph, 0, s->bias_bytes[1], 0)->kernels = (uint8_t)s->bias_kernels;
@@ -512,8 +508,7 @@ static void emit_pipeline_ops(uly_bctx *x)
     if (x->l->pp <= 1) return;
     int64_t elems = ULY_PROD(x, x->b, p->act_tokens, x->m->hidden);
     const int64_t t = x->l->tp;
-    const int split = x->w->pp_scatter_gather && t > 1 &&
-                      uly_strategy_get(x->l->strategy)->exec == ULY_EXEC_TP_ALLREDUCE;
+    const int split = x->w->pp_scatter_gather && t > 1 && !p->act_sp; /* every TP rank holds all of it */
     if (split) elems /= t;
     const int64_t bytes = ULY_PROD(x, elems, x->beta, p->vpp);
     const int steps = (int)p->vpp; /* interleaved: each of the V chunks hands its output on */

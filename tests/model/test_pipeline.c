@@ -110,6 +110,279 @@ static void scatter_gather(const uly_model *m, const uly_cluster *c, uly_result 
           "deepspeed with the scatter-gather accepted (%s)", why);
 }
 
+/* Fewer micro-batches than stages, dropout's and the embedding norm's
+ * first-stage activations, materialised scores without recompute (w: the
+ * main test's workload, its global batch varied here) */
+static void in_flight(const uly_cluster *c, uly_workload w, uly_result *a, uly_result *b)
+{
+    /* fewer micro-batches than stages: only those are in flight. A small
+     * vocabulary keeps the first stage the heavier one. */
+    {
+        const uly_model sv = fx_model("small-vocab", 32, 4096, 32, 32, 16384, 1024, 0);
+        const int64_t gb[3] = {4, 6, 64}; /* m = 2, 3, 32 at dp 2 */
+        const double want_f[3] = {2, 3, 4};
+        for (int k = 0; k < 3; k++) {
+            w.global_batch = gb[k];
+            CHECK(eval_pp(&sv, &w, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m %lld", (long long)gb[k] / 2);
+            const double want = want_f[k] * 8.0 * 2.0 * (32768.0 / 8.0) * 4096.0;
+            CHECK(plan_b.pp_in_flight == (int64_t)want_f[k] && close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want, 1e-12),
+                  "global batch %lld: in flight %lld, activations %.6g, want %.6g", (long long)gb[k],
+                  (long long)plan_b.pp_in_flight, b->mem.term_bytes[ULY_MEM_ACTIV], want);
+        }
+        CHECK(close_rel(b->time.pp_bubble, 3.0 / 35.0, 1e-15), "bubble %.6f, want 3/35", b->time.pp_bubble);
+        /* with dropout the first stage also keeps the embedding's dropout
+         * mask, 1 byte per element, for each micro-batch in flight */
+        uly_model svd = sv;
+        svd.dropout = 1;
+        CHECK(eval_pp(&svd, &w, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with dropout");
+        const double T = 32768.0 / 8.0, want_d = 4.0 * (8.0 * 2.0 * T * 4096.0 + T * 4096.0);
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_d, 1e-12), "dropout: first stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], want_d);
+        /* and BERT's embedding LayerNorm keeps its input, 2 bytes per element in bf16 */
+        svd.embed_norm = 1;
+        CHECK(eval_pp(&svd, &w, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with embed_norm");
+        const double want_n = want_d + 4.0 * 2.0 * T * 4096.0;
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_n, 1e-12), "embed_norm: first stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], want_n);
+        w.global_batch = 4;
+        CHECK(eval_pp(&sv, &w, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
+        CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
+
+        /* no recompute, materialised scores: the first stage keeps every
+         * score block of its 8 layers for each of its 2 micro-batches in
+         * flight, half of the 32 layers' worth of one micro-batch at pp 1 */
+        uly_workload wn = fx_work(2048);
+        wn.recompute = ULY_RECOMPUTE_NONE;
+        wn.flash = 0;
+        wn.global_batch = 4;
+        CHECK(eval_pp(&sv, &wn, c, ULY_STRAT_ULYSSES, 8, 1, 2, 1, &plan_a, a) == 0, "evaluate no recompute pp 1");
+        CHECK(eval_pp(&sv, &wn, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate no recompute pp 4");
+        CHECK(a->mem.term_bytes[ULY_MEM_SCORES] > 0 &&
+                  close_rel(b->mem.term_bytes[ULY_MEM_SCORES], 0.5 * a->mem.term_bytes[ULY_MEM_SCORES], 1e-12) &&
+                  close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], 0.5 * a->mem.term_bytes[ULY_MEM_ACTIV], 1e-12),
+              "no recompute: scores %.6g / %.6g, activations %.6g / %.6g, want half", b->mem.term_bytes[ULY_MEM_SCORES],
+              a->mem.term_bytes[ULY_MEM_SCORES], b->mem.term_bytes[ULY_MEM_ACTIV], a->mem.term_bytes[ULY_MEM_ACTIV]);
+    }
+}
+
+/* A stage's gradient all-reduce under ZeRO-0, its replicated KV weights,
+ * and a last stage made the heavier by the logits */
+static void stage_cases(const uly_model *m, const uly_cluster *c, uly_result *b)
+{
+    /* ZeRO-0: the stage's gradient all-reduce hides under one micro-batch's
+     * backward of the stage's 8 layers, and only the rest shows */
+    {
+        uly_workload w0 = fx_work(2048);
+        w0.zero_stage = 0;
+        w0.global_batch = 64;
+        w0.overlap_grad_reduce = 1; /* on its own stream */
+        CHECK(eval_pp(m, &w0, c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate zero 0");
+        const double ar = op_time(&plan_b, b, "dp_allreduce_grad"), opt = op_time(&plan_b, b, "optimizer");
+        const double hide = 8.0 * b->time.layer_bwd_s;
+        CHECK(ar > hide, "precondition: the all-reduce (%.4g s) outlasts the stage's backward (%.4g s)", ar, hide);
+        CHECK(close_rel(b->time.step_fixed_s, opt + (ar - hide), 1e-12), "step fixed %.6g, want %.6g",
+              b->time.step_fixed_s, opt + (ar - hide));
+    }
+
+    /* replicated KV weights count for the stage's layers only: llama3-8b's 8
+     * KV heads over TP 16 replicate each twice */
+    {
+        const uly_model ll = fx_llama3_8b();
+        uly_workload wk = fx_work(8192);
+        wk.zero_stage = 0;
+        wk.global_batch = 8;
+        CHECK(eval_pp(&ll, &wk, c, ULY_STRAT_MEGATRON_SP, 1, 16, 1, 4, &plan_b, b) == 0, "evaluate megatron-sp tp16 pp4");
+        const double h = 4096, d = 128, lp = h * d * (2.0 * 32 + 2.0 * 8) + 3.0 * h * 14336 + 2.0 * h;
+        const double kv_extra = 2.0 * h * d * (16 - 8); /* Wk, Wv for 16 KV heads instead of 8 */
+        const double params = (8.0 * (lp + kv_extra) + 128256.0 * h + h) / 16.0;
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params, 1e-12), "tp16 pp4 weights %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params);
+    }
+
+    /* the last stage is the heavier when the logits outweigh the extra micro-batches */
+    {
+        uly_model big = fx_model("big-vocab", 8, 1024, 8, 8, 4096, 512000, 0);
+        big.dropout = 1; /* the embedding's mask stays on the first stage */
+        uly_workload w1 = fx_work(16384);
+        w1.global_batch = 2; /* m = 2 at dp 1 */
+        CHECK(eval_pp(&big, &w1, c, ULY_STRAT_ULYSSES, 8, 1, 1, 2, &plan_b, b) == 0, "evaluate big vocab");
+        /* the last stage holds one micro-batch's inputs of its 4 layers, and
+         * no embedding (so no embedding dropout mask) */
+        const double in1 = 4.0 * 2.0 * (16384.0 / 8.0) * 1024.0;
+        CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] > 0, "the logits stage is the heavier");
+        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], in1, 1e-12), "last stage activations %.6g, want %.6g",
+              b->mem.term_bytes[ULY_MEM_ACTIV], in1);
+    }
+}
+
+/* A searched pipeline (--pp auto, uly_search_best with ULY_PP_SEARCH): the
+ * best of the pinned searches, each written out here */
+static void searched_stages(const uly_model *m, const uly_cluster *c, uly_result *a, uly_result *b)
+{
+    /* the search keeps a pinned pipeline and splits the rest; GPUs it does not divide give no layout */
+    {
+        uly_search_opts o = {.pin_pp = 4, .both_placements = 1};
+        const uly_workload w = fx_work(32768);
+        CHECK(uly_search_best(m, &w, c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_OK, "search pp 4");
+        CHECK(b->layout.pp == 4 && uly_layout_gpus(&b->layout) == 64, "searched layout pp %lld on %lld GPUs",
+              (long long)b->layout.pp, (long long)uly_layout_gpus(&b->layout));
+        o.pin_pp = 3;
+        CHECK(uly_search_best(m, &w, c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_EINVAL, "pp 3 does not divide 64");
+    }
+    /* searched stages: the best over every stage count dividing the GPUs is
+     * the best of the pinned searches, fewer stages first on a tie. Cases:
+     * none wins (ZeRO-3 on 64 GPUs); 96 GPUs, whose divisors 3, 6, 12, 24,
+     * 48, 96 are not powers of two (and 32 layers bound them); GPT-30B
+     * under ZeRO-0 on 24 GPUs, where 12 stages win */
+    {
+        const uly_model g7 = fx_gpt7b(), g30 = fx_model("gpt-30b", 64, 6144, 64, 64, 24576, 50304, 0);
+        uly_workload wa = fx_work(65536);
+        wa.global_batch = 96;
+        const struct {
+            const uly_model *m;
+            int64_t gpus, zero, seq, pp_want; /* pp_want 0: any */
+            uly_strategy_id s;
+        } cases[] = {{&g7, 64, 3, 65536, 1, ULY_STRAT_ULYSSES},
+                     {&g7, 96, 1, 65536, 0, ULY_STRAT_RING},
+                     {&g7, 96, 0, 65536, 0, ULY_STRAT_MEGATRON_SP},
+                     {&g30, 24, 0, 32768, 12, ULY_STRAT_ULYSSES}};
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            wa.zero_stage = (int)cases[k].zero;
+            wa.seq = cases[k].seq;
+            /* the context-parallel strategies without TP inside them: what
+             * shards the weights here is the pipeline alone */
+            uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
+            if (cases[k].s == ULY_STRAT_MEGATRON_SP) o.pin_tp = 0;
+            CHECK(uly_search_best(cases[k].m, &wa, c, cases[k].gpus, cases[k].s, &o, a, NULL) == ULY_OK,
+                  "case %zu: search pp auto", k);
+            double best = -1;
+            int64_t best_pp = 0, tried = 0;
+            for (int64_t pp = 1; pp <= cases[k].m->layers; pp++) {
+                if (cases[k].gpus % pp) continue;
+                o.pin_pp = pp;
+                if (uly_search_best(cases[k].m, &wa, c, cases[k].gpus, cases[k].s, &o, b, NULL) != ULY_OK ||
+                    !b->feasible)
+                    continue;
+                tried++;
+                if (b->time.tokens_per_s > best) {
+                    best = b->time.tokens_per_s;
+                    best_pp = pp;
+                }
+            }
+            CHECK(tried > 1 && a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp,
+                  "case %zu: auto pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", k, (long long)a->layout.pp,
+                  a->time.tokens_per_s, (long long)best_pp, best);
+            if (cases[k].pp_want)
+                CHECK(best_pp == cases[k].pp_want, "case %zu: the pinned searches' best is pp %lld, want %lld", k,
+                      (long long)best_pp, (long long)cases[k].pp_want);
+        }
+        /* as many stages as layers is a stage count too: a 4-layer model
+         * whose model states fit 4 GPUs only one layer apiece (ZeRO-0) */
+        const uly_model fat = fx_model("fat", 4, 16384, 128, 128, 65536, 1024, 0);
+        uly_workload wf = fx_work(4096);
+        wf.zero_stage = 0;
+        wf.global_batch = 8;
+        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1};
+        CHECK(uly_search_best(&fat, &wf, c, 4, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK && a->feasible &&
+                  a->layout.pp == 4,
+              "4 layers on 4 GPUs: auto pp %lld, feasible %d; want pp 4", (long long)a->layout.pp, a->feasible);
+    }
+    /* searched stages: here (ZeRO-1, so model states do not shard over data
+     * parallel) a pipeline wins */
+    {
+        const uly_model g3 = fx_model("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0);
+        uly_workload w1 = fx_work(32768);
+        w1.zero_stage = 1;
+        w1.global_batch = 512;
+        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
+        CHECK(uly_search_best(&g3, &w1, c, 512, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK, "search pp auto");
+        /* the searched stages and interleaving equal the best pinned pair */
+        double best = 0;
+        int64_t best_pp = 0, best_v = 0;
+        for (int64_t pp = 1; pp <= 96; pp++) {
+            if (512 % pp) continue;
+            for (int64_t v = 1; v <= 96 / pp; v++) {
+                if (v > 1 && (pp == 1 || 96 % (pp * v))) continue;
+                o.pin_pp = pp;
+                o.pin_vpp = v;
+                if (uly_search_best(&g3, &w1, c, 512, ULY_STRAT_ULYSSES, &o, b, NULL) != ULY_OK || !b->feasible)
+                    continue;
+                if (b->time.tokens_per_s > best) {
+                    best = b->time.tokens_per_s;
+                    best_pp = pp;
+                    best_v = v;
+                }
+            }
+        }
+        CHECK(a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp && a->layout.vpp == best_v &&
+                  best_pp > 1,
+              "auto: pp %lld x V %lld at %.6g tokens/s; pinned best pp %lld x V %lld at %.6g", (long long)a->layout.pp,
+              (long long)a->layout.vpp, a->time.tokens_per_s, (long long)best_pp, (long long)best_v, best);
+    }
+}
+
+/* Interleaved 1F1B against plain 1F1B on the same layout */
+static void interleaved(const uly_model *m, const uly_cluster *c, uly_result *a, uly_result *b)
+{
+    /* interleaved 1F1B (virtual stages V): a stage holds L / pp layers in V
+     * chunks; the fill and drain shrink to (pp - 1) / V slots (Narayanan et
+     * al. 2021: bubble (pp - 1) / (V m) of the ideal step); the first rank
+     * holds pp + (pp - 1) / V micro-batches of its layers' activations
+     * (2 (pp - 1) + (V - 1) pp + 1 chunk forwards of L / (pp V) layers each
+     * before its first backward); each micro-batch crosses a stage boundary V
+     * times each way; L must divide by pp V */
+    {
+        uly_workload wv = fx_work(32768);
+        wv.global_batch = 64;
+        wv.recompute = ULY_RECOMPUTE_NONE;
+        uly_layout l;
+        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 2);
+        l.pp = 4;
+        CHECK(uly_evaluate(m, &wv, c, &l, &plan_a, a) == ULY_OK && a->feasible, "pp 4 V 1");
+        for (int64_t V = 2; V <= 8; V *= 2) {
+            l.vpp = V;
+            CHECK(uly_evaluate(m, &wv, c, &l, &plan_b, b) == ULY_OK && b->feasible, "pp 4 V %lld", (long long)V);
+            const double lag = 3.0 / (double)V, mv = 32.0;
+            CHECK(close_rel(b->time.pp_bubble, lag / (mv + lag), 1e-12), "V %lld: bubble %.6g, want %.6g", (long long)V,
+                  b->time.pp_bubble, lag / (mv + lag));
+            CHECK(close_rel(b->time.slots, mv + lag, 1e-12), "V %lld: slots %.6g, want %.6g", (long long)V,
+                  b->time.slots, mv + lag);
+            /* the same per-slot work: the step shrinks by the bubble's difference */
+            const double slot_a = (a->time.step_s - a->time.step_fixed_s) / a->time.slots;
+            const double slot_b = (b->time.step_s - b->time.step_fixed_s) / b->time.slots;
+            const uly_op *pa = op_named(&plan_a, "pp_send_act"), *pb = op_named(&plan_b, "pp_send_act");
+            CHECK(pa && pb && pb->bytes_sent == V * pa->bytes_sent && pb->steps == V,
+                  "V %lld: stage transfer %lld bytes in %d steps, want %lld in %lld", (long long)V,
+                  pb ? (long long)pb->bytes_sent : -1LL, pb ? pb->steps : -1, pa ? (long long)(V * pa->bytes_sent) : -1LL,
+                  (long long)V);
+            CHECK(slot_b >= slot_a, "V %lld: a slot %.6g s, shorter than plain 1F1B's %.6g s", (long long)V, slot_b,
+                  slot_a);
+            const double in_flight = 4.0 + 3.0 / (double)V;
+            CHECK(close_rel(plan_b.pp_in_flight, in_flight, 1e-12), "V %lld: in flight %.6g, want %.6g", (long long)V,
+                  plan_b.pp_in_flight, in_flight);
+            /* without recompute the first stage's activations scale with it */
+            CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0, 1e-9),
+                  "V %lld: activations x%.6g of plain 1F1B's, want x%.6g", (long long)V,
+                  b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0);
+            CHECK(has(b, ULY_R_PP_INTERLEAVED, 0), "V %lld: no interleaving note", (long long)V);
+        }
+        /* few micro-batches cap what is in flight: m V chunks in all */
+        wv.global_batch = 4; /* m = 2 */
+        l.vpp = 2;
+        CHECK(uly_evaluate(m, &wv, c, &l, &plan_b, b) == ULY_OK, "pp 4 V 2 m 2");
+        CHECK(close_rel(plan_b.pp_in_flight, 2.0, 1e-12), "m 2: in flight %.6g, want 2", plan_b.pp_in_flight);
+        /* 32 layers do not split into 4 x 16 virtual stages */
+        wv.global_batch = 64;
+        l.vpp = 16;
+        CHECK(uly_evaluate(m, &wv, c, &l, &plan_b, b) == ULY_OK && !b->feasible && has(b, ULY_R_PP_VIRTUAL_LAYERS, 1),
+              "pp 4 x V 16 of 32 layers: feasible %d, want the virtual-stage reason", b->feasible);
+        char why[200];
+        l.pp = 1;
+        l.vpp = 2;
+        CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "virtual stages without a pipeline accepted");
+    }
+}
+
 int main(void)
 {
     const uly_model m = fx_gpt7b(); /* L 32, h 4096, V 50304 */
@@ -192,99 +465,8 @@ int main(void)
           b->mem.term_bytes[ULY_MEM_ACTIV], inputs);
     CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] == 0, "the first stage is heavier here and has no logits");
 
-    /* fewer micro-batches than stages: only those are in flight. A small
-     * vocabulary keeps the first stage the heavier one. */
-    {
-        const uly_model sv = fx_model("small-vocab", 32, 4096, 32, 32, 16384, 1024, 0);
-        const int64_t gb[3] = {4, 6, 64}; /* m = 2, 3, 32 at dp 2 */
-        const double want_f[3] = {2, 3, 4};
-        for (int k = 0; k < 3; k++) {
-            w.global_batch = gb[k];
-            CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m %lld", (long long)gb[k] / 2);
-            const double want = want_f[k] * 8.0 * 2.0 * (32768.0 / 8.0) * 4096.0;
-            CHECK(plan_b.pp_in_flight == (int64_t)want_f[k] && close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want, 1e-12),
-                  "global batch %lld: in flight %lld, activations %.6g, want %.6g", (long long)gb[k],
-                  (long long)plan_b.pp_in_flight, b->mem.term_bytes[ULY_MEM_ACTIV], want);
-        }
-        CHECK(close_rel(b->time.pp_bubble, 3.0 / 35.0, 1e-15), "bubble %.6f, want 3/35", b->time.pp_bubble);
-        /* with dropout the first stage also keeps the embedding's dropout
-         * mask, 1 byte per element, for each micro-batch in flight */
-        uly_model svd = sv;
-        svd.dropout = 1;
-        CHECK(eval_pp(&svd, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with dropout");
-        const double T = 32768.0 / 8.0, want_d = 4.0 * (8.0 * 2.0 * T * 4096.0 + T * 4096.0);
-        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_d, 1e-12), "dropout: first stage activations %.6g, want %.6g",
-              b->mem.term_bytes[ULY_MEM_ACTIV], want_d);
-        /* and BERT's embedding LayerNorm keeps its input, 2 bytes per element in bf16 */
-        svd.embed_norm = 1;
-        CHECK(eval_pp(&svd, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate with embed_norm");
-        const double want_n = want_d + 4.0 * 2.0 * T * 4096.0;
-        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], want_n, 1e-12), "embed_norm: first stage activations %.6g, want %.6g",
-              b->mem.term_bytes[ULY_MEM_ACTIV], want_n);
-        w.global_batch = 4;
-        CHECK(eval_pp(&sv, &w, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate m 2");
-        CHECK(close_rel(b->time.pp_bubble, 3.0 / 5.0, 1e-15), "bubble %.6f, want 3/5", b->time.pp_bubble);
-
-        /* no recompute, materialised scores: the first stage keeps every
-         * score block of its 8 layers for each of its 2 micro-batches in
-         * flight, half of the 32 layers' worth of one micro-batch at pp 1 */
-        uly_workload wn = fx_work(2048);
-        wn.recompute = ULY_RECOMPUTE_NONE;
-        wn.flash = 0;
-        wn.global_batch = 4;
-        CHECK(eval_pp(&sv, &wn, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 1, &plan_a, a) == 0, "evaluate no recompute pp 1");
-        CHECK(eval_pp(&sv, &wn, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate no recompute pp 4");
-        CHECK(a->mem.term_bytes[ULY_MEM_SCORES] > 0 &&
-                  close_rel(b->mem.term_bytes[ULY_MEM_SCORES], 0.5 * a->mem.term_bytes[ULY_MEM_SCORES], 1e-12) &&
-                  close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], 0.5 * a->mem.term_bytes[ULY_MEM_ACTIV], 1e-12),
-              "no recompute: scores %.6g / %.6g, activations %.6g / %.6g, want half", b->mem.term_bytes[ULY_MEM_SCORES],
-              a->mem.term_bytes[ULY_MEM_SCORES], b->mem.term_bytes[ULY_MEM_ACTIV], a->mem.term_bytes[ULY_MEM_ACTIV]);
-    }
-
-    /* ZeRO-0: the stage's gradient all-reduce hides under one micro-batch's
-     * backward of the stage's 8 layers, and only the rest shows */
-    {
-        uly_workload w0 = fx_work(2048);
-        w0.zero_stage = 0;
-        w0.global_batch = 64;
-        w0.overlap_grad_reduce = 1; /* on its own stream */
-        CHECK(eval_pp(&m, &w0, &c, ULY_STRAT_ULYSSES, 8, 1, 2, 4, &plan_b, b) == 0, "evaluate zero 0");
-        const double ar = op_time(&plan_b, b, "dp_allreduce_grad"), opt = op_time(&plan_b, b, "optimizer");
-        const double hide = 8.0 * b->time.layer_bwd_s;
-        CHECK(ar > hide, "precondition: the all-reduce (%.4g s) outlasts the stage's backward (%.4g s)", ar, hide);
-        CHECK(close_rel(b->time.step_fixed_s, opt + (ar - hide), 1e-12), "step fixed %.6g, want %.6g",
-              b->time.step_fixed_s, opt + (ar - hide));
-    }
-
-    /* replicated KV weights count for the stage's layers only: llama3-8b's 8
-     * KV heads over TP 16 replicate each twice */
-    {
-        const uly_model ll = fx_llama3_8b();
-        uly_workload wk = fx_work(8192);
-        wk.zero_stage = 0;
-        wk.global_batch = 8;
-        CHECK(eval_pp(&ll, &wk, &c, ULY_STRAT_MEGATRON_SP, 1, 16, 1, 4, &plan_b, b) == 0, "evaluate megatron-sp tp16 pp4");
-        const double h = 4096, d = 128, lp = h * d * (2.0 * 32 + 2.0 * 8) + 3.0 * h * 14336 + 2.0 * h;
-        const double kv_extra = 2.0 * h * d * (16 - 8); /* Wk, Wv for 16 KV heads instead of 8 */
-        const double params = (8.0 * (lp + kv_extra) + 128256.0 * h + h) / 16.0;
-        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params, 1e-12), "tp16 pp4 weights %.6g, want %.6g",
-              b->mem.term_bytes[ULY_MEM_WEIGHTS], 2.0 * params);
-    }
-
-    /* the last stage is the heavier when the logits outweigh the extra micro-batches */
-    {
-        uly_model big = fx_model("big-vocab", 8, 1024, 8, 8, 4096, 512000, 0);
-        big.dropout = 1; /* the embedding's mask stays on the first stage */
-        uly_workload w1 = fx_work(16384);
-        w1.global_batch = 2; /* m = 2 at dp 1 */
-        CHECK(eval_pp(&big, &w1, &c, ULY_STRAT_ULYSSES, 8, 1, 1, 2, &plan_b, b) == 0, "evaluate big vocab");
-        /* the last stage holds one micro-batch's inputs of its 4 layers, and
-         * no embedding (so no embedding dropout mask) */
-        const double in1 = 4.0 * 2.0 * (16384.0 / 8.0) * 1024.0;
-        CHECK(b->mem.term_bytes[ULY_MEM_LOGITS] > 0, "the logits stage is the heavier");
-        CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV], in1, 1e-12), "last stage activations %.6g, want %.6g",
-              b->mem.term_bytes[ULY_MEM_ACTIV], in1);
-    }
+    in_flight(&c, w, a, b);
+    stage_cases(&m, &c, b);
 
     /* plain TP without SP sends the whole b N h from every TP rank */
     w = fx_work(8192);
@@ -303,163 +485,8 @@ int main(void)
     CHECK(eval_pp(&m, &w, &c, ULY_STRAT_ULYSSES, 1, 1, 1, 33, &plan_b, b) == 0, "evaluate pp 33");
     CHECK(!b->feasible && has(b, ULY_R_PP_LAYERS, 1), "pp 33 over 32 layers must be fatal");
 
-    /* the search keeps a pinned pipeline and splits the rest; GPUs it does not divide give no layout */
-    {
-        uly_search_opts o = {.pin_pp = 4, .both_placements = 1};
-        w = fx_work(32768);
-        CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_OK, "search pp 4");
-        CHECK(b->layout.pp == 4 && uly_layout_gpus(&b->layout) == 64, "searched layout pp %lld on %lld GPUs",
-              (long long)b->layout.pp, (long long)uly_layout_gpus(&b->layout));
-        o.pin_pp = 3;
-        CHECK(uly_search_best(&m, &w, &c, 64, ULY_STRAT_ULYSSES, &o, b, NULL) == ULY_EINVAL, "pp 3 does not divide 64");
-    }
-    /* searched stages: the best over every stage count dividing the GPUs is
-     * the best of the pinned searches, fewer stages first on a tie. Cases:
-     * none wins (ZeRO-3 on 64 GPUs); 96 GPUs, whose divisors 3, 6, 12, 24,
-     * 48, 96 are not powers of two (and 32 layers bound them); GPT-30B
-     * under ZeRO-0 on 24 GPUs, where 12 stages win */
-    {
-        const uly_model g7 = fx_gpt7b(), g30 = fx_model("gpt-30b", 64, 6144, 64, 64, 24576, 50304, 0);
-        uly_workload wa = fx_work(65536);
-        wa.global_batch = 96;
-        const struct {
-            const uly_model *m;
-            int64_t gpus, zero, seq, pp_want; /* pp_want 0: any */
-            uly_strategy_id s;
-        } cases[] = {{&g7, 64, 3, 65536, 1, ULY_STRAT_ULYSSES},
-                     {&g7, 96, 1, 65536, 0, ULY_STRAT_RING},
-                     {&g7, 96, 0, 65536, 0, ULY_STRAT_MEGATRON_SP},
-                     {&g30, 24, 0, 32768, 12, ULY_STRAT_ULYSSES}};
-        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-            wa.zero_stage = (int)cases[k].zero;
-            wa.seq = cases[k].seq;
-            /* the context-parallel strategies without TP inside them: what
-             * shards the weights here is the pipeline alone */
-            uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1, .both_placements = 1, .search_micro_batch = 1};
-            if (cases[k].s == ULY_STRAT_MEGATRON_SP) o.pin_tp = 0;
-            CHECK(uly_search_best(cases[k].m, &wa, &c, cases[k].gpus, cases[k].s, &o, a, NULL) == ULY_OK,
-                  "case %zu: search pp auto", k);
-            double best = -1;
-            int64_t best_pp = 0, tried = 0;
-            for (int64_t pp = 1; pp <= cases[k].m->layers; pp++) {
-                if (cases[k].gpus % pp) continue;
-                o.pin_pp = pp;
-                if (uly_search_best(cases[k].m, &wa, &c, cases[k].gpus, cases[k].s, &o, b, NULL) != ULY_OK ||
-                    !b->feasible)
-                    continue;
-                tried++;
-                if (b->time.tokens_per_s > best) {
-                    best = b->time.tokens_per_s;
-                    best_pp = pp;
-                }
-            }
-            CHECK(tried > 1 && a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp,
-                  "case %zu: auto pp %lld at %.6g tokens/s; pinned best pp %lld at %.6g", k, (long long)a->layout.pp,
-                  a->time.tokens_per_s, (long long)best_pp, best);
-            if (cases[k].pp_want)
-                CHECK(best_pp == cases[k].pp_want, "case %zu: the pinned searches' best is pp %lld, want %lld", k,
-                      (long long)best_pp, (long long)cases[k].pp_want);
-        }
-        /* as many stages as layers is a stage count too: a 4-layer model
-         * whose model states fit 4 GPUs only one layer apiece (ZeRO-0) */
-        const uly_model fat = fx_model("fat", 4, 16384, 128, 128, 65536, 1024, 0);
-        uly_workload wf = fx_work(4096);
-        wf.zero_stage = 0;
-        wf.global_batch = 8;
-        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .pin_tp = 1};
-        CHECK(uly_search_best(&fat, &wf, &c, 4, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK && a->feasible &&
-                  a->layout.pp == 4,
-              "4 layers on 4 GPUs: auto pp %lld, feasible %d; want pp 4", (long long)a->layout.pp, a->feasible);
-    }
-    /* searched stages: here (ZeRO-1, so model states do not shard over data
-     * parallel) a pipeline wins */
-    {
-        const uly_model g3 = fx_model("gpt3-175b", 96, 12288, 96, 96, 49152, 50257, 0);
-        uly_workload w1 = fx_work(32768);
-        w1.zero_stage = 1;
-        w1.global_batch = 512;
-        uly_search_opts o = {.pin_pp = ULY_PP_SEARCH, .both_placements = 1, .search_micro_batch = 1};
-        CHECK(uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, a, NULL) == ULY_OK, "search pp auto");
-        /* the searched stages and interleaving equal the best pinned pair */
-        double best = 0;
-        int64_t best_pp = 0, best_v = 0;
-        for (int64_t pp = 1; pp <= 96; pp++) {
-            if (512 % pp) continue;
-            for (int64_t v = 1; v <= 96 / pp; v++) {
-                if (v > 1 && (pp == 1 || 96 % (pp * v))) continue;
-                o.pin_pp = pp;
-                o.pin_vpp = v;
-                if (uly_search_best(&g3, &w1, &c, 512, ULY_STRAT_ULYSSES, &o, b, NULL) != ULY_OK || !b->feasible)
-                    continue;
-                if (b->time.tokens_per_s > best) {
-                    best = b->time.tokens_per_s;
-                    best_pp = pp;
-                    best_v = v;
-                }
-            }
-        }
-        CHECK(a->feasible && a->time.tokens_per_s == best && a->layout.pp == best_pp && a->layout.vpp == best_v &&
-                  best_pp > 1,
-              "auto: pp %lld x V %lld at %.6g tokens/s; pinned best pp %lld x V %lld at %.6g", (long long)a->layout.pp,
-              (long long)a->layout.vpp, a->time.tokens_per_s, (long long)best_pp, (long long)best_v, best);
-    }
-    /* interleaved 1F1B (virtual stages V): a stage holds L / pp layers in V
-     * chunks; the fill and drain shrink to (pp - 1) / V slots (Narayanan et
-     * al. 2021: bubble (pp - 1) / (V m) of the ideal step); the first rank
-     * holds pp + (pp - 1) / V micro-batches of its layers' activations
-     * (2 (pp - 1) + (V - 1) pp + 1 chunk forwards of L / (pp V) layers each
-     * before its first backward); each micro-batch crosses a stage boundary V
-     * times each way; L must divide by pp V */
-    {
-        uly_workload wv = fx_work(32768);
-        wv.global_batch = 64;
-        wv.recompute = ULY_RECOMPUTE_NONE;
-        uly_layout l;
-        uly_layout_init(&l, ULY_STRAT_ULYSSES, 8, 1, 1, 2);
-        l.pp = 4;
-        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_a, a) == ULY_OK && a->feasible, "pp 4 V 1");
-        for (int64_t V = 2; V <= 8; V *= 2) {
-            l.vpp = V;
-            CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK && b->feasible, "pp 4 V %lld", (long long)V);
-            const double lag = 3.0 / (double)V, mv = 32.0;
-            CHECK(close_rel(b->time.pp_bubble, lag / (mv + lag), 1e-12), "V %lld: bubble %.6g, want %.6g", (long long)V,
-                  b->time.pp_bubble, lag / (mv + lag));
-            CHECK(close_rel(b->time.slots, mv + lag, 1e-12), "V %lld: slots %.6g, want %.6g", (long long)V,
-                  b->time.slots, mv + lag);
-            /* the same per-slot work: the step shrinks by the bubble's difference */
-            const double slot_a = (a->time.step_s - a->time.step_fixed_s) / a->time.slots;
-            const double slot_b = (b->time.step_s - b->time.step_fixed_s) / b->time.slots;
-            const uly_op *pa = op_named(&plan_a, "pp_send_act"), *pb = op_named(&plan_b, "pp_send_act");
-            CHECK(pa && pb && pb->bytes_sent == V * pa->bytes_sent && pb->steps == V,
-                  "V %lld: stage transfer %lld bytes in %d steps, want %lld in %lld", (long long)V,
-                  pb ? (long long)pb->bytes_sent : -1LL, pb ? pb->steps : -1, pa ? (long long)(V * pa->bytes_sent) : -1LL,
-                  (long long)V);
-            CHECK(slot_b >= slot_a, "V %lld: a slot %.6g s, shorter than plain 1F1B's %.6g s", (long long)V, slot_b,
-                  slot_a);
-            const double in_flight = 4.0 + 3.0 / (double)V;
-            CHECK(close_rel(plan_b.pp_in_flight, in_flight, 1e-12), "V %lld: in flight %.6g, want %.6g", (long long)V,
-                  plan_b.pp_in_flight, in_flight);
-            /* without recompute the first stage's activations scale with it */
-            CHECK(close_rel(b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0, 1e-9),
-                  "V %lld: activations x%.6g of plain 1F1B's, want x%.6g", (long long)V,
-                  b->mem.term_bytes[ULY_MEM_ACTIV] / a->mem.term_bytes[ULY_MEM_ACTIV], in_flight / 4.0);
-            CHECK(has(b, ULY_R_PP_INTERLEAVED, 0), "V %lld: no interleaving note", (long long)V);
-        }
-        /* few micro-batches cap what is in flight: m V chunks in all */
-        wv.global_batch = 4; /* m = 2 */
-        l.vpp = 2;
-        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK, "pp 4 V 2 m 2");
-        CHECK(close_rel(plan_b.pp_in_flight, 2.0, 1e-12), "m 2: in flight %.6g, want 2", plan_b.pp_in_flight);
-        /* 32 layers do not split into 4 x 16 virtual stages */
-        wv.global_batch = 64;
-        l.vpp = 16;
-        CHECK(uly_evaluate(&m, &wv, &c, &l, &plan_b, b) == ULY_OK && !b->feasible && has(b, ULY_R_PP_VIRTUAL_LAYERS, 1),
-              "pp 4 x V 16 of 32 layers: feasible %d, want the virtual-stage reason", b->feasible);
-        char why[200];
-        l.pp = 1;
-        l.vpp = 2;
-        CHECK(uly_layout_check(&l, why, sizeof why) == ULY_EINVAL, "virtual stages without a pipeline accepted");
-    }
+    searched_stages(&m, &c, a, b);
+    interleaved(&m, &c, a, b);
     scatter_gather(&m, &c, a, b);
     free(a);
     free(b);

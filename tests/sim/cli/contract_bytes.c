@@ -139,6 +139,173 @@ static int64_t ulysses_fwd(int64_t b, int64_t N, int64_t d, int64_t a, int64_t k
     return b * N * d * (2 * a + 2 * k_eff) * (u - 1) / (u * u) * beta;
 }
 
+/* the JSON's integers, contract keys and recommendation (the default plan) */
+static void case_json_ints(void)
+{
+    /* integers print as integers (no exponent, no fraction), the contract keys exist,
+     * recommended is null or a feasible plan's index */
+    const char *args[] = {"--gpus", "64", "--seq", "1M", NULL};
+    cJSON *doc;
+    char *raw;
+    cJSON *p = plan0(&doc, &raw, args);
+    if (p && raw) {
+        regex_t re;
+        const char *keys[] = {"fwd", "bwd", "recompute", "zero_bytes_per_rank", "ulysses", "ring", "tp", "dp", "pp",
+                              "total_bytes", "micro_batch", "micro_steps"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            char pat[128], bad[128];
+            snprintf(pat, sizeof pat, "\"%s\":[[:space:]]*-?[0-9]+[,}\n\r]", keys[i]);
+            snprintf(bad, sizeof bad, "\"%s\":[[:space:]]*-?[0-9]+[.eE]", keys[i]);
+            regcomp(&re, pat, REG_EXTENDED);
+            int found = regexec(&re, raw, 0, NULL, 0) == 0;
+            regfree(&re);
+            regcomp(&re, bad, REG_EXTENDED);
+            int wrong = regexec(&re, raw, 0, NULL, 0) == 0;
+            regfree(&re);
+            if (!found || wrong) {
+                fprintf(stderr, "FAIL \"%s\" is not printed as a plain integer\n", keys[i]);
+                failures++;
+            } else {
+                printf("ok   \"%s\" printed as an integer\n", keys[i]);
+            }
+        }
+        cJSON *plans = cJSON_GetObjectItemCaseSensitive(doc, "plans");
+        cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommended");
+        /* the six of the contract (docs/design.md), and megatron-tp: one plan each */
+        static const char *const names[] = {"ulysses", "ring", "rsa", "megatron-sp", "usp", "allgather-cp",
+                                            "megatron-tp"};
+        const int n_names = (int)(sizeof names / sizeof names[0]);
+        if (!cJSON_IsArray(plans) || cJSON_GetArraySize(plans) != n_names) {
+            fprintf(stderr, "FAIL plans must hold the %d strategies\n", n_names);
+            failures++;
+        } else {
+            for (int i = 0; i < n_names; i++) {
+                int found = 0;
+                cJSON *pl;
+                cJSON_ArrayForEach(pl, plans) {
+                    cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
+                    found += cJSON_IsString(s) && !strcmp(s->valuestring, names[i]);
+                }
+                if (found != 1) {
+                    fprintf(stderr, "FAIL plans hold strategy %s %d times, want once\n", names[i], found);
+                    failures++;
+                }
+            }
+        }
+        if (!(cJSON_IsNull(rec) ||
+              (cJSON_IsNumber(rec) &&
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(plans, rec->valueint), "feasible"))))) {
+            fprintf(stderr, "FAIL recommended must be null or the index of a feasible plan\n");
+            failures++;
+        }
+        cJSON *pl;
+        cJSON_ArrayForEach(pl, plans)
+        {
+            const char *need[] = {"strategy", "degrees", "feasible", "reasons", "memory", "per_layer", "step", "placement"};
+            for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+                if (!cJSON_GetObjectItemCaseSensitive(pl, need[i])) {
+                    fprintf(stderr, "FAIL a plan lacks \"%s\"\n", need[i]);
+                    failures++;
+                }
+            /* throughput only for a plan that fits: null otherwise, and a
+             * number under step.if_it_fit instead */
+            const int fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"));
+            const cJSON *stp = cJSON_GetObjectItemCaseSensitive(pl, "step");
+            const char *rate[] = {"tokens_per_s", "tflops_per_gpu", "mfu", "hfu"};
+            for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stp, rate[i]);
+                const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stp, "if_it_fit"), rate[i]);
+                if (fits ? !cJSON_IsNumber(v) || w : !cJSON_IsNull(v) || !cJSON_IsNumber(w)) {
+                    fprintf(stderr, "FAIL step.%s of a plan that %s: want %s\n", rate[i], fits ? "fits" : "does not fit",
+                            fits ? "a number and no step.if_it_fit" : "null, and a number under step.if_it_fit");
+                    failures++;
+                }
+            }
+            const char *step[] = {"time_s", "micro_batch", "micro_steps"};
+            for (size_t i = 0; i < sizeof step / sizeof step[0]; i++)
+                if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stp, step[i]))) {
+                    fprintf(stderr, "FAIL step.%s is not a number\n", step[i]);
+                    failures++;
+                }
+        }
+        const char *top[] = {"config", "flop_convention", "plans", "recommended"};
+        for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+            if (!cJSON_GetObjectItemCaseSensitive(doc, top[i])) {
+                fprintf(stderr, "FAIL no top-level \"%s\"\n", top[i]);
+                failures++;
+            }
+    }
+    free(raw);
+    cJSON_Delete(doc);
+    /* pure Ulysses over 64 GPUs with llama3-8b is explained */
+    {
+        cJSON *d2;
+        const char *args2[] = {"--gpus", "64", "--seq", "1M", NULL};
+        plan0(&d2, NULL, args2);
+        cJSON *pu = cJSON_GetObjectItemCaseSensitive(d2, "pure_ulysses");
+        if (!pu || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pu, "feasible")) ||
+            num(pu, "degrees", "ulysses", NULL) != 64) {
+            fprintf(stderr, "FAIL pure_ulysses: want the u=64 layout, infeasible\n");
+            failures++;
+        } else {
+            printf("ok   pure_ulysses u=64 is infeasible and explained\n");
+        }
+        cJSON_Delete(d2);
+    }
+}
+
+/* plans never priced carry null, not 0 */
+static void case_json_unpriced(void)
+{
+    /* a global batch of 3 sequences does not split over the data-parallel
+     * degree of the plain layouts (no:batch): those plans are never
+     * priced, and their memory, traffic and times are null (the table's
+     * "-"), not 0, while the plans that were priced carry numbers */
+    const char *args[] = {"--gpus", "64", "--seq", "1M", "--global-batch", "3", NULL};
+    cJSON *doc;
+    plan0(&doc, NULL, args);
+    int n_unpriced = 0, n_priced = 0;
+    cJSON *pl;
+    cJSON_ArrayForEach(pl, cJSON_GetObjectItemCaseSensitive(doc, "plans"))
+    {
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(pl, "step");
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(pl, "memory");
+        const cJSON *per = cJSON_GetObjectItemCaseSensitive(pl, "per_layer");
+        const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(st, "time_s"),
+                               cJSON_GetObjectItemCaseSensitive(st, "micro_batch"),
+                               cJSON_GetObjectItemCaseSensitive(mem, "total_bytes"),
+                               cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mem, "terms"), "weights"),
+                               cJSON_GetObjectItemCaseSensitive(per, "fwd_s"),
+                               cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(per, "comm_bytes_per_rank"), "fwd")};
+        const int n_vals = (int)(sizeof vals / sizeof vals[0]);
+        int nulls = 0, positive = 0;
+        for (int i = 0; i < n_vals; i++) {
+            nulls += cJSON_IsNull(vals[i]);
+            positive += cJSON_IsNumber(vals[i]) && vals[i]->valuedouble > 0;
+        }
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
+        const char *name = cJSON_IsString(s) ? s->valuestring : "?";
+        if (nulls == n_vals && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"))) {
+            n_unpriced++;
+            printf("ok   %s: not priced, memory, traffic and times null\n", name);
+        } else if (positive == n_vals) {
+            n_priced++;
+            printf("ok   %s: priced, memory, traffic and times numbers\n", name);
+        } else {
+            fprintf(stderr, "FAIL %s: %d of %d of step.time_s, step.micro_batch, memory.total_bytes, "
+                            "memory.terms.weights, per_layer.fwd_s, per_layer.comm_bytes_per_rank.fwd null, "
+                            "%d positive: want all null (not priced) or all positive\n",
+                    name, nulls, n_vals, positive);
+            failures++;
+        }
+    }
+    if (n_unpriced < 1 || n_priced < 1) {
+        fprintf(stderr, "FAIL want plans of both kinds, got %d not priced and %d priced\n", n_unpriced, n_priced);
+        failures++;
+    }
+    cJSON_Delete(doc);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -226,164 +393,9 @@ int main(int argc, char **argv)
                               "--strategy", "usp", "--ulysses", "4", "--ring", "8", NULL};
         bytes_case("usp u4 r8", "usp", 4, 8, 1, 1, a2a + ring, -1, args);
     } else if (!strcmp(c, "json-ints")) {
-        /* integers print as integers (no exponent, no fraction), the contract keys exist,
-         * recommended is null or a feasible plan's index */
-        const char *args[] = {"--gpus", "64", "--seq", "1M", NULL};
-        cJSON *doc;
-        char *raw;
-        cJSON *p = plan0(&doc, &raw, args);
-        if (p && raw) {
-            regex_t re;
-            const char *keys[] = {"fwd", "bwd", "recompute", "zero_bytes_per_rank", "ulysses", "ring", "tp", "dp", "pp",
-                                  "total_bytes", "micro_batch", "micro_steps"};
-            for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-                char pat[128], bad[128];
-                snprintf(pat, sizeof pat, "\"%s\":[[:space:]]*-?[0-9]+[,}\n\r]", keys[i]);
-                snprintf(bad, sizeof bad, "\"%s\":[[:space:]]*-?[0-9]+[.eE]", keys[i]);
-                regcomp(&re, pat, REG_EXTENDED);
-                int found = regexec(&re, raw, 0, NULL, 0) == 0;
-                regfree(&re);
-                regcomp(&re, bad, REG_EXTENDED);
-                int wrong = regexec(&re, raw, 0, NULL, 0) == 0;
-                regfree(&re);
-                if (!found || wrong) {
-                    fprintf(stderr, "FAIL \"%s\" is not printed as a plain integer\n", keys[i]);
-                    failures++;
-                } else {
-                    printf("ok   \"%s\" printed as an integer\n", keys[i]);
-                }
-            }
-            cJSON *plans = cJSON_GetObjectItemCaseSensitive(doc, "plans");
-            cJSON *rec = cJSON_GetObjectItemCaseSensitive(doc, "recommended");
-            /* the six of the contract (docs/design.md), and megatron-tp: one plan each */
-            static const char *const names[] = {"ulysses", "ring", "rsa", "megatron-sp", "usp", "allgather-cp",
-                                                "megatron-tp"};
-            const int n_names = (int)(sizeof names / sizeof names[0]);
-            if (!cJSON_IsArray(plans) || cJSON_GetArraySize(plans) != n_names) {
-                fprintf(stderr, "FAIL plans must hold the %d strategies\n", n_names);
-                failures++;
-            } else {
-                for (int i = 0; i < n_names; i++) {
-                    int found = 0;
-                    cJSON *pl;
-                    cJSON_ArrayForEach(pl, plans) {
-                        cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
-                        found += cJSON_IsString(s) && !strcmp(s->valuestring, names[i]);
-                    }
-                    if (found != 1) {
-                        fprintf(stderr, "FAIL plans hold strategy %s %d times, want once\n", names[i], found);
-                        failures++;
-                    }
-                }
-            }
-            if (!(cJSON_IsNull(rec) ||
-                  (cJSON_IsNumber(rec) &&
-                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(plans, rec->valueint), "feasible"))))) {
-                fprintf(stderr, "FAIL recommended must be null or the index of a feasible plan\n");
-                failures++;
-            }
-            cJSON *pl;
-            cJSON_ArrayForEach(pl, plans)
-            {
-                const char *need[] = {"strategy", "degrees", "feasible", "reasons", "memory", "per_layer", "step", "placement"};
-                for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
-                    if (!cJSON_GetObjectItemCaseSensitive(pl, need[i])) {
-                        fprintf(stderr, "FAIL a plan lacks \"%s\"\n", need[i]);
-                        failures++;
-                    }
-                /* throughput only for a plan that fits: null otherwise, and a
-                 * number under step.if_it_fit instead */
-                const int fits = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"));
-                const cJSON *stp = cJSON_GetObjectItemCaseSensitive(pl, "step");
-                const char *rate[] = {"tokens_per_s", "tflops_per_gpu", "mfu", "hfu"};
-                for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++) {
-                    const cJSON *v = cJSON_GetObjectItemCaseSensitive(stp, rate[i]);
-                    const cJSON *w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(stp, "if_it_fit"), rate[i]);
-                    if (fits ? !cJSON_IsNumber(v) || w : !cJSON_IsNull(v) || !cJSON_IsNumber(w)) {
-                        fprintf(stderr, "FAIL step.%s of a plan that %s: want %s\n", rate[i], fits ? "fits" : "does not fit",
-                                fits ? "a number and no step.if_it_fit" : "null, and a number under step.if_it_fit");
-                        failures++;
-                    }
-                }
-                const char *step[] = {"time_s", "micro_batch", "micro_steps"};
-                for (size_t i = 0; i < sizeof step / sizeof step[0]; i++)
-                    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stp, step[i]))) {
-                        fprintf(stderr, "FAIL step.%s is not a number\n", step[i]);
-                        failures++;
-                    }
-            }
-            const char *top[] = {"config", "flop_convention", "plans", "recommended"};
-            for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
-                if (!cJSON_GetObjectItemCaseSensitive(doc, top[i])) {
-                    fprintf(stderr, "FAIL no top-level \"%s\"\n", top[i]);
-                    failures++;
-                }
-        }
-        free(raw);
-        cJSON_Delete(doc);
-        /* pure Ulysses over 64 GPUs with llama3-8b is explained */
-        {
-            cJSON *d2;
-            const char *args2[] = {"--gpus", "64", "--seq", "1M", NULL};
-            plan0(&d2, NULL, args2);
-            cJSON *pu = cJSON_GetObjectItemCaseSensitive(d2, "pure_ulysses");
-            if (!pu || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pu, "feasible")) ||
-                num(pu, "degrees", "ulysses", NULL) != 64) {
-                fprintf(stderr, "FAIL pure_ulysses: want the u=64 layout, infeasible\n");
-                failures++;
-            } else {
-                printf("ok   pure_ulysses u=64 is infeasible and explained\n");
-            }
-            cJSON_Delete(d2);
-        }
+        case_json_ints();
     } else if (!strcmp(c, "json-unpriced")) {
-        /* a global batch of 3 sequences does not split over the data-parallel
-         * degree of the plain layouts (no:batch): those plans are never
-         * priced, and their memory, traffic and times are null (the table's
-         * "-"), not 0, while the plans that were priced carry numbers */
-        const char *args[] = {"--gpus", "64", "--seq", "1M", "--global-batch", "3", NULL};
-        cJSON *doc;
-        plan0(&doc, NULL, args);
-        int n_unpriced = 0, n_priced = 0;
-        cJSON *pl;
-        cJSON_ArrayForEach(pl, cJSON_GetObjectItemCaseSensitive(doc, "plans"))
-        {
-            const cJSON *st = cJSON_GetObjectItemCaseSensitive(pl, "step");
-            const cJSON *mem = cJSON_GetObjectItemCaseSensitive(pl, "memory");
-            const cJSON *per = cJSON_GetObjectItemCaseSensitive(pl, "per_layer");
-            const cJSON *vals[] = {cJSON_GetObjectItemCaseSensitive(st, "time_s"),
-                                   cJSON_GetObjectItemCaseSensitive(st, "micro_batch"),
-                                   cJSON_GetObjectItemCaseSensitive(mem, "total_bytes"),
-                                   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(mem, "terms"), "weights"),
-                                   cJSON_GetObjectItemCaseSensitive(per, "fwd_s"),
-                                   cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(per, "comm_bytes_per_rank"), "fwd")};
-            const int n_vals = (int)(sizeof vals / sizeof vals[0]);
-            int nulls = 0, positive = 0;
-            for (int i = 0; i < n_vals; i++) {
-                nulls += cJSON_IsNull(vals[i]);
-                positive += cJSON_IsNumber(vals[i]) && vals[i]->valuedouble > 0;
-            }
-            const cJSON *s = cJSON_GetObjectItemCaseSensitive(pl, "strategy");
-            const char *name = cJSON_IsString(s) ? s->valuestring : "?";
-            if (nulls == n_vals && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "feasible"))) {
-                n_unpriced++;
-                printf("ok   %s: not priced, memory, traffic and times null\n", name);
-            } else if (positive == n_vals) {
-                n_priced++;
-                printf("ok   %s: priced, memory, traffic and times numbers\n", name);
-            } else {
-                fprintf(stderr, "FAIL %s: %d of %d of step.time_s, step.micro_batch, memory.total_bytes, "
-                                "memory.terms.weights, per_layer.fwd_s, per_layer.comm_bytes_per_rank.fwd null, "
-                                "%d positive: want all null (not priced) or all positive\n",
-                        name, nulls, n_vals, positive);
-                failures++;
-            }
-        }
-        if (n_unpriced < 1 || n_priced < 1) {
-            fprintf(stderr, "FAIL want plans of both kinds, got %d not priced and %d priced\n", n_unpriced, n_priced);
-            failures++;
-        }
-        cJSON_Delete(doc);
+        case_json_unpriced();
     } else {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
